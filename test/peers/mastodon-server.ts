@@ -1,0 +1,548 @@
+/**
+ * A small, faithful fake of Mastodon's documented REST API (docs.joinmastodon.org), for contract tests of the
+ * Mastodon connector. No real Mastodon server can be installed on this machine (testing.md), so this fake
+ * reproduces the behaviour the connector depends on, including the awkward parts:
+ * - media upload answers 202 with `url: null`; GET /api/v1/media/:id answers 206 until processed, then 200;
+ * - attaching unprocessed media to a status is a 422 (as the real server does);
+ * - `scheduled_at` more than 5 minutes ahead answers a ScheduledStatus; within 5 minutes a 422; in the past the
+ *   real server ignores it and posts at once, and so does this fake;
+ * - text length counted in grapheme clusters with every URL counting 23 characters;
+ * - `Idempotency-Key`: the same key answers the same entity again and creates nothing new;
+ * - 401 `{"error":"The access token is invalid"}` for a wrong or missing Bearer token.
+ * Time comes from `opts.now` so tests can move a clock instead of sleeping.
+ */
+
+import type { Server } from "bun";
+
+/** Mastodon refuses scheduled_at closer than this (PostStatusService::MIN_SCHEDULE_OFFSET). */
+export const MIN_SCHEDULE_OFFSET_MS = 5 * 60 * 1000;
+/** Every URL counts as this many characters (StatusLengthValidator::URL_PLACEHOLDER_CHARS). */
+export const URL_PLACEHOLDER_CHARS = 23;
+export const DEFAULT_MAX_CHARACTERS = 500;
+export const DEFAULT_MAX_MEDIA_ATTACHMENTS = 4;
+/** Mastodon 4.x default image size limit (16 MB). */
+export const DEFAULT_IMAGE_SIZE_LIMIT = 16 * 1024 * 1024;
+export const DEFAULT_TOKEN = "mastodon-test-token";
+
+const INVALID_TOKEN_BODY = { error: "The access token is invalid" };
+const NOT_FOUND_BODY = { error: "Record not found" };
+const TOO_SOON_MESSAGE = "Validation failed: Scheduled at The scheduled date must be in the future";
+const NOT_READY_MESSAGE = "Cannot attach files that have not finished processing. Try again in a moment!";
+const URL_PATTERN = /https?:\/\/[^\s<>"]+/g;
+
+export type MastodonMode = "ok" | "unreachable" | "error500" | "reject422";
+
+export interface MastodonServerOptions {
+  /** The one valid access token (default `mastodon-test-token`). */
+  token?: string;
+  /** configuration.statuses.max_characters (default 500). */
+  maxCharacters?: number;
+  maxMediaAttachments?: number;
+  imageSizeLimit?: number;
+  /** How many GET /api/v1/media/:id answer 206 before the media counts as processed (default 1). */
+  mediaProcessingPolls?: number;
+  /** Milliseconds since the epoch; defaults to the wall clock. Pass a ManualClock's `now`. */
+  now?: () => number;
+  username?: string;
+}
+
+export interface MediaAttachment {
+  id: string;
+  type: "image" | "video" | "gifv" | "audio" | "unknown";
+  url: string | null;
+  preview_url: string | null;
+  remote_url: null;
+  description: string | null;
+  blurhash: null;
+  meta: Record<string, unknown>;
+}
+
+export interface StoredMedia {
+  attachment: MediaAttachment;
+  bytes: Uint8Array;
+  mimeType: string;
+  fileName: string;
+  /** GET polls still to answer 206 before the media is processed. */
+  pollsLeft: number;
+  processed: boolean;
+  /** Status or scheduled status the media belongs to, once attached (attached media cannot be reused). */
+  attachedTo: string | null;
+}
+
+export interface StatusParams {
+  text: string;
+  media_ids: string[] | null;
+  sensitive: boolean | null;
+  spoiler_text: string | null;
+  visibility: string | null;
+  language: string | null;
+  scheduled_at: null;
+  poll: null;
+  idempotency: string | null;
+  in_reply_to_id: string | null;
+  application_id: number;
+  with_rate_limit: boolean;
+}
+
+export interface Status {
+  id: string;
+  uri: string;
+  url: string;
+  created_at: string;
+  content: string;
+  /** The plain text as sent (Mastodon answers it only on DELETE; kept here for assertions). */
+  text: string;
+  visibility: string;
+  sensitive: boolean;
+  spoiler_text: string;
+  language: string | null;
+  media_attachments: MediaAttachment[];
+  account: Account;
+}
+
+export interface ScheduledStatus {
+  id: string;
+  scheduled_at: string;
+  params: StatusParams;
+  media_attachments: MediaAttachment[];
+}
+
+export interface Account {
+  id: string;
+  username: string;
+  acct: string;
+  display_name: string;
+  url: string;
+  created_at: string;
+  statuses_count: number;
+}
+
+/** One request as the fake saw it, for assertions about what the connector sent. */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  authorization: string | null;
+  idempotencyKey: string | null;
+  contentType: string | null;
+  status: number;
+}
+
+/** Everything the fake stores; tests read it and may call publishDue. */
+export interface MastodonState {
+  token: string;
+  maxCharacters: number;
+  account: Account;
+  media: Map<string, StoredMedia>;
+  statuses: Map<string, Status>;
+  scheduled: Map<string, ScheduledStatus>;
+  /** Scheduled status id → the status it became when published. */
+  publishedFromScheduled: Map<string, string>;
+  /** Scheduled status ids deleted through the API. */
+  deletedScheduled: string[];
+  /** Idempotency-Key → the entity it created. */
+  idempotency: Map<string, { kind: "status" | "scheduled"; id: string }>;
+  requests: RecordedRequest[];
+  /** Publishes every scheduled status due at `now` (default: the fake's clock), as the real server's worker does. */
+  publishDue(now?: number): Status[];
+  /** Marks every uploaded media as processed without further polls. */
+  finishProcessing(): void;
+}
+
+export interface MastodonServer {
+  /** Base URL of the instance, e.g. http://127.0.0.1:40123 (no trailing slash). */
+  url: string;
+  port: number;
+  state: MastodonState;
+  /** "unreachable" closes the listening socket (connections refused); any other mode reopens it on the same port. */
+  setMode(mode: MastodonMode): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function json(body: unknown, status = 200): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
+/** Mastodon's StatusLengthValidator: grapheme clusters, each URL counted as 23. */
+export function mastodonLength(text: string): number {
+  const countable = text.replace(URL_PATTERN, "x".repeat(URL_PLACEHOLDER_CHARS));
+  return [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(countable)].length;
+}
+
+/** Parsed POST /api/v1/statuses parameters, whichever encoding the client chose. */
+interface StatusInput {
+  status: string;
+  mediaIds: string[];
+  scheduledAt: string | null;
+  visibility: string | null;
+  sensitive: boolean | null;
+  spoilerText: string | null;
+  language: string | null;
+}
+
+async function readStatusInput(req: Request): Promise<StatusInput> {
+  const type = req.headers.get("content-type") ?? "";
+  if (type.includes("application/json")) {
+    const body = (await req.json()) as Record<string, unknown>;
+    const ids = body.media_ids ?? body["media_ids[]"];
+    return {
+      status: typeof body.status === "string" ? body.status : "",
+      mediaIds: Array.isArray(ids) ? ids.map(String) : [],
+      scheduledAt: typeof body.scheduled_at === "string" ? body.scheduled_at : null,
+      visibility: typeof body.visibility === "string" ? body.visibility : null,
+      sensitive: typeof body.sensitive === "boolean" ? body.sensitive : null,
+      spoilerText: typeof body.spoiler_text === "string" ? body.spoiler_text : null,
+      language: typeof body.language === "string" ? body.language : null,
+    };
+  }
+  const form = await req.formData();
+  const str = (k: string): string | null => {
+    const v = form.get(k);
+    return typeof v === "string" ? v : null;
+  };
+  const sensitive = str("sensitive");
+  return {
+    status: str("status") ?? "",
+    mediaIds: [...form.getAll("media_ids[]"), ...form.getAll("media_ids")].map(String),
+    scheduledAt: str("scheduled_at"),
+    visibility: str("visibility"),
+    sensitive: sensitive === null ? null : sensitive === "true",
+    spoilerText: str("spoiler_text"),
+    language: str("language"),
+  };
+}
+
+/** Starts the fake on 127.0.0.1 with a random free port. */
+export async function startMastodonServer(opts: MastodonServerOptions = {}): Promise<MastodonServer> {
+  const now = opts.now ?? (() => Date.now());
+  const maxMedia = opts.maxMediaAttachments ?? DEFAULT_MAX_MEDIA_ATTACHMENTS;
+  const imageSizeLimit = opts.imageSizeLimit ?? DEFAULT_IMAGE_SIZE_LIMIT;
+  const pollsBeforeProcessed = opts.mediaProcessingPolls ?? 1;
+  const username = opts.username ?? "seedcast";
+  let mode: MastodonMode = "ok";
+  let nextId = 110_000_000_000_000_000n;
+  const newId = (): string => String(++nextId);
+  let origin = "";
+
+  const account: Account = {
+    id: "109000000000000001",
+    username,
+    acct: username,
+    display_name: "Seedcast Test",
+    url: "",
+    created_at: new Date(now()).toISOString(),
+    statuses_count: 0,
+  };
+
+  const state: MastodonState = {
+    token: opts.token ?? DEFAULT_TOKEN,
+    maxCharacters: opts.maxCharacters ?? DEFAULT_MAX_CHARACTERS,
+    account,
+    media: new Map(),
+    statuses: new Map(),
+    scheduled: new Map(),
+    publishedFromScheduled: new Map(),
+    deletedScheduled: [],
+    idempotency: new Map(),
+    requests: [],
+    publishDue(at = now()) {
+      const published: Status[] = [];
+      for (const [id, s] of [...state.scheduled]) {
+        if (Date.parse(s.scheduled_at) > at) continue;
+        const status = createStatus(s.params.text, s.params.media_ids ?? [], s.params, at);
+        state.scheduled.delete(id);
+        state.publishedFromScheduled.set(id, status.id);
+        published.push(status);
+      }
+      return published;
+    },
+    finishProcessing() {
+      for (const m of state.media.values()) processMedia(m);
+    },
+  };
+
+  function processMedia(m: StoredMedia): void {
+    if (m.processed) return;
+    m.processed = true;
+    m.pollsLeft = 0;
+    m.attachment.url = `${origin}/system/media_attachments/files/${m.attachment.id}/original/${m.fileName}`;
+    m.attachment.preview_url = `${origin}/system/media_attachments/files/${m.attachment.id}/small/${m.fileName}`;
+  }
+
+  function createStatus(
+    text: string,
+    mediaIds: string[],
+    params: Pick<StatusParams, "visibility" | "sensitive" | "spoiler_text" | "language">,
+    at: number,
+  ): Status {
+    const id = newId();
+    const media = mediaIds.map((m) => state.media.get(m)).filter((m): m is StoredMedia => m !== undefined);
+    for (const m of media) m.attachedTo = id;
+    const status: Status = {
+      id,
+      uri: `${origin}/users/${username}/statuses/${id}`,
+      url: `${origin}/@${username}/${id}`,
+      created_at: new Date(at).toISOString(),
+      content: `<p>${escapeHtml(text).replace(/\n/g, "<br />")}</p>`,
+      text,
+      visibility: params.visibility ?? "public",
+      sensitive: params.sensitive ?? false,
+      spoiler_text: params.spoiler_text ?? "",
+      language: params.language ?? "en",
+      media_attachments: media.map((m) => m.attachment),
+      account,
+    };
+    state.statuses.set(id, status);
+    account.statuses_count++;
+    return status;
+  }
+
+  async function postStatus(req: Request): Promise<Response> {
+    const key = req.headers.get("idempotency-key");
+    if (key !== null) {
+      const seen = state.idempotency.get(key);
+      // Mastodon answers the entity the key created before, and creates nothing new.
+      if (seen?.kind === "status" && state.statuses.has(seen.id)) return json(state.statuses.get(seen.id));
+      if (seen?.kind === "scheduled") {
+        const s = state.scheduled.get(seen.id);
+        if (s) return json(s);
+        const publishedId = state.publishedFromScheduled.get(seen.id);
+        if (publishedId && state.statuses.has(publishedId)) return json(state.statuses.get(publishedId));
+      }
+    }
+    let input: StatusInput;
+    try {
+      input = await readStatusInput(req);
+    } catch {
+      return json({ error: "Validation failed: Text can't be blank" }, 422);
+    }
+    // The real server ignores media ids that are unknown or already attached elsewhere.
+    const mediaIds = input.mediaIds.filter((id) => {
+      const m = state.media.get(id);
+      return m !== undefined && m.attachedTo === null;
+    });
+    if (input.status.trim() === "" && mediaIds.length === 0) {
+      return json({ error: "Validation failed: Text can't be blank" }, 422);
+    }
+    if (mediaIds.length > maxMedia) return json({ error: `Validation failed: Cannot attach more than ${maxMedia} files` }, 422);
+    if (mediaIds.some((id) => state.media.get(id)?.processed === false)) return json({ error: NOT_READY_MESSAGE }, 422);
+    const length = mastodonLength(input.status);
+    if (length > state.maxCharacters) {
+      return json({ error: `Validation failed: Text character limit of ${state.maxCharacters} exceeded` }, 422);
+    }
+    let scheduledAt: number | null = null;
+    if (input.scheduledAt !== null && input.scheduledAt !== "") {
+      scheduledAt = Date.parse(input.scheduledAt);
+      if (Number.isNaN(scheduledAt)) return json({ error: "Validation failed: Scheduled at is invalid" }, 422);
+      // PostStatusService: a time in the past is dropped and the status posts at once.
+      if (scheduledAt <= now()) scheduledAt = null;
+      else if (scheduledAt <= now() + MIN_SCHEDULE_OFFSET_MS) return json({ error: TOO_SOON_MESSAGE }, 422);
+    }
+    const params: StatusParams = {
+      text: input.status,
+      media_ids: mediaIds.length > 0 ? mediaIds : null,
+      sensitive: input.sensitive,
+      spoiler_text: input.spoilerText,
+      visibility: input.visibility,
+      language: input.language,
+      scheduled_at: null,
+      poll: null,
+      idempotency: key,
+      in_reply_to_id: null,
+      application_id: 1,
+      with_rate_limit: false,
+    };
+    if (scheduledAt !== null) {
+      const id = newId();
+      const media = mediaIds.map((m) => state.media.get(m)).filter((m): m is StoredMedia => m !== undefined);
+      for (const m of media) m.attachedTo = id;
+      const scheduled: ScheduledStatus = {
+        id,
+        scheduled_at: new Date(scheduledAt).toISOString(),
+        params,
+        media_attachments: media.map((m) => m.attachment),
+      };
+      state.scheduled.set(id, scheduled);
+      if (key !== null) state.idempotency.set(key, { kind: "scheduled", id });
+      return json(scheduled);
+    }
+    const status = createStatus(input.status, mediaIds, params, now());
+    if (key !== null) state.idempotency.set(key, { kind: "status", id: status.id });
+    return json(status);
+  }
+
+  async function postMedia(req: Request): Promise<Response> {
+    let form: FormData;
+    try {
+      form = await req.formData();
+    } catch {
+      return json({ error: "Validation failed: File can't be blank" }, 422);
+    }
+    const file = form.get("file");
+    if (file === null || typeof file === "string") return json({ error: "Validation failed: File can't be blank" }, 422);
+    if (file.size > imageSizeLimit) {
+      return json({ error: `Validation failed: File file size must be less than ${imageSizeLimit} Bytes` }, 422);
+    }
+    const mimeType = file.type || "application/octet-stream";
+    if (!mimeType.startsWith("image/")) {
+      return json({ error: "Validation failed: File content type is invalid, File is invalid" }, 422);
+    }
+    const description = form.get("description");
+    const id = newId();
+    const fileName = file.name && file.name !== "blob" ? file.name : `${id}.${mimeType.split("/")[1] ?? "bin"}`;
+    const stored: StoredMedia = {
+      attachment: {
+        id,
+        type: "image",
+        url: null,
+        preview_url: null,
+        remote_url: null,
+        description: typeof description === "string" && description !== "" ? description : null,
+        blurhash: null,
+        meta: {},
+      },
+      bytes: new Uint8Array(await file.arrayBuffer()),
+      mimeType,
+      fileName,
+      pollsLeft: pollsBeforeProcessed,
+      processed: false,
+      attachedTo: null,
+    };
+    state.media.set(id, stored);
+    if (pollsBeforeProcessed <= 0) {
+      processMedia(stored);
+      return json(stored.attachment, 200);
+    }
+    // Large or slow media: the real server answers 202 and processes in the background.
+    return json(stored.attachment, 202);
+  }
+
+  function getMedia(id: string): Response {
+    const m = state.media.get(id);
+    if (!m) return json(NOT_FOUND_BODY, 404);
+    if (!m.processed) {
+      if (m.pollsLeft > 0) {
+        m.pollsLeft--;
+        return json(m.attachment, 206);
+      }
+      processMedia(m);
+    }
+    return json(m.attachment, 200);
+  }
+
+  async function route(req: Request): Promise<Response> {
+    const url = new URL(req.url);
+    const path = url.pathname;
+    const method = req.method;
+
+    // Public endpoints need no token.
+    if (method === "GET" && path === "/api/v2/instance") {
+      return json({
+        domain: url.host,
+        title: "Seedcast fake Mastodon",
+        version: "4.3.0",
+        source_url: "https://github.com/mastodon/mastodon",
+        configuration: {
+          urls: { streaming: `ws://${url.host}` },
+          accounts: { max_featured_tags: 10 },
+          statuses: { max_characters: state.maxCharacters, max_media_attachments: maxMedia, characters_reserved_per_url: URL_PLACEHOLDER_CHARS },
+          media_attachments: {
+            supported_mime_types: ["image/jpeg", "image/png", "image/gif", "image/webp", "image/heic", "image/heif", "image/avif"],
+            image_size_limit: imageSizeLimit,
+            image_matrix_limit: 33_177_600,
+            video_size_limit: 103_809_024,
+            video_frame_rate_limit: 120,
+            video_matrix_limit: 8_294_400,
+          },
+          polls: { max_options: 4, max_characters_per_option: 50, min_expiration: 300, max_expiration: 2_629_746 },
+        },
+        registrations: { enabled: false, approval_required: false, message: null },
+      });
+    }
+
+    if (req.headers.get("authorization") !== `Bearer ${state.token}`) return json(INVALID_TOKEN_BODY, 401);
+
+    if (method === "GET" && path === "/api/v1/accounts/verify_credentials") {
+      return json({ ...account, url: `${origin}/@${username}`, source: { privacy: "public", sensitive: false, language: "en", note: "" } });
+    }
+    if (method === "POST" && path === "/api/v2/media") return postMedia(req);
+    let m = path.match(/^\/api\/v1\/media\/([^/]+)$/);
+    if (m && method === "GET") return getMedia(m[1]!);
+    if (method === "POST" && path === "/api/v1/statuses") return postStatus(req);
+    m = path.match(/^\/api\/v1\/statuses\/([^/]+)$/);
+    if (m) {
+      const status = state.statuses.get(m[1]!);
+      if (!status) return json(NOT_FOUND_BODY, 404);
+      if (method === "GET") return json(status);
+      if (method === "DELETE") {
+        state.statuses.delete(status.id);
+        return json(status);
+      }
+    }
+    if (method === "GET" && path === "/api/v1/scheduled_statuses") return json([...state.scheduled.values()]);
+    m = path.match(/^\/api\/v1\/scheduled_statuses\/([^/]+)$/);
+    if (m) {
+      const scheduled = state.scheduled.get(m[1]!);
+      if (!scheduled) return json(NOT_FOUND_BODY, 404);
+      if (method === "GET") return json(scheduled);
+      if (method === "DELETE") {
+        state.scheduled.delete(scheduled.id);
+        state.deletedScheduled.push(scheduled.id);
+        // Media of a deleted scheduled status become free again, as on the real server.
+        for (const a of scheduled.media_attachments) {
+          const media = state.media.get(a.id);
+          if (media) media.attachedTo = null;
+        }
+        return json({});
+      }
+    }
+    return json({ error: "Record not found" }, 404);
+  }
+
+  async function handle(req: Request): Promise<Response> {
+    const path = new URL(req.url).pathname;
+    let response: Response;
+    if (mode === "error500") response = json({ error: "Internal Server Error" }, 500);
+    else if (mode === "reject422" && (req.method === "POST" || req.method === "DELETE") && path !== "/api/v2/instance") {
+      response = json({ error: "Validation failed: Rejected by test mode" }, 422);
+    } else response = await route(req);
+    state.requests.push({
+      method: req.method,
+      path,
+      authorization: req.headers.get("authorization"),
+      idempotencyKey: req.headers.get("idempotency-key"),
+      contentType: req.headers.get("content-type"),
+      status: response.status,
+    });
+    return response;
+  }
+
+  const serve = (port: number): Server<undefined> =>
+    Bun.serve({ hostname: "127.0.0.1", port, fetch: handle, idleTimeout: 30 });
+  let server: Server<undefined> | null = serve(0);
+  const port = server.port as number;
+  origin = `http://127.0.0.1:${port}`;
+  account.url = `${origin}/@${username}`;
+
+  return {
+    url: origin,
+    port,
+    state,
+    async setMode(next) {
+      if (next === "unreachable") {
+        if (server) await server.stop(true);
+        server = null;
+      } else if (server === null) {
+        server = serve(port);
+      }
+      mode = next;
+    },
+    async stop() {
+      if (server) await server.stop(true);
+      server = null;
+    },
+  };
+}
