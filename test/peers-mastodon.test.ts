@@ -197,6 +197,34 @@ describe("statuses", () => {
   });
 });
 
+describe("limits and edits", () => {
+  test("scheduled statuses are limited per day (25 by default) like the real server", async () => {
+    const small = await startMastodonServer({ now: () => clock.now(), scheduledDailyLimit: 2 });
+    try {
+      const post = (at: string) =>
+        fetch(`${small.url}/api/v1/statuses`, { method: "POST", headers: AUTH, body: statusForm({ status: "x", scheduled_at: at }) });
+      expect((await post("2026-11-23T08:00:00Z")).status).toBe(200);
+      expect((await post("2026-11-23T09:00:00Z")).status).toBe(200);
+      const third = await post("2026-11-23T10:00:00Z");
+      expect(third.status).toBe(422);
+      expect(((await third.json()) as { error: string }).error).toContain("limit of 2 scheduled posts for today");
+      expect((await post("2026-11-24T10:00:00Z")).status).toBe(200);
+    } finally {
+      await small.stop();
+    }
+  });
+
+  test("PUT /api/v1/media/:id updates the description; a revoked token is a 401", async () => {
+    const id = await uploadMedia("old");
+    mastodon.state.finishProcessing();
+    const res = await call("PUT", `/api/v1/media/${id}`, { body: JSON.stringify({ description: "new alt" }), headers: { "content-type": "application/json" } });
+    expect(res.status).toBe(200);
+    expect(res.body.description).toBe("new alt");
+    mastodon.state.token = "rotated";
+    expect((await call("GET", "/api/v1/accounts/verify_credentials")).status).toBe(401);
+  });
+});
+
 describe("modes", () => {
   test("error500, reject422 and unreachable, then back to ok on the same port", async () => {
     await mastodon.setMode("error500");

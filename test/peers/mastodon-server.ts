@@ -23,6 +23,10 @@ export const DEFAULT_MAX_MEDIA_ATTACHMENTS = 4;
 /** Mastodon 4.x default image size limit (16 MB). */
 export const DEFAULT_IMAGE_SIZE_LIMIT = 16 * 1024 * 1024;
 export const DEFAULT_TOKEN = "mastodon-test-token";
+/** ScheduledStatus::DAILY_LIMIT and TOTAL_LIMIT on the real server. */
+export const SCHEDULED_DAILY_LIMIT = 25;
+export const SCHEDULED_TOTAL_LIMIT = 300;
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 const INVALID_TOKEN_BODY = { error: "The access token is invalid" };
 const NOT_FOUND_BODY = { error: "Record not found" };
@@ -41,6 +45,9 @@ export interface MastodonServerOptions {
   imageSizeLimit?: number;
   /** How many GET /api/v1/media/:id answer 206 before the media counts as processed (default 1). */
   mediaProcessingPolls?: number;
+  /** Scheduled statuses allowed per (UTC) day and in total; defaults 25 and 300 as on the real server. */
+  scheduledDailyLimit?: number;
+  scheduledTotalLimit?: number;
   /** Milliseconds since the epoch; defaults to the wall clock. Pass a ManualClock's `now`. */
   now?: () => number;
   username?: string;
@@ -129,6 +136,7 @@ export interface RecordedRequest {
 
 /** Everything the fake stores; tests read it and may call publishDue. */
 export interface MastodonState {
+  /** The valid token; assign another value to simulate a revoked token. */
   token: string;
   maxCharacters: number;
   account: Account;
@@ -222,6 +230,8 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
   const imageSizeLimit = opts.imageSizeLimit ?? DEFAULT_IMAGE_SIZE_LIMIT;
   const pollsBeforeProcessed = opts.mediaProcessingPolls ?? 1;
   const username = opts.username ?? "seedcast";
+  const dailyLimit = opts.scheduledDailyLimit ?? SCHEDULED_DAILY_LIMIT;
+  const totalLimit = opts.scheduledTotalLimit ?? SCHEDULED_TOTAL_LIMIT;
   let mode: MastodonMode = "ok";
   let nextId = 110_000_000_000_000_000n;
   const newId = (): string => String(++nextId);
@@ -356,6 +366,14 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
       with_rate_limit: false,
     };
     if (scheduledAt !== null) {
+      const day = Math.floor(scheduledAt / DAY_MS);
+      const sameDay = [...state.scheduled.values()].filter((s) => Math.floor(Date.parse(s.scheduled_at) / DAY_MS) === day).length;
+      if (state.scheduled.size >= totalLimit) {
+        return json({ error: `Validation failed: Scheduled at You have exceeded the limit of ${totalLimit} scheduled posts` }, 422);
+      }
+      if (sameDay >= dailyLimit) {
+        return json({ error: `Validation failed: Scheduled at You have exceeded the limit of ${dailyLimit} scheduled posts for today` }, 422);
+      }
       const id = newId();
       const media = mediaIds.map((m) => state.media.get(m)).filter((m): m is StoredMedia => m !== undefined);
       for (const m of media) m.attachedTo = id;
@@ -433,6 +451,19 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
     return json(m.attachment, 200);
   }
 
+  /** PUT /api/v1/media/:id: updates the description (alt text) of media not yet attached to a status. */
+  async function updateMedia(req: Request, id: string): Promise<Response> {
+    const media = state.media.get(id);
+    if (!media) return json(NOT_FOUND_BODY, 404);
+    if (media.attachedTo !== null) return json(NOT_FOUND_BODY, 404);
+    const type = req.headers.get("content-type") ?? "";
+    let description: unknown;
+    if (type.includes("application/json")) description = ((await req.json()) as { description?: unknown }).description;
+    else description = (await req.formData()).get("description");
+    if (typeof description === "string") media.attachment.description = description === "" ? null : description;
+    return json(media.attachment, media.processed ? 200 : 206);
+  }
+
   async function route(req: Request): Promise<Response> {
     const url = new URL(req.url);
     const path = url.pathname;
@@ -471,6 +502,7 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
     if (method === "POST" && path === "/api/v2/media") return postMedia(req);
     let m = path.match(/^\/api\/v1\/media\/([^/]+)$/);
     if (m && method === "GET") return getMedia(m[1]!);
+    if (m && method === "PUT") return updateMedia(req, m[1]!);
     if (method === "POST" && path === "/api/v1/statuses") return postStatus(req);
     m = path.match(/^\/api\/v1\/statuses\/([^/]+)$/);
     if (m) {
