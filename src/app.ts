@@ -1,0 +1,40 @@
+/**
+ * createApp(deps): the root Elysia app. Every module is mounted here, in one visible place, behind the pipeline.
+ */
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import type { Deps } from "./deps";
+import { pipeline, type RequestObserver } from "./http/pipeline";
+import { healthModule } from "./modules/health";
+
+export interface AppOptions {
+  /** False while draining for shutdown (readyz answers 503). */
+  isReady?: () => boolean;
+  observers?: RequestObserver[];
+}
+
+/** Assembles the whole HTTP surface. */
+export function createApp(deps: Deps, options: AppOptions = {}) {
+  const isReady = options.isReady ?? (() => true);
+  const app: Elysia = new Elysia();
+  return app
+    .use(pipeline(deps, () => app.routes, options.observers))
+    .use(
+      openapi({
+        path: "/docs",
+        specPath: "/openapi.json",
+        documentation: {
+          info: {
+            title: "Seedcast API",
+            version: "1",
+            description:
+              "Self-hosted content scheduling. Every /api/v1 call needs `Authorization: Bearer svc_…`; each route names the group it needs.",
+          },
+          components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "svc_ API key" } } },
+        },
+      }),
+    )
+    .use(healthModule(deps, isReady));
+}
+
+export type App = ReturnType<typeof createApp>;

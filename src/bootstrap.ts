@@ -1,0 +1,37 @@
+/**
+ * The fixed bootstrap order: data dir → database → migrations → instance secret → storage → generator.
+ * The server and cron jobs start after this (cli/serve).
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Config } from "./config";
+import { DB_FILE_NAME, openDatabase } from "./db/client";
+import { migrateDatabase } from "./db/migrate";
+import type { Deps } from "./deps";
+import { createGenerator } from "./generation";
+import { type Clock, systemClock } from "./lib/clock";
+import { type Logger, createLogger } from "./lib/log";
+import { loadInstanceSecret } from "./lib/instance-secret";
+import { createLocalStorage } from "./lib/storage";
+
+/** The media folder inside DATA_DIR. */
+export const MEDIA_DIR = "media";
+
+/** Opens everything a command needs. Overrides let tests inject a clock, a logger or a generator. */
+export function bootstrap(config: Readonly<Config>, overrides: Partial<Pick<Deps, "clock" | "log" | "generator">> = {}): Deps {
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const { sqlite, db } = openDatabase(join(config.dataDir, DB_FILE_NAME));
+  migrateDatabase(sqlite);
+  const clock: Clock = overrides.clock ?? systemClock;
+  const log: Logger = overrides.log ?? createLogger(config.logLevel);
+  return {
+    config,
+    db,
+    sqlite,
+    clock,
+    log,
+    instanceSecret: loadInstanceSecret(config.dataDir),
+    storage: createLocalStorage(join(config.dataDir, MEDIA_DIR)),
+    generator: overrides.generator ?? createGenerator(config),
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * `seedcast serve`: bootstrap, then the HTTP server, then the jobs. SIGTERM/SIGINT drain gracefully: readiness goes
+ * false, the listener stops accepting, in-flight requests and job runs finish, the database closes, the process exits.
+ */
+import { createApp } from "../app";
+import { bootstrap } from "../bootstrap";
+import type { Config } from "../config";
+import { systemJobs } from "../jobs";
+import { startJobs } from "../jobs/registry";
+import { VERSION } from "../version";
+
+/** Extra room over the image cap for multipart framing on the upload page. */
+const MULTIPART_OVERHEAD = 1024 * 1024;
+
+/** Runs the server until a termination signal. */
+export async function serveCommand(config: Readonly<Config>): Promise<void> {
+  const started = performance.now();
+  const deps = bootstrap(config);
+  if (config.allowPrivateHosts.size > 0) {
+    deps.log.warn("ALLOW_PRIVATE_HOSTS exempts these hosts from the public-address and port rules", {
+      hosts: [...config.allowPrivateHosts],
+    });
+  }
+  let accepting = true;
+  const app = createApp(deps, { isReady: () => accepting });
+  const server = Bun.serve({
+    port: config.port,
+    hostname: config.host,
+    maxRequestBodySize: config.maxImageBytes + MULTIPART_OVERHEAD,
+    fetch: (request, srv) => app.handle(request),
+    error: () => new Response('{"error":"internal_error","message":"Something went wrong on our side."}', { status: 500 }),
+  });
+  const jobs = startJobs(deps, systemJobs);
+  deps.log.info("ready", {
+    version: VERSION,
+    url: `http://${server.hostname}:${server.port}`,
+    baseUrl: config.baseUrl,
+    dataDir: config.dataDir,
+    startupMs: Math.round(performance.now() - started),
+  });
+
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const shutdown = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      accepting = false;
+      deps.log.info("shutting down", { signal });
+      await server.stop(false);
+      await jobs.stop();
+      deps.sqlite.close();
+      deps.log.info("stopped");
+      resolve();
+    };
+    process.on("SIGTERM", () => void shutdown("SIGTERM"));
+    process.on("SIGINT", () => void shutdown("SIGINT"));
+  });
+}

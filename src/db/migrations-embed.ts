@@ -1,0 +1,20 @@
+/**
+ * Bundle-time macro: reads the drizzle-kit migrations folder and returns its SQL as data, so the compiled binary
+ * carries its migrations inside it. Imported with `with { type: "macro" }`; it never runs inside the binary.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface EmbeddedMigration {
+  tag: string;
+  sql: string;
+}
+
+/** Returns the migrations listed in migrations/meta/_journal.json, in order. */
+export function embeddedMigrations(): EmbeddedMigration[] {
+  const dir = join(import.meta.dir, "..", "..", "migrations");
+  const journal = JSON.parse(readFileSync(join(dir, "meta", "_journal.json"), "utf8")) as {
+    entries: { tag: string }[];
+  };
+  return journal.entries.map((e) => ({ tag: e.tag, sql: readFileSync(join(dir, `${e.tag}.sql`), "utf8") }));
+}

@@ -1,0 +1,4 @@
+/** Every table, for drizzle's typed client and drizzle-kit. Each module's tables live in their own file. */
+export * from "./accounts";
+export * from "./api-keys";
+export * from "./credits";

@@ -1,0 +1,43 @@
+/** A per-key token bucket in memory: one process owns the database, so one process owns the buckets. */
+import type { Clock } from "../lib/clock";
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+}
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly perMs: number;
+  private calls = 0;
+
+  /** `perMinute` requests a minute, with bursts up to the same number. */
+  constructor(
+    private readonly perMinute: number,
+    private readonly clock: Clock,
+  ) {
+    this.perMs = perMinute / 60_000;
+  }
+
+  /** Takes one token for `key`. Returns 0 when allowed, else the seconds to wait. */
+  take(key: string): number {
+    const now = this.clock.now();
+    const bucket = this.buckets.get(key) ?? { tokens: this.perMinute, updatedAt: now };
+    bucket.tokens = Math.min(this.perMinute, bucket.tokens + (now - bucket.updatedAt) * this.perMs);
+    bucket.updatedAt = now;
+    this.buckets.set(key, bucket);
+    if (++this.calls % 1000 === 0) this.prune(now);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.perMs / 1000));
+  }
+
+  /** Drops full buckets so the map stays as small as the set of recently active keys. */
+  private prune(now: number): void {
+    for (const [key, bucket] of this.buckets) {
+      if (bucket.tokens + (now - bucket.updatedAt) * this.perMs >= this.perMinute) this.buckets.delete(key);
+    }
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Per-request state set in onRequest (before parsing and validation) and read by handlers: the request id, the start
+ * time and the authenticated key. Keyed by the Request object itself, so nothing leaks between requests.
+ */
+import type { AuthContext } from "../modules/auth/authenticate";
+
+export interface RequestState {
+  id: string;
+  startedAt: number;
+  auth: AuthContext | null;
+}
+
+const states = new WeakMap<Request, RequestState>();
+
+/** Records the state of a request that just arrived. */
+export function setRequestState(request: Request, state: RequestState): void {
+  states.set(request, state);
+}
+
+/** The state of a request, if the pipeline saw it. */
+export function requestState(request: Request): RequestState | undefined {
+  return states.get(request);
+}
+
+/**
+ * The authenticated key of an /api/v1 request. NB: the pipeline refuses unauthenticated /api/v1 requests before any
+ * handler runs, so a missing context here is a wiring bug, not a client error.
+ */
+export function authOf(request: Request): AuthContext {
+  const auth = states.get(request)?.auth;
+  if (!auth) throw new Error("authOf called on a request the auth pipeline did not authenticate");
+  return auth;
+}

@@ -1,0 +1,19 @@
+/** Every system job, in one place. */
+import { tidyKeys } from "../modules/auth/keys-service";
+import type { JobDefinition } from "./registry";
+
+export const JOB_IDS = {
+  keysTidy: "__keys_tidy__",
+} as const;
+
+/** The jobs `seedcast serve` starts. */
+export const systemJobs: readonly JobDefinition[] = [
+  {
+    id: JOB_IDS.keysTidy,
+    schedule: "0 17 * * * *",
+    run: (deps) => {
+      const removed = tidyKeys(deps);
+      if (removed > 0) deps.log.info("tidied keys", { removed });
+    },
+  },
+];

@@ -1,0 +1,83 @@
+/**
+ * Entry of the compiled binary: parse argv, dispatch to cli/. `seedcast` alone serves.
+ */
+import { accountCommand, memberCommand } from "./cli/account";
+import { fail, output, UsageError } from "./cli/args";
+import { creditsCommand } from "./cli/credits";
+import { keysCommand } from "./cli/keys";
+import { serveCommand } from "./cli/serve";
+import { bootstrap } from "./bootstrap";
+import { ConfigError, loadConfig } from "./config";
+import { knownMigrations, migrateDatabase } from "./db/migrate";
+import type { Deps } from "./deps";
+import { silentLogger } from "./lib/log";
+import { VERSION } from "./version";
+
+const HELP = `seedcast ${VERSION}: self-hosted content scheduling
+
+Commands (each takes --json):
+  serve                      run the server (default)
+  migrate                    apply database migrations
+  account create --name N --email E --password P [--credits C]
+  account disable ID | enable ID
+  member add --account ID --email E --password P --role owner|editor|viewer
+  member set-role USERID ROLE
+  keys mint --account ID --name N --groups read,create,schedule,voice [--expires-days 30|90|365|never] [--member USERID]
+  keys rotate ID | keys revoke ID | keys list --account ID
+  credits grant --account ID --amount A
+  version
+
+Configuration is read from the environment; see the README.`;
+
+type Command = (deps: Deps, argv: string[]) => Promise<void>;
+
+const COMMANDS: Record<string, Command> = {
+  account: accountCommand,
+  member: memberCommand,
+  keys: keysCommand,
+  credits: creditsCommand,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [command = "serve", ...rest] = argv;
+  const json = rest.includes("--json") || command === "--json";
+  try {
+    if (command === "version" || command === "--version") {
+      output(json, { version: VERSION }, VERSION);
+      return 0;
+    }
+    if (command === "help" || command === "--help" || command === "-h") {
+      process.stdout.write(`${HELP}\n`);
+      return 0;
+    }
+    const config = loadConfig();
+    if (command === "serve") {
+      await serveCommand(config);
+      return 0;
+    }
+    if (command === "migrate") {
+      const deps = bootstrap({ ...config }, { log: silentLogger });
+      const applied = migrateDatabase(deps.sqlite);
+      output(json, { applied, known: knownMigrations() });
+      deps.sqlite.close();
+      return 0;
+    }
+    const handler = COMMANDS[command];
+    if (!handler) throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
+    const deps = bootstrap(config, { log: silentLogger });
+    try {
+      await handler(deps, rest);
+    } finally {
+      deps.sqlite.close();
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`seedcast: configuration: ${error.message}\n`);
+      return 2;
+    }
+    return fail(json, error);
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

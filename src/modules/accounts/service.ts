@@ -1,0 +1,140 @@
+/** Accounts, users and memberships: created by the CLI and the dashboard, never by the API. */
+import { and, asc, count, eq, sql } from "drizzle-orm";
+import { accounts, members, users } from "../../db/schema";
+import type { Deps } from "../../deps";
+import { AppError, invalidField, notFound } from "../../lib/errors";
+import { newId } from "../../lib/ids";
+import { type Role, isRole } from "../auth/scopes";
+import { grantCredits } from "../credits/grant";
+
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const MIN_PASSWORD = 8;
+
+function checkEmail(email: string): string {
+  const trimmed = email.trim();
+  if (!EMAIL_RE.test(trimmed) || trimmed.length > 254) throw invalidField("email", "must be an email address");
+  return trimmed;
+}
+
+function checkPassword(password: string): void {
+  if (password.length < MIN_PASSWORD) throw invalidField("password", `must be at least ${MIN_PASSWORD} characters`);
+}
+
+/** Creates a user row; the first user of the instance becomes its admin. */
+async function insertUser(deps: Pick<Deps, "db" | "clock">, email: string, password: string, name: string): Promise<string> {
+  const normalized = checkEmail(email);
+  checkPassword(password);
+  const existing = deps.db.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = lower(${normalized})`).get();
+  if (existing) throw invalidField("email", "is already in use");
+  const passwordHash = await Bun.password.hash(password, { algorithm: "argon2id" });
+  const id = newId();
+  deps.db.transaction(
+    (tx) => {
+      const isFirst = (tx.select({ n: count() }).from(users).get()?.n ?? 0) === 0;
+      tx.insert(users)
+        .values({ id, email: normalized, name, passwordHash, isInstanceAdmin: isFirst, createdAt: deps.clock.now() })
+        .run();
+    },
+    { behavior: "immediate" },
+  );
+  return id;
+}
+
+export interface CreatedAccount {
+  accountId: string;
+  userId: string;
+}
+
+/** Creates an account with its first owner and the initial credit grant. */
+export async function createAccount(
+  deps: Pick<Deps, "db" | "clock" | "config">,
+  input: { name: string; email: string; password: string; credits?: number },
+): Promise<CreatedAccount> {
+  const name = input.name.trim();
+  if (name.length < 1 || name.length > 120) throw invalidField("name", "must be 1 to 120 characters");
+  const userId = await insertUser(deps, input.email, input.password, name);
+  const accountId = newId();
+  const now = deps.clock.now();
+  deps.db.transaction(
+    (tx) => {
+      tx.insert(accounts).values({ id: accountId, name, createdAt: now }).run();
+      tx.insert(members).values({ accountId, userId, role: "owner", createdAt: now }).run();
+    },
+    { behavior: "immediate" },
+  );
+  const credits = input.credits ?? deps.config.creditsInitial;
+  if (credits > 0) grantCredits(deps, accountId, credits, "initial credits");
+  return { accountId, userId };
+}
+
+/** Adds a new person to an account with a role. */
+export async function addMember(
+  deps: Pick<Deps, "db" | "clock">,
+  input: { accountId: string; email: string; password: string; role: string; name?: string },
+): Promise<{ userId: string }> {
+  if (!isRole(input.role)) throw invalidField("role", "must be owner, editor or viewer");
+  const account = deps.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, input.accountId)).get();
+  if (!account) throw notFound("account");
+  const userId = await insertUser(deps, input.email, input.password, input.name ?? "");
+  deps.db.insert(members).values({ accountId: input.accountId, userId, role: input.role, createdAt: deps.clock.now() }).run();
+  return { userId };
+}
+
+/** Changes a member's role in every account they belong to (or one account when given). Keys follow at once. */
+export function setMemberRole(deps: Pick<Deps, "db">, userId: string, role: string, accountId?: string): void {
+  if (!isRole(role)) throw invalidField("role", "must be owner, editor or viewer");
+  const where = accountId ? and(eq(members.userId, userId), eq(members.accountId, accountId)) : eq(members.userId, userId);
+  const changed = deps.db.update(members).set({ role }).where(where).returning({ userId: members.userId }).all();
+  if (changed.length === 0) throw notFound("member");
+}
+
+/** Removes a member from an account; their keys answer 401 from the next request on. */
+export function removeMember(deps: Pick<Deps, "db">, accountId: string, userId: string): void {
+  const owners = deps.db
+    .select({ userId: members.userId })
+    .from(members)
+    .where(and(eq(members.accountId, accountId), eq(members.role, "owner")))
+    .all();
+  if (owners.length === 1 && owners[0]?.userId === userId) {
+    throw new AppError("invalid_request", "An account keeps at least one owner.");
+  }
+  const removed = deps.db
+    .delete(members)
+    .where(and(eq(members.accountId, accountId), eq(members.userId, userId)))
+    .returning({ userId: members.userId })
+    .all();
+  if (removed.length === 0) throw notFound("member");
+}
+
+/** The account's first owner (by join time): the default member for CLI-minted keys. */
+export function firstOwner(deps: Pick<Deps, "db">, accountId: string): string {
+  const row = deps.db
+    .select({ userId: members.userId })
+    .from(members)
+    .where(and(eq(members.accountId, accountId), eq(members.role, "owner")))
+    .orderBy(asc(members.createdAt))
+    .get();
+  if (!row) throw notFound("account");
+  return row.userId;
+}
+
+/** A member's role in an account, or null when not a member. */
+export function memberRole(deps: Pick<Deps, "db">, accountId: string, userId: string): Role | null {
+  const row = deps.db
+    .select({ role: members.role })
+    .from(members)
+    .where(and(eq(members.accountId, accountId), eq(members.userId, userId)))
+    .get();
+  return row?.role ?? null;
+}
+
+/** Disables or re-enables an account; every key of a disabled account answers 401. */
+export function setAccountDisabled(deps: Pick<Deps, "db" | "clock">, accountId: string, disabled: boolean): void {
+  const changed = deps.db
+    .update(accounts)
+    .set({ disabledAt: disabled ? deps.clock.now() : null })
+    .where(eq(accounts.id, accountId))
+    .returning({ id: accounts.id })
+    .all();
+  if (changed.length === 0) throw notFound("account");
+}

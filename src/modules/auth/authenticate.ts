@@ -1,0 +1,86 @@
+/**
+ * Turns an Authorization header into an AuthContext, or null. Every failure is the same null: the caller answers
+ * one 401 body whatever went wrong, so missing, malformed, unknown, revoked, expired and retired keys are
+ * indistinguishable. Identity comes only from the key.
+ */
+import type { Database } from "bun:sqlite";
+import type { Deps } from "../../deps";
+import { isWellFormedKey } from "../../lib/api-key-format";
+import { hashKeySecret, keyState } from "./keys-service";
+import { type Role, type Scope, effectiveScopes, parseStoredScopes } from "./scopes";
+
+export interface AuthContext {
+  keyId: string;
+  accountId: string;
+  userId: string;
+  role: Role;
+  /** Effective groups: the key's own ∩ the member's current role. */
+  scopes: Scope[];
+}
+
+/** The exact 401 body (interface.md Authentication 8). */
+export const INVALID_KEY_BODY = '{"error":"Invalid API key"}';
+/** lastUsedAt is written at most this often per key, so reads stay reads. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+interface KeyLookupRow {
+  id: string;
+  account_id: string;
+  user_id: string;
+  scopes: string;
+  revoked_at: number | null;
+  expires_at: number | null;
+  grace_until: number | null;
+  last_used_at: number | null;
+  role: Role | null;
+  disabled_at: number | null;
+}
+
+const LOOKUP_SQL = `SELECT k.id, k.account_id, k.user_id, k.scopes, k.revoked_at, k.expires_at, k.grace_until,
+  k.last_used_at, m.role, a.disabled_at
+  FROM api_keys k
+  JOIN accounts a ON a.id = k.account_id
+  LEFT JOIN members m ON m.account_id = k.account_id AND m.user_id = k.user_id
+  WHERE k.secret_hash = ?`;
+
+const statements = new WeakMap<Database, ReturnType<Database["query"]>>();
+
+function lookupStatement(sqlite: Database) {
+  let stmt = statements.get(sqlite);
+  if (!stmt) {
+    stmt = sqlite.query(LOOKUP_SQL);
+    statements.set(sqlite, stmt);
+  }
+  return stmt as unknown as { get(hash: string): KeyLookupRow | null };
+}
+
+/** Extracts the token from `Authorization: Bearer <token>`; null for any other shape. */
+export function bearerToken(header: string | null): string | null {
+  if (!header) return null;
+  const match = /^Bearer ([^\s]+)$/i.exec(header);
+  return match?.[1] ?? null;
+}
+
+/** Authenticates a request's Authorization header value. */
+export function authenticate(
+  deps: Pick<Deps, "sqlite" | "clock" | "instanceSecret">,
+  authorization: string | null,
+): AuthContext | null {
+  const token = bearerToken(authorization);
+  if (!token || !isWellFormedKey(token)) return null;
+  const row = lookupStatement(deps.sqlite).get(hashKeySecret(deps, token));
+  if (!row || row.role === null || row.disabled_at !== null) return null;
+  const now = deps.clock.now();
+  const state = keyState({ revokedAt: row.revoked_at, expiresAt: row.expires_at, graceUntil: row.grace_until }, now);
+  if (state !== "active" && state !== "grace") return null;
+  if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
+    deps.sqlite.query("UPDATE api_keys SET last_used_at = ? WHERE id = ?").run(now, row.id);
+  }
+  return {
+    keyId: row.id,
+    accountId: row.account_id,
+    userId: row.user_id,
+    role: row.role,
+    scopes: effectiveScopes(parseStoredScopes(row.scopes), row.role),
+  };
+}

@@ -1,0 +1,39 @@
+/** GET /api/v1/health (any valid key) and the supervisor probes /livez and /readyz (no key). */
+import { Elysia, t } from "elysia";
+import type { Deps } from "../../deps";
+import { authOf } from "../../http/request-context";
+import { scopePlugin } from "../../http/scope";
+
+/** Health echo and probes. `isReady` turns false while the server drains on shutdown. */
+export function healthModule(deps: Deps, isReady: () => boolean) {
+  return new Elysia()
+    .use(scopePlugin)
+    .get(
+      "/api/v1/health",
+      ({ request }) => {
+        const auth = authOf(request);
+        return { ok: true, keyId: auth.keyId, scopes: auth.scopes };
+      },
+      {
+        scope: "authenticated",
+        response: t.Object({ ok: t.Boolean(), keyId: t.String({ format: "uuid" }), scopes: t.Array(t.String()) }),
+        detail: { summary: "Echo the calling key and its effective groups", tags: ["health"] },
+      },
+    )
+    .get("/livez", () => ({ ok: true }), { detail: { summary: "Liveness probe (no key)", tags: ["health"] } })
+    .get(
+      "/readyz",
+      ({ set }) => {
+        let dbOk = false;
+        try {
+          dbOk = deps.sqlite.query("SELECT 1 AS one").get() !== null;
+        } catch {
+          dbOk = false;
+        }
+        const ready = dbOk && isReady();
+        set.status = ready ? 200 : 503;
+        return { ok: ready, database: dbOk, accepting: isReady() };
+      },
+      { detail: { summary: "Readiness probe (no key): database reachable and not draining", tags: ["health"] } },
+    );
+}

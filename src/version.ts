@@ -1,0 +1,4 @@
+/** The version baked into the binary. */
+import pkg from "../package.json" with { type: "json" };
+
+export const VERSION: string = pkg.version;
