@@ -1,0 +1,283 @@
+/**
+ * The builtin caption writer: extractive and deterministic, no model. It picks the strongest sentences of
+ * the seed, wraps them in an opener/closer shaped by category and register, applies the brand voice
+ * (emoji level, hashtags, signature, banned words) and fits the grapheme limit. `variant` rotates the
+ * wording so every regenerate reads differently.
+ */
+import type { BrandVoice, CaptionRequest, EmojiLevel, SeedText } from "../generator.ts";
+import {
+  CASUAL_TONES,
+  CATEGORIES,
+  CLOSERS,
+  EMOJI,
+  FORMAL_TONES,
+  OPENERS,
+  QUESTIONS,
+  type Category,
+  type Register,
+} from "./caption-templates.ts";
+import { parseInstructions, type ChangeFlags } from "./instructions.ts";
+import {
+  graphemeCount,
+  keywords,
+  removeBannedWords,
+  splitSentences,
+  stripEmoji,
+  tidy,
+  truncateGraphemes,
+} from "./text.ts";
+
+const ENGLISH = "en";
+const PARAGRAPH = "\n\n";
+/** How many seed sentences go in the body for each length. */
+const BODY_SENTENCES = { shorter: 1, normal: 2, longer: 4 } as const;
+/** How many other variants to try when one collides with the previous caption. */
+const MAX_VARIANT_TRIES = 24;
+
+/** Maps a free category string onto the ones we have templates for. */
+export function normalizeCategory(category: string | null): Category {
+  const c = (category ?? "").trim().toLowerCase();
+  return (CATEGORIES as readonly string[]).includes(c) ? (c as Category) : "other";
+}
+
+/** A seed sentence with its score and original position. */
+export interface ScoredSentence {
+  text: string;
+  index: number;
+  score: number;
+}
+
+/**
+ * Ranks the seed's sentences, best first: early position, a readable length, numbers, words shared with the
+ * title, and a category cue (a question for question posts, a date/time for events, a price for products).
+ */
+export function rankSentences(seed: SeedText, category: Category): ScoredSentence[] {
+  const sentences = splitSentences(seed.content).filter((s) => !/^#\S+(\s+#\S+)*$/.test(s)); // hashtag-only lines
+  const titleWords = keywords(seed.title);
+  const titleNorm = seed.title.trim().toLowerCase();
+  const scored = sentences
+    .filter((s) => s.toLowerCase() !== titleNorm)
+    .map((text, index) => {
+      const len = text.length;
+      let score = Math.max(0.2, 1 - index * 0.12);
+      score += len < 25 ? 0.1 : len <= 180 ? 1 : len <= 260 ? 0.5 : 0.2;
+      if (/\d/.test(text)) score += 0.4;
+      let shared = 0;
+      for (const w of keywords(text)) if (titleWords.has(w)) shared++;
+      score += Math.min(shared, 3) * 0.35;
+      if (category === "question" && text.endsWith("?")) score += 0.8;
+      if (category === "event" && /\b(mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|\b\d{1,2}(:\d{2})?\s?(am|pm)\b|\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b/i.test(text)) score += 0.6;
+      if (category === "product" && /[$€£¥]\s?\d|\b\d+%/.test(text)) score += 0.5;
+      if (category === "tip" && /^(try|use|start|stop|don't|do not|always|never|make|keep|set|add|avoid)\b/i.test(text)) score += 0.4;
+      if (text.split(/\s+/).length < 3) score -= 1; // fragments read badly on their own
+      return { text, index, score };
+    });
+  return scored.sort((a, b) => b.score - a.score || a.index - b.index);
+}
+
+/** The register the voice's tone asks for, moved one step by "more formal"/"more casual". */
+function chooseRegister(tone: string, flags: ChangeFlags): Register {
+  const t = tone.toLowerCase();
+  let level = FORMAL_TONES.some((w) => t.includes(w)) ? 0 : CASUAL_TONES.some((w) => t.includes(w)) ? 2 : 1;
+  if (flags.register === "more_formal") level = Math.max(0, level - 1);
+  if (flags.register === "more_casual") level = Math.min(2, level + 1);
+  return (["formal", "neutral", "casual"] as const)[level]!;
+}
+
+function chooseEmoji(level: EmojiLevel, flags: ChangeFlags, register: Register): EmojiLevel {
+  if (flags.emoji === "none") return "none";
+  if (flags.emoji === "more") return level === "none" ? "some" : "lots";
+  // A formal register tones emoji down one step unless the voice explicitly wants lots.
+  if (register === "formal" && flags.register === "more_formal" && level === "some") return "none";
+  return level;
+}
+
+/** `#Tag` form of a configured hashtag ("summer sale" → "#SummerSale"); empty when nothing is left. */
+function toHashtag(raw: string): string {
+  const words = raw.replace(/^#+/, "").split(/[^\p{L}\p{N}_]+/u).filter(Boolean);
+  if (words.length === 0) return "";
+  const body = words.length === 1 ? words[0]! : words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
+  return `#${body}`;
+}
+
+function contract(text: string): string {
+  return text
+    .replace(/\bWe are\b/g, "We're").replace(/\bwe are\b/g, "we're")
+    .replace(/\bIt is\b/g, "It's").replace(/\bit is\b/g, "it's")
+    .replace(/\bdo not\b/g, "don't").replace(/\bDo not\b/g, "Don't")
+    .replace(/\bcannot\b/g, "can't").replace(/\bwill not\b/g, "won't")
+    .replace(/\byou are\b/g, "you're").replace(/\bYou are\b/g, "You're");
+}
+
+function expand(text: string): string {
+  return text
+    .replace(/\bWe're\b/g, "We are").replace(/\bwe're\b/g, "we are")
+    .replace(/\bIt's\b/g, "It is").replace(/\bit's\b/g, "it is")
+    .replace(/\bdon't\b/g, "do not").replace(/\bDon't\b/g, "Do not")
+    .replace(/\bcan't\b/g, "cannot").replace(/\bwon't\b/g, "will not")
+    .replace(/\byou're\b/g, "you are").replace(/\bYou're\b/g, "You are")
+    .replace(/\blet's\b/g, "let us").replace(/\bLet's\b/g, "Let us");
+}
+
+/** Register-specific surface: formal loses exclamation marks and contractions, casual gains contractions. */
+function applyRegister(text: string, register: Register): string {
+  if (register === "formal") return expand(text).replace(/!+/g, ".").replace(/\.\.+/g, ".");
+  if (register === "casual") return contract(text);
+  return text;
+}
+
+/** Ends a sentence with punctuation if it has none. */
+function terminate(s: string): string {
+  return /[.!?…:)"”’]$/u.test(s) ? s : `${s}.`;
+}
+
+/** The parts a caption is assembled from; the fitter drops/trims them in a fixed order. */
+interface Parts {
+  opener: string;
+  body: string[];
+  closer: string;
+  question: string;
+  signature: string;
+  hashtags: string[];
+}
+
+function assemble(p: Parts): string {
+  const head = [p.opener, p.body.join(" ")].filter(Boolean).join(PARAGRAPH);
+  const tail = [p.closer, p.question].filter(Boolean).join(" ");
+  const paragraphs = [head, tail, p.signature, p.hashtags.join(" ")].filter((x) => x.length > 0);
+  return paragraphs.join(PARAGRAPH);
+}
+
+/** Shrinks the parts in a fixed order of what matters least until the caption fits `max` graphemes. */
+function fit(parts: Parts, max: number): string {
+  const p: Parts = { ...parts, body: [...parts.body], hashtags: [...parts.hashtags] };
+  const fits = () => graphemeCount(assemble(p)) <= max;
+  while (!fits() && p.body.length > 1) p.body.pop();
+  if (!fits() && p.closer) p.closer = "";
+  while (!fits() && p.hashtags.length > 1) p.hashtags.pop();
+  if (!fits() && p.body.length > 0) {
+    // Trim the one remaining sentence at a word boundary with an ellipsis to the room that is left.
+    const withoutBody = graphemeCount(assemble({ ...p, body: [] }));
+    const separator = p.opener ? PARAGRAPH.length : 0;
+    const room = max - withoutBody - separator;
+    const body = p.body[0]!;
+    if (room >= 20) p.body = [truncateGraphemes(body, room)];
+    else p.body = [];
+  }
+  if (!fits()) p.hashtags = [];
+  if (!fits()) p.question = "";
+  if (!fits()) p.signature = "";
+  if (!fits() && p.body.length === 0) {
+    p.body = parts.body.slice(0, 1);
+    p.opener = "";
+  }
+  const text = assemble(p);
+  return graphemeCount(text) <= max ? text : truncateGraphemes(text.replace(/\s+/g, " "), max);
+}
+
+/** Picks `n` sentences starting at a variant-dependent rank, then restores their reading order. */
+function pickBody(ranked: ScoredSentence[], n: number, rotation: number): string[] {
+  if (ranked.length === 0) return [];
+  const offset = rotation % ranked.length;
+  const picked: ScoredSentence[] = [];
+  for (let i = 0; i < Math.min(n, ranked.length); i++) picked.push(ranked[(offset + i) % ranked.length]!);
+  return picked.sort((a, b) => a.index - b.index).map((s) => terminate(s.text));
+}
+
+/** Writes one caption for exactly this variant (no collision handling). */
+function composeVariant(req: CaptionRequest, variant: number): string {
+  const { seed, voice } = req;
+  const flags = parseInstructions(req.changeInstructions);
+  const category = normalizeCategory(seed.category);
+  const register = chooseRegister(voice.tone, flags);
+  const emojiLevel = chooseEmoji(voice.emoji, flags, register);
+  const english = (voice.language || ENGLISH).toLowerCase().startsWith(ENGLISH);
+  const banned = voice.bannedWords;
+  const clean = (s: string) => removeBannedWords(emojiLevel === "none" ? stripEmoji(s) : tidy(s), banned);
+
+  const ranked = rankSentences(seed, category);
+  const openerList = OPENERS[category][register];
+  const openerIndex = variant % openerList.length;
+  const round = Math.floor(variant / openerList.length);
+  const length = flags.length ?? "normal";
+  const body = pickBody(ranked, BODY_SENTENCES[length], round).map((s) => clean(applyRegister(s, register))).filter(Boolean);
+
+  const title = clean(seed.title.trim().replace(/[.!?:;,]+$/, ""));
+  const titleWords = keywords(title);
+  const firstWords = keywords(body[0] ?? "");
+  const shared = [...titleWords].filter((w) => firstWords.has(w)).length;
+  // When the first sentence already says the title, use the plain opener to avoid saying it twice.
+  const saysTitle = titleWords.size > 0 && shared / titleWords.size >= 0.6;
+  const template = openerList[openerIndex]!;
+  let opener = "";
+  if (english) opener = title && !saysTitle ? template.withTitle.replace("{title}", title) : template.plain;
+  else if (title && !saysTitle) opener = terminate(title);
+  if (body.length === 0 && !title && english) opener = template.plain;
+
+  const closers = CLOSERS[category][register];
+  const questions = QUESTIONS[category][register];
+  let closer = english && length !== "shorter" ? closers[(variant + round) % closers.length]! : "";
+  if (length === "longer" && english) closer = [closer, closers[(variant + round + 1) % closers.length]!].join(" ");
+  const wantsQuestion = flags.addQuestion === true || (category === "question" && !body.some((s) => s.endsWith("?")));
+  const question = english && wantsQuestion ? questions[variant % questions.length]! : "";
+
+  const emoji = EMOJI[category];
+  const pick = (k: number) => emoji[(variant + k) % emoji.length]!;
+  if (emojiLevel !== "none") {
+    opener = opener ? `${opener} ${pick(0)}` : opener;
+    if (!opener && body.length > 0) body[0] = `${body[0]} ${pick(0)}`;
+  }
+  if (emojiLevel === "lots") {
+    if (body.length > 0) body[body.length - 1] = `${body[body.length - 1]} ${pick(1)}${pick(2)}`;
+    closer = closer ? `${closer} ${pick(3)}` : closer;
+  }
+
+  const hashtags = flags.noHashtags
+    ? []
+    : [...new Set(voice.hashtags.map(toHashtag))].filter(
+        (h) => h.length > 1 && !banned.some((w) => w.trim() && h.toLowerCase().includes(w.trim().toLowerCase())),
+      );
+  const parts: Parts = {
+    opener: clean(applyRegister(opener, register)),
+    body,
+    closer: clean(applyRegister(closer, register)),
+    question: clean(question),
+    signature: clean(voice.signature.trim()),
+    hashtags,
+  };
+  let text = fit(parts, req.maxGraphemes);
+  // Truncation can cut a longer word down to a banned one ("freedom" → "free…"): clean once more.
+  text = removeBannedWords(text, banned);
+  if (flags.noHashtags) text = text.replace(/(^|\s)#[\p{L}\p{N}_]+/gu, "$1").trim();
+  return text;
+}
+
+function same(a: string, b: string | undefined): boolean {
+  if (b === undefined) return false;
+  return a.replace(/\s+/g, " ").trim().toLowerCase() === b.replace(/\s+/g, " ").trim().toLowerCase();
+}
+
+/**
+ * Writes the caption for a request: fits `maxGraphemes`, never contains a banned word, and differs from
+ * `previousCaption` (later variants are tried until one does).
+ */
+export function writeCaption(req: CaptionRequest): string {
+  const base = Math.max(0, Math.floor(req.variant));
+  let first = "";
+  for (let k = 0; k < MAX_VARIANT_TRIES; k++) {
+    const text = composeVariant(req, base + k);
+    if (k === 0) first = text;
+    if (text.length > 0 && !same(text, req.previousCaption)) return text;
+  }
+  // Every variant collided (tiny limit or empty seed): vary the ending as a last resort.
+  const alternative = truncateGraphemes(`${first.replace(/[.!?…]+$/u, "")}…`, req.maxGraphemes);
+  return same(alternative, req.previousCaption) ? truncateGraphemes(first, Math.max(1, graphemeCount(first) - 1)) : alternative;
+}
+
+/** Exposed for the card renderer: the seed's single strongest line, banned words removed. */
+export function keyLine(seed: SeedText, voice: BrandVoice, rotation = 0): string {
+  const ranked = rankSentences(seed, normalizeCategory(seed.category));
+  if (ranked.length === 0) return "";
+  const best = ranked[rotation % Math.min(ranked.length, 2)]!;
+  return removeBannedWords(stripEmoji(best.text), voice.bannedWords);
+}
