@@ -5,6 +5,7 @@ import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
 import { pipeline, type RequestObserver } from "./http/pipeline";
+import { creditsModule } from "./modules/credits";
 import { healthModule } from "./modules/health";
 
 export interface AppOptions {
@@ -34,7 +35,8 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
         },
       }),
     )
-    .use(healthModule(deps, isReady));
+    .use(healthModule(deps, isReady))
+    .use(creditsModule(deps));
 }
 
 export type App = ReturnType<typeof createApp>;

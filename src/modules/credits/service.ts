@@ -1,0 +1,224 @@
+/**
+ * The credits ledger: reserve before work, capture with the result, release on failure. Every movement is one
+ * credit_ledger row; accounts.credits_balance / credits_reserved are the running totals, kept non-negative by CHECK
+ * constraints and by conditional updates whose returned rows are checked. Each hold is resolved at most once because
+ * resolving is a conditional `state = 'open'` → captured/released update.
+ *
+ * Ledger sign convention (amounts are stored non-negative; the kind gives the direction):
+ *   grant   → balance += amount
+ *   reserve → balance -= amount, reserved += amount
+ *   capture → reserved -= amount (spent)
+ *   release → reserved -= amount, balance += amount
+ */
+import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { accounts, creditHolds, creditLedger } from "../../db/schema";
+import type { Deps } from "../../deps";
+import { AppError, invalidField, notFound } from "../../lib/errors";
+import { newId } from "../../lib/ids";
+import { decodeCursor, encodeCursor } from "./cursor";
+
+export type CreditDeps = Pick<Deps, "db" | "sqlite" | "clock">;
+type Tx = Parameters<Parameters<Deps["db"]["transaction"]>[0]>[0];
+/** The root client or a transaction: both have the same query builder. */
+type Runner = Deps["db"] | Tx;
+
+export const LEDGER_KINDS = ["grant", "reserve", "capture", "release"] as const;
+export type LedgerKind = (typeof LEDGER_KINDS)[number];
+
+export interface CreditSummary {
+  /** Spendable credits. */
+  balance: number;
+  /** Credits held by open reservations. */
+  reserved: number;
+}
+
+export interface LedgerEntry {
+  id: string;
+  kind: LedgerKind;
+  amount: number;
+  holdId: string | null;
+  note: string;
+  balanceAfter: number;
+  createdAt: number;
+}
+
+export interface LedgerPage {
+  entries: LedgerEntry[];
+  nextCursor: string | null;
+}
+
+/**
+ * Runs `body` in an immediate transaction, or directly when the connection is already inside one (the caller's
+ * transaction then covers it: that is how a creation save and its capture commit or roll back together).
+ * NB: SQLite cannot nest BEGIN; drizzle's nested `tx.transaction` would need the tx object, which our API does not take.
+ */
+function inImmediateTransaction<T>(deps: CreditDeps, body: (tx: Runner) => T): T {
+  if (deps.sqlite.inTransaction) return body(deps.db);
+  return deps.db.transaction((tx) => body(tx), { behavior: "immediate" });
+}
+
+function writeLedger(
+  tx: Runner,
+  deps: CreditDeps,
+  row: { accountId: string; kind: LedgerKind; amount: number; holdId: string | null; note: string; balanceAfter: number },
+): void {
+  tx.insert(creditLedger)
+    .values({ id: newId(), createdAt: deps.clock.now(), ...row })
+    .run();
+}
+
+/**
+ * Reserves `amount` credits for `purpose` (e.g. "generate:social_post") and returns the hold id.
+ * Throws 402 insufficient_credits `{required, available}` when the spendable balance is short; nothing is written then.
+ * A hold of 0 is allowed (free operations can follow the same reserve → capture path).
+ */
+export function reserveCredits(deps: CreditDeps, accountId: string, amount: number, purpose: string): string {
+  if (!Number.isSafeInteger(amount) || amount < 0) throw invalidField("amount", "must be a whole number ≥ 0");
+  return inImmediateTransaction(deps, (tx) => {
+    const updated = tx
+      .update(accounts)
+      .set({
+        creditsBalance: sql`${accounts.creditsBalance} - ${amount}`,
+        creditsReserved: sql`${accounts.creditsReserved} + ${amount}`,
+      })
+      .where(and(eq(accounts.id, accountId), sql`${accounts.creditsBalance} >= ${amount}`))
+      .returning({ balance: accounts.creditsBalance })
+      .all();
+    const row = updated[0];
+    if (!row) {
+      const account = tx
+        .select({ balance: accounts.creditsBalance })
+        .from(accounts)
+        .where(eq(accounts.id, accountId))
+        .get();
+      if (!account) throw notFound("account");
+      throw new AppError(
+        "insufficient_credits",
+        `This needs ${amount} credits; the account has ${account.balance} available.`,
+        { required: amount, available: account.balance },
+      );
+    }
+    const holdId = newId();
+    tx.insert(creditHolds)
+      .values({ id: holdId, accountId, amount, state: "open", purpose, createdAt: deps.clock.now() })
+      .run();
+    writeLedger(tx, deps, { accountId, kind: "reserve", amount, holdId, note: purpose, balanceAfter: row.balance });
+    return holdId;
+  });
+}
+
+/** Moves an open hold to `to`; returns the hold, or null when it is unknown or already resolved. */
+function resolveHold(tx: Runner, deps: CreditDeps, holdId: string, to: "captured" | "released") {
+  const resolved = tx
+    .update(creditHolds)
+    .set({ state: to, resolvedAt: deps.clock.now() })
+    .where(and(eq(creditHolds.id, holdId), eq(creditHolds.state, "open")))
+    .returning({ accountId: creditHolds.accountId, amount: creditHolds.amount, purpose: creditHolds.purpose })
+    .all();
+  return resolved[0] ?? null;
+}
+
+/**
+ * Captures an open hold (the credits are spent) and returns the amount captured. Works inside the caller's own
+ * `deps.db.transaction(...)` so the saved result and the capture commit together. Throws if the hold is not open
+ * (already captured or released, or unknown): a capture must never silently succeed twice.
+ */
+export function captureHold(deps: CreditDeps, holdId: string): number {
+  return inImmediateTransaction(deps, (tx) => {
+    const hold = resolveHold(tx, deps, holdId, "captured");
+    if (!hold) throw new Error(`captureHold: hold ${holdId} is not open`);
+    const updated = tx
+      .update(accounts)
+      .set({ creditsReserved: sql`${accounts.creditsReserved} - ${hold.amount}` })
+      .where(and(eq(accounts.id, hold.accountId), sql`${accounts.creditsReserved} >= ${hold.amount}`))
+      .returning({ balance: accounts.creditsBalance })
+      .all();
+    const row = updated[0];
+    // NB: reserved always covers an open hold; a miss means the totals were corrupted, so fail loudly (rolls back).
+    if (!row) throw new Error(`captureHold: reserved total of account ${hold.accountId} does not cover hold ${holdId}`);
+    writeLedger(tx, deps, {
+      accountId: hold.accountId,
+      kind: "capture",
+      amount: hold.amount,
+      holdId,
+      note: hold.purpose,
+      balanceAfter: row.balance,
+    });
+    return hold.amount;
+  });
+}
+
+/**
+ * Releases an open hold: its credits return to the balance. A no-op when the hold is already resolved or unknown,
+ * so failure paths can call it unconditionally (including from `finally`). Also works inside a caller's transaction.
+ */
+export function releaseHold(deps: CreditDeps, holdId: string): void {
+  inImmediateTransaction(deps, (tx) => {
+    const hold = resolveHold(tx, deps, holdId, "released");
+    if (!hold) return;
+    const updated = tx
+      .update(accounts)
+      .set({
+        creditsBalance: sql`${accounts.creditsBalance} + ${hold.amount}`,
+        creditsReserved: sql`${accounts.creditsReserved} - ${hold.amount}`,
+      })
+      .where(and(eq(accounts.id, hold.accountId), sql`${accounts.creditsReserved} >= ${hold.amount}`))
+      .returning({ balance: accounts.creditsBalance })
+      .all();
+    const row = updated[0];
+    if (!row) throw new Error(`releaseHold: reserved total of account ${hold.accountId} does not cover hold ${holdId}`);
+    writeLedger(tx, deps, {
+      accountId: hold.accountId,
+      kind: "release",
+      amount: hold.amount,
+      holdId,
+      note: hold.purpose,
+      balanceAfter: row.balance,
+    });
+  });
+}
+
+/** The account's spendable balance and reserved total. 404 when the account does not exist. */
+export function creditSummary(deps: Pick<Deps, "db">, accountId: string): CreditSummary {
+  const row = deps.db
+    .select({ balance: accounts.creditsBalance, reserved: accounts.creditsReserved })
+    .from(accounts)
+    .where(eq(accounts.id, accountId))
+    .get();
+  if (!row) throw notFound("account");
+  return row;
+}
+
+/** The account's ledger, newest first, `limit` rows per page with an opaque cursor. */
+export function listLedger(
+  deps: Pick<Deps, "db">,
+  accountId: string,
+  page: { limit: number; cursor?: string | null },
+): LedgerPage {
+  const after = page.cursor ? decodeCursor(page.cursor) : null;
+  // NB: ledger ids are UUIDv7, so id order is insertion order even when the (injected) clock stands still.
+  const rows = deps.db
+    .select({
+      id: creditLedger.id,
+      kind: creditLedger.kind,
+      amount: creditLedger.amount,
+      holdId: creditLedger.holdId,
+      note: creditLedger.note,
+      balanceAfter: creditLedger.balanceAfter,
+      createdAt: creditLedger.createdAt,
+    })
+    .from(creditLedger)
+    .where(after ? and(eq(creditLedger.accountId, accountId), lt(creditLedger.id, after)) : eq(creditLedger.accountId, accountId))
+    .orderBy(desc(creditLedger.id))
+    .limit(page.limit + 1)
+    .all();
+  const entries = rows.slice(0, page.limit);
+  const last = entries[entries.length - 1];
+  return { entries, nextCursor: rows.length > page.limit && last ? encodeCursor(last.id) : null };
+}
+
+/** The state of one hold, for callers and tests that need to know whether it is still open. */
+export function holdState(deps: Pick<Deps, "db">, holdId: string): "open" | "captured" | "released" | null {
+  const row = deps.db.select({ state: creditHolds.state }).from(creditHolds).where(eq(creditHolds.id, holdId)).get();
+  return row?.state ?? null;
+}
