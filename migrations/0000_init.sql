@@ -52,6 +52,24 @@ CREATE TABLE `api_keys` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `api_keys_secret_hash_unique` ON `api_keys` (`secret_hash`);--> statement-breakpoint
 CREATE INDEX `api_keys_account_idx` ON `api_keys` (`account_id`);--> statement-breakpoint
+CREATE TABLE `assets` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`file_name` text NOT NULL,
+	`mime_type` text NOT NULL,
+	`ext` text NOT NULL,
+	`size_bytes` integer NOT NULL,
+	`width` integer NOT NULL,
+	`height` integer NOT NULL,
+	`sha256` text NOT NULL,
+	`storage_key` text NOT NULL,
+	`source` text NOT NULL,
+	`source_url` text,
+	`created_at` integer NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `assets_account_created_idx` ON `assets` (`account_id`,`created_at`,`id`);--> statement-breakpoint
 CREATE TABLE `credit_holds` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -80,4 +98,18 @@ CREATE TABLE `credit_ledger` (
 	CONSTRAINT "credit_ledger_amount_non_negative" CHECK("credit_ledger"."amount" >= 0)
 );
 --> statement-breakpoint
-CREATE INDEX `credit_ledger_account_idx` ON `credit_ledger` (`account_id`,`created_at`);
+CREATE INDEX `credit_ledger_account_idx` ON `credit_ledger` (`account_id`,`created_at`);--> statement-breakpoint
+CREATE TABLE `upload_links` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`token_hash` text NOT NULL,
+	`created_by_key_id` text,
+	`expires_at` integer NOT NULL,
+	`used_at` integer,
+	`asset_id` text,
+	`created_at` integer NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `upload_links_token_hash_unique` ON `upload_links` (`token_hash`);--> statement-breakpoint
+CREATE INDEX `upload_links_expires_idx` ON `upload_links` (`expires_at`);

@@ -1,4 +1,6 @@
 /** Every table, for drizzle's typed client and drizzle-kit. Each module's tables live in their own file. */
 export * from "./accounts";
 export * from "./api-keys";
+export * from "./assets";
 export * from "./credits";
+export * from "./upload-links";
