@@ -9,11 +9,15 @@
  *   configuration comes only from the process environment and its own config (decisions.md), so both are off.
  *   (tsconfig.json/package.json autoload are already off by default for compiled binaries.)
  * - `--minify-syntax --minify-whitespace` (not identifiers) keep the binary smaller while stack traces and
- *   class names stay readable; `--sourcemap=inline` maps traces back to the sources.
+ *   class names stay readable; `--sourcemap=inline` embeds the map in the executable so traces name the source
+ *   files and lines (verified: still mapped after the side file is deleted). Bun 1.4.5 also writes an
+ *   `<outfile>.map` next to it; compile() deletes that so the build stays ONE file.
  * - Native pieces need no flags: sharp's addon is embedded by the bundler and libvips is embedded as a file
  *   import in src/lib/sharp.ts; fonts and wasm are file imports too.
  * Usage: `bun scripts/compile.ts <entry> <outfile>`; the product build calls compile("src/main.ts", "dist/seedcast").
  */
+
+import { rm } from "node:fs/promises";
 
 /** The flags every Seedcast executable is built with (see above). */
 export const COMPILE_FLAGS = [
@@ -37,6 +41,7 @@ export async function compile(entry: string, outfile: string): Promise<void> {
   if (code !== 0) {
     throw new Error(`bun build --compile ${entry} failed (exit ${code}):\n${stderr || stdout}`);
   }
+  await rm(`${outfile}.map`, { force: true }); // the map is embedded; the side file is redundant
 }
 
 if (import.meta.main) {

@@ -172,7 +172,7 @@ export function designCard(input: CardInput): CardDesign {
   if (input.mediaStyle === "illustration") layers.push(...shapes(palette, width, height, input.variant));
   if (input.mediaStyle === "photorealistic") {
     // A darker band behind the text keeps white type readable over the bright part of the "photo".
-    layers.push(div({ position: "absolute", left: 0, top: 0, width, height, backgroundImage: "linear-gradient(180deg, rgba(0,0,0,0.05) 0%, rgba(0,0,0,0.25) 55%, rgba(0,0,0,0.55) 100%)" }));
+    layers.push(div({ position: "absolute", left: 0, top: 0, width, height, backgroundImage: "linear-gradient(180deg, rgba(0,0,0,0.05) 0%, rgba(0,0,0,0.18) 55%, rgba(0,0,0,0.4) 100%)" }));
   }
   if (input.mediaStyle === "bold") {
     layers.push(div({ position: "absolute", left: centred ? 0 : width - pad * 0.45, top: centred ? height - pad * 0.45 : 0, width: centred ? width : pad * 0.45, height: centred ? pad * 0.45 : height, backgroundColor: palette.accent.hex }));
