@@ -1,0 +1,47 @@
+/**
+ * Creations: the generated social post of a seed (caption, alt text, optional library image). Regenerate rewrites a
+ * row in place (same id) and bumps `variant`, which deterministic generators use to vary their output.
+ */
+import { sql } from "drizzle-orm";
+import { check, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { accounts } from "./accounts";
+import { assets } from "./assets";
+
+export const creations = sqliteTable(
+  "creations",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** Only social_post exists today. */
+    type: text("type").notNull(),
+    /**
+     * The seed it was generated from. NB: no foreign key: a creation outlives its seed (it may already be scheduled),
+     * and the seeds module owns seed deletion.
+     */
+    seedId: text("seed_id").notNull(),
+    caption: text("caption").notNull(),
+    /** Null when the creation has no image. */
+    altText: text("alt_text"),
+    /**
+     * The library asset shown with the caption; null when there is none. The assets module counts this column when it
+     * refuses to delete an asset in use (409 asset_in_use); the foreign key is the backstop.
+     */
+    imageAssetId: text("image_asset_id").references(() => assets.id),
+    aspectRatio: text("aspect_ratio").notNull(),
+    mediaStyle: text("media_style").notNull(),
+    /** 0 at generate; +1 on every regenerate. */
+    variant: integer("variant").notNull().default(0),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("creations_account_idx").on(t.accountId, t.id),
+    index("creations_account_seed_idx").on(t.accountId, t.seedId, t.id),
+    index("creations_image_asset_idx").on(t.imageAssetId),
+    check("creations_variant_non_negative", sql`${t.variant} >= 0`),
+  ],
+);
+
+export type CreationRow = typeof creations.$inferSelect;

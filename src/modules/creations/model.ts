@@ -1,0 +1,101 @@
+/**
+ * Request and response schemas of the creations routes: the single source of truth for validation and OpenAPI.
+ * Enum fields carry an `error` text naming the allowed values, which the pipeline puts in `details[].problem`.
+ */
+import { t } from "elysia";
+import { ASPECT_RATIOS, MEDIA_STYLES } from "../../generation/generator";
+
+export const CREATION_TYPE = "social_post";
+export const CREATION_TYPES = [CREATION_TYPE] as const;
+export const REGENERATE_PARTS = ["caption", "image", "both"] as const;
+export type RegeneratePart = (typeof REGENERATE_PARTS)[number];
+export const DEFAULT_REGENERATE_PART: RegeneratePart = "both";
+/** Change instructions are a hint for the generator, not content: a short sentence or two. */
+export const MAX_CHANGE_INSTRUCTIONS = 1000;
+export const LIST_LIMIT_DEFAULT = 50;
+export const LIST_LIMIT_MAX = 200;
+
+const ASPECT_RATIO_NAMES = Object.keys(ASPECT_RATIOS) as (keyof typeof ASPECT_RATIOS)[];
+
+/** "must be one of a, b, c" — the problem text of every enum refusal. */
+function oneOf(values: readonly string[]): string {
+  return `must be one of ${values.join(", ")}`;
+}
+
+const typeField = t.UnionEnum(CREATION_TYPES, { error: oneOf(CREATION_TYPES), description: "Only social_post exists." });
+
+export const generateBody = t.Object({
+  type: t.Optional(typeField),
+  seed_id: t.String({ error: "must be the id of one of your seeds", description: "An owned seed." }),
+  include_visual: t.Optional(t.Boolean({ error: "must be true or false", description: "true generates an image." })),
+  aspect_ratio: t.Optional(
+    t.UnionEnum(ASPECT_RATIO_NAMES as [string, ...string[]], {
+      error: oneOf(ASPECT_RATIO_NAMES),
+      description: "square 1080×1080 (default), portrait 1080×1350, landscape 1200×628, story 1080×1920.",
+    }),
+  ),
+  media_style: t.Optional(
+    t.UnionEnum(MEDIA_STYLES, { error: oneOf(MEDIA_STYLES), description: "minimal by default." }),
+  ),
+  image_asset_id: t.Optional(
+    t.String({ error: "must be the id of one of your assets", description: "An owned asset; excludes include_visual." }),
+  ),
+});
+
+export const regenerateBody = t.Object({
+  type: t.Optional(typeField),
+  creation_id: t.String({ error: "must be the id of one of your creations" }),
+  parts: t.Optional(t.UnionEnum(REGENERATE_PARTS, { error: oneOf(REGENERATE_PARTS), description: "both by default." })),
+  change_instructions: t.Optional(
+    t.String({
+      maxLength: MAX_CHANGE_INSTRUCTIONS,
+      error: `must be text of at most ${MAX_CHANGE_INSTRUCTIONS} characters`,
+      description: 'e.g. "shorter", "more formal", "add a question", "no emoji".',
+    }),
+  ),
+});
+
+export const listQuery = t.Object({
+  seed_id: t.Optional(t.String()),
+  limit: t.Optional(
+    t.Numeric({
+      minimum: 1,
+      maximum: LIST_LIMIT_MAX,
+      multipleOf: 1,
+      error: `must be a whole number from 1 to ${LIST_LIMIT_MAX}`,
+    }),
+  ),
+  cursor: t.Optional(t.String({ maxLength: 200, error: "must be a cursor from a previous page" })),
+});
+
+export const idParams = t.Object({ id: t.String() });
+
+export const creationSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  type: t.Literal(CREATION_TYPE),
+  url: t.String({ description: "Public preview page: {base_url}/c/<id>." }),
+  body: t.Object({
+    type: t.Literal(CREATION_TYPE),
+    caption: t.String(),
+    altText: t.Union([t.String(), t.Null()]),
+    imageUrl: t.Union([t.String(), t.Null()]),
+  }),
+  seedId: t.String(),
+  imageAssetId: t.Union([t.String(), t.Null()]),
+  aspectRatio: t.String(),
+  mediaStyle: t.String(),
+  createdAt: t.String({ description: "ISO 8601 UTC" }),
+  updatedAt: t.String({ description: "ISO 8601 UTC" }),
+});
+
+export const creationWithChargeResponse = t.Object({ creation: creationSchema, creditsCharged: t.Number() });
+export const creationResponse = t.Object({ creation: creationSchema });
+export const creationListResponse = t.Object({
+  creations: t.Array(creationSchema),
+  nextCursor: t.Union([t.String(), t.Null()]),
+});
+
+/** A creation as the API shows it. */
+export type Creation = typeof creationSchema.static;
+export type GenerateBody = typeof generateBody.static;
+export type RegenerateBody = typeof regenerateBody.static;
