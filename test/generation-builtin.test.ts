@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import { mkdirSync } from "node:fs";
 import { createBuiltinGenerator } from "../src/generation/builtin/index.ts";
 import { emojiCount, graphemeCount } from "../src/generation/builtin/text.ts";
@@ -86,6 +87,36 @@ describe("builtin captions", () => {
     const c = await gen.writeCaption(req({ voice }));
     expect(c).toContain("#launch");
     expect(c).not.toMatch(/#SeedcastNews|#SocialMedia/i);
+  });
+
+  test("property: any seed, voice and limit → fits, no banned word, differs from previous", async () => {
+    const word = fc.stringMatching(/^[A-Za-zäöü]{2,9}$/);
+    const sentence = fc.array(word, { minLength: 1, maxLength: 14 }).map((w) => `${w.join(" ")}.`);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          title: fc.array(word, { maxLength: 6 }).map((w) => w.join(" ")),
+          content: fc.array(sentence, { maxLength: 8 }).map((s) => s.join(" ")),
+          category: fc.constantFrom("announcement", "tip", "question", "story", "event", "product", "other", null, "x"),
+        }),
+        fc.array(word, { maxLength: 4 }),
+        fc.constantFrom("none", "some", "lots"),
+        fc.integer({ min: 20, max: 400 }),
+        fc.nat(50),
+        fc.constantFrom(undefined, "shorter", "longer", "more formal", "more casual", "add a question", "no emoji", "more emoji", "no hashtags"),
+        async (seed, bannedWords, emoji, maxGraphemes, variant, changeInstructions) => {
+          const voice = { ...VOICE, emoji: emoji as BrandVoice["emoji"], bannedWords, hashtags: ["alpha", ...bannedWords.slice(0, 1)] };
+          const r = { seed, voice, maxGraphemes, variant, changeInstructions };
+          const c = await gen.writeCaption(r);
+          expect(graphemeCount(c)).toBeLessThanOrEqual(maxGraphemes);
+          for (const w of bannedWords) expect(hasWord(c, w)).toBe(false);
+          const next = await gen.writeCaption({ ...r, previousCaption: c });
+          expect(next).not.toBe(c);
+          expect(graphemeCount(next)).toBeLessThanOrEqual(maxGraphemes);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   test("every variant differs, and a regenerate always differs from the previous caption", async () => {

@@ -202,15 +202,17 @@ function composeVariant(req: CaptionRequest, variant: number): string {
   const length = flags.length ?? "normal";
   const body = pickBody(ranked, BODY_SENTENCES[length], round).map((s) => clean(applyRegister(s, register))).filter(Boolean);
 
-  const title = clean(seed.title.trim().replace(/[.!?:;,]+$/, ""));
+  // Keep a title's own "?" or "!": they carry meaning ("Tabs or spaces?").
+  const title = clean(seed.title.trim().replace(/[.:;,]+$/, ""));
   const titleWords = keywords(title);
   const firstWords = keywords(body[0] ?? "");
   const shared = [...titleWords].filter((w) => firstWords.has(w)).length;
   // When the first sentence already says the title, use the plain opener to avoid saying it twice.
-  const saysTitle = titleWords.size > 0 && shared / titleWords.size >= 0.6;
+  const firstLower = (body[0] ?? "").toLowerCase();
+  const saysTitle = (title.length > 0 && firstLower.includes(title.toLowerCase())) || (titleWords.size >= 3 && shared / titleWords.size >= 0.6);
   const template = openerList[openerIndex]!;
   let opener = "";
-  if (english) opener = title && !saysTitle ? template.withTitle.replace("{title}", title) : template.plain;
+  if (english) opener = title && !saysTitle ? template.withTitle.replace("{title}", title).replace(/([!?])[.!]+$/, "$1") : template.plain;
   else if (title && !saysTitle) opener = terminate(title);
   if (body.length === 0 && !title && english) opener = template.plain;
 

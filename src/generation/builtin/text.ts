@@ -80,7 +80,9 @@ export function removeBannedWords(text: string, banned: readonly string[]): stri
         if (!re.test(line)) return line;
         re.lastIndex = 0;
         // Only lines that lost a word need repair (a dangling leading comma, empty brackets).
-        return tidy(line.replace(re, "")).replace(/^[,;:]\s*/, "").replace(/\(\s*\)/g, "");
+        const repaired = tidy(line.replace(re, "").replace(/\(\s*\)/g, "")).replace(/^[,;:]\s*/, "");
+        // "Quick tip: …" minus "quick" must still start with a capital.
+        return /^\p{Ll}/u.test(repaired) && /^\p{Lu}/u.test(line) ? repaired[0]!.toUpperCase() + repaired.slice(1) : repaired;
       })
       .join("\n");
     if (next === current) break;
