@@ -90,15 +90,16 @@ export type TestHttpsHandler = (request: Request, server: Bun.Server<undefined>)
 /**
  * Starts `Bun.serve({ tls })` on 127.0.0.1 and a random free port. Pass `ca` to share one CA between
  * several servers (e.g. two peers that must both be trusted); otherwise a fresh CA is made and disposed on stop.
+ * `hostname` + `port` place a second peer on e.g. 127.0.0.2 at the first one's port.
  */
 export function startHttpsServer(
   handler: TestHttpsHandler,
-  options: { ca?: TestCa; hostname?: string } = {},
+  options: { ca?: TestCa; hostname?: string; port?: number } = {},
 ): TestHttpsServer {
   const ca = options.ca ?? createTestCa();
   const server = Bun.serve({
     hostname: options.hostname ?? "127.0.0.1",
-    port: 0,
+    port: options.port ?? 0,
     tls: { cert: ca.certPem, key: ca.keyPem },
     fetch: handler,
   });
