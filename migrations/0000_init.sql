@@ -112,4 +112,141 @@ CREATE TABLE `upload_links` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `upload_links_token_hash_unique` ON `upload_links` (`token_hash`);--> statement-breakpoint
-CREATE INDEX `upload_links_expires_idx` ON `upload_links` (`expires_at`);
+CREATE INDEX `upload_links_expires_idx` ON `upload_links` (`expires_at`);--> statement-breakpoint
+CREATE TABLE `connections` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`platform` text NOT NULL,
+	`label` text NOT NULL,
+	`endpoint` text NOT NULL,
+	`credentials_sealed` text NOT NULL,
+	`session_sealed` text,
+	`meta` text DEFAULT '{}' NOT NULL,
+	`ready_to_post` integer DEFAULT false NOT NULL,
+	`blocked_reason` text,
+	`checked_at` integer,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
+	CONSTRAINT "connections_platform_valid" CHECK("connections"."platform" IN ('bluesky','mastodon','webhook'))
+);
+--> statement-breakpoint
+CREATE INDEX `connections_account_idx` ON `connections` (`account_id`);--> statement-breakpoint
+CREATE TABLE `scheduled_post_targets` (
+	`id` text PRIMARY KEY NOT NULL,
+	`post_id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`connection_id` text,
+	`platform` text NOT NULL,
+	`label` text NOT NULL,
+	`status` text NOT NULL,
+	`provider_post_id` text,
+	`published_url` text,
+	`error_message` text,
+	`held_by_provider` integer DEFAULT false NOT NULL,
+	`next_attempt_at` integer,
+	`attempts` integer DEFAULT 0 NOT NULL,
+	`lease_token` text,
+	`lease_expires_at` integer,
+	`send_started_at` integer,
+	`withdrawn_at` integer,
+	`published_at` integer,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	FOREIGN KEY (`post_id`) REFERENCES `scheduled_posts`(`id`) ON UPDATE no action ON DELETE cascade,
+	CONSTRAINT "scheduled_post_targets_status_valid" CHECK("scheduled_post_targets"."status" IN ('scheduled','publishing','published','failed','withdrawn'))
+);
+--> statement-breakpoint
+CREATE INDEX `scheduled_post_targets_post_idx` ON `scheduled_post_targets` (`post_id`);--> statement-breakpoint
+CREATE INDEX `scheduled_post_targets_due_idx` ON `scheduled_post_targets` (`status`,`next_attempt_at`);--> statement-breakpoint
+CREATE INDEX `scheduled_post_targets_connection_idx` ON `scheduled_post_targets` (`connection_id`);--> statement-breakpoint
+CREATE TABLE `scheduled_posts` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`creation_id` text NOT NULL,
+	`scheduled_time` integer NOT NULL,
+	`status` text NOT NULL,
+	`error_message` text,
+	`caption` text NOT NULL,
+	`alt_text` text,
+	`image_asset_id` text,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
+	CONSTRAINT "scheduled_posts_status_valid" CHECK("scheduled_posts"."status" IN ('scheduled','publishing','published','partially_failed','failed'))
+);
+--> statement-breakpoint
+CREATE INDEX `scheduled_posts_account_time_idx` ON `scheduled_posts` (`account_id`,`scheduled_time`);--> statement-breakpoint
+CREATE INDEX `scheduled_posts_image_asset_idx` ON `scheduled_posts` (`image_asset_id`);--> statement-breakpoint
+CREATE TABLE `seeds` (
+	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`title` text NOT NULL,
+	`content` text NOT NULL,
+	`category` text,
+	`image_asset_id` text,
+	`image_url` text,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
+	CONSTRAINT "seeds_title_length" CHECK(length("seeds"."title") BETWEEN 1 AND 300),
+	CONSTRAINT "seeds_content_length" CHECK(length("seeds"."content") BETWEEN 1 AND 20000)
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `seeds_id_unique` ON `seeds` (`id`);--> statement-breakpoint
+CREATE INDEX `seeds_account_created_idx` ON `seeds` (`account_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `seeds_image_asset_idx` ON `seeds` (`image_asset_id`);--> statement-breakpoint
+CREATE TABLE `brand_voices` (
+	`account_id` text PRIMARY KEY NOT NULL,
+	`tone` text NOT NULL,
+	`audience` text NOT NULL,
+	`language` text NOT NULL,
+	`emoji` text NOT NULL,
+	`hashtags` text NOT NULL,
+	`banned_words` text NOT NULL,
+	`signature` text NOT NULL,
+	`updated_at` integer NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
+	CONSTRAINT "brand_voices_emoji_valid" CHECK("brand_voices"."emoji" IN ('none','some','lots'))
+);
+--> statement-breakpoint
+CREATE TABLE `idempotency_keys` (
+	`account_id` text NOT NULL,
+	`route` text NOT NULL,
+	`key` text NOT NULL,
+	`fingerprint` text NOT NULL,
+	`state` text NOT NULL,
+	`lease` text NOT NULL,
+	`lease_until` integer NOT NULL,
+	`status` integer,
+	`content_type` text,
+	`body` text,
+	`created_at` integer NOT NULL,
+	PRIMARY KEY(`account_id`, `route`, `key`),
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
+	CONSTRAINT "idempotency_keys_state_valid" CHECK("idempotency_keys"."state" IN ('in_flight','done'))
+);
+--> statement-breakpoint
+CREATE INDEX `idempotency_keys_created_idx` ON `idempotency_keys` (`created_at`);--> statement-breakpoint
+CREATE TABLE `creations` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`type` text NOT NULL,
+	`seed_id` text NOT NULL,
+	`caption` text NOT NULL,
+	`alt_text` text,
+	`image_asset_id` text,
+	`aspect_ratio` text NOT NULL,
+	`media_style` text NOT NULL,
+	`variant` integer DEFAULT 0 NOT NULL,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`image_asset_id`) REFERENCES `assets`(`id`) ON UPDATE no action ON DELETE no action,
+	CONSTRAINT "creations_variant_non_negative" CHECK("creations"."variant" >= 0)
+);
+--> statement-breakpoint
+CREATE INDEX `creations_account_idx` ON `creations` (`account_id`,`id`);--> statement-breakpoint
+CREATE INDEX `creations_account_seed_idx` ON `creations` (`account_id`,`seed_id`,`id`);--> statement-breakpoint
+CREATE INDEX `creations_image_asset_idx` ON `creations` (`image_asset_id`);

@@ -3,9 +3,11 @@
  * Runs at start before the first request, and from `seedcast migrate`.
  */
 import type { Database } from "bun:sqlite";
+import { FTS_MIGRATIONS } from "./fts";
 import { embeddedMigrations } from "./migrations-embed" with { type: "macro" };
 
-const MIGRATIONS = embeddedMigrations();
+// NB: FTS virtual tables and triggers live in fts.ts (drizzle-kit cannot generate them); they run after drizzle's.
+const MIGRATIONS = [...embeddedMigrations(), ...FTS_MIGRATIONS];
 const BREAKPOINT = "--> statement-breakpoint";
 
 /** Applies every migration not yet applied; returns the tags applied now. */

@@ -9,6 +9,7 @@ import { AppError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { INVALID_KEY_BODY, authenticate } from "../modules/auth/authenticate";
 import { appErrorResponse, jsonResponse, validationToAppError } from "./error-response";
+import { idempotencyPlugin } from "./idempotency";
 import { RateLimiter } from "./rate-limit";
 import { requestState, setRequestState } from "./request-context";
 import { RouteTable, type RouteLike } from "./route-table";
@@ -76,6 +77,8 @@ export function pipeline(deps: Deps, routes: () => readonly RouteLike[], observe
         );
       }
     })
+    // Idempotency-Key claims run after every check above (its onRequest is registered after ours) and keyed on the account.
+    .use(idempotencyPlugin(deps))
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       // NB: a chunked body has no content-length; count what actually arrives before parsing it.
       if (!contentType?.startsWith("application/json")) return;

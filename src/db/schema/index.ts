@@ -4,3 +4,6 @@ export * from "./api-keys";
 export * from "./assets";
 export * from "./credits";
 export * from "./upload-links";
+export * from "./seeds";
+export * from "./voice";
+export * from "./idempotency";
