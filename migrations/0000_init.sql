@@ -243,10 +243,25 @@ CREATE TABLE `creations` (
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL,
 	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
-	FOREIGN KEY (`image_asset_id`) REFERENCES `assets`(`id`) ON UPDATE no action ON DELETE no action,
 	CONSTRAINT "creations_variant_non_negative" CHECK("creations"."variant" >= 0)
 );
 --> statement-breakpoint
 CREATE INDEX `creations_account_idx` ON `creations` (`account_id`,`id`);--> statement-breakpoint
 CREATE INDEX `creations_account_seed_idx` ON `creations` (`account_id`,`seed_id`,`id`);--> statement-breakpoint
-CREATE INDEX `creations_image_asset_idx` ON `creations` (`image_asset_id`);
+CREATE INDEX `creations_image_asset_idx` ON `creations` (`image_asset_id`);--> statement-breakpoint
+CREATE TABLE `sessions` (
+	`id` text PRIMARY KEY NOT NULL,
+	`token_hash` text NOT NULL,
+	`user_id` text NOT NULL,
+	`account_id` text,
+	`csrf_token` text NOT NULL,
+	`created_at` integer NOT NULL,
+	`last_seen_at` integer NOT NULL,
+	`expires_at` integer NOT NULL,
+	`absolute_expires_at` integer NOT NULL,
+	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE set null
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `sessions_token_hash_unique` ON `sessions` (`token_hash`);--> statement-breakpoint
+CREATE INDEX `sessions_user_idx` ON `sessions` (`user_id`);

@@ -7,6 +7,7 @@ import type { Deps } from "./deps";
 import { pipeline, type RequestObserver } from "./http/pipeline";
 import { creditsModule } from "./modules/credits";
 import { healthModule } from "./modules/health";
+import { dashboardModule } from "./modules/dashboard";
 
 export interface AppOptions {
   /** False while draining for shutdown (readyz answers 503). */
@@ -36,7 +37,8 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
       }),
     )
     .use(healthModule(deps, isReady))
-    .use(creditsModule(deps));
+    .use(creditsModule(deps))
+    .use(dashboardModule(deps));
 }
 
 export type App = ReturnType<typeof createApp>;

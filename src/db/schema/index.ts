@@ -7,3 +7,4 @@ export * from "./upload-links";
 export * from "./seeds";
 export * from "./voice";
 export * from "./idempotency";
+export * from "./sessions";

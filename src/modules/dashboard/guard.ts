@@ -1,0 +1,78 @@
+/**
+ * Who may see what: every dashboard route goes through `session()` (no session → /login; an expired one → the
+ * expired page) and every POST through `postSession()` (plus the CSRF synchronizer token). Role gates answer a
+ * 403 page, never the data.
+ */
+import type { Deps } from "../../deps";
+import { html } from "./html";
+import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, sameToken, setCookie } from "./http";
+import { page, publicPage } from "./layout";
+import type { LoginLimiter } from "./login-limit";
+import { type Membership, type SessionContext, resolveSession } from "./session";
+
+/** What every dashboard handler gets. */
+export interface DashboardCtx {
+  deps: Deps;
+  limiter: LoginLimiter;
+}
+
+/** Where an expired session lands. */
+export const EXPIRED_PATH = "/login?expired=1";
+
+/** The session of a request, or the answer to send instead (redirect to /login, or to the expired page). */
+export function session(ctx: DashboardCtx, request: Request): SessionContext | Response {
+  const names = cookieNames(ctx.deps.config);
+  const token = readCookies(request).get(names.session);
+  if (!token) return redirect("/login");
+  const resolved = resolveSession(ctx.deps, token);
+  if (resolved === "missing") return redirect("/login", [setCookie(ctx.deps.config, names.session, "", 0)]);
+  if (resolved === "expired") return redirect(EXPIRED_PATH, [setCookie(ctx.deps.config, names.session, "", 0)]);
+  return resolved;
+}
+
+/** The page answered when a form's CSRF token is missing or wrong. */
+export function csrfRefused(): Response {
+  return htmlResponse(
+    publicPage(
+      "This form has expired",
+      html`<p>The form was missing its security token or it no longer matches your session, so nothing was changed.</p>
+<p><a class="button" href="/dashboard">Back to the dashboard</a></p>`,
+    ),
+    403,
+  );
+}
+
+/** The session of a POST whose form carries the session's CSRF token, or the answer to send instead. */
+export function postSession(ctx: DashboardCtx, request: Request, form: Form | undefined): SessionContext | Response {
+  const s = session(ctx, request);
+  if (s instanceof Response) return s;
+  const sent = field(form, "_csrf") || request.headers.get("x-csrf-token") || "";
+  if (!sameToken(sent, s.csrfToken)) return csrfRefused();
+  return s;
+}
+
+/** A 403 page for a signed-in person whose role does not open this page. */
+export function forbiddenPage(s: SessionContext, what: string): Response {
+  return htmlResponse(
+    page(s, { title: "Not available", current: "" }, html`<p class="card">${what}</p>`),
+    403,
+  );
+}
+
+/** The current account, or a page saying there is none (an admin who belongs to no account). */
+export function requireAccount(s: SessionContext): Membership | Response {
+  if (s.account) return s.account;
+  return htmlResponse(
+    page(
+      s,
+      { title: "No account", current: "" },
+      html`<p class="card">You are not a member of any account yet.${s.isAdmin ? html` Create one on the <a href="/dashboard/instance">Instance</a> page.` : ""}</p>`,
+    ),
+    200,
+  );
+}
+
+/** The client address for rate limiting (the socket's, never a forwarded header a client could forge). */
+export function clientAddress(server: { requestIP(r: Request): { address: string } | null } | null | undefined, request: Request): string {
+  return server?.requestIP(request)?.address ?? "local";
+}

@@ -1,0 +1,35 @@
+/** Helpers shared by the pages: turning service refusals into notices, fixed notices from `?notice=`. */
+import { AppError } from "../../../lib/errors";
+import type { Notice } from "../layout";
+
+/** A service refusal as a notice plus the status to answer; anything else is a bug and is rethrown. */
+export function refusal(error: unknown): { notice: Notice; status: number } {
+  if (error instanceof AppError) return { notice: { kind: "error", text: error.message }, status: error.status };
+  throw error;
+}
+
+/** Fixed success messages, chosen by key after a redirect (never text from the URL). */
+const NOTICES: Record<string, string> = {
+  revoked: "The key was revoked. It answers 401 from now on.",
+  "member-added": "The person was added.",
+  "member-updated": "The role was changed. Their keys follow the new role at once.",
+  "member-removed": "The person was removed; their keys no longer work.",
+  granted: "Credits granted.",
+  "account-created": "The account was created.",
+  "account-disabled": "The account was disabled; its keys answer 401.",
+  "account-enabled": "The account was enabled again.",
+  "voice-saved": "The brand voice was saved.",
+  connected: "The connection was added.",
+  checked: "The connection was checked.",
+  "connection-removed": "The connection was removed.",
+  cancelled: "The post was cancelled.",
+  uploaded: "The image was added to the library.",
+  deleted: "The image was deleted.",
+};
+
+/** The notice named by `?notice=` on this request, if it is one of ours. */
+export function noticeFrom(request: Request): Notice[] {
+  const key = new URL(request.url).searchParams.get("notice");
+  const text = key ? NOTICES[key] : undefined;
+  return text ? [{ kind: "ok", text }] : [];
+}

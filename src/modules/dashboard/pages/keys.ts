@@ -1,0 +1,186 @@
+/**
+ * API keys: list, mint (groups limited by the person's role), rotate and revoke. A secret appears exactly once, in the
+ * answer to the mint or rotate POST (no-store), and is never stored or rendered again.
+ */
+import { EXPIRY_CHOICES, DEFAULT_EXPIRY_DAYS, type KeyView, listKeys, mintKey, parseExpiryDays, revokeKey, rotateKey, KEY_NAME_MAX } from "../../auth/keys-service";
+import { ROLE_SCOPES, SCOPE_LABELS, SCOPES } from "../../auth/scopes";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
+import { type Html, html, timeTag } from "../html";
+import { type Form, field, fields, htmlResponse, redirect } from "../http";
+import { type Notice, confirmPage, csrfField, page } from "../layout";
+import type { SessionContext } from "../session";
+import { noticeFrom, refusal } from "./common";
+
+const CURRENT = "/dashboard/keys";
+
+function canManage(s: SessionContext, key: KeyView): boolean {
+  return s.account?.role === "owner" || key.userId === s.userId;
+}
+
+function secretBlock(title: string, secret: string, extra: Html | string = ""): Html {
+  return html`<section class="secret" aria-labelledby="secret-title">
+  <h2 id="secret-title">${title}</h2>
+  <p><strong>Copy this key now. It will not be shown again</strong>: Seedcast stores only a hash of it. If it is lost, rotate or mint a new one.</p>
+  <div class="value">
+    <label class="sr-only" for="new-secret">The new API key</label>
+    <input id="new-secret" type="text" readonly value="${secret}" autocomplete="off" spellcheck="false">
+    <button type="button" data-copy="new-secret" hidden>Copy</button>
+  </div>
+  <p id="new-secret-status" role="status" class="hint"></p>
+  ${extra}
+</section>`;
+}
+
+function keysTable(s: SessionContext, keys: KeyView[]): Html {
+  if (keys.length === 0) return html`<p class="muted">No keys yet.</p>`;
+  return html`<div class="table-wrap"><table class="stack">
+<caption class="sr-only">API keys of this account</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Groups</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+<tbody>
+${keys.map(
+  (k) => html`<tr>
+  <td data-label="Name">${k.name}</td>
+  <td data-label="Groups">${k.scopes.map((sc) => SCOPE_LABELS[sc]).join(", ")}</td>
+  <td data-label="Prefix"><code>${k.prefix}…</code></td>
+  <td data-label="Created">${timeTag(k.createdAt)}</td>
+  <td data-label="Last used">${timeTag(k.lastUsedAt, "never")}</td>
+  <td data-label="Expires">${k.state === "grace" ? html`grace until ${timeTag(k.graceUntil)}` : timeTag(k.expiresAt, "never")}</td>
+  <td data-label="State"><span class="badge state-${k.state}">${k.state}</span></td>
+  <td data-label="Actions">${
+    canManage(s, k)
+      ? html`<div class="actions">
+    ${k.state === "active" ? html`<form method="post" action="/dashboard/keys/${k.id}/rotate">${csrfField(s.csrfToken)}<button type="submit" class="small secondary">Rotate<span class="sr-only"> ${k.name}</span></button></form>` : ""}
+    ${k.state === "active" || k.state === "grace" ? html`<a class="button small danger" href="/dashboard/keys/${k.id}/revoke">Revoke<span class="sr-only"> ${k.name}</span></a>` : ""}
+  </div>`
+      : ""
+  }</td>
+</tr>`,
+)}
+</tbody></table></div>`;
+}
+
+function mintForm(s: SessionContext, values: { name?: string; groups?: string[]; expires?: string } = {}): Html {
+  const role = s.account?.role ?? "viewer";
+  const allowed = ROLE_SCOPES[role];
+  const checked = values.groups ?? ["read"];
+  const expires = values.expires ?? String(DEFAULT_EXPIRY_DAYS);
+  return html`<form method="post" action="/dashboard/keys" class="card form-card" aria-labelledby="mint-title">
+  <h2 id="mint-title">Mint a key</h2>
+  ${csrfField(s.csrfToken)}
+  <div class="row"><label for="key-name">Name</label>
+    <input id="key-name" name="name" type="text" required maxlength="${KEY_NAME_MAX}" value="${values.name ?? ""}" aria-describedby="key-name-hint">
+    <p class="hint" id="key-name-hint">Up to ${KEY_NAME_MAX} characters, e.g. the tool that will use it.</p></div>
+  <fieldset><legend>Groups</legend>
+    ${SCOPES.filter((sc) => allowed.includes(sc)).map(
+      (sc) => html`<label><input type="checkbox" name="groups" value="${sc}"${checked.includes(sc) ? html` checked` : ""}> ${SCOPE_LABELS[sc]} <code class="muted">${sc}</code></label>`,
+    )}
+    ${allowed.length < SCOPES.length ? html`<p class="hint">Your role (${role}) can grant only ${allowed.map((sc) => SCOPE_LABELS[sc]).join(", ")}.</p>` : ""}
+  </fieldset>
+  <div class="row"><label for="key-expires">Expires after</label>
+    <select id="key-expires" name="expires">
+      ${EXPIRY_CHOICES.map((d) => html`<option value="${d}"${expires === String(d) ? html` selected` : ""}>${d} days</option>`)}
+      <option value="never"${expires === "never" ? html` selected` : ""}>Never</option>
+    </select></div>
+  <button type="submit">Mint key</button>
+</form>`;
+}
+
+function keysPage(ctx: DashboardCtx, s: SessionContext, accountId: string, opts: { notices?: Notice[]; top?: Html; form?: Parameters<typeof mintForm>[1] } = {}): Html {
+  const keys = listKeys(ctx.deps, accountId);
+  return page(
+    s,
+    { title: "API keys", current: CURRENT, notices: opts.notices },
+    html`${opts.top ?? ""}
+<p class="muted">Keys let tools call the Seedcast API for this account. Each key holds only the groups chosen here, and never more than its owner's role allows.</p>
+<section class="card" aria-labelledby="list-title">
+  <h2 id="list-title">Keys</h2>
+  ${keysTable(s, keys)}
+</section>
+${mintForm(s, opts.form)}`,
+  );
+}
+
+/** GET /dashboard/keys */
+export function getKeys(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
+  const account = requireAccount(s);
+  if (account instanceof Response) return account;
+  return htmlResponse(keysPage(ctx, s, account.accountId, { notices: noticeFrom(request) }));
+}
+
+/** POST /dashboard/keys: mints, then shows the secret once. The service refuses groups beyond the role. */
+export function postMint(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Response {
+  const account = requireAccount(s);
+  if (account instanceof Response) return account;
+  const values = { name: field(form, "name"), groups: fields(form, "groups"), expires: field(form, "expires") };
+  try {
+    const minted = mintKey(ctx.deps, {
+      accountId: account.accountId,
+      userId: s.userId,
+      name: values.name,
+      groups: values.groups,
+      expiresDays: parseExpiryDays(values.expires),
+    });
+    return htmlResponse(keysPage(ctx, s, account.accountId, { top: secretBlock(`Key “${values.name.trim()}” minted`, minted.key) }));
+  } catch (error) {
+    const { notice, status } = refusal(error);
+    return htmlResponse(keysPage(ctx, s, account.accountId, { notices: [notice], form: values }), status);
+  }
+}
+
+function findKey(ctx: DashboardCtx, s: SessionContext, accountId: string, keyId: string): KeyView | Response {
+  const key = listKeys(ctx.deps, accountId).find((k) => k.id === keyId);
+  if (!key) return htmlResponse(page(s, { title: "Key not found", current: CURRENT }, html`<p class="card">No such key in this account.</p>`), 404);
+  if (!canManage(s, key)) return forbiddenPage(s, "Only the account's owners and the person who minted a key can rotate or revoke it.");
+  return key;
+}
+
+/** POST /dashboard/keys/:id/rotate: shows the replacement's secret once and the old key's grace end. */
+export function postRotate(ctx: DashboardCtx, s: SessionContext, keyId: string): Response {
+  const account = requireAccount(s);
+  if (account instanceof Response) return account;
+  const key = findKey(ctx, s, account.accountId, keyId);
+  if (key instanceof Response) return key;
+  try {
+    const rotated = rotateKey(ctx.deps, key.id, account.accountId);
+    return htmlResponse(
+      keysPage(ctx, s, account.accountId, {
+        top: secretBlock(
+          `Key “${key.name}” rotated`,
+          rotated.key,
+          html`<p>The old key (<code>${key.prefix}…</code>) keeps working until ${timeTag(rotated.previousKeyGraceUntil)}, then answers 401. Switch your tools over before then.</p>`,
+        ),
+      }),
+    );
+  } catch (error) {
+    const { notice, status } = refusal(error);
+    return htmlResponse(keysPage(ctx, s, account.accountId, { notices: [notice] }), status);
+  }
+}
+
+/** GET /dashboard/keys/:id/revoke: the confirmation step. */
+export function getRevoke(ctx: DashboardCtx, s: SessionContext, keyId: string): Response {
+  const account = requireAccount(s);
+  if (account instanceof Response) return account;
+  const key = findKey(ctx, s, account.accountId, keyId);
+  if (key instanceof Response) return key;
+  return htmlResponse(
+    confirmPage(s, {
+      title: "Revoke key",
+      current: CURRENT,
+      question: html`Revoke the key <strong>${key.name}</strong> (<code>${key.prefix}…</code>)? Every tool using it gets 401 from the next request. This cannot be undone.`,
+      action: `/dashboard/keys/${key.id}/revoke`,
+      confirmLabel: "Revoke key",
+      cancelHref: CURRENT,
+    }),
+  );
+}
+
+/** POST /dashboard/keys/:id/revoke */
+export function postRevoke(ctx: DashboardCtx, s: SessionContext, keyId: string): Response {
+  const account = requireAccount(s);
+  if (account instanceof Response) return account;
+  const key = findKey(ctx, s, account.accountId, keyId);
+  if (key instanceof Response) return key;
+  revokeKey(ctx.deps, key.id, account.accountId);
+  return redirect(`${CURRENT}?notice=revoked`);
+}

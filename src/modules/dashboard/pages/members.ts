@@ -1,0 +1,166 @@
+/** Members (owners only): add people with a role, change roles, remove people. Keys follow role changes at once. */
+import { and, asc, eq } from "drizzle-orm";
+import { members, users } from "../../../db/schema";
+import { addMember, removeMember, setMemberRole } from "../../accounts/service";
+import { ROLES, SCOPE_LABELS } from "../../auth/scopes";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
+import { type Html, html, timeTag } from "../html";
+import { type Form, field, htmlResponse, redirect } from "../http";
+import { type Notice, confirmPage, csrfField, page } from "../layout";
+import type { Membership, SessionContext } from "../session";
+import { isoAt } from "../../../lib/clock";
+import { noticeFrom, refusal } from "./common";
+
+const CURRENT = "/dashboard/members";
+
+interface MemberRow {
+  userId: string;
+  email: string;
+  name: string;
+  role: (typeof ROLES)[number];
+  createdAt: number;
+}
+
+/** The people in one account (a read for this page; writes go through the accounts service). */
+function listMembers(ctx: DashboardCtx, accountId: string): MemberRow[] {
+  return ctx.deps.db
+    .select({ userId: members.userId, email: users.email, name: users.name, role: members.role, createdAt: members.createdAt })
+    .from(members)
+    .innerJoin(users, eq(users.id, members.userId))
+    .where(eq(members.accountId, accountId))
+    .orderBy(asc(members.createdAt))
+    .all();
+}
+
+function ownerOnly(s: SessionContext): Membership | Response {
+  const account = requireAccount(s);
+  if (account instanceof Response) return account;
+  if (account.role !== "owner") return forbiddenPage(s, "Only the account's owners manage its members.");
+  return account;
+}
+
+function roleOptions(selected: string): Html {
+  return html`${ROLES.map((r) => html`<option value="${r}"${r === selected ? html` selected` : ""}>${r}</option>`)}`;
+}
+
+function membersPage(ctx: DashboardCtx, s: SessionContext, accountId: string, notices: Notice[], values: Record<string, string> = {}): Html {
+  const rows = listMembers(ctx, accountId);
+  return page(
+    s,
+    { title: "Members", current: CURRENT, notices },
+    html`<section class="card" aria-labelledby="people-title">
+  <h2 id="people-title">People in this account</h2>
+  <div class="table-wrap"><table class="stack">
+  <thead><tr><th scope="col">Person</th><th scope="col">Joined</th><th scope="col">Role</th><th scope="col"><span class="sr-only">Remove</span></th></tr></thead>
+  <tbody>${rows.map(
+    (m) => html`<tr>
+    <td data-label="Person">${m.name ? html`${m.name}<br>` : ""}<span class="muted">${m.email}</span>${m.userId === s.userId ? html` <span class="badge">you</span>` : ""}</td>
+    <td data-label="Joined">${timeTag(isoAt(m.createdAt))}</td>
+    <td data-label="Role"><form method="post" action="/dashboard/members/${m.userId}/role" class="actions">
+      ${csrfField(s.csrfToken)}
+      <label class="sr-only" for="role-${m.userId}">Role of ${m.email}</label>
+      <select id="role-${m.userId}" name="role">${roleOptions(m.role)}</select>
+      <button type="submit" class="small secondary">Set role</button>
+    </form></td>
+    <td data-label="Remove"><a class="button small danger" href="/dashboard/members/${m.userId}/remove">Remove<span class="sr-only"> ${m.email}</span></a></td>
+  </tr>`,
+  )}</tbody></table></div>
+  <p class="hint">Owners and editors may hold every group; viewers only ${SCOPE_LABELS.read}.</p>
+</section>
+<form method="post" action="/dashboard/members" class="card form-card" aria-labelledby="add-title">
+  <h2 id="add-title">Add a person</h2>
+  ${csrfField(s.csrfToken)}
+  <div class="row"><label for="m-name">Name</label><input id="m-name" name="name" type="text" maxlength="120" value="${values.name ?? ""}"></div>
+  <div class="row"><label for="m-email">Email</label><input id="m-email" name="email" type="email" required value="${values.email ?? ""}"></div>
+  <div class="row"><label for="m-password">Initial password</label>
+    <input id="m-password" name="password" type="password" required minlength="8" autocomplete="new-password" aria-describedby="m-pw-hint">
+    <p class="hint" id="m-pw-hint">At least 8 characters; tell them in person.</p></div>
+  <div class="row"><label for="m-role">Role</label><select id="m-role" name="role">${roleOptions(values.role ?? "editor")}</select></div>
+  <button type="submit">Add person</button>
+</form>`,
+  );
+}
+
+/** GET /dashboard/members */
+export function getMembers(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
+  const account = ownerOnly(s);
+  if (account instanceof Response) return account;
+  return htmlResponse(membersPage(ctx, s, account.accountId, noticeFrom(request)));
+}
+
+/** POST /dashboard/members: adds a new person with a role. */
+export async function postAddMember(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Promise<Response> {
+  const account = ownerOnly(s);
+  if (account instanceof Response) return account;
+  const values = { name: field(form, "name").trim(), email: field(form, "email"), role: field(form, "role") };
+  try {
+    await addMember(ctx.deps, { accountId: account.accountId, ...values, password: field(form, "password") });
+    return redirect(`${CURRENT}?notice=member-added`);
+  } catch (error) {
+    const { notice, status } = refusal(error);
+    return htmlResponse(membersPage(ctx, s, account.accountId, [notice], values), status);
+  }
+}
+
+function isMember(ctx: DashboardCtx, accountId: string, userId: string): boolean {
+  return (
+    ctx.deps.db
+      .select({ userId: members.userId })
+      .from(members)
+      .where(and(eq(members.accountId, accountId), eq(members.userId, userId)))
+      .get() !== undefined
+  );
+}
+
+/** POST /dashboard/members/:userId/role: changes the role in this account only. */
+export function postSetRole(ctx: DashboardCtx, s: SessionContext, userId: string, form: Form | undefined): Response {
+  const account = ownerOnly(s);
+  if (account instanceof Response) return account;
+  try {
+    const role = field(form, "role");
+    const rows = listMembers(ctx, account.accountId);
+    const owners = rows.filter((m) => m.role === "owner");
+    if (role !== "owner" && owners.length === 1 && owners[0]?.userId === userId) {
+      return htmlResponse(membersPage(ctx, s, account.accountId, [{ kind: "error", text: "An account keeps at least one owner." }]), 400);
+    }
+    setMemberRole(ctx.deps, userId, role, account.accountId);
+    return redirect(`${CURRENT}?notice=member-updated`);
+  } catch (error) {
+    const { notice, status } = refusal(error);
+    return htmlResponse(membersPage(ctx, s, account.accountId, [notice]), status);
+  }
+}
+
+/** GET /dashboard/members/:userId/remove: the confirmation step. */
+export function getRemoveMember(ctx: DashboardCtx, s: SessionContext, userId: string): Response {
+  const account = ownerOnly(s);
+  if (account instanceof Response) return account;
+  const member = listMembers(ctx, account.accountId).find((m) => m.userId === userId);
+  if (!member) return htmlResponse(page(s, { title: "Not found", current: CURRENT }, html`<p class="card">No such person in this account.</p>`), 404);
+  return htmlResponse(
+    confirmPage(s, {
+      title: "Remove person",
+      current: CURRENT,
+      question: html`Remove <strong>${member.email}</strong> from ${account.accountName}? Their API keys stop working at once.`,
+      action: `/dashboard/members/${userId}/remove`,
+      confirmLabel: "Remove person",
+      cancelHref: CURRENT,
+    }),
+  );
+}
+
+/** POST /dashboard/members/:userId/remove */
+export function postRemoveMember(ctx: DashboardCtx, s: SessionContext, userId: string): Response {
+  const account = ownerOnly(s);
+  if (account instanceof Response) return account;
+  if (!isMember(ctx, account.accountId, userId)) {
+    return htmlResponse(page(s, { title: "Not found", current: CURRENT }, html`<p class="card">No such person in this account.</p>`), 404);
+  }
+  try {
+    removeMember(ctx.deps, account.accountId, userId);
+    return redirect(`${CURRENT}?notice=member-removed`);
+  } catch (error) {
+    const { notice, status } = refusal(error);
+    return htmlResponse(membersPage(ctx, s, account.accountId, [notice]), status);
+  }
+}

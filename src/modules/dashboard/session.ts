@@ -1,0 +1,157 @@
+/**
+ * Dashboard sessions: a random 32-byte token in an HttpOnly cookie, stored only as its SHA-256. Idle expiry slides
+ * forward on use up to an absolute lifetime. Role and membership are re-read on every request, so a role change or
+ * removal takes effect at once.
+ */
+import { asc, eq, lt, sql } from "drizzle-orm";
+import { accounts, members, sessions, users } from "../../db/schema";
+import type { Deps } from "../../deps";
+import { newId } from "../../lib/ids";
+import type { Role } from "../auth/scopes";
+
+/** A session ends after this long without a request. */
+export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
+/** ...and in any case this long after sign-in. */
+export const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
+/** Sliding the expiry writes at most once a minute per session. */
+const TOUCH_EVERY_MS = 60 * 1000;
+
+export type SessionDeps = Pick<Deps, "db" | "clock">;
+
+export interface Membership {
+  accountId: string;
+  accountName: string;
+  role: Role;
+}
+
+/** Everything a page needs to know about who is asking. */
+export interface SessionContext {
+  sessionId: string;
+  userId: string;
+  email: string;
+  userName: string;
+  isAdmin: boolean;
+  csrfToken: string;
+  /** The account being viewed, or null for an admin who belongs to none. */
+  account: Membership | null;
+  memberships: Membership[];
+}
+
+/** A random URL-safe token of 32 bytes. */
+export function randomToken(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+}
+
+/** SHA-256 (hex) of a cookie token: what the sessions table stores. */
+export function hashToken(token: string): string {
+  return new Bun.CryptoHasher("sha256").update(token).digest("hex");
+}
+
+/** Accounts the user belongs to, oldest membership first; disabled accounts are left out. */
+export function membershipsOf(deps: Pick<Deps, "db">, userId: string): Membership[] {
+  return deps.db
+    .select({ accountId: members.accountId, accountName: accounts.name, role: members.role, disabledAt: accounts.disabledAt })
+    .from(members)
+    .innerJoin(accounts, eq(accounts.id, members.accountId))
+    .where(eq(members.userId, userId))
+    .orderBy(asc(members.createdAt))
+    .all()
+    .filter((m) => m.disabledAt === null)
+    .map(({ accountId, accountName, role }) => ({ accountId, accountName, role }));
+}
+
+/** Starts a session for `userId`, viewing their first account. Returns the cookie token (never stored as is). */
+export function createSession(deps: SessionDeps, userId: string): { token: string; sessionId: string } {
+  const now = deps.clock.now();
+  const token = randomToken();
+  const sessionId = newId();
+  const first = membershipsOf(deps, userId)[0];
+  deps.db
+    .insert(sessions)
+    .values({
+      id: sessionId,
+      tokenHash: hashToken(token),
+      userId,
+      accountId: first?.accountId ?? null,
+      csrfToken: randomToken(),
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt: now + SESSION_IDLE_MS,
+      absoluteExpiresAt: now + SESSION_ABSOLUTE_MS,
+    })
+    .run();
+  return { token, sessionId };
+}
+
+/**
+ * Resolves a cookie token: `missing` (no such session), `expired` (it existed but timed out; the row is deleted),
+ * or the context.
+ */
+export function resolveSession(deps: SessionDeps, token: string): SessionContext | "missing" | "expired" {
+  const row = deps.db.select().from(sessions).where(eq(sessions.tokenHash, hashToken(token))).get();
+  if (!row) return "missing";
+  const now = deps.clock.now();
+  if (now >= row.expiresAt || now >= row.absoluteExpiresAt) {
+    deps.db.delete(sessions).where(eq(sessions.id, row.id)).run();
+    return "expired";
+  }
+  const user = deps.db.select().from(users).where(eq(users.id, row.userId)).get();
+  if (!user) return "missing";
+  if (now - row.lastSeenAt >= TOUCH_EVERY_MS) {
+    deps.db
+      .update(sessions)
+      .set({ lastSeenAt: now, expiresAt: Math.min(now + SESSION_IDLE_MS, row.absoluteExpiresAt) })
+      .where(eq(sessions.id, row.id))
+      .run();
+  }
+  const memberships = membershipsOf(deps, user.id);
+  // NB: the stored account is only a preference; membership is checked here on every request.
+  const account = memberships.find((m) => m.accountId === row.accountId) ?? memberships[0] ?? null;
+  return {
+    sessionId: row.id,
+    userId: user.id,
+    email: user.email,
+    userName: user.name,
+    isAdmin: user.isInstanceAdmin,
+    csrfToken: row.csrfToken,
+    account,
+    memberships,
+  };
+}
+
+/** Switches the account a session views; false unless the user is a member of it. */
+export function switchAccount(deps: SessionDeps, session: SessionContext, accountId: string): boolean {
+  if (!session.memberships.some((m) => m.accountId === accountId)) return false;
+  deps.db.update(sessions).set({ accountId }).where(eq(sessions.id, session.sessionId)).run();
+  return true;
+}
+
+/** Ends a session (logout). */
+export function destroySession(deps: SessionDeps, sessionId: string): void {
+  deps.db.delete(sessions).where(eq(sessions.id, sessionId)).run();
+}
+
+/** Deletes sessions past their expiry: housekeeping only, since every request checks expiry itself. */
+export function tidySessions(deps: SessionDeps): number {
+  return deps.db.delete(sessions).where(lt(sessions.expiresAt, deps.clock.now())).returning({ id: sessions.id }).all().length;
+}
+
+/** Verifies an email and password; returns the user id or null. Runs argon2 even for unknown emails (timing). */
+export async function verifyLogin(deps: Pick<Deps, "db">, email: string, password: string): Promise<string | null> {
+  const user = deps.db
+    .select({ id: users.id, passwordHash: users.passwordHash })
+    .from(users)
+    .where(sql`lower(${users.email}) = lower(${email.trim()})`)
+    .get();
+  const hash = user?.passwordHash ?? DUMMY_HASH;
+  const ok = await Bun.password.verify(password, await hash);
+  return ok && user ? user.id : null;
+}
+
+// A real argon2id hash to verify against when the email is unknown, so both paths cost the same.
+const DUMMY_HASH: Promise<string> = Bun.password.hash(randomToken(), { algorithm: "argon2id" });
+
+/** True when the instance has no users yet (first-run setup is open). */
+export function needsSetup(deps: Pick<Deps, "db">): boolean {
+  return deps.db.select({ id: users.id }).from(users).limit(1).get() === undefined;
+}

@@ -1,0 +1,29 @@
+/**
+ * The dashboard's static files, embedded in the binary: the stylesheet as a file import (Bun embeds it with
+ * `--compile`) and the script as a string. Served with a content hash as ETag and a short cache.
+ */
+import cssPath from "./dashboard.css" with { type: "file" };
+import { CLIENT_SCRIPT } from "./client-script";
+
+export interface StaticFile {
+  body: string;
+  type: string;
+  etag: string;
+}
+
+function entry(body: string, type: string): StaticFile {
+  return { body, type, etag: `"${Bun.hash(body).toString(36)}"` };
+}
+
+let cache: Map<string, StaticFile> | null = null;
+
+/** The static files by name, read once. */
+export async function staticFiles(): Promise<Map<string, StaticFile>> {
+  if (cache) return cache;
+  const css = await Bun.file(cssPath).text();
+  cache = new Map([
+    ["dashboard.css", entry(css, "text/css; charset=utf-8")],
+    ["dashboard.js", entry(CLIENT_SCRIPT, "text/javascript; charset=utf-8")],
+  ]);
+  return cache;
+}

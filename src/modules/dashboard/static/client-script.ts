@@ -1,0 +1,71 @@
+/**
+ * The dashboard's one script (served as /dashboard/static/dashboard.js). Progressive enhancement only: every page works
+ * without it. It adds: copy buttons for a freshly minted secret, drag-and-drop upload with progress on the library page,
+ * and nothing else.
+ */
+export const CLIENT_SCRIPT = String.raw`"use strict";
+(function () {
+  function copyFrom(button) {
+    var target = document.getElementById(button.getAttribute("data-copy"));
+    if (!target) return;
+    var text = target.value || target.textContent || "";
+    var done = function () {
+      var status = document.getElementById(button.getAttribute("data-copy") + "-status");
+      if (status) status.textContent = "Copied to the clipboard.";
+      button.textContent = "Copied";
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () { target.select(); document.execCommand("copy"); done(); });
+    } else {
+      target.select();
+      document.execCommand("copy");
+      done();
+    }
+  }
+
+  function setupUpload(zone) {
+    var form = zone.closest("form");
+    var input = zone.querySelector("input[type=file]");
+    var progress = document.getElementById("upload-progress");
+    var status = document.getElementById("upload-status");
+    if (!form || !input) return;
+    function send(files) {
+      if (!files || files.length === 0) return;
+      var list = Array.prototype.slice.call(files);
+      var index = 0;
+      function next() {
+        if (index >= list.length) { window.location.href = form.getAttribute("data-done") || window.location.href; return; }
+        var file = list[index++];
+        var data = new FormData();
+        data.append("_csrf", form.querySelector("input[name=_csrf]").value);
+        data.append("file", file, file.name);
+        var xhr = new XMLHttpRequest();
+        xhr.open("POST", form.action);
+        xhr.setRequestHeader("x-requested-with", "fetch");
+        if (progress) { progress.hidden = false; progress.value = 0; }
+        if (status) status.textContent = "Uploading " + file.name + "…";
+        xhr.upload.onprogress = function (e) { if (progress && e.lengthComputable) progress.value = Math.round((e.loaded / e.total) * 100); };
+        xhr.onload = function () {
+          if (xhr.status >= 200 && xhr.status < 300) { if (status) status.textContent = file.name + " uploaded."; next(); }
+          else { if (status) status.textContent = file.name + ": " + (xhr.responseText || "upload failed"); if (progress) progress.hidden = true; }
+        };
+        xhr.onerror = function () { if (status) status.textContent = "The upload failed; check the connection and try again."; };
+        xhr.send(data);
+      }
+      next();
+    }
+    zone.addEventListener("dragover", function (e) { e.preventDefault(); zone.classList.add("over"); });
+    zone.addEventListener("dragleave", function () { zone.classList.remove("over"); });
+    zone.addEventListener("drop", function (e) { e.preventDefault(); zone.classList.remove("over"); send(e.dataTransfer && e.dataTransfer.files); });
+    form.addEventListener("submit", function (e) { e.preventDefault(); send(input.files); });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("button[data-copy]").forEach(function (b) {
+      b.hidden = false;
+      b.addEventListener("click", function () { copyFrom(b); });
+    });
+    document.querySelectorAll(".dropzone").forEach(setupUpload);
+  });
+})();
+`;

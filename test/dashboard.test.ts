@@ -1,0 +1,408 @@
+/**
+ * Dashboard security, in process (app.handle, manual clock): no page without a session, CSRF on every POST,
+ * secure cookies, login rate limit, expired sessions, secrets shown once, viewer limits, and no cross-account leaks.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { addMember, createAccount } from "../src/modules/accounts/service";
+import { listKeys, mintKey } from "../src/modules/auth/keys-service";
+import { LOGIN_MAX_FAILURES, LOGIN_WINDOW_MS } from "../src/modules/dashboard/login-limit";
+import { SESSION_IDLE_MS } from "../src/modules/dashboard/session";
+import { BASE, type World, createWorld } from "./helpers/world";
+
+const PASSWORD = "correct horse battery";
+
+/** A tiny cookie-keeping client over app.handle; it never follows redirects, so tests see them. */
+class Browser {
+  readonly cookies = new Map<string, string>();
+  lastHtml = "";
+  constructor(private readonly world: World, private readonly base = BASE) {}
+
+  private cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+  }
+
+  private absorb(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(";");
+      const eq = (pair ?? "").indexOf("=");
+      const name = (pair ?? "").slice(0, eq).trim();
+      const value = (pair ?? "").slice(eq + 1).trim();
+      if (/Max-Age=0/i.test(line) || value === "") this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  async request(method: string, path: string, form?: Record<string, string | string[]>, headers: Record<string, string> = {}) {
+    const h: Record<string, string> = { ...headers };
+    if (this.cookies.size > 0) h.cookie = this.cookieHeader();
+    let body: string | undefined;
+    if (form) {
+      const params = new URLSearchParams();
+      for (const [k, v] of Object.entries(form)) for (const one of Array.isArray(v) ? v : [v]) params.append(k, one);
+      body = params.toString();
+      h["content-type"] = "application/x-www-form-urlencoded";
+    }
+    const response = await this.world.app.handle(new Request(`${this.base}${path}`, { method, headers: h, body }));
+    this.absorb(response);
+    const text = await response.text();
+    if ((response.headers.get("content-type") ?? "").startsWith("text/html")) this.lastHtml = text;
+    return { status: response.status, location: response.headers.get("location"), headers: response.headers, text };
+  }
+
+  get(path: string) {
+    return this.request("GET", path);
+  }
+
+  /** The CSRF token of the last page seen. */
+  csrf(): string {
+    const match = /name="_csrf" value="([^"]+)"/.exec(this.lastHtml);
+    if (!match?.[1]) throw new Error("no CSRF field on the last page");
+    return match[1];
+  }
+
+  /** Loads `page`, then posts `form` with that page's CSRF token. */
+  async submit(pagePath: string, action: string, form: Record<string, string | string[]>) {
+    await this.get(pagePath);
+    return this.request("POST", action, { _csrf: this.csrf(), ...form });
+  }
+
+  async login(email: string, password = PASSWORD) {
+    await this.get("/login");
+    return this.request("POST", "/login", { _csrf: this.csrf(), email, password });
+  }
+}
+
+const PAGES = [
+  "/dashboard",
+  "/dashboard/keys",
+  "/dashboard/members",
+  "/dashboard/credits",
+  "/dashboard/instance",
+  "/dashboard/connections",
+  "/dashboard/calendar",
+  "/dashboard/library",
+  "/dashboard/creations",
+  "/dashboard/voice",
+  "/dashboard/keys/00000000-0000-7000-8000-000000000000/revoke",
+  "/dashboard/no-such-page",
+];
+const ACTIONS = [
+  "/dashboard/keys",
+  "/dashboard/keys/00000000-0000-7000-8000-000000000000/rotate",
+  "/dashboard/keys/00000000-0000-7000-8000-000000000000/revoke",
+  "/dashboard/members",
+  "/dashboard/credits/grant",
+  "/dashboard/instance/accounts",
+  "/dashboard/switch-account",
+];
+
+describe("first-run setup", () => {
+  let world: World;
+  beforeAll(async () => {
+    world = await createWorld();
+  });
+  afterAll(() => world.close());
+
+  test("an empty instance sends /login to /setup; setup needs its form token; creates the admin owner once", async () => {
+    const b = new Browser(world);
+    expect((await b.get("/login")).location).toBe("/setup");
+    const form = await b.get("/setup");
+    expect(form.status).toBe(200);
+    expect(form.text).toContain('<label for="email">');
+
+    // Without the form token nothing is created.
+    const stale = await b.request("POST", "/setup", { name: "Acme", email: "admin@acme.test", password: PASSWORD, confirm: PASSWORD, _csrf: "x".repeat(43) });
+    expect(stale.status).toBe(403);
+    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 0 });
+
+    const done = await b.request("POST", "/setup", { _csrf: b.csrf(), name: "Acme", email: "admin@acme.test", password: PASSWORD, confirm: PASSWORD });
+    expect(done.status).toBe(303);
+    expect(done.location).toBe("/dashboard");
+    const cookie = done.headers.getSetCookie().find((c) => c.startsWith("seedcast_session="));
+    expect(cookie).toBeDefined();
+    expect(cookie).toContain("HttpOnly");
+    expect(cookie).toContain("SameSite=Lax");
+    expect(cookie).not.toContain("Secure"); // BASE_URL is http here
+    const admin = world.deps.sqlite.query("SELECT is_instance_admin AS a FROM users WHERE email = ?").get("admin@acme.test");
+    expect(admin).toEqual({ a: 1 });
+    // The stored session is a hash, never the cookie's token.
+    const token = cookie?.split(";")[0]?.split("=")[1] ?? "";
+    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM sessions WHERE token_hash = ?").get(token)).toEqual({ n: 0 });
+
+    const overview = await b.get("/dashboard");
+    expect(overview.status).toBe(200);
+    expect(overview.text).toContain("Acme");
+    expect(overview.text).toContain('href="/dashboard/instance"');
+
+    // Setup is closed for good now.
+    const other = new Browser(world);
+    expect((await other.get("/setup")).location).toBe("/login");
+    const again = await other.request("POST", "/setup", { name: "Evil", email: "evil@x.test", password: PASSWORD, confirm: PASSWORD });
+    expect(again.location).toBe("/login");
+    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 1 });
+  });
+});
+
+describe("https cookies", () => {
+  test("with an https BASE_URL the cookie is Secure and __Host- prefixed", async () => {
+    const world = await createWorld({ env: { BASE_URL: "https://seedcast.example" } });
+    try {
+      await createAccount(world.deps, { name: "S", email: "s@s.test", password: PASSWORD });
+      const b = new Browser(world, "https://seedcast.example");
+      const res = await b.login("s@s.test");
+      expect(res.status).toBe(303);
+      const cookie = res.headers.getSetCookie().find((c) => c.startsWith("__Host-seedcast_session="));
+      expect(cookie).toContain("Secure");
+      expect(cookie).toContain("HttpOnly");
+      expect(cookie).toContain("Path=/");
+      expect((await b.get("/dashboard")).status).toBe(200);
+    } finally {
+      world.close();
+    }
+  });
+});
+
+describe("sessions, CSRF, rate limit", () => {
+  let world: World;
+  let accountA: { accountId: string; userId: string };
+  let accountB: { accountId: string; userId: string };
+  beforeAll(async () => {
+    world = await createWorld();
+    accountA = await createAccount(world.deps, { name: "Alpha Co", email: "a@alpha.test", password: PASSWORD });
+    accountB = await createAccount(world.deps, { name: "Beta Co", email: "b@beta.test", password: PASSWORD });
+  });
+  afterAll(() => world.close());
+
+  test("no page and no action answers without a session: all redirect to /login", async () => {
+    const b = new Browser(world);
+    for (const path of PAGES) {
+      const res = await b.get(path);
+      expect([path, res.status, res.location]).toEqual([path, 303, "/login"]);
+    }
+    for (const path of ACTIONS) {
+      const res = await b.request("POST", path, { _csrf: "anything" });
+      expect([path, res.status, res.location]).toEqual([path, 303, "/login"]);
+    }
+    // A forged or unknown cookie is the same as none.
+    b.cookies.set("seedcast_session", "forged-token");
+    expect((await b.get("/dashboard/keys")).location).toBe("/login");
+  });
+
+  test("wrong password is refused; after the limit even the right one waits, per email+address", async () => {
+    const b = new Browser(world);
+    for (let i = 0; i < LOGIN_MAX_FAILURES; i++) {
+      const res = await b.login("b@beta.test", "wrong password!");
+      expect(res.status).toBe(401);
+      expect(res.text).toContain("do not match");
+    }
+    const limited = await b.login("b@beta.test");
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Another email from the same place is not affected.
+    expect((await new Browser(world).login("a@alpha.test")).status).toBe(303);
+    world.clock.advance(LOGIN_WINDOW_MS);
+    expect((await b.login("b@beta.test")).status).toBe(303);
+  });
+
+  test("login needs its form token", async () => {
+    const b = new Browser(world);
+    await b.get("/login");
+    const res = await b.request("POST", "/login", { email: "a@alpha.test", password: PASSWORD });
+    expect(res.status).toBe(403);
+    expect(res.headers.getSetCookie().some((c) => c.startsWith("seedcast_session="))).toBe(false);
+  });
+
+  test("an expired session gets a clear page, not data", async () => {
+    const b = new Browser(world);
+    expect((await b.login("a@alpha.test")).status).toBe(303);
+    expect((await b.get("/dashboard/keys")).status).toBe(200);
+    world.clock.advance(SESSION_IDLE_MS + 1000);
+    const res = await b.get("/dashboard/keys");
+    expect(res.status).toBe(303);
+    expect(res.location).toBe("/login?expired=1");
+    const page = await b.get(res.location ?? "");
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("Your session has expired");
+  });
+
+  test("every POST needs the session's CSRF token; nothing changes without it", async () => {
+    const b = new Browser(world);
+    await b.login("a@alpha.test");
+    const other = new Browser(world);
+    await other.login("b@beta.test");
+    await other.get("/dashboard/keys");
+    const otherToken = other.csrf();
+    const before = listKeys(world.deps, accountA.accountId).length;
+    const cases: Record<string, string>[] = [{}, { _csrf: "" }, { _csrf: "not-the-token" }, { _csrf: otherToken }];
+    for (const extra of cases) {
+      const res = await b.request("POST", "/dashboard/keys", { name: "sneaky", groups: "read", expires: "30", ...extra });
+      expect(res.status).toBe(403);
+      expect(res.text).toContain("nothing was changed");
+    }
+    expect(listKeys(world.deps, accountA.accountId).length).toBe(before);
+    // Logout without the token does not sign out.
+    await b.request("POST", "/logout", {});
+    expect((await b.get("/dashboard")).status).toBe(200);
+    // With it, the session is gone server-side.
+    await b.get("/dashboard");
+    const out = await b.request("POST", "/logout", { _csrf: b.csrf() });
+    expect(out.location).toBe("/login?out=1");
+    expect((await b.get("/dashboard")).location).toBe("/login");
+  });
+
+  test("pages are no-store and locked down by CSP", async () => {
+    const b = new Browser(world);
+    await b.login("a@alpha.test");
+    const res = await b.get("/dashboard/keys");
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("content-security-policy")).toContain("default-src 'self'");
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    const css = await b.get("/dashboard/static/dashboard.css");
+    expect(css.status).toBe(200);
+    expect(css.headers.get("content-type")).toContain("text/css");
+    const js = await b.get("/dashboard/static/dashboard.js");
+    expect(js.headers.get("content-type")).toContain("javascript");
+  });
+
+  describe("keys", () => {
+    test("a minted secret is shown once, works, and never appears again", async () => {
+      const b = new Browser(world);
+      await b.login("a@alpha.test");
+      const res = await b.submit("/dashboard/keys", "/dashboard/keys", { name: "CI <script>alert(1)</script>", groups: ["read", "schedule"], expires: "30" });
+      expect(res.status).toBe(200);
+      const secret = /value="(svc_[0-9A-Za-z]+)"/.exec(res.text)?.[1] ?? "";
+      expect(secret).toMatch(/^svc_/);
+      expect(res.text).toContain("will not be shown again");
+      expect(res.text).not.toContain("<script>alert(1)</script>");
+      expect(res.text).toContain("&lt;script&gt;");
+      const health = await world.call("GET", "/api/v1/health", { key: secret });
+      expect(health.status).toBe(200);
+      expect(health.json.scopes).toEqual(["read", "schedule"]);
+      for (const path of ["/dashboard/keys", "/dashboard", "/dashboard/credits"]) {
+        expect((await b.get(path)).text).not.toContain(secret);
+      }
+      // Not in the database either.
+      const dump = JSON.stringify(world.deps.sqlite.query("SELECT * FROM api_keys").all());
+      expect(dump).not.toContain(secret);
+    });
+
+    test("rotate shows the replacement once with the grace end; revoke confirms then answers 401", async () => {
+      const b = new Browser(world);
+      await b.login("a@alpha.test");
+      const minted = await b.submit("/dashboard/keys", "/dashboard/keys", { name: "rotating", groups: "read", expires: "90" });
+      const oldSecret = /value="(svc_[0-9A-Za-z]+)"/.exec(minted.text)?.[1] ?? "";
+      const key = listKeys(world.deps, accountA.accountId).find((k) => k.name === "rotating");
+      const rotated = await b.submit("/dashboard/keys", `/dashboard/keys/${key?.id}/rotate`, {});
+      expect(rotated.status).toBe(200);
+      const newSecret = /value="(svc_[0-9A-Za-z]+)"/.exec(rotated.text)?.[1] ?? "";
+      expect(newSecret).not.toBe(oldSecret);
+      expect(rotated.text).toContain("keeps working until");
+      expect((await world.call("GET", "/api/v1/health", { key: oldSecret })).status).toBe(200);
+      expect((await world.call("GET", "/api/v1/health", { key: newSecret })).status).toBe(200);
+      expect((await b.get("/dashboard/keys")).text).not.toContain(newSecret);
+
+      const confirm = await b.get(`/dashboard/keys/${key?.id}/revoke`);
+      expect(confirm.text).toContain("cannot be undone");
+      const revoked = await b.request("POST", `/dashboard/keys/${key?.id}/revoke`, { _csrf: b.csrf() });
+      expect(revoked.location).toBe("/dashboard/keys?notice=revoked");
+      expect((await world.call("GET", "/api/v1/health", { key: oldSecret })).status).toBe(401);
+    });
+
+    test("a viewer is offered only Read, and the server refuses more", async () => {
+      await addMember(world.deps, { accountId: accountA.accountId, email: "viewer@alpha.test", password: PASSWORD, role: "viewer" });
+      const b = new Browser(world);
+      await b.login("viewer@alpha.test");
+      const page = await b.get("/dashboard/keys");
+      expect(page.text).toContain('value="read"');
+      for (const scope of ["create", "schedule", "voice"]) expect(page.text).not.toContain(`name="groups" value="${scope}"`);
+      const before = listKeys(world.deps, accountA.accountId).length;
+      for (const groups of [["read", "create"], ["schedule"], ["voice"]]) {
+        const res = await b.request("POST", "/dashboard/keys", { _csrf: b.csrf(), name: "too much", groups, expires: "30" });
+        expect(res.status).toBe(403);
+        expect(res.text).toContain("cannot grant");
+        expect(res.text).not.toMatch(/value="svc_/);
+      }
+      expect(listKeys(world.deps, accountA.accountId).length).toBe(before);
+      const ok = await b.request("POST", "/dashboard/keys", { _csrf: b.csrf(), name: "read only", groups: "read", expires: "never" });
+      expect(ok.status).toBe(200);
+      // Viewers do not manage members and are not instance admins.
+      expect((await b.get("/dashboard/members")).status).toBe(403);
+      expect((await b.get("/dashboard/instance")).status).toBe(403);
+    });
+  });
+
+  describe("cross-account isolation", () => {
+    test("a session of one account never shows or touches another account's data", async () => {
+      const aKey = mintKey(world.deps, { accountId: accountA.accountId, userId: accountA.userId, name: "alpha-secret-name", groups: ["read"], expiresDays: 30 });
+      const b = new Browser(world);
+      await b.login("b@beta.test");
+      for (const path of ["/dashboard", "/dashboard/keys", "/dashboard/members", "/dashboard/credits"]) {
+        const res = await b.get(path);
+        expect(res.status).toBe(200);
+        expect(res.text).not.toContain("alpha-secret-name");
+        expect(res.text).not.toContain("a@alpha.test");
+        expect(res.text).not.toContain("Alpha Co");
+        expect(res.text).not.toContain(aKey.id);
+      }
+      // Acting on A's key from B's session: the same 404 as a random id, and nothing changes.
+      await b.get("/dashboard/keys");
+      const token = b.csrf();
+      const random = "00000000-0000-7000-8000-000000000000";
+      for (const id of [aKey.id, random]) {
+        expect((await b.request("POST", `/dashboard/keys/${id}/revoke`, { _csrf: token })).status).toBe(404);
+        expect((await b.request("POST", `/dashboard/keys/${id}/rotate`, { _csrf: token })).status).toBe(404);
+        expect((await b.get(`/dashboard/keys/${id}/revoke`)).status).toBe(404);
+      }
+      expect(listKeys(world.deps, accountA.accountId).find((k) => k.id === aKey.id)?.state).toBe("active");
+      // Members of A cannot be changed or removed from B.
+      expect((await b.request("POST", `/dashboard/members/${accountA.userId}/remove`, { _csrf: token })).status).toBe(404);
+      expect((await b.request("POST", `/dashboard/members/${accountA.userId}/role`, { _csrf: token, role: "viewer" })).status).toBe(404);
+      expect(world.deps.sqlite.query("SELECT role FROM members WHERE user_id = ?").get(accountA.userId)).toEqual({ role: "owner" });
+      // Switching to an account one is not a member of does nothing.
+      await b.request("POST", "/dashboard/switch-account", { _csrf: token, accountId: accountA.accountId });
+      expect((await b.get("/dashboard/keys")).text).not.toContain("alpha-secret-name");
+      // Non-admins cannot grant credits or disable accounts.
+      expect((await b.request("POST", "/dashboard/credits/grant", { _csrf: token, amount: "500" })).status).toBe(403);
+      expect((await b.request("POST", `/dashboard/instance/accounts/${accountA.accountId}/disable`, { _csrf: token })).status).toBe(403);
+      expect(world.deps.sqlite.query("SELECT credits_balance AS c, disabled_at AS d FROM accounts WHERE id = ?").get(accountB.accountId)).toEqual({ c: 100, d: null });
+    });
+  });
+
+  describe("owner and admin pages", () => {
+    test("an owner adds a person, changes the role, removes them; the last owner stays", async () => {
+      const b = new Browser(world);
+      await b.login("b@beta.test");
+      const add = await b.submit("/dashboard/members", "/dashboard/members", { name: "Ed", email: "ed@beta.test", password: PASSWORD, role: "editor" });
+      expect(add.location).toBe("/dashboard/members?notice=member-added");
+      const ed = world.deps.sqlite.query("SELECT id FROM users WHERE email = ?").get("ed@beta.test") as { id: string };
+      expect((await b.submit("/dashboard/members", `/dashboard/members/${ed.id}/role`, { role: "viewer" })).status).toBe(303);
+      expect(world.deps.sqlite.query("SELECT role FROM members WHERE user_id = ?").get(ed.id)).toEqual({ role: "viewer" });
+      const last = await b.submit("/dashboard/members", `/dashboard/members/${accountB.userId}/role`, { role: "editor" });
+      expect(last.status).toBe(400);
+      expect(last.text).toContain("at least one owner");
+      expect((await b.get(`/dashboard/members/${ed.id}/remove`)).text).toContain("ed@beta.test");
+      expect((await b.request("POST", `/dashboard/members/${ed.id}/remove`, { _csrf: b.csrf() })).status).toBe(303);
+      expect(world.deps.sqlite.query("SELECT count(*) AS n FROM members WHERE user_id = ?").get(ed.id)).toEqual({ n: 0 });
+    });
+
+    test("the instance admin creates, credits and disables accounts", async () => {
+      // The first user created in this world is the admin.
+      const b = new Browser(world);
+      await b.login("a@alpha.test");
+      expect((await b.get("/dashboard/instance")).status).toBe(200);
+      const created = await b.submit("/dashboard/instance", "/dashboard/instance/accounts", { name: "Gamma", email: "g@gamma.test", password: PASSWORD, credits: "7" });
+      expect(created.location).toBe("/dashboard/instance?notice=account-created");
+      const gamma = world.deps.sqlite.query("SELECT id, credits_balance AS c FROM accounts WHERE name = 'Gamma'").get() as { id: string; c: number };
+      expect(gamma.c).toBe(7);
+      expect((await b.submit("/dashboard/instance", `/dashboard/instance/accounts/${gamma.id}/grant`, { amount: "5" })).status).toBe(303);
+      expect((await b.submit("/dashboard/instance", `/dashboard/instance/accounts/${gamma.id}/grant`, { amount: "-5" })).status).toBe(400);
+      expect(world.deps.sqlite.query("SELECT credits_balance AS c FROM accounts WHERE id = ?").get(gamma.id)).toEqual({ c: 12 });
+      expect((await b.submit("/dashboard/instance", `/dashboard/instance/accounts/${gamma.id}/disable`, {})).status).toBe(303);
+      const g = new Browser(world);
+      await g.login("g@gamma.test");
+      expect((await g.get("/dashboard/keys")).text).toContain("not a member of any account");
+      const credits = await b.get("/dashboard/credits");
+      expect(credits.text).toContain("Granted");
+    });
+  });
+});
