@@ -7,6 +7,8 @@ import type { Deps } from "./deps";
 import { pipeline, type RequestObserver } from "./http/pipeline";
 import { creditsModule } from "./modules/credits";
 import { healthModule } from "./modules/health";
+import { seedsModule } from "./modules/seeds";
+import { voiceModule } from "./modules/voice";
 import { dashboardModule } from "./modules/dashboard";
 
 export interface AppOptions {
@@ -38,6 +40,8 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
     )
     .use(healthModule(deps, isReady))
     .use(creditsModule(deps))
+    .use(seedsModule(deps))
+    .use(voiceModule(deps))
     .use(dashboardModule(deps));
 }
 

@@ -30,7 +30,8 @@ export const seeds = sqliteTable(
   },
   (t) => [
     uniqueIndex("seeds_id_unique").on(t.id),
-    index("seeds_account_created_idx").on(t.accountId, t.createdAt, t.id),
+    // NB: every index ends with the rowid (seq), so this one serves "newest first" ordered by (created_at, seq).
+    index("seeds_account_created_idx").on(t.accountId, t.createdAt),
     index("seeds_image_asset_idx").on(t.imageAssetId),
     check("seeds_title_length", sql`length(${t.title}) BETWEEN 1 AND 300`),
     check("seeds_content_length", sql`length(${t.content}) BETWEEN 1 AND 20000`),

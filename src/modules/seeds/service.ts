@@ -1,0 +1,255 @@
+/**
+ * Seeds: create, read, list (newest first, or ranked full-text search), patch, delete. Every read and write is scoped
+ * to the account; other accounts' ids answer 404 exactly like unknown ones.
+ */
+import { and, eq } from "drizzle-orm";
+import { assets, type SeedRow, seeds } from "../../db/schema";
+import type { Deps } from "../../deps";
+import { isoAt } from "../../lib/clock";
+import { invalidField, notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { decodeSeedCursor, encodeSeedCursor } from "./cursor";
+import { ftsMatchExpression } from "./search-query";
+
+type SeedDeps = Pick<Deps, "db" | "sqlite" | "clock">;
+
+/** A stored seed as services see it (camelCase; `seq` is internal and left out). */
+export type Seed = Omit<SeedRow, "seq">;
+
+/** A seed as the API answers it (decisions.md §5). */
+export interface SeedView {
+  id: string;
+  title: string;
+  content: string;
+  category: string | null;
+  image_asset_id: string | null;
+  image_url: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SeedInput {
+  title: string;
+  content: string;
+  category?: string | null;
+  image_asset_id?: string | null;
+  image_url?: string | null;
+}
+
+export type SeedPatch = Partial<SeedInput>;
+
+/** BM25 weights of the FTS columns title, content, category: a hit in the title counts most. */
+const BM25_WEIGHTS = "10.0, 1.0, 4.0";
+const SEED_COLUMNS = {
+  id: seeds.id,
+  accountId: seeds.accountId,
+  title: seeds.title,
+  content: seeds.content,
+  category: seeds.category,
+  imageAssetId: seeds.imageAssetId,
+  imageUrl: seeds.imageUrl,
+  createdAt: seeds.createdAt,
+  updatedAt: seeds.updatedAt,
+};
+
+/** The API shape of a seed. */
+export function seedView(seed: Seed): SeedView {
+  return {
+    id: seed.id,
+    title: seed.title,
+    content: seed.content,
+    category: seed.category,
+    image_asset_id: seed.imageAssetId,
+    image_url: seed.imageUrl,
+    createdAt: isoAt(seed.createdAt),
+    updatedAt: isoAt(seed.updatedAt),
+  };
+}
+
+/**
+ * The seed `seedId` of `accountId`, or 404 not_found("seed") when it does not exist or belongs to another account.
+ * For other modules (creations) as well as the seeds routes.
+ */
+export function getOwnedSeed(deps: Pick<Deps, "db">, accountId: string, seedId: string): Seed {
+  if (!isUuid(seedId)) throw notFound("seed");
+  const row = deps.db
+    .select(SEED_COLUMNS)
+    .from(seeds)
+    .where(and(eq(seeds.id, seedId), eq(seeds.accountId, accountId)))
+    .get();
+  if (!row) throw notFound("seed");
+  return row;
+}
+
+function assertOwnedAsset(deps: Pick<Deps, "db">, accountId: string, assetId: string): void {
+  if (!isUuid(assetId)) throw notFound("asset");
+  const row = deps.db
+    .select({ id: assets.id })
+    .from(assets)
+    .where(and(eq(assets.id, assetId), eq(assets.accountId, accountId)))
+    .get();
+  if (!row) throw notFound("asset");
+}
+
+function cleanTitle(title: string): string {
+  const value = title.trim();
+  if (!value) throw invalidField("title", "must not be blank");
+  return value;
+}
+
+function cleanContent(content: string): string {
+  // NB: stored as written (interface.md); only an all-blank text is refused.
+  if (!content.trim()) throw invalidField("content", "must not be blank");
+  return content;
+}
+
+function cleanCategory(category: string | null | undefined): string | null {
+  const value = category?.trim();
+  return value ? value : null;
+}
+
+function cleanImageUrl(url: string | null | undefined): string | null {
+  const value = url?.trim();
+  if (!value) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw invalidField("image_url", "must be an http(s) URL");
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw invalidField("image_url", "must be an http(s) URL");
+  return value;
+}
+
+/** Saves a new seed (free; runs no model). 404 when `image_asset_id` is not an asset of this account. */
+export function createSeed(deps: SeedDeps, accountId: string, input: SeedInput): Seed {
+  const title = cleanTitle(input.title);
+  const content = cleanContent(input.content);
+  const category = cleanCategory(input.category);
+  const imageUrl = cleanImageUrl(input.image_url);
+  const imageAssetId = input.image_asset_id ?? null;
+  if (imageAssetId !== null) assertOwnedAsset(deps, accountId, imageAssetId);
+  const now = deps.clock.now();
+  const seed: Seed = { id: newId(), accountId, title, content, category, imageAssetId, imageUrl, createdAt: now, updatedAt: now };
+  deps.db.insert(seeds).values(seed).run();
+  return seed;
+}
+
+/** Changes the given fields of an owned seed; null clears category, image_asset_id and image_url. */
+export function patchSeed(deps: SeedDeps, accountId: string, seedId: string, patch: SeedPatch): Seed {
+  const current = getOwnedSeed(deps, accountId, seedId);
+  const next: Seed = { ...current };
+  if (patch.title !== undefined) next.title = cleanTitle(patch.title);
+  if (patch.content !== undefined) next.content = cleanContent(patch.content);
+  if (patch.category !== undefined) next.category = cleanCategory(patch.category);
+  if (patch.image_url !== undefined) next.imageUrl = cleanImageUrl(patch.image_url);
+  if (patch.image_asset_id !== undefined) {
+    if (patch.image_asset_id !== null) assertOwnedAsset(deps, accountId, patch.image_asset_id);
+    next.imageAssetId = patch.image_asset_id;
+  }
+  next.updatedAt = deps.clock.now();
+  deps.db
+    .update(seeds)
+    .set({
+      title: next.title,
+      content: next.content,
+      category: next.category,
+      imageAssetId: next.imageAssetId,
+      imageUrl: next.imageUrl,
+      updatedAt: next.updatedAt,
+    })
+    .where(and(eq(seeds.id, seedId), eq(seeds.accountId, accountId)))
+    .run();
+  return next;
+}
+
+/** Deletes an owned seed (its creations keep their own text). 404 when not owned. */
+export function deleteSeed(deps: SeedDeps, accountId: string, seedId: string): void {
+  if (!isUuid(seedId)) throw notFound("seed");
+  const removed = deps.db
+    .delete(seeds)
+    .where(and(eq(seeds.id, seedId), eq(seeds.accountId, accountId)))
+    .returning({ id: seeds.id })
+    .all();
+  if (removed.length === 0) throw notFound("seed");
+}
+
+interface RawSeedRow {
+  seq: number;
+  id: string;
+  account_id: string;
+  title: string;
+  content: string;
+  category: string | null;
+  image_asset_id: string | null;
+  image_url: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+function fromRaw(r: RawSeedRow): Seed {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    title: r.title,
+    content: r.content,
+    category: r.category,
+    imageAssetId: r.image_asset_id,
+    imageUrl: r.image_url,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export interface SeedPage {
+  seeds: Seed[];
+  nextCursor: string | null;
+}
+
+/**
+ * Lists the account's seeds. With `search` (words and word prefixes of title, content and category, all required,
+ * case- and accent-insensitive): best BM25 matches first. Without it, or when it holds no word: newest first.
+ */
+export function listSeeds(
+  deps: Pick<Deps, "sqlite">,
+  accountId: string,
+  opts: { search?: string | null; limit: number; cursor?: string | null },
+): SeedPage {
+  const match = opts.search ? ftsMatchExpression(opts.search) : null;
+  const take = opts.limit + 1;
+  let rows: RawSeedRow[];
+  let next: (last: RawSeedRow) => string;
+  if (match !== null) {
+    const searchKey = match;
+    const cursor = opts.cursor ? decodeSeedCursor(opts.cursor, searchKey) : null;
+    const offset = cursor?.kind === "search" ? cursor.offset : 0;
+    // NB: raw SQL because FTS5 MATCH and bm25() have no drizzle builder; every value is a bound parameter.
+    rows = deps.sqlite
+      .query<RawSeedRow, [string, string, number, number]>(
+        `SELECT s.* FROM seeds_fts f JOIN seeds s ON s.seq = f.rowid
+         WHERE seeds_fts MATCH ? AND s.account_id = ?
+         ORDER BY bm25(seeds_fts, ${BM25_WEIGHTS}), s.seq DESC
+         LIMIT ? OFFSET ?`,
+      )
+      .all(match, accountId, take, offset);
+    next = () => encodeSeedCursor({ kind: "search", offset: offset + opts.limit, search: searchKey });
+  } else {
+    const cursor = opts.cursor ? decodeSeedCursor(opts.cursor, null) : null;
+    if (cursor?.kind === "newest") {
+      rows = deps.sqlite
+        .query<RawSeedRow, [string, number, number, number, number]>(
+          `SELECT * FROM seeds WHERE account_id = ? AND (created_at < ? OR (created_at = ? AND seq < ?))
+           ORDER BY created_at DESC, seq DESC LIMIT ?`,
+        )
+        .all(accountId, cursor.createdAt, cursor.createdAt, cursor.seq, take);
+    } else {
+      rows = deps.sqlite
+        .query<RawSeedRow, [string, number]>("SELECT * FROM seeds WHERE account_id = ? ORDER BY created_at DESC, seq DESC LIMIT ?")
+        .all(accountId, take);
+    }
+    next = (last) => encodeSeedCursor({ kind: "newest", createdAt: last.created_at, seq: last.seq });
+  }
+  const page = rows.slice(0, opts.limit);
+  const last = page[page.length - 1];
+  return { seeds: page.map(fromRaw), nextCursor: rows.length > opts.limit && last ? next(last) : null };
+}
