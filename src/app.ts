@@ -1,10 +1,12 @@
 /**
  * createApp(deps): the root Elysia app. Every module is mounted here, in one visible place, behind the pipeline.
  */
-import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
 import { pipeline, type RequestObserver } from "./http/pipeline";
+import { imageLibraryModule } from "./modules/assets/library";
+import { docsModule } from "./modules/docs";
+import { creationsModule } from "./modules/creations";
 import { creditsModule } from "./modules/credits";
 import { healthModule } from "./modules/health";
 import { seedsModule } from "./modules/seeds";
@@ -23,25 +25,13 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   const app: Elysia = new Elysia();
   return app
     .use(pipeline(deps, () => app.routes, options.observers))
-    .use(
-      openapi({
-        path: "/docs",
-        specPath: "/openapi.json",
-        documentation: {
-          info: {
-            title: "Seedcast API",
-            version: "1",
-            description:
-              "Self-hosted content scheduling. Every /api/v1 call needs `Authorization: Bearer svc_…`; each route names the group it needs.",
-          },
-          components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "svc_ API key" } } },
-        },
-      }),
-    )
+    .use(docsModule())
     .use(healthModule(deps, isReady))
+    .use(imageLibraryModule(deps))
     .use(creditsModule(deps))
     .use(seedsModule(deps))
     .use(voiceModule(deps))
+    .use(creationsModule(deps))
     .use(dashboardModule(deps));
 }
 

@@ -154,6 +154,27 @@ describe("rotation and expiry on the clock", () => {
     expect((await world.call("GET", "/api/v1/health", { key: forever.key })).status).toBe(200);
   });
 
+  test("a revocation, role change or disable made by another process (the CLI) applies on the very next request", async () => {
+    const a = await world.createAccount();
+    const editor = await a.addMember("editor");
+    const k = a.mint(["read", "create"], { userId: editor });
+    const health = () => world.call("GET", "/api/v1/health", { key: k.key });
+    expect((await health()).json.scopes).toEqual(["read", "create"]);
+    const other = new Database(`${world.dataDir}/seedcast.db`);
+    try {
+      other.query("UPDATE members SET role = 'viewer' WHERE user_id = ?").run(editor);
+      expect((await health()).json.scopes).toEqual(["read"]);
+      other.query("UPDATE accounts SET disabled_at = 1 WHERE id = ?").run(a.accountId);
+      expect((await health()).status).toBe(401);
+      other.query("UPDATE accounts SET disabled_at = NULL WHERE id = ?").run(a.accountId);
+      expect((await health()).status).toBe(200);
+      other.query("UPDATE api_keys SET revoked_at = 1 WHERE id = ?").run(k.id);
+      expect((await health()).text).toBe(INVALID_KEY_BODY);
+    } finally {
+      other.close();
+    }
+  });
+
   test("lastUsedAt is recorded", async () => {
     const a = await world.createAccount();
     expect(listKeys(world.deps, a.accountId)[0]?.lastUsedAt).toBeNull();

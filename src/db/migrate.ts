@@ -3,11 +3,12 @@
  * Runs at start before the first request, and from `seedcast migrate`.
  */
 import type { Database } from "bun:sqlite";
+import { AUTH_TRIGGER_MIGRATIONS } from "./auth-triggers";
 import { FTS_MIGRATIONS } from "./fts";
 import { embeddedMigrations } from "./migrations-embed" with { type: "macro" };
 
-// NB: FTS virtual tables and triggers live in fts.ts (drizzle-kit cannot generate them); they run after drizzle's.
-const MIGRATIONS = [...embeddedMigrations(), ...FTS_MIGRATIONS];
+// NB: FTS (fts.ts) and the auth generation triggers (auth-triggers.ts) are DDL drizzle-kit cannot generate; they run after drizzle's.
+const MIGRATIONS = [...embeddedMigrations(), ...FTS_MIGRATIONS, ...AUTH_TRIGGER_MIGRATIONS];
 const BREAKPOINT = "--> statement-breakpoint";
 
 /** Applies every migration not yet applied; returns the tags applied now. */

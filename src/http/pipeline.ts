@@ -41,7 +41,27 @@ export function pipeline(deps: Deps, routes: () => readonly RouteLike[], observe
   const limiter = new RateLimiter(deps.config.rateLimitPerMinute, deps.clock);
   let table: RouteTable | null = null;
   const routeTable = () => (table ??= new RouteTable(routes()));
-  const authFailures = new WeakSet<Request>();
+
+  /** One log line and one observer event per request, however it ended. */
+  const finish = (request: Request, status: number, route: string, path: string, authFailed: boolean) => {
+    const state = requestState(request);
+    const durationMs = state ? performance.now() - state.startedAt : 0;
+    for (const observe of observers) observe({ method: request.method, route, status, durationMs, authFailed });
+    deps.log.info("request", {
+      reqId: state?.id,
+      method: request.method,
+      path: loggablePath(path),
+      route,
+      status,
+      ms: Math.round(durationMs * 10) / 10,
+      keyId: state?.auth?.keyId,
+    });
+  };
+  /** onAfterResponse does not run for responses returned from onRequest; those are finished here. */
+  const refuse = (request: Request, path: string, route: string, response: Response, authFailed = false): Response => {
+    finish(request, response.status, route, path, authFailed);
+    return response;
+  };
 
   return new Elysia({ name: "seedcast.pipeline" })
     .onRequest(({ request, set }) => {
@@ -51,30 +71,26 @@ export function pipeline(deps: Deps, routes: () => readonly RouteLike[], observe
       const path = new URL(request.url).pathname;
       if (path !== API_PREFIX && !path.startsWith(`${API_PREFIX}/`)) return;
 
+      const matched = routeTable().match(request.method, path);
+      const route = matched?.route ?? "unmatched";
       const auth = authenticate(deps, request.headers.get("authorization"));
-      if (!auth) {
-        authFailures.add(request);
-        return invalidKeyResponse();
-      }
+      if (!auth) return refuse(request, path, route, invalidKeyResponse(), true);
       Object.assign(state, { auth });
 
       try {
-        const group = routeTable().groupFor(request.method, path);
-        if (group) assertGroup(request, group);
+        if (matched?.group) assertGroup(request, matched.group);
         const length = Number(request.headers.get("content-length") ?? "0");
         if (length > MAX_JSON_BYTES) {
           throw new AppError("payload_too_large", `Request bodies are limited to ${MAX_JSON_BYTES} bytes.`);
         }
       } catch (error) {
-        if (error instanceof AppError) return appErrorResponse(error, { "x-request-id": state.id });
+        if (error instanceof AppError) return refuse(request, path, route, appErrorResponse(error, { "x-request-id": state.id }));
         throw error;
       }
       const wait = limiter.take(auth.keyId);
       if (wait > 0) {
-        return appErrorResponse(
-          new AppError("rate_limited", `Too many requests for this key; retry in ${wait} s.`, { retryAfterSeconds: wait }),
-          { "retry-after": String(wait), "x-request-id": state.id },
-        );
+        const limited = new AppError("rate_limited", `Too many requests for this key; retry in ${wait} s.`, { retryAfterSeconds: wait });
+        return refuse(request, path, route, appErrorResponse(limited, { "retry-after": String(wait), "x-request-id": state.id }));
       }
     })
     // Idempotency-Key claims run after every check above (its onRequest is registered after ours) and keyed on the account.
@@ -123,22 +139,7 @@ export function pipeline(deps: Deps, routes: () => readonly RouteLike[], observe
       return jsonResponse(500, { error: "internal_error", message: "Something went wrong on our side; it was logged." }, headers);
     })
     .onAfterResponse({ as: "global" }, ({ request, set, route, path }) => {
-      const state = requestState(request);
-      const durationMs = state ? performance.now() - state.startedAt : 0;
       const status = typeof set.status === "number" ? set.status : Number(set.status) || 200;
-      const authFailed = authFailures.has(request);
-      const finalStatus = authFailed ? 401 : status;
-      for (const observe of observers) {
-        observe({ method: request.method, route: route || "unmatched", status: finalStatus, durationMs, authFailed });
-      }
-      deps.log.info("request", {
-        reqId: state?.id,
-        method: request.method,
-        path: loggablePath(path),
-        route: route || undefined,
-        status: finalStatus,
-        ms: Math.round(durationMs * 10) / 10,
-        keyId: state?.auth?.keyId,
-      });
+      finish(request, status, route || "unmatched", path, false);
     });
 }

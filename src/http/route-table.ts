@@ -6,6 +6,7 @@ import { GROUP_DETAIL_KEY, type RouteGroup } from "./scope";
 
 interface RouteEntry {
   method: string;
+  path: string;
   pattern: RegExp;
   params: number;
   group: RouteGroup | null;
@@ -49,15 +50,17 @@ export class RouteTable {
 
   constructor(routes: readonly RouteLike[]) {
     this.entries = routes
-      .map((r) => ({ method: r.method.toUpperCase(), ...compile(r.path), group: declaredGroup(r) }))
+      .map((r) => ({ method: r.method.toUpperCase(), path: r.path, ...compile(r.path), group: declaredGroup(r) }))
       .sort((a, b) => a.params - b.params);
   }
 
-  /** The matched route's group: undefined when no route matches, null when it matches but declares none. */
-  groupFor(method: string, path: string): RouteGroup | null | undefined {
+  /** The matched route's pattern and declared group (null when it declares none); undefined when nothing matches. */
+  match(method: string, path: string): { route: string; group: RouteGroup | null } | undefined {
     const m = method.toUpperCase() === "HEAD" ? "GET" : method.toUpperCase();
     for (const entry of this.entries) {
-      if ((entry.method === m || entry.method === "ALL") && entry.pattern.test(path)) return entry.group;
+      if ((entry.method === m || entry.method === "ALL") && entry.pattern.test(path)) {
+        return { route: entry.path, group: entry.group };
+      }
     }
     return undefined;
   }

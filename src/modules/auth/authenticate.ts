@@ -43,15 +43,50 @@ const LOOKUP_SQL = `SELECT k.id, k.account_id, k.user_id, k.scopes, k.revoked_at
   LEFT JOIN members m ON m.account_id = k.account_id AND m.user_id = k.user_id
   WHERE k.secret_hash = ?`;
 
-const statements = new WeakMap<Database, ReturnType<Database["query"]>>();
+const GENERATION_SQL = "SELECT n FROM auth_generation WHERE id = 1";
+/** Entries kept before the cache starts over; a bound, not a tuning knob. */
+const CACHE_LIMIT = 10_000;
 
-function lookupStatement(sqlite: Database) {
-  let stmt = statements.get(sqlite);
-  if (!stmt) {
-    stmt = sqlite.query(LOOKUP_SQL);
-    statements.set(sqlite, stmt);
+interface CachedKey {
+  row: KeyLookupRow;
+  generation: number;
+}
+
+/**
+ * Per-database lookup state. NB: a cached row is trusted only while auth_generation is unchanged; the triggers in
+ * db/auth-triggers.ts bump it on every change that can make a key stop working, from any connection.
+ */
+class KeyLookup {
+  private readonly lookup: { get(hash: string): KeyLookupRow | null };
+  private readonly generation: { get(): { n: number } | null };
+  private readonly cache = new Map<string, CachedKey>();
+
+  constructor(sqlite: Database) {
+    this.lookup = sqlite.query(LOOKUP_SQL) as unknown as KeyLookup["lookup"];
+    this.generation = sqlite.query(GENERATION_SQL) as unknown as KeyLookup["generation"];
   }
-  return stmt as unknown as { get(hash: string): KeyLookupRow | null };
+
+  find(hash: string): KeyLookupRow | null {
+    const generation = this.generation.get()?.n ?? -1;
+    const cached = this.cache.get(hash);
+    if (cached && cached.generation === generation) return cached.row;
+    const row = this.lookup.get(hash);
+    if (!row) return null;
+    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
+    this.cache.set(hash, { row, generation });
+    return row;
+  }
+}
+
+const lookups = new WeakMap<Database, KeyLookup>();
+
+function keyLookup(sqlite: Database): KeyLookup {
+  let lookup = lookups.get(sqlite);
+  if (!lookup) {
+    lookup = new KeyLookup(sqlite);
+    lookups.set(sqlite, lookup);
+  }
+  return lookup;
 }
 
 /** Extracts the token from `Authorization: Bearer <token>`; null for any other shape. */
@@ -68,13 +103,14 @@ export function authenticate(
 ): AuthContext | null {
   const token = bearerToken(authorization);
   if (!token || !isWellFormedKey(token)) return null;
-  const row = lookupStatement(deps.sqlite).get(hashKeySecret(deps, token));
+  const row = keyLookup(deps.sqlite).find(hashKeySecret(deps, token));
   if (!row || row.role === null || row.disabled_at !== null) return null;
   const now = deps.clock.now();
   const state = keyState({ revokedAt: row.revoked_at, expiresAt: row.expires_at, graceUntil: row.grace_until }, now);
   if (state !== "active" && state !== "grace") return null;
   if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
     deps.sqlite.query("UPDATE api_keys SET last_used_at = ? WHERE id = ?").run(now, row.id);
+    row.last_used_at = now;
   }
   return {
     keyId: row.id,

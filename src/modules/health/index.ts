@@ -16,7 +16,7 @@ export function healthModule(deps: Deps, isReady: () => boolean) {
       },
       {
         scope: "authenticated",
-        response: t.Object({ ok: t.Boolean(), keyId: t.String({ format: "uuid" }), scopes: t.Array(t.String()) }),
+        response: t.Object({ ok: t.Boolean(), keyId: t.String({ description: "UUID of the calling key" }), scopes: t.Array(t.String()) }),
         detail: { summary: "Echo the calling key and its effective groups", tags: ["health"] },
       },
     )

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Everything the test suite needs besides the project's own npm packages, installed only when missing:
+# - the Bluesky test peer (a real PDS under Node 22, from npm) in test/peers/bluesky;
+# - Chromium from Debian's packages (playwright-core drives /usr/bin/chromium; it downloads no browser);
+# - openssl (the tests make a throwaway CA).
+# Runs as `pretest`, so `npm test` works on a fresh machine. Needs root for apt-get when Chromium is missing.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+log() { printf 'test setup: %s\n' "$*" >&2; }
+
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+for tool in python3 make g++; do command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool"); done
+if ((${#need_apt[@]} > 0)); then
+  if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+    log "missing ${need_apt[*]}: install them (Debian: apt-get install -y ${need_apt[*]}) and run again"
+    exit 1
+  fi
+  log "installing ${need_apt[*]} from Debian's packages"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+bash test/peers/bluesky/install.sh

@@ -1,0 +1,90 @@
+/**
+ * Route inventory over app.routes: every /api/v1 route declares its group (enforced and documented), every other route
+ * is on the explicit public list below. Adding a route without doing one of the two fails here.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { declaredGroup } from "../src/http/route-table";
+import { SCOPES, type Scope } from "../src/modules/auth/scopes";
+import { type World, createWorld } from "./helpers/world";
+
+/** Routes that need no key, by exact path or by prefix (ending in "/"). Each is a page, a probe or a public file. */
+const PUBLIC_ROUTES = [
+  "/livez",
+  "/readyz",
+  "/metrics",
+  "/openapi.json",
+  "/docs",
+  "/docs/",
+  "/media/",
+  "/upload/",
+  "/c/",
+  "/",
+  "/setup",
+  "/login",
+  "/logout",
+  "/dashboard",
+  "/dashboard/",
+];
+
+function isPublic(path: string): boolean {
+  return PUBLIC_ROUTES.some((p) => (p.endsWith("/") && p !== "/" ? path.startsWith(p) : path === p));
+}
+
+const SAMPLE_ID = "00000000-0000-7000-8000-000000000000";
+
+let world: World;
+beforeAll(async () => {
+  world = await createWorld();
+});
+afterAll(() => world.close());
+
+describe("route inventory", () => {
+  test("every /api/v1 route declares a group; every other route is public by name", () => {
+    const routes = world.app.routes;
+    expect(routes.length).toBeGreaterThan(5);
+    const problems: string[] = [];
+    for (const route of routes) {
+      const group = declaredGroup(route);
+      if (route.path.startsWith("/api/v1")) {
+        if (!group || !([...SCOPES, "authenticated"] as string[]).includes(group)) problems.push(`${route.method} ${route.path}: no group`);
+      } else if (!isPublic(route.path)) {
+        problems.push(`${route.method} ${route.path}: not on the public list`);
+      } else if (group) {
+        problems.push(`${route.method} ${route.path}: public route declares a group`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test("OpenAPI documents every /api/v1 operation with its group", async () => {
+    const spec = (await world.call("GET", "/openapi.json")).json;
+    const missing: string[] = [];
+    for (const route of world.app.routes.filter((r) => r.path.startsWith("/api/v1"))) {
+      const docPath = route.path.replace(/:([A-Za-z_]+)/g, "{$1}");
+      const op = spec.paths?.[docPath]?.[route.method.toLowerCase()];
+      if (!op || op["x-seedcast-group"] !== declaredGroup(route)) missing.push(`${route.method} ${route.path}`);
+    }
+    expect(missing).toEqual([]);
+  });
+
+  test("a key lacking a route's group gets 403 forbidden naming it, before validation", async () => {
+    const acct = await world.createAccount();
+    const results: string[] = [];
+    for (const route of world.app.routes.filter((r) => r.path.startsWith("/api/v1"))) {
+      const group = declaredGroup(route);
+      if (!group || group === "authenticated") continue;
+      const others = SCOPES.filter((s) => s !== group) as Scope[];
+      const key = acct.mint(others).key;
+      const path = route.path.replace(/:[A-Za-z_]+/g, SAMPLE_ID);
+      const res = await world.call(route.method, path, {
+        key,
+        rawBody: route.method === "GET" || route.method === "HEAD" ? undefined : "{not json",
+        headers: { "content-type": "application/json" },
+      });
+      if (res.status !== 403 || res.json?.error !== "forbidden" || res.json?.requiredGroup !== group) {
+        results.push(`${route.method} ${route.path}: ${res.status} ${res.text.slice(0, 120)}`);
+      }
+    }
+    expect(results).toEqual([]);
+  });
+});
