@@ -17,7 +17,9 @@ import {
 } from "../src/lib/safe-fetch.ts";
 import { AppError } from "../src/lib/errors.ts";
 
-const EXEMPT = new Set(["localhost"]);
+/** In the test certificate, but unresolvable by the system (RFC 6761 `.test`): only our resolver can answer it. */
+const UNRESOLVABLE_NAME = "rebind.seedcast.test";
+const EXEMPT = new Set(["localhost", UNRESOLVABLE_NAME]);
 const LOOPBACK: Resolver = async () => ["127.0.0.1"];
 
 let ca: TestCa;
@@ -42,7 +44,7 @@ function opts(extra: SafeFetchOptions = {}): SafeFetchOptions {
 }
 
 beforeAll(() => {
-  ca = createTestCa();
+  ca = createTestCa([UNRESOLVABLE_NAME]);
   server = startHttpsServer(
     async (req) => {
       const url = new URL(req.url);
@@ -199,6 +201,25 @@ describe("safeFetch over real HTTPS", () => {
     expect(elapsed).toBeLessThan(3_000);
   });
 
+  test("a body that stalls half-way is fetch_failed within the total budget", async () => {
+    const stalling = startHttpsServer(
+      () =>
+        new Response(
+          new ReadableStream({
+            start(controller) {
+              controller.enqueue(new Uint8Array(1000));
+            },
+          }),
+        ),
+      { ca },
+    );
+    try {
+      await expectReason(safeFetch(`${stalling.url}/`, opts({ timeoutMs: 300 })), "fetch_failed");
+    } finally {
+      await stalling.stop();
+    }
+  });
+
   test("a resolver that never answers is fetch_failed within the total budget", async () => {
     const stuck: Resolver = () => new Promise<string[]>(() => undefined);
     await expectReason(safeFetch(`${server.url}/`, opts({ resolver: stuck, timeoutMs: 200 })), "fetch_failed");
@@ -236,17 +257,34 @@ describe("the socket goes to the address that was checked", () => {
     }, { ca, hostname: "127.0.0.2", port: first.port });
     let calls = 0;
     const rebinding: Resolver = async () => (++calls === 1 ? ["127.0.0.1"] : ["127.0.0.2"]);
+    // A name the system cannot resolve: a client that looked it up again itself would fail outright.
+    const url = `https://${UNRESOLVABLE_NAME}:${first.port}/`;
     try {
-      const res = await safeFetch(`${first.url}/`, opts({ resolver: rebinding }));
+      const res = await safeFetch(url, opts({ resolver: rebinding }));
       expect(new TextDecoder().decode(res.body)).toBe("first");
       expect(calls).toBe(1);
       expect(hits).toEqual(["first"]);
       // Control: the second peer is really there, so the assertion above is not vacuous.
-      const control = await safeFetch(`${first.url}/`, opts({ resolver: async () => ["127.0.0.2"] }));
+      const control = await safeFetch(url, opts({ resolver: async () => ["127.0.0.2"] }));
       expect(new TextDecoder().decode(control.body)).toBe("second");
     } finally {
       await first.stop();
       await second.stop();
+    }
+  });
+
+  test("an IPv6 answer is dialled as that address", async () => {
+    const hits: string[] = [];
+    const v6 = startHttpsServer((_req, srv) => {
+      hits.push(srv.requestIP(_req)?.address ?? "?");
+      return new Response("v6");
+    }, { ca, hostname: "::1" });
+    try {
+      const res = await safeFetch(v6.url, opts({ resolver: async () => ["::1"] }));
+      expect(new TextDecoder().decode(res.body)).toBe("v6");
+      expect(hits).toEqual(["::1"]);
+    } finally {
+      await v6.stop();
     }
   });
 

@@ -270,6 +270,11 @@ async function sendHop(
   for (const dialHost of target.dialHosts) {
     const dialUrl = new URL(target.url);
     dialUrl.hostname = dialHost;
+    if (dialUrl.hostname !== dialHost) {
+      // NB: the URL hostname setter ignores input it cannot parse and keeps the NAME, which fetch would then
+      // resolve again. Never let that happen silently.
+      throw new SafeFetchError("fetch_failed", `Could not address ${dialHost} directly.`);
+    }
     try {
       return await fetch(dialUrl, {
         method: init.method,

@@ -20,7 +20,7 @@ export interface TestCa {
   caPem: string;
   /** Path of the CA certificate, for NODE_EXTRA_CA_CERTS in a child process. */
   caPath: string;
-  /** PEM of the leaf certificate. Its only name is DNS:localhost, so verifying against 127.0.0.1 fails. */
+  /** PEM of the leaf certificate: DNS:localhost (plus any extra names), no IP, so verifying against 127.0.0.1 fails. */
   certPem: string;
   /** PEM of the leaf's private key. */
   keyPem: string;
@@ -42,8 +42,12 @@ function openssl(args: string[], cwd: string): void {
   }
 }
 
-/** Makes a fresh CA and a `localhost` certificate signed by it, in a new temp directory. */
-export function createTestCa(): TestCa {
+/**
+ * Makes a fresh CA and a `localhost` certificate signed by it, in a new temp directory. `extraNames` adds
+ * DNS names to the certificate, e.g. a `.test` name the system resolver cannot answer, to prove a client
+ * connects to the address it was given instead of resolving the name itself.
+ */
+export function createTestCa(extraNames: readonly string[] = []): TestCa {
   const dir = mkdtempSync(join(tmpdir(), "seedcast-test-ca-"));
   openssl(
     ["req", "-x509", ...EC_ARGS, "-days", VALID_DAYS, "-subj", "/CN=Seedcast Test CA",
@@ -54,7 +58,7 @@ export function createTestCa(): TestCa {
   openssl(["req", ...EC_ARGS, "-subj", `/CN=${TEST_CERT_HOST}`, "-keyout", "leaf.key", "-out", "leaf.csr"], dir);
   writeFileSync(
     join(dir, "leaf.ext"),
-    `subjectAltName=DNS:${TEST_CERT_HOST}\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n`,
+    `subjectAltName=${[TEST_CERT_HOST, ...extraNames].map((n) => `DNS:${n}`).join(",")}\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n`,
   );
   openssl(
     ["x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
