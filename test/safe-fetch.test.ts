@@ -295,7 +295,8 @@ describe("the socket goes to the address that was checked", () => {
       return ["93.184.216.34", "10.0.0.7"];
     };
     const err = await expectReason(safeFetch("https://example.com/x.png", { resolver: mixed }), "host_not_public");
-    expect(err.message).toContain("10.0.0.7");
+    expect(err.address).toMatchObject({ address: "10.0.0.7", range: "private" });
+    expect(err.message).not.toContain("10.0.0.7");
     expect(calls).toBe(1);
   });
 

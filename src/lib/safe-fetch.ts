@@ -33,16 +33,26 @@ export const SAFE_FETCH_REASONS = [
 
 export type SafeFetchReason = (typeof SAFE_FETCH_REASONS)[number];
 
-/** Thrown for every refusal; `reason` says which rule refused, `upstreamStatus` is set for upstream_status. */
+/**
+ * Thrown for every refusal; `reason` says which rule refused, `upstreamStatus` is set for upstream_status.
+ * NB: `message` is safe to show the user; the refused address is only in `address`, for logs, because echoing
+ * what an internal name resolves to would make ingest a DNS oracle for the private network.
+ */
 export class SafeFetchError extends Error {
   readonly reason: SafeFetchReason;
   readonly upstreamStatus?: number;
+  readonly address?: AddressClassification;
 
-  constructor(reason: SafeFetchReason, message: string, options: { cause?: unknown; upstreamStatus?: number } = {}) {
+  constructor(
+    reason: SafeFetchReason,
+    message: string,
+    options: { cause?: unknown; upstreamStatus?: number; address?: AddressClassification } = {},
+  ) {
     super(message, { cause: options.cause });
     this.name = "SafeFetchError";
     this.reason = reason;
     if (options.upstreamStatus !== undefined) this.upstreamStatus = options.upstreamStatus;
+    if (options.address !== undefined) this.address = options.address;
   }
 }
 
@@ -181,10 +191,9 @@ async function checkTarget(raw: string | URL, options: SafeFetchOptions, abort: 
   if (!exempt) {
     const refused = classified.find((c) => !c.isPublic);
     if (refused) {
-      throw new SafeFetchError(
-        "host_not_public",
-        `The host ${url.hostname} resolves to ${refused.address} (${refused.wrapping ? `${refused.wrapping}, ` : ""}${refused.range}), which is not a public address.`,
-      );
+      throw new SafeFetchError("host_not_public", `The host ${url.hostname} does not resolve to a public address.`, {
+        address: refused,
+      });
     }
   }
   return { url, dialHosts: [...new Set(classified.map(dialAddress))], serverName };
