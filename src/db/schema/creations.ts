@@ -5,7 +5,6 @@
 import { sql } from "drizzle-orm";
 import { check, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
-import { assets } from "./assets";
 
 export const creations = sqliteTable(
   "creations",
@@ -25,10 +24,11 @@ export const creations = sqliteTable(
     /** Null when the creation has no image. */
     altText: text("alt_text"),
     /**
-     * The library asset shown with the caption; null when there is none. The assets module counts this column when it
-     * refuses to delete an asset in use (409 asset_in_use); the foreign key is the backstop.
+     * The library asset shown with the caption; null when there is none. NB: no foreign key: a generated asset's row is
+     * inserted by the assets module in the same transaction, after this row; the assets module refuses deleting an
+     * asset in use (it counts every `image_asset_id` column, 409 asset_in_use).
      */
-    imageAssetId: text("image_asset_id").references(() => assets.id),
+    imageAssetId: text("image_asset_id"),
     aspectRatio: text("aspect_ratio").notNull(),
     mediaStyle: text("media_style").notNull(),
     /** 0 at generate; +1 on every regenerate. */

@@ -7,4 +7,5 @@ export * from "./upload-links";
 export * from "./seeds";
 export * from "./voice";
 export * from "./idempotency";
+export * from "./creations";
 export * from "./sessions";

@@ -3,7 +3,7 @@
  * Enum fields carry an `error` text naming the allowed values, which the pipeline puts in `details[].problem`.
  */
 import { t } from "elysia";
-import { ASPECT_RATIOS, MEDIA_STYLES } from "../../generation/generator";
+import { ASPECT_RATIOS, DEFAULT_ASPECT_RATIO, DEFAULT_MEDIA_STYLE, MEDIA_STYLES } from "../../generation/generator";
 
 export const CREATION_TYPE = "social_post";
 export const CREATION_TYPES = [CREATION_TYPE] as const;
@@ -22,7 +22,13 @@ function oneOf(values: readonly string[]): string {
   return `must be one of ${values.join(", ")}`;
 }
 
-const typeField = t.UnionEnum(CREATION_TYPES, { error: oneOf(CREATION_TYPES), description: "Only social_post exists." });
+// NB: an optional t.UnionEnum without a `default` is filled with its FIRST value by Elysia when absent; every optional
+// enum here therefore names its real default explicitly.
+const typeField = t.UnionEnum(CREATION_TYPES, {
+  default: CREATION_TYPE,
+  error: oneOf(CREATION_TYPES),
+  description: "Only social_post exists.",
+});
 
 export const generateBody = t.Object({
   type: t.Optional(typeField),
@@ -30,12 +36,13 @@ export const generateBody = t.Object({
   include_visual: t.Optional(t.Boolean({ error: "must be true or false", description: "true generates an image." })),
   aspect_ratio: t.Optional(
     t.UnionEnum(ASPECT_RATIO_NAMES as [string, ...string[]], {
+      default: DEFAULT_ASPECT_RATIO,
       error: oneOf(ASPECT_RATIO_NAMES),
       description: "square 1080×1080 (default), portrait 1080×1350, landscape 1200×628, story 1080×1920.",
     }),
   ),
   media_style: t.Optional(
-    t.UnionEnum(MEDIA_STYLES, { error: oneOf(MEDIA_STYLES), description: "minimal by default." }),
+    t.UnionEnum(MEDIA_STYLES, { default: DEFAULT_MEDIA_STYLE, error: oneOf(MEDIA_STYLES), description: "minimal by default." }),
   ),
   image_asset_id: t.Optional(
     t.String({ error: "must be the id of one of your assets", description: "An owned asset; excludes include_visual." }),
@@ -45,7 +52,7 @@ export const generateBody = t.Object({
 export const regenerateBody = t.Object({
   type: t.Optional(typeField),
   creation_id: t.String({ error: "must be the id of one of your creations" }),
-  parts: t.Optional(t.UnionEnum(REGENERATE_PARTS, { error: oneOf(REGENERATE_PARTS), description: "both by default." })),
+  parts: t.Optional(t.UnionEnum(REGENERATE_PARTS, { default: DEFAULT_REGENERATE_PART, error: oneOf(REGENERATE_PARTS), description: "both by default." })),
   change_instructions: t.Optional(
     t.String({
       maxLength: MAX_CHANGE_INSTRUCTIONS,

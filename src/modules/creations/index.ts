@@ -1,0 +1,92 @@
+/**
+ * Creations routes: generate and regenerate (Content creation group), list and get (Read access), and the public
+ * preview page at the creation's `url`.
+ */
+import { Elysia } from "elysia";
+import type { Deps } from "../../deps";
+import { authOf } from "../../http/request-context";
+import { scopePlugin } from "../../http/scope";
+import {
+  creationListResponse,
+  creationResponse,
+  creationWithChargeResponse,
+  generateBody,
+  idParams,
+  listQuery,
+  regenerateBody,
+} from "./model";
+import { previewPage } from "./preview-page";
+import { PREVIEW_PATH, generateCreation, getCreation, listCreations, regenerateCreation } from "./service";
+
+const TAGS = ["creations"];
+
+/** Mounts the creations API and the preview page. */
+export function creationsModule(deps: Deps) {
+  return new Elysia()
+    .use(scopePlugin)
+    .post(
+      "/api/v1/creations/generate",
+      async ({ request, body, set }) => {
+        const result = await generateCreation(deps, authOf(request).accountId, body);
+        set.status = 201;
+        return result;
+      },
+      {
+        scope: "create",
+        body: generateBody,
+        response: { 201: creationWithChargeResponse },
+        detail: {
+          summary: "Generate a social post (caption, alt text, optional image) from a seed",
+          description:
+            "Flat price (5 credits by default) with or without an image. Image: image_asset_id; else a generated card " +
+            "when include_visual; else the seed's asset; else the seed's image_url, ingested; else none.",
+          tags: TAGS,
+        },
+      },
+    )
+    .post(
+      "/api/v1/creations/regenerate",
+      async ({ request, body }) => regenerateCreation(deps, authOf(request).accountId, body),
+      {
+        scope: "create",
+        body: regenerateBody,
+        response: { 200: creationWithChargeResponse },
+        detail: {
+          summary: "Regenerate a creation's caption, image or both, in place",
+          description:
+            "The creation keeps its id. Prices by default: caption 1, image 4, both 4. All or nothing: a failure " +
+            "leaves the creation unchanged and charges nothing.",
+          tags: TAGS,
+        },
+      },
+    )
+    .get(
+      "/api/v1/creations",
+      ({ request, query }) =>
+        listCreations(deps, authOf(request).accountId, {
+          ...(query.seed_id !== undefined ? { seedId: query.seed_id } : {}),
+          ...(query.limit !== undefined ? { limit: query.limit } : {}),
+          ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+        }),
+      {
+        scope: "read",
+        query: listQuery,
+        response: { 200: creationListResponse },
+        detail: { summary: "List creations, newest first (filter seed_id)", tags: TAGS },
+      },
+    )
+    .get(
+      "/api/v1/creations/:id",
+      ({ request, params }) => ({ creation: getCreation(deps, authOf(request).accountId, params.id) }),
+      {
+        scope: "read",
+        params: idParams,
+        response: { 200: creationResponse },
+        detail: { summary: "Get one creation", tags: TAGS },
+      },
+    )
+    .get(`${PREVIEW_PATH}/:id`, ({ params }) => previewPage(deps, params.id), {
+      params: idParams,
+      detail: { summary: "Public preview page of a creation (HTML with Open Graph tags, no key)", tags: TAGS },
+    });
+}

@@ -1,0 +1,532 @@
+/**
+ * Creations: generate a social post from a seed, regenerate it in place, read it back.
+ *
+ * The money-like flow of both writes (decisions.md §3): validate → ownership (404) → reserve (402) → model work →
+ * write any new image file → ONE synchronous immediate transaction that inserts the new asset row, saves the creation
+ * and captures the hold → on any failure, release the hold and delete what this request stored, so a failed call
+ * leaves the creation, the library and the balance exactly as they were.
+ *
+ * API for other modules:
+ *  - `getCreation(deps, accountId, id)` → Creation (404 for missing or other-account ids)
+ *  - `findCreationRow(deps, accountId, id)` → the stored row or null (scheduling reads caption/alt/asset from it)
+ */
+import { and, desc, eq, lt } from "drizzle-orm";
+import { assets, creations, type CreationRow } from "../../db/schema";
+import type { Deps } from "../../deps";
+import {
+  type AspectRatio,
+  DEFAULT_ASPECT_RATIO,
+  DEFAULT_MEDIA_STYLE,
+  type BrandVoice,
+  type GeneratedImage,
+  GenerationError,
+  type MediaStyle,
+  type SeedText,
+} from "../../generation/generator";
+import { isoAt } from "../../lib/clock";
+import { AppError, invalidField, notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { type CheckedImage, checkImageBytes } from "../assets/ingest";
+import { assetFileName } from "../assets/file-name";
+import { type AssetRecord, assetUrl, findAsset, ingestFromUrl, storeImage } from "../assets/service";
+import { captureHold, releaseHold, reserveCredits } from "../credits/service";
+import { getOwnedSeed } from "../seeds/service";
+import { getVoice } from "../voice/service";
+import {
+  CREATION_TYPE,
+  type Creation,
+  DEFAULT_REGENERATE_PART,
+  type GenerateBody,
+  LIST_LIMIT_DEFAULT,
+  type RegenerateBody,
+  type RegeneratePart,
+} from "./model";
+
+/** Public path prefix of the preview page: `{base_url}/c/<id>`. */
+export const PREVIEW_PATH = "/c";
+/** Hold purposes, as they appear in the ledger. */
+export const PURPOSE_GENERATE = "generate:social_post";
+const PURPOSE_REGENERATE = (part: RegeneratePart) => `regenerate:${part}`;
+/** Tries at getting a caption different from the previous one before giving up with 502. */
+const MAX_CAPTION_TRIES = 4;
+
+/** A creation row with the asset it shows, as the API renders it. */
+export interface CreationView {
+  row: CreationRow;
+  asset: AssetRecord | null;
+}
+
+/** An existing library image the save will attach. */
+interface LibraryImage {
+  kind: "library";
+  asset: AssetRecord;
+  altText: string;
+  /** Ingested from the seed's image_url by this request: removed again if the save fails. */
+  ingestedNow: boolean;
+}
+
+/** A generated image not stored yet: its file and row are written by the save (assets' storeImage). */
+interface NewImage {
+  kind: "new";
+  checked: CheckedImage;
+  altText: string;
+  fileName: string;
+}
+
+type ChosenImage = LibraryImage | NewImage;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rendering
+
+/** The preview page URL of a creation. */
+export function creationUrl(deps: Pick<Deps, "config">, id: string): string {
+  return `${deps.config.baseUrl}${PREVIEW_PATH}/${id}`;
+}
+
+/** Renders a stored creation as the API answers it (decisions.md §6). */
+export function creationToApi(deps: Pick<Deps, "config">, view: CreationView): Creation {
+  const { row, asset } = view;
+  return {
+    id: row.id,
+    type: CREATION_TYPE,
+    url: creationUrl(deps, row.id),
+    body: {
+      type: CREATION_TYPE,
+      caption: row.caption,
+      altText: asset ? (row.altText ?? "") : null,
+      imageUrl: asset ? assetUrl(deps, asset) : null,
+    },
+    seedId: row.seedId,
+    imageAssetId: row.imageAssetId,
+    aspectRatio: row.aspectRatio,
+    mediaStyle: row.mediaStyle,
+    createdAt: isoAt(row.createdAt),
+    updatedAt: isoAt(row.updatedAt),
+  };
+}
+
+function viewOf(deps: Deps, row: CreationRow): CreationView {
+  const asset = row.imageAssetId ? findAsset(deps, row.accountId, row.imageAssetId) : null;
+  return { row, asset };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reads
+
+/** The account's creation row, or null (also for ids that are not UUIDs). */
+export function findCreationRow(deps: Pick<Deps, "db">, accountId: string, id: string): CreationRow | null {
+  if (!isUuid(id)) return null;
+  return deps.db.select().from(creations).where(and(eq(creations.id, id), eq(creations.accountId, accountId))).get() ?? null;
+}
+
+/** The account's creation; 404 not_found for a missing id or another account's (identical answers). */
+export function getCreation(deps: Deps, accountId: string, id: string): Creation {
+  const row = findCreationRow(deps, accountId, id);
+  if (!row) throw notFound("creation");
+  return creationToApi(deps, viewOf(deps, row));
+}
+
+/** Any account's creation by id, for the public preview page (addressed by its unguessable id). */
+export function findCreationForPreview(deps: Deps, id: string): (CreationView & { seedTitle: string | null }) | null {
+  if (!isUuid(id)) return null;
+  const row = deps.db.select().from(creations).where(eq(creations.id, id)).get();
+  if (!row) return null;
+  return { ...viewOf(deps, row), seedTitle: seedTextOrNull(deps, row.accountId, row.seedId)?.title ?? null };
+}
+
+function encodeCursor(id: string): string {
+  return Buffer.from(id).toString("base64url");
+}
+
+function decodeCursor(cursor: string): string {
+  const id = Buffer.from(cursor, "base64url").toString("utf8");
+  if (!isUuid(id)) throw invalidField("cursor", "is not a cursor this API returned");
+  return id;
+}
+
+/**
+ * One page of the account's creations, newest first (UUIDv7 ids sort by creation time, even under a frozen clock),
+ * optionally only those of one seed.
+ */
+export function listCreations(
+  deps: Deps,
+  accountId: string,
+  opts: { seedId?: string; limit?: number; cursor?: string },
+): { creations: Creation[]; nextCursor: string | null } {
+  const limit = opts.limit ?? LIST_LIMIT_DEFAULT;
+  const conditions = [eq(creations.accountId, accountId)];
+  if (opts.seedId !== undefined) conditions.push(eq(creations.seedId, opts.seedId));
+  if (opts.cursor) conditions.push(lt(creations.id, decodeCursor(opts.cursor)));
+  const rows = deps.db
+    .select()
+    .from(creations)
+    .where(and(...conditions))
+    .orderBy(desc(creations.id))
+    .limit(limit + 1)
+    .all();
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    creations: page.map((row) => creationToApi(deps, viewOf(deps, row))),
+    nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Helpers shared by generate and regenerate
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/** Length in user-perceived characters, the unit of every caption limit. */
+export function graphemeCount(text: string): number {
+  let n = 0;
+  for (const _ of graphemes.segment(text)) n += 1;
+  return n;
+}
+
+/** Turns a generator failure into 502 generation_failed (retryable); anything else is a bug and stays a 500. */
+async function generating<T>(deps: Deps, what: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof GenerationError) {
+      deps.log.warn("generation failed", { what, generator: deps.generator.name, error: error.message });
+      throw new AppError("generation_failed", `The ${what} could not be generated; nothing was charged or changed. Try again.`, {
+        retryable: true,
+      });
+    }
+    throw error;
+  }
+}
+
+function seedTextOf(seed: { title: string; content: string; category: string | null }): SeedText {
+  return { title: seed.title, content: seed.content, category: seed.category };
+}
+
+/** The seed's text, or null when the seed is gone (a creation outlives its seed). */
+function seedTextOrNull(deps: Deps, accountId: string, seedId: string): SeedText | null {
+  try {
+    return seedTextOf(getOwnedSeed(deps, accountId, seedId));
+  } catch (error) {
+    if (error instanceof AppError && error.code === "not_found") return null;
+    throw error;
+  }
+}
+
+/** What the generator knows of a creation whose seed was deleted: its own caption stands in for the seed. */
+function seedTextFromCaption(caption: string): SeedText {
+  const firstLine = caption.split("\n")[0]?.trim() || caption;
+  return { title: firstLine.slice(0, 120), content: caption, category: null };
+}
+
+/** Writes a caption that fits the limit and (on regenerate) differs from `previous`; 502 otherwise. */
+async function writeCaption(
+  deps: Deps,
+  input: { seed: SeedText; voice: BrandVoice; variant: number; previous?: string; changeInstructions?: string },
+): Promise<string> {
+  const maxGraphemes = deps.config.captionMaxGraphemes;
+  return generating(deps, "caption", async () => {
+    for (let attempt = 0; attempt < MAX_CAPTION_TRIES; attempt++) {
+      const caption = (
+        await deps.generator.writeCaption({
+          seed: input.seed,
+          voice: input.voice,
+          maxGraphemes,
+          variant: input.variant + attempt,
+          ...(input.previous !== undefined ? { previousCaption: input.previous } : {}),
+          ...(input.changeInstructions ? { changeInstructions: input.changeInstructions } : {}),
+        })
+      ).trim();
+      if (!caption) throw new GenerationError("the generator returned an empty caption");
+      if (graphemeCount(caption) > maxGraphemes) {
+        throw new GenerationError(`the generator returned a caption over ${maxGraphemes} graphemes`);
+      }
+      if (caption !== input.previous) return caption;
+    }
+    throw new GenerationError("the generator kept returning the previous caption");
+  });
+}
+
+/** Reads a stored asset's bytes. */
+async function assetBytes(deps: Deps, asset: AssetRecord): Promise<Uint8Array> {
+  return new Uint8Array(await deps.storage.blob(asset.storageKey).arrayBuffer());
+}
+
+/** Alt text for an existing library image, written by the generator (vision for openai). */
+async function describeAsset(deps: Deps, asset: AssetRecord, seed: SeedText, voice: BrandVoice): Promise<string> {
+  const bytes = await assetBytes(deps, asset);
+  return generating(deps, "alt text", () => deps.generator.describeImage({ bytes, mimeType: asset.mimeType, seed, voice }));
+}
+
+/** Renders an image and checks its bytes like any image entering the library (nothing is stored yet). */
+async function renderImage(
+  deps: Deps,
+  input: {
+    seed: SeedText;
+    voice: BrandVoice;
+    aspectRatio: AspectRatio;
+    mediaStyle: MediaStyle;
+    caption: string;
+    variant: number;
+    previousSha256?: string;
+    changeInstructions?: string;
+  },
+): Promise<NewImage> {
+  return generating(deps, "image", async () => {
+    const image: GeneratedImage = await deps.generator.renderImage({
+      seed: input.seed,
+      voice: input.voice,
+      aspectRatio: input.aspectRatio,
+      mediaStyle: input.mediaStyle,
+      caption: input.caption,
+      variant: input.variant,
+      ...(input.previousSha256 ? { previousImageSha256: input.previousSha256 } : {}),
+      ...(input.changeInstructions ? { changeInstructions: input.changeInstructions } : {}),
+    });
+    let checked: CheckedImage;
+    try {
+      checked = await checkImageBytes(deps, image.bytes);
+    } catch (error) {
+      // A generated image the library would refuse (too large, not an image) is the generator's failure.
+      if (error instanceof AppError) throw new GenerationError(`generated image refused: ${error.code}`, { cause: error });
+      throw error;
+    }
+    if (input.previousSha256 && checked.sha256 === input.previousSha256) {
+      throw new GenerationError("the generator returned the previous image again");
+    }
+    const altText = image.altText.trim() || `Image for ${input.seed.title}`;
+    return { kind: "new", checked, altText, fileName: assetFileName(checked.ext, generatedFileName(input.seed)) };
+  });
+}
+
+/** A readable file name for a generated card, from the seed title. */
+function generatedFileName(seed: SeedText): string {
+  const slug = seed.title
+    .normalize("NFKD")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 60);
+  return `${slug || "seedcast"}-card`;
+}
+
+/**
+ * The library asset for a seed's image_url: the one already ingested from that URL (the source is never fetched
+ * again, interface.md), else a fresh ingest under every ingest check (a refusal throws its 400 reason).
+ */
+async function assetForSeedUrl(deps: Deps, accountId: string, url: string): Promise<LibraryImage> {
+  const existing = deps.db
+    .select()
+    .from(assets)
+    .where(and(eq(assets.accountId, accountId), eq(assets.source, "url"), eq(assets.sourceUrl, url)))
+    .orderBy(desc(assets.createdAt))
+    .limit(1)
+    .get();
+  if (existing) return { kind: "library", asset: existing, altText: "", ingestedNow: false };
+  const asset = await ingestFromUrl(deps, accountId, { url });
+  return { kind: "library", asset, altText: "", ingestedNow: true };
+}
+
+/** Undoes what a failed request stored: an asset ingested for it from the seed's image_url. */
+async function discard(deps: Deps, image: ChosenImage | null): Promise<void> {
+  if (image?.kind !== "library" || !image.ingestedNow) return;
+  try {
+    deps.db.delete(assets).where(and(eq(assets.id, image.asset.id), eq(assets.accountId, image.asset.accountId))).run();
+    await deps.storage.delete(image.asset.storageKey);
+  } catch (error) {
+    deps.log.error("could not discard an asset of a failed creation save", { assetId: image.asset.id, error: String(error) });
+  }
+}
+
+/**
+ * Saves in one immediate transaction: `write` (creation insert/update + capture) runs with the attached asset. A new
+ * image goes through the library's own door: its file is written first, then `write` and its row share the
+ * transaction; if anything throws, the row is not written and the file is deleted again (no orphan).
+ */
+async function save<T>(
+  deps: Deps,
+  accountId: string,
+  image: ChosenImage | null,
+  write: (asset: AssetRecord | null) => T,
+): Promise<{ result: T; asset: AssetRecord | null }> {
+  if (image?.kind !== "new") {
+    const asset = image?.asset ?? null;
+    return { result: deps.db.transaction(() => write(asset), { behavior: "immediate" }), asset };
+  }
+  let result: { value: T } | null = null;
+  const asset = await storeImage(deps, accountId, image.checked, { fileName: image.fileName, source: "generated" }, (record) => {
+    result = { value: write(record) };
+  });
+  if (!result) throw new Error("storeImage returned without running the save");
+  return { result: (result as { value: T }).value, asset };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Generate
+
+/**
+ * POST /creations/generate. Checks in the order of decisions.md §1, reserves the flat price, writes the caption and
+ * chooses the image by the precedence of decisions.md §6, then saves and captures in one transaction.
+ */
+export async function generateCreation(
+  deps: Deps,
+  accountId: string,
+  body: GenerateBody,
+): Promise<{ creation: Creation; creditsCharged: number }> {
+  if (body.include_visual === true && body.image_asset_id !== undefined) {
+    throw new AppError("invalid_request", "Send either include_visual or image_asset_id, not both.", {
+      details: [{ field: "image_asset_id", problem: "cannot be combined with include_visual: true" }],
+    });
+  }
+  const aspectRatio = (body.aspect_ratio ?? DEFAULT_ASPECT_RATIO) as AspectRatio;
+  const mediaStyle = (body.media_style ?? DEFAULT_MEDIA_STYLE) as MediaStyle;
+
+  const seedRow = getOwnedSeed(deps, accountId, body.seed_id);
+  const requestedAsset = body.image_asset_id !== undefined ? findAsset(deps, accountId, body.image_asset_id) : null;
+  if (body.image_asset_id !== undefined && !requestedAsset) throw notFound("asset");
+
+  const price = deps.config.prices.generateSocialPost;
+  const holdId = reserveCredits(deps, accountId, price, PURPOSE_GENERATE);
+  let image: ChosenImage | null = null;
+  try {
+    const seed = seedTextOf(seedRow);
+    const voice = getVoice(deps, accountId);
+    const caption = await writeCaption(deps, { seed, voice, variant: 0 });
+
+    if (requestedAsset) {
+      image = { kind: "library", asset: requestedAsset, altText: "", ingestedNow: false };
+    } else if (body.include_visual === true) {
+      image = await renderImage(deps, { seed, voice, aspectRatio, mediaStyle, caption, variant: 0 });
+    } else if (seedRow.imageAssetId) {
+      const seedAsset = findAsset(deps, accountId, seedRow.imageAssetId);
+      if (seedAsset) image = { kind: "library", asset: seedAsset, altText: "", ingestedNow: false };
+    }
+    if (!image && seedRow.imageUrl) image = await assetForSeedUrl(deps, accountId, seedRow.imageUrl);
+    if (image?.kind === "library") image.altText = await describeAsset(deps, image.asset, seed, voice);
+
+    const now = deps.clock.now();
+    const base = {
+      id: newId(),
+      accountId,
+      type: CREATION_TYPE,
+      seedId: seedRow.id,
+      caption,
+      altText: image ? image.altText : null,
+      aspectRatio,
+      mediaStyle,
+      variant: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const saved = await save(deps, accountId, image, (asset) => {
+      const row: CreationRow = { ...base, imageAssetId: asset?.id ?? null };
+      deps.db.insert(creations).values(row).run();
+      return { row, charged: captureHold(deps, holdId) };
+    });
+    return { creation: creationToApi(deps, { row: saved.result.row, asset: saved.asset }), creditsCharged: saved.result.charged };
+  } catch (error) {
+    releaseHold(deps, holdId);
+    await discard(deps, image);
+    throw error;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Regenerate
+
+/** The price of regenerating `part` (decisions.md §3: both = caption + image at the bundled rate). */
+export function regeneratePrice(deps: Pick<Deps, "config">, part: RegeneratePart): number {
+  const prices = deps.config.prices;
+  if (part === "caption") return prices.regenerateCaption;
+  if (part === "image") return prices.regenerateImage;
+  return prices.regenerateBoth;
+}
+
+/**
+ * Regenerates of one creation run one after another in this process: each must differ from the result of the one
+ * before, which only holds if they do not overlap. The conditional update on `variant` is the backstop.
+ */
+const regenerateQueues = new Map<string, Promise<unknown>>();
+
+async function serialized<T>(key: string, work: () => Promise<T>): Promise<T> {
+  const before = regenerateQueues.get(key) ?? Promise.resolve();
+  const run = before.catch(() => undefined).then(work);
+  const settled = run.catch(() => undefined);
+  regenerateQueues.set(key, settled);
+  try {
+    return await run;
+  } finally {
+    if (regenerateQueues.get(key) === settled) regenerateQueues.delete(key);
+  }
+}
+
+/**
+ * POST /creations/regenerate: rewrites the caption, the image, or both, in place (same id), all or nothing.
+ * An image failure leaves the creation exactly as it was and releases the hold; no file or asset is left behind.
+ */
+export async function regenerateCreation(
+  deps: Deps,
+  accountId: string,
+  body: RegenerateBody,
+): Promise<{ creation: Creation; creditsCharged: number }> {
+  const part = body.parts ?? DEFAULT_REGENERATE_PART;
+  if (!findCreationRow(deps, accountId, body.creation_id)) throw notFound("creation");
+  return serialized(body.creation_id, async () => {
+    const current = findCreationRow(deps, accountId, body.creation_id);
+    if (!current) throw notFound("creation");
+    const price = regeneratePrice(deps, part);
+    const holdId = reserveCredits(deps, accountId, price, PURPOSE_REGENERATE(part));
+    let image: ChosenImage | null = null;
+    try {
+      const seed = seedTextOrNull(deps, accountId, current.seedId) ?? seedTextFromCaption(current.caption);
+      const voice = getVoice(deps, accountId);
+      const variant = current.variant + 1;
+      const changeInstructions = body.change_instructions?.trim() || undefined;
+      const currentAsset = current.imageAssetId ? findAsset(deps, accountId, current.imageAssetId) : null;
+
+      let caption = current.caption;
+      if (part !== "image") {
+        caption = await writeCaption(deps, { seed, voice, variant, previous: current.caption, changeInstructions });
+      }
+      if (part !== "caption") {
+        image = await renderImage(deps, {
+          seed,
+          voice,
+          aspectRatio: current.aspectRatio as AspectRatio,
+          mediaStyle: current.mediaStyle as MediaStyle,
+          caption,
+          variant,
+          ...(currentAsset ? { previousSha256: currentAsset.sha256 } : {}),
+          ...(changeInstructions ? { changeInstructions } : {}),
+        });
+      }
+
+      const updatedAt = deps.clock.now();
+      const saved = await save(deps, accountId, image, (asset) => {
+        const changes = { caption, variant, updatedAt, ...(image && asset ? { imageAssetId: asset.id, altText: image.altText } : {}) };
+        const updated = deps.db
+          .update(creations)
+          .set(changes)
+          .where(and(eq(creations.id, current.id), eq(creations.accountId, accountId), eq(creations.variant, current.variant)))
+          .returning()
+          .all();
+        const row = updated[0];
+        if (!row) {
+          // NB: only reachable if another process regenerated the same creation meanwhile; nothing is saved.
+          throw new AppError("generation_failed", "The creation changed while it was being regenerated; nothing was charged. Try again.", {
+            retryable: true,
+          });
+        }
+        return { row, charged: captureHold(deps, holdId) };
+      });
+      return {
+        creation: creationToApi(deps, { row: saved.result.row, asset: saved.asset ?? currentAsset }),
+        creditsCharged: saved.result.charged,
+      };
+    } catch (error) {
+      releaseHold(deps, holdId);
+      await discard(deps, image);
+      throw error;
+    }
+  });
+}
