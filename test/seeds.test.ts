@@ -225,7 +225,7 @@ describe("patch and delete", () => {
 
 describe("list and search", () => {
   let c: TestAccount;
-  const ids: Record<string, string> = {};
+  const ids: Record<string, string | undefined> = {};
   beforeAll(async () => {
     c = await world.createAccount();
     const rows: [string, string, string, string | null][] = [
@@ -246,7 +246,7 @@ describe("list and search", () => {
   });
 
   test("without search: newest first, ties broken by insertion order, cursor pagination covers everything once", async () => {
-    const seen: string[] = [];
+    const seen: (string | undefined)[] = [];
     let cursor: string | null = null;
     do {
       const query: string = cursor ? `?limit=2&cursor=${cursor}` : "?limit=2";

@@ -37,11 +37,12 @@ function cleanList(values: readonly string[]): string[] {
 
 /** Hashtags are stored with their `#` and without spaces, so generators can append them as they are. */
 function cleanHashtags(values: readonly string[]): string[] {
-  return cleanList(values).map((tag, i) => {
-    const bare = tag.replace(/^#+/, "");
-    if (!/^[\p{L}\p{N}_]+$/u.test(bare)) throw invalidField(`hashtags.${i}`, "must be letters, digits or _ (one word)");
-    return `#${bare}`;
+  const bare = values.map((tag, i) => {
+    const word = tag.trim().replace(/^#+/, "");
+    if (!/^[\p{L}\p{N}_]+$/u.test(word)) throw invalidField(`hashtags.${i}`, "must be letters, digits or _ (one word)");
+    return word;
   });
+  return cleanList(bare).map((word) => `#${word}`);
 }
 
 /** Saves the voice: fields given replace the current ones, fields omitted keep them. Returns the stored voice. */
