@@ -16,6 +16,11 @@ import { getInstance, getDisable, postCreateAccount, postGrantTo, postSetDisable
 import { getKeys, getRevoke, postMint, postRevoke, postRotate } from "./pages/keys";
 import { getMembers, getRemoveMember, postAddMember, postRemoveMember, postSetRole } from "./pages/members";
 import { getOverview } from "./pages/overview";
+import { getCalendar, getCancel, postCancel } from "./pages/calendar";
+import { getCreationPage, getCreations } from "./pages/creations";
+import { getVoicePage, postVoice } from "./pages/voice";
+import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
+import { getDeleteAsset, getLibrary, postDeleteAsset, postUpload } from "./pages/library";
 import type { SessionContext } from "./session";
 import { switchAccount } from "./session";
 import { staticFiles } from "./static/assets";
@@ -102,6 +107,29 @@ export function dashboardModule(deps: Deps) {
     .get("/dashboard/instance/accounts/:id/disable", view((s, _r, p) => getDisable(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/instance/accounts/:id/disable", action((s, _f, p) => postSetDisabled(ctx, s, p.id ?? "", true)), { detail })
     .post("/dashboard/instance/accounts/:id/enable", action((s, _f, p) => postSetDisabled(ctx, s, p.id ?? "", false)), { detail })
+    // Brand voice
+    .get("/dashboard/voice", view((s, r) => getVoicePage(ctx, s, r)), { detail })
+    .post("/dashboard/voice", action((s, f) => postVoice(ctx, s, f)), { detail })
+    // Connections (the API's manageUrl)
+    .get("/dashboard/connections", view((s, r) => getConnections(ctx, s, r)), { detail })
+    .post("/dashboard/connections", action((s, f) => postConnect(ctx, s, f)), { detail })
+    .post("/dashboard/connections/:id/check", action((s, _f, p) => postCheck(ctx, s, p.id ?? "")), { detail })
+    .get("/dashboard/connections/:id/reconnect", view((s, _r, p) => getReconnect(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/connections/:id/reconnect", action((s, f, p) => postReconnect(ctx, s, p.id ?? "", f)), { detail })
+    .get("/dashboard/connections/:id/remove", view((s, _r, p) => getRemoveConnection(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/connections/:id/remove", action((s, _f, p) => postRemoveConnection(ctx, s, p.id ?? "")), { detail })
+    // Library
+    .get("/dashboard/library", view((s, r) => getLibrary(ctx, s, r)), { detail })
+    .post("/dashboard/library/upload", action((s, f, _p, r) => postUpload(ctx, s, f, r)), { detail })
+    .get("/dashboard/library/:id/delete", view((s, _r, p) => getDeleteAsset(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/library/:id/delete", action((s, _f, p) => postDeleteAsset(ctx, s, p.id ?? "")), { detail })
+    // Calendar
+    .get("/dashboard/calendar", view((s, r) => getCalendar(ctx, s, r)), { detail })
+    .get("/dashboard/calendar/:id/cancel", view((s, _r, p) => getCancel(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/calendar/:id/cancel", action((s, _f, p, r) => postCancel(ctx, s, p.id ?? "", r)), { detail })
+    // Seeds and creations
+    .get("/dashboard/creations", view((s, r) => getCreations(ctx, s, r)), { detail })
+    .get("/dashboard/creations/:id", view((s, _r, p) => getCreationPage(ctx, s, p.id ?? "")), { detail })
     // Anything else under /dashboard: still no answer without a session.
     .get("/dashboard/*", view((s) => notFoundPage(s)), { detail })
     .post("/dashboard/*", action((s) => notFoundPage(s)), { detail });

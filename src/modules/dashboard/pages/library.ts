@@ -1,0 +1,156 @@
+/**
+ * Library: the account's images as a grid; upload (drag and drop with progress via the page script, or a plain form
+ * post without it) through the same ingest service the API uses; delete with confirmation. Owners and editors change
+ * it (the roles that may hold Content creation); viewers see it.
+ */
+import { ROLE_SCOPES } from "../../auth/scopes";
+import { type AssetRecord, MEDIA_PATH, deleteAsset, findAsset, ingestImageBytes, listAssets } from "../../assets/service";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
+import { type Html, html, timeTag } from "../html";
+import { type Form, htmlResponse, redirect } from "../http";
+import { type Notice, confirmPage, csrfField, page } from "../layout";
+import type { Membership, SessionContext } from "../session";
+import { isoAt } from "../../../lib/clock";
+import { AppError } from "../../../lib/errors";
+import { noticeFrom, refusal } from "./common";
+
+const CURRENT = "/dashboard/library";
+const PAGE_SIZE = 48;
+const ACCEPT = "image/png,image/jpeg,image/gif,image/webp";
+
+function canChange(s: SessionContext): boolean {
+  return s.account !== null && ROLE_SCOPES[s.account.role].includes("create");
+}
+
+/** Same-origin path of an asset's image (works whatever BASE_URL says). */
+export function mediaPath(asset: Pick<AssetRecord, "id" | "ext">): string {
+  return `${MEDIA_PATH}/${asset.id}.${asset.ext}`;
+}
+
+function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(0)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function libraryPage(ctx: DashboardCtx, s: SessionContext, account: Membership, cursor: string | undefined, notices: Notice[]): Html {
+  let result: ReturnType<typeof listAssets>;
+  try {
+    result = listAssets(ctx.deps, account.accountId, { limit: PAGE_SIZE, cursor });
+  } catch {
+    result = listAssets(ctx.deps, account.accountId, { limit: PAGE_SIZE });
+  }
+  const max = ctx.deps.config.maxImageBytes;
+  return page(
+    s,
+    { title: "Library", current: CURRENT, notices },
+    html`${
+      canChange(s)
+        ? html`<form method="post" action="${CURRENT}/upload" enctype="multipart/form-data" class="card" data-done="${CURRENT}?notice=uploaded" aria-labelledby="upload-title">
+  <h2 id="upload-title">Add images</h2>
+  ${csrfField(s.csrfToken)}
+  <div class="dropzone">
+    <label for="upload-file">Drop images here, or choose files</label>
+    <input id="upload-file" name="file" type="file" accept="${ACCEPT}" multiple required aria-describedby="upload-hint">
+    <p class="hint" id="upload-hint">PNG, JPEG, GIF or WebP, up to ${size(max)} each.</p>
+  </div>
+  <progress id="upload-progress" max="100" value="0" hidden aria-label="Upload progress"></progress>
+  <p id="upload-status" role="status" class="hint"></p>
+  <button type="submit">Upload</button>
+</form>`
+        : ""
+    }
+<section aria-labelledby="images-title">
+  <h2 id="images-title">Images</h2>
+  ${
+    result.assets.length === 0
+      ? html`<p class="muted">No images yet.</p>`
+      : html`<ul class="gallery">${result.assets.map(
+          (a) => html`<li>
+    <a href="${mediaPath(a)}"><img src="${mediaPath(a)}" alt="${a.fileName}" loading="lazy" width="${a.width}" height="${a.height}"></a>
+    <div class="meta"><span class="file-name">${a.fileName}</span><br><span class="muted">${size(a.sizeBytes)} · ${timeTag(isoAt(a.createdAt))}</span></div>
+    ${canChange(s) ? html`<form method="get" action="${CURRENT}/${a.id}/delete"><button type="submit" class="small danger">Delete<span class="sr-only"> ${a.fileName}</span></button></form>` : ""}
+  </li>`,
+        )}</ul>`
+  }
+  ${result.nextCursor ? html`<p><a href="${CURRENT}?cursor=${encodeURIComponent(result.nextCursor)}">Older images</a></p>` : ""}
+</section>`,
+  );
+}
+
+function changer(s: SessionContext): Membership | Response {
+  const account = requireAccount(s);
+  if (account instanceof Response) return account;
+  if (!canChange(s)) return forbiddenPage(s, "Only owners and editors change the library.");
+  return account;
+}
+
+/** GET /dashboard/library */
+export function getLibrary(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
+  const account = requireAccount(s);
+  if (account instanceof Response) return account;
+  const cursor = new URL(request.url).searchParams.get("cursor") ?? undefined;
+  return htmlResponse(libraryPage(ctx, s, account, cursor, noticeFrom(request)));
+}
+
+function filesOf(form: Form | undefined): File[] {
+  const value = form?.file;
+  const list = Array.isArray(value) ? value : [value];
+  return list.filter((v): v is File => v instanceof File && v.size > 0);
+}
+
+/**
+ * POST /dashboard/library/upload (multipart). The page script sends one file per request and reads a short text
+ * answer; a plain form post gets the page back.
+ */
+export async function postUpload(ctx: DashboardCtx, s: SessionContext, form: Form | undefined, request: Request): Promise<Response> {
+  const account = changer(s);
+  if (account instanceof Response) return account;
+  const scripted = request.headers.get("x-requested-with") === "fetch";
+  const files = filesOf(form);
+  try {
+    if (files.length === 0) throw new AppError("empty_body", "Choose at least one image.");
+    for (const file of files) {
+      await ingestImageBytes(ctx.deps, account.accountId, { bytes: new Uint8Array(await file.arrayBuffer()), fileName: file.name, source: "upload" });
+    }
+    if (scripted) return new Response("uploaded", { status: 200, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
+    return redirect(`${CURRENT}?notice=uploaded`);
+  } catch (error) {
+    const { notice, status } = refusal(error);
+    if (scripted) {
+      return new Response(String(notice.text), { status, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
+    }
+    return htmlResponse(libraryPage(ctx, s, account, undefined, [notice]), status);
+  }
+}
+
+/** GET /dashboard/library/:id/delete: the confirmation step, with the image. */
+export function getDeleteAsset(ctx: DashboardCtx, s: SessionContext, id: string): Response {
+  const account = changer(s);
+  if (account instanceof Response) return account;
+  const asset = findAsset(ctx.deps, account.accountId, id);
+  if (!asset) return htmlResponse(page(s, { title: "Not found", current: CURRENT }, html`<p class="card">No such image in this account.</p>`), 404);
+  return htmlResponse(
+    confirmPage(s, {
+      title: "Delete image",
+      current: CURRENT,
+      question: html`Delete <strong>${asset.fileName}</strong> from the library? Its address stops working. Images still used by a seed, creation or scheduled post cannot be deleted.`,
+      action: `${CURRENT}/${asset.id}/delete`,
+      confirmLabel: "Delete image",
+      cancelHref: CURRENT,
+    }),
+  );
+}
+
+/** POST /dashboard/library/:id/delete */
+export async function postDeleteAsset(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
+  const account = changer(s);
+  if (account instanceof Response) return account;
+  try {
+    await deleteAsset(ctx.deps, account.accountId, id);
+    return redirect(`${CURRENT}?notice=deleted`);
+  } catch (error) {
+    const { notice, status } = refusal(error);
+    return htmlResponse(libraryPage(ctx, s, account, undefined, [notice]), status);
+  }
+}
