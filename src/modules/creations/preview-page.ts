@@ -29,7 +29,7 @@ function headers(deps: Pick<Deps, "config">): Record<string, string> {
   const self = new URL(deps.config.baseUrl).origin;
   return {
     "content-type": "text/html; charset=utf-8",
-    "content-security-policy": `default-src 'none'; img-src 'self' ${self}; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    "content-security-policy": `default-src 'none'; img-src 'self' ${self} data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "cache-control": "no-cache",
@@ -89,6 +89,7 @@ export function previewPage(deps: Deps, id: string): Response {
 <title>${title} · ${SITE_NAME}</title>
 <meta name="description" content="${description}">
 <link rel="canonical" href="${url}">
+<link rel="icon" href="data:,">
 <meta property="og:type" content="article">
 <meta property="og:site_name" content="${SITE_NAME}">
 <meta property="og:url" content="${url}">
