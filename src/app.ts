@@ -9,6 +9,7 @@ import { docsModule } from "./modules/docs";
 import { creationsModule } from "./modules/creations";
 import { creditsModule } from "./modules/credits";
 import { healthModule } from "./modules/health";
+import { scheduleModule } from "./modules/schedule";
 import { seedsModule } from "./modules/seeds";
 import { voiceModule } from "./modules/voice";
 import { dashboardModule } from "./modules/dashboard";
@@ -32,6 +33,7 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
     .use(seedsModule(deps))
     .use(voiceModule(deps))
     .use(creationsModule(deps))
+    .use(scheduleModule(deps))
     .use(dashboardModule(deps));
 }
 

@@ -3,6 +3,7 @@
  */
 import { accountCommand, memberCommand } from "./cli/account";
 import { fail, output, UsageError } from "./cli/args";
+import { connectionsCommand } from "./cli/connections";
 import { creditsCommand } from "./cli/credits";
 import { keysCommand } from "./cli/keys";
 import { serveCommand } from "./cli/serve";
@@ -25,6 +26,7 @@ Commands (each takes --json):
   keys mint --account ID --name N --groups read,create,schedule,voice [--expires-days 30|90|365|never] [--member USERID]
   keys rotate ID | keys revoke ID | keys list --account ID
   credits grant --account ID --amount A
+  connections add --account ID --platform bluesky|mastodon|webhook ... | check ID | list | remove ID (--account ID)
   version
 
 Configuration is read from the environment; see the README.`;
@@ -36,6 +38,7 @@ const COMMANDS: Record<string, Command> = {
   member: memberCommand,
   keys: keysCommand,
   credits: creditsCommand,
+  connections: connectionsCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

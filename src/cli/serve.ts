@@ -7,6 +7,7 @@ import { bootstrap } from "../bootstrap";
 import type { Config } from "../config";
 import { systemJobs } from "../jobs";
 import { startJobs } from "../jobs/registry";
+import { dispatcherOptionsFromEnv, startDispatcher } from "../publishing/dispatcher";
 import { VERSION } from "../version";
 
 /** Extra room over the image cap for multipart framing on the upload page. */
@@ -31,6 +32,8 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     error: () => new Response('{"error":"internal_error","message":"Something went wrong on our side."}', { status: 500 }),
   });
   const jobs = startJobs(deps, systemJobs);
+  // Delivery runs continuously (not as a cron tick) so posts leave within a second of their time.
+  const dispatcher = startDispatcher(deps, dispatcherOptionsFromEnv(process.env));
   deps.log.info("ready", {
     version: VERSION,
     url: `http://${server.hostname}:${server.port}`,
@@ -48,6 +51,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
       deps.log.info("shutting down", { signal });
       await server.stop(false);
       await jobs.stop();
+      await dispatcher.stop(); // finishes and records every delivery in flight
       deps.sqlite.close();
       deps.log.info("stopped");
       resolve();

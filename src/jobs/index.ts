@@ -1,5 +1,6 @@
 /** Every system job, in one place. */
 import { tidyKeys } from "../modules/auth/keys-service";
+import { publishingJobs } from "../publishing/jobs";
 import type { JobDefinition } from "./registry";
 
 export const JOB_IDS = {
@@ -16,4 +17,5 @@ export const systemJobs: readonly JobDefinition[] = [
       if (removed > 0) deps.log.info("tidied keys", { removed });
     },
   },
+  ...publishingJobs,
 ];

@@ -4,6 +4,8 @@ export * from "./api-keys";
 export * from "./assets";
 export * from "./credits";
 export * from "./upload-links";
+export * from "./connections";
+export * from "./scheduled-posts";
 export * from "./seeds";
 export * from "./voice";
 export * from "./idempotency";

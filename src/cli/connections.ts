@@ -1,0 +1,81 @@
+/**
+ * `seedcast connections add|check|list|remove`: the admin's way to connect social accounts (the API never does).
+ * `add` checks the credentials at once and prints `{accountId, platform, label, readyToPost, blockedReason}`;
+ * a refused check still stores the connection, not ready, with the reason.
+ */
+import type { Deps } from "../deps";
+import {
+  type AddConnectionInput,
+  addConnection,
+  checkConnection,
+  connectionView,
+  getConnection,
+  isPlatform,
+  listConnections,
+  removeConnection,
+} from "../modules/connections/service";
+import { UsageError, optional, output, parse, required } from "./args";
+
+const USAGE =
+  "usage: seedcast connections add --account ID --platform bluesky --handle H --app-password P [--service URL]\n" +
+  "       seedcast connections add --account ID --platform mastodon --instance URL --token T\n" +
+  "       seedcast connections add --account ID --platform webhook --url URL --secret S\n" +
+  "       seedcast connections check ID --account ID | list --account ID | remove ID --account ID";
+
+const FLAGS = ["account", "platform", "handle", "app-password", "service", "instance", "token", "url", "secret"];
+
+function addInput(flags: Record<string, string | boolean | undefined>): AddConnectionInput {
+  const accountId = required(flags, "account");
+  const platform = required(flags, "platform");
+  if (!isPlatform(platform)) throw new UsageError(`--platform must be bluesky, mastodon or webhook\n${USAGE}`);
+  switch (platform) {
+    case "bluesky": {
+      const service = optional(flags, "service");
+      return { accountId, platform, handle: required(flags, "handle"), appPassword: required(flags, "app-password"), ...(service ? { service } : {}) };
+    }
+    case "mastodon":
+      return { accountId, platform, instance: required(flags, "instance"), token: required(flags, "token") };
+    case "webhook":
+      return { accountId, platform, url: required(flags, "url"), secret: required(flags, "secret") };
+  }
+}
+
+function viewText(v: ReturnType<typeof connectionView>): string {
+  return `${v.accountId}  ${v.platform.padEnd(8)}  ${v.readyToPost ? "ready  " : "blocked"}  ${v.label}${v.blockedReason ? `\n    ${v.blockedReason}` : ""}`;
+}
+
+/** Dispatches the connections subcommands. */
+export async function connectionsCommand(deps: Deps, argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  const { flags, positionals, json } = parse(rest, FLAGS);
+  switch (sub) {
+    case "add": {
+      const view = await addConnection(deps, addInput(flags));
+      output(json, view, viewText(view));
+      return;
+    }
+    case "check": {
+      const id = positionals[0];
+      if (!id) throw new UsageError(USAGE);
+      const accountId = required(flags, "account");
+      if (!getConnection(deps, accountId, id)) throw new UsageError(`no connection ${id} in account ${accountId}`);
+      const view = await checkConnection(deps, id);
+      output(json, view, viewText(view));
+      return;
+    }
+    case "list": {
+      const views = listConnections(deps, required(flags, "account")).map(connectionView);
+      output(json, { connections: views }, views.map(viewText).join("\n") || "(no connections)");
+      return;
+    }
+    case "remove": {
+      const id = positionals[0];
+      if (!id) throw new UsageError(USAGE);
+      removeConnection(deps, required(flags, "account"), id);
+      output(json, { accountId: id, removed: true });
+      return;
+    }
+    default:
+      throw new UsageError(USAGE);
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Scheduled posts and their per-connection targets (decisions.md §7).
+ *
+ * A post stores a snapshot of the creation's content at scheduling (caption, alt text, image asset id): what was
+ * scheduled is what goes out. NB for the assets module: `scheduled_posts.image_asset_id` is the snapshot's asset;
+ * an asset is referenced by a pending post while a post with that image_asset_id has a target whose status is
+ * `scheduled` or `publishing` (see assetReferencedByPendingPost in src/modules/schedule/service.ts).
+ *
+ * Targets carry the dispatcher's fenced lease: `lease_token` + `lease_expires_at`. Every write a delivery makes is
+ * conditional on the token it claimed, so a worker whose lease was taken over can never overwrite the new owner.
+ */
+import { sql } from "drizzle-orm";
+import { check, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { accounts } from "./accounts";
+
+export const POST_STATUSES = ["scheduled", "publishing", "published", "partially_failed", "failed"] as const;
+export type PostStatus = (typeof POST_STATUSES)[number];
+/** `withdrawn` is internal: a target already withdrawn by a cancel that could not finish (never shown). */
+export const TARGET_STATUSES = ["scheduled", "publishing", "published", "failed", "withdrawn"] as const;
+export type TargetStatus = (typeof TARGET_STATUSES)[number];
+
+export const scheduledPosts = sqliteTable(
+  "scheduled_posts",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** The creation it was scheduled from (no foreign key: the snapshot outlives edits of the creation). */
+    creationId: text("creation_id").notNull(),
+    scheduledTime: integer("scheduled_time").notNull(),
+    status: text("status", { enum: POST_STATUSES }).notNull(),
+    errorMessage: text("error_message"),
+    caption: text("caption").notNull(),
+    altText: text("alt_text"),
+    /** The snapshot's image: an asset id (assets are immutable), or null for a text-only post. */
+    imageAssetId: text("image_asset_id"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("scheduled_posts_account_time_idx").on(t.accountId, t.scheduledTime),
+    index("scheduled_posts_image_asset_idx").on(t.imageAssetId),
+    check(
+      "scheduled_posts_status_valid",
+      sql`${t.status} IN ('scheduled','publishing','published','partially_failed','failed')`,
+    ),
+  ],
+);
+
+export const scheduledPostTargets = sqliteTable(
+  "scheduled_post_targets",
+  {
+    /** Stable per target: the Idempotency-Key and the source of the Bluesky record key. */
+    id: text("id").primaryKey(),
+    postId: text("post_id")
+      .notNull()
+      .references(() => scheduledPosts.id, { onDelete: "cascade" }),
+    accountId: text("account_id").notNull(),
+    /** The connection (null once the connection was removed; the label and platform stay for display). */
+    connectionId: text("connection_id"),
+    platform: text("platform").notNull(),
+    label: text("label").notNull(),
+    status: text("status", { enum: TARGET_STATUSES }).notNull(),
+    providerPostId: text("provider_post_id"),
+    publishedUrl: text("published_url"),
+    errorMessage: text("error_message"),
+    /** True once the provider itself holds the post (Mastodon scheduled status). */
+    heldByProvider: integer("held_by_provider", { mode: "boolean" }).notNull().default(false),
+    /** When the dispatcher should next act on it; null when there is nothing for the dispatcher to do. */
+    nextAttemptAt: integer("next_attempt_at"),
+    /** Failed attempts so far (crashes do not count: they are reconciled instead). */
+    attempts: integer("attempts").notNull().default(0),
+    leaseToken: text("lease_token"),
+    leaseExpiresAt: integer("lease_expires_at"),
+    /** Set just before a send leaves; cleared when its outcome is recorded. Set at claim = an unknown outcome. */
+    sendStartedAt: integer("send_started_at"),
+    withdrawnAt: integer("withdrawn_at"),
+    publishedAt: integer("published_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("scheduled_post_targets_post_idx").on(t.postId),
+    index("scheduled_post_targets_due_idx").on(t.status, t.nextAttemptAt),
+    index("scheduled_post_targets_connection_idx").on(t.connectionId),
+    check(
+      "scheduled_post_targets_status_valid",
+      sql`${t.status} IN ('scheduled','publishing','published','failed','withdrawn')`,
+    ),
+  ],
+);

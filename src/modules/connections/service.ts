@@ -1,0 +1,191 @@
+/**
+ * Connections: add (CLI and dashboard only; the API never creates them), check, list, remove. Credentials are
+ * sealed at rest; every check (at connect, every 30 minutes, after an authentication failure while publishing)
+ * stores `readyToPost` and a `blockedReason` that tells a person what to fix.
+ */
+import { and, asc, eq } from "drizzle-orm";
+import { accounts } from "../../db/schema/accounts";
+import { type ConnectionPlatform, CONNECTION_PLATFORMS, connections } from "../../db/schema/connections";
+import type { Deps } from "../../deps";
+import { AppError, invalidField, notFound } from "../../lib/errors";
+import { newId } from "../../lib/ids";
+import { BLUESKY_DEFAULT_SERVICE } from "../../publishing/bluesky";
+import type { CheckResult, ConnectionMeta, OpenConnection } from "../../publishing/connector";
+import { outboundProblem } from "../../publishing/outbound";
+import { connectorFor } from "../../publishing/registry";
+import { openJson, sealJson } from "./sealing";
+
+export type ConnectionRow = typeof connections.$inferSelect;
+
+/** What the CLI prints and the targets list shows for one connection. */
+export interface ConnectionView {
+  accountId: string;
+  platform: ConnectionPlatform;
+  label: string;
+  readyToPost: boolean;
+  blockedReason: string | null;
+}
+
+export type AddConnectionInput =
+  | { accountId: string; platform: "bluesky"; handle: string; appPassword: string; service?: string }
+  | { accountId: string; platform: "mastodon"; instance: string; token: string }
+  | { accountId: string; platform: "webhook"; url: string; secret: string };
+
+const MIN_WEBHOOK_SECRET = 16;
+
+/** True when `value` names a platform. */
+export function isPlatform(value: string): value is ConnectionPlatform {
+  return (CONNECTION_PLATFORMS as readonly string[]).includes(value);
+}
+
+/** The public view of a connection row. */
+export function connectionView(row: ConnectionRow): ConnectionView {
+  return { accountId: row.id, platform: row.platform, label: row.label, readyToPost: row.readyToPost, blockedReason: row.blockedReason };
+}
+
+/** Opens a row's sealed credentials and session. */
+export function openConnection(deps: Pick<Deps, "instanceSecret">, row: ConnectionRow): OpenConnection {
+  return {
+    id: row.id,
+    accountId: row.accountId,
+    platform: row.platform,
+    label: row.label,
+    endpoint: row.endpoint,
+    credentials: openJson<Record<string, string>>(deps.instanceSecret, row.id, row.credentialsSealed),
+    session: row.sessionSealed ? openJson<Record<string, string>>(deps.instanceSecret, row.id, row.sessionSealed) : null,
+    meta: JSON.parse(row.meta) as ConnectionMeta,
+  };
+}
+
+function normalizeEndpoint(deps: Pick<Deps, "config">, field: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw invalidField(field, "must be a URL");
+  }
+  const problem = outboundProblem(deps, url.toString());
+  if (problem !== null) throw invalidField(field, problem);
+  return url.toString().replace(/\/+$/, "");
+}
+
+/** Validates the input into endpoint, label and credentials. */
+function prepare(deps: Pick<Deps, "config">, input: AddConnectionInput): { endpoint: string; label: string; credentials: Record<string, string> } {
+  switch (input.platform) {
+    case "bluesky": {
+      const handle = input.handle.trim().replace(/^@/, "");
+      if (!/^[A-Za-z0-9.-]+\.[A-Za-z0-9-]+$/.test(handle) && !handle.startsWith("did:")) throw invalidField("handle", "must be a handle such as alice.bsky.social");
+      if (input.appPassword.trim() === "") throw invalidField("appPassword", "is required");
+      return {
+        endpoint: normalizeEndpoint(deps, "service", input.service ?? BLUESKY_DEFAULT_SERVICE),
+        label: `@${handle}`,
+        credentials: { handle, appPassword: input.appPassword.trim() },
+      };
+    }
+    case "mastodon": {
+      if (input.token.trim() === "") throw invalidField("token", "is required");
+      const endpoint = normalizeEndpoint(deps, "instance", input.instance);
+      return { endpoint, label: new URL(endpoint).host, credentials: { token: input.token.trim() } };
+    }
+    case "webhook": {
+      if (input.secret.length < MIN_WEBHOOK_SECRET) throw invalidField("secret", `must be at least ${MIN_WEBHOOK_SECRET} characters`);
+      const endpoint = normalizeEndpoint(deps, "url", input.url);
+      return { endpoint, label: new URL(endpoint).host, credentials: { secret: input.secret } };
+    }
+  }
+}
+
+/** Adds a connection and checks it at once. A refused check still stores it, not ready, with the reason. */
+export async function addConnection(deps: Deps, input: AddConnectionInput): Promise<ConnectionView> {
+  if (!isPlatform(input.platform)) throw invalidField("platform", `must be one of ${CONNECTION_PLATFORMS.join(", ")}`);
+  const account = deps.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, input.accountId)).get();
+  if (!account) throw notFound("account");
+  const { endpoint, label, credentials } = prepare(deps, input);
+  const id = newId();
+  const now = deps.clock.now();
+  deps.db
+    .insert(connections)
+    .values({
+      id,
+      accountId: input.accountId,
+      platform: input.platform,
+      label,
+      endpoint,
+      credentialsSealed: sealJson(deps.instanceSecret, id, credentials),
+      readyToPost: false,
+      blockedReason: "Not checked yet.",
+      createdAt: now,
+      updatedAt: now,
+    })
+    .run();
+  return checkConnection(deps, id);
+}
+
+/** Stores the outcome of a check. */
+export function recordCheck(deps: Pick<Deps, "db" | "clock" | "instanceSecret">, row: ConnectionRow, result: CheckResult): ConnectionRow {
+  const now = deps.clock.now();
+  const values: Partial<typeof connections.$inferInsert> = {
+    readyToPost: result.ready,
+    blockedReason: result.ready ? null : (result.blockedReason ?? "The connection needs attention."),
+    checkedAt: now,
+    updatedAt: now,
+  };
+  if (result.label) values.label = result.label;
+  if (result.meta) values.meta = JSON.stringify(result.meta);
+  if (result.session !== undefined) values.sessionSealed = result.session === null ? null : sealJson(deps.instanceSecret, row.id, result.session);
+  return deps.db.update(connections).set(values).where(eq(connections.id, row.id)).returning().get() ?? row;
+}
+
+/** Checks a connection's credentials against its provider now and stores readyToPost/blockedReason. */
+export async function checkConnection(deps: Deps, connectionId: string): Promise<ConnectionView> {
+  const row = deps.db.select().from(connections).where(eq(connections.id, connectionId)).get();
+  if (!row) throw notFound("connection");
+  const open = openConnection(deps, row);
+  const result = await connectorFor(row.platform).check(deps, open);
+  return connectionView(recordCheck(deps, row, result));
+}
+
+/** Marks a connection as needing attention after the provider refused its credentials while publishing. */
+export function markConnectionBlocked(deps: Pick<Deps, "db" | "clock">, connectionId: string, reason: string): void {
+  const now = deps.clock.now();
+  deps.db.update(connections).set({ readyToPost: false, blockedReason: reason, checkedAt: now, updatedAt: now }).where(eq(connections.id, connectionId)).run();
+}
+
+/** Saves a refreshed provider session (sealed). */
+export function saveConnectionSession(deps: Pick<Deps, "db" | "clock" | "instanceSecret">, connectionId: string, session: Record<string, string>): void {
+  deps.db
+    .update(connections)
+    .set({ sessionSealed: sealJson(deps.instanceSecret, connectionId, session), updatedAt: deps.clock.now() })
+    .where(eq(connections.id, connectionId))
+    .run();
+}
+
+/** Every connection of an account, oldest first (the order people added them). */
+export function listConnections(deps: Pick<Deps, "db">, accountId: string): ConnectionRow[] {
+  return deps.db.select().from(connections).where(eq(connections.accountId, accountId)).orderBy(asc(connections.createdAt), asc(connections.id)).all();
+}
+
+/** One connection of an account, or null. */
+export function getConnection(deps: Pick<Deps, "db">, accountId: string, connectionId: string): ConnectionRow | null {
+  return deps.db.select().from(connections).where(and(eq(connections.id, connectionId), eq(connections.accountId, accountId))).get() ?? null;
+}
+
+/** Removes a connection. Posts already scheduled to it keep their label; their pending targets fail at their time. */
+export function removeConnection(deps: Pick<Deps, "db">, accountId: string, connectionId: string): void {
+  const removed = deps.db.delete(connections).where(and(eq(connections.id, connectionId), eq(connections.accountId, accountId))).returning().all();
+  if (removed.length === 0) throw notFound("connection");
+}
+
+/** Re-checks every connection (the 30-minute job). Failures are recorded per connection, never thrown. */
+export async function checkAllConnections(deps: Deps): Promise<{ checked: number; ready: number }> {
+  const rows = deps.db.select({ id: connections.id }).from(connections).all();
+  let ready = 0;
+  for (const { id } of rows) {
+    try {
+      if ((await checkConnection(deps, id)).readyToPost) ready++;
+    } catch (error) {
+      if (!(error instanceof AppError)) deps.log.warn("connection check failed", { connectionId: id, error: (error as Error).message });
+    }
+  }
+  return { checked: rows.length, ready };
+}

@@ -1,0 +1,66 @@
+/**
+ * The scheduling routes: GET /api/v1/schedule/targets (read), POST /api/v1/schedule (schedule),
+ * DELETE /api/v1/schedule/{id} (schedule), GET /api/v1/schedule/posts and /posts/{id} (read).
+ */
+import { Elysia } from "elysia";
+import type { Deps } from "../../deps";
+import { authOf } from "../../http/request-context";
+import { scopePlugin } from "../../http/scope";
+import { cancelResponse, listQuery, listResponse, postIdParams, postResponse, scheduleBody, targetsResponse } from "./model";
+import { cancelPost, getPost, listPosts, listTargets, schedulePost } from "./service";
+
+const TAGS = ["schedule"];
+
+/** Mounts the scheduling routes. */
+export function scheduleModule(deps: Deps) {
+  return new Elysia()
+    .use(scopePlugin)
+    .get("/api/v1/schedule/targets", ({ request }) => listTargets(deps, authOf(request).accountId), {
+      scope: "read",
+      response: targetsResponse,
+      detail: {
+        summary: "List the connected accounts posts can go to",
+        description: "Accounts needing attention are listed with readyToPost false and a blockedReason. Connections are managed at manageUrl.",
+        tags: TAGS,
+      },
+    })
+    .post(
+      "/api/v1/schedule",
+      ({ request, body }) =>
+        schedulePost(deps, authOf(request).accountId, { creationId: body.creation_id, scheduledTime: body.scheduled_time, targets: body.targets }),
+      {
+        scope: "schedule",
+        body: scheduleBody,
+        response: postResponse,
+        detail: {
+          summary: "Schedule a creation to connected accounts",
+          description:
+            "Free. scheduled_time at least 5 minutes ahead (400 scheduled_time_too_soon); targets are platforms or accountIds (400 unknown_target, ambiguous_target with accountIds); 409 target_not_ready with blockedReason; 409 not_schedulable with problems. A provider's refusal answers 200 with that target failed.",
+          tags: TAGS,
+        },
+      },
+    )
+    .delete("/api/v1/schedule/:id", ({ request, params }) => cancelPost(deps, authOf(request).accountId, params.id), {
+      scope: "schedule",
+      params: postIdParams,
+      response: cancelResponse,
+      detail: {
+        summary: "Cancel a scheduled post",
+        description:
+          "Withdraws every pending target from its provider, then removes the post. 502 distribution_failed (retryable) when a provider cannot be reached: the post is kept. 409 already_published.",
+        tags: TAGS,
+      },
+    })
+    .get("/api/v1/schedule/posts", ({ request, query }) => listPosts(deps, authOf(request).accountId, query), {
+      scope: "read",
+      query: listQuery,
+      response: listResponse,
+      detail: { summary: "List scheduled posts, newest first (from/to bound scheduledTime)", tags: TAGS },
+    })
+    .get("/api/v1/schedule/posts/:id", ({ request, params }) => getPost(deps, authOf(request).accountId, params.id), {
+      scope: "read",
+      params: postIdParams,
+      response: postResponse,
+      detail: { summary: "One scheduled post with its targets", tags: TAGS },
+    });
+}

@@ -1,0 +1,74 @@
+/** Request and response schemas of the scheduling routes: the single source of truth for validation and OpenAPI. */
+import { t } from "elysia";
+
+export const LIST_LIMIT_DEFAULT = 50;
+export const LIST_LIMIT_MAX = 200;
+export const MAX_TARGETS_PER_POST = 20;
+
+const nullableString = t.Union([t.String(), t.Null()]);
+const postStatus = t.Union([
+  t.Literal("scheduled"),
+  t.Literal("publishing"),
+  t.Literal("published"),
+  t.Literal("partially_failed"),
+  t.Literal("failed"),
+]);
+
+export const targetSchema = t.Object({
+  platform: t.String({ description: "bluesky, mastodon or webhook; usable to name a target" }),
+  accountId: t.String({ description: "The connection's id; names a target when two connections share a platform" }),
+  label: t.String(),
+  readyToPost: t.Boolean(),
+  blockedReason: t.Union([t.String(), t.Null()], { description: "What a person should fix; null when ready" }),
+});
+
+export const targetsResponse = t.Object({ targets: t.Array(targetSchema), manageUrl: t.String() });
+
+export const postTargetSchema = t.Object({
+  accountId: t.String(),
+  platform: t.String(),
+  label: t.String(),
+  status: t.Union([t.Literal("scheduled"), t.Literal("publishing"), t.Literal("published"), t.Literal("failed")]),
+  providerPostId: nullableString,
+  publishedUrl: nullableString,
+  errorMessage: nullableString,
+  /** True when a cancel withdrew this target but could not finish the others (the row was kept). */
+  withdrawn: t.Boolean(),
+});
+
+export const postSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  creationId: t.String(),
+  scheduledTime: t.String({ description: "ISO 8601 UTC" }),
+  status: postStatus,
+  errorMessage: t.Optional(t.String({ description: "Present when status is failed or partially_failed" })),
+  targets: t.Array(postTargetSchema),
+  createdAt: t.String(),
+});
+
+export const scheduleBody = t.Object({
+  type: t.Literal("social_post", { error: "must be social_post" }),
+  creation_id: t.String({ minLength: 1, maxLength: 64 }),
+  scheduled_time: t.String({ minLength: 1, maxLength: 40, description: "ISO 8601 UTC timestamp at least 5 minutes ahead" }),
+  targets: t.Array(t.String({ minLength: 1, maxLength: 100 }), {
+    minItems: 1,
+    maxItems: MAX_TARGETS_PER_POST,
+    description: "Each a platform name or an accountId from GET /schedule/targets",
+  }),
+});
+
+export const postResponse = t.Object({ post: postSchema });
+
+export const postIdParams = t.Object({ id: t.String({ maxLength: 64 }) });
+
+export const cancelResponse = t.Object({ id: t.String(), cancelled: t.Literal(true), providerPostWithdrawn: t.Boolean() });
+
+export const listQuery = t.Object({
+  from: t.Optional(t.String({ maxLength: 40, description: "ISO 8601; lower bound of scheduledTime (inclusive)" })),
+  to: t.Optional(t.String({ maxLength: 40, description: "ISO 8601; upper bound of scheduledTime (exclusive)" })),
+  status: t.Optional(postStatus),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT })),
+  cursor: t.Optional(t.String({ minLength: 1, maxLength: 512 })),
+});
+
+export const listResponse = t.Object({ posts: t.Array(postSchema), nextCursor: t.Union([t.String(), t.Null()]) });

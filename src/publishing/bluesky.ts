@@ -1,0 +1,267 @@
+/**
+ * Bluesky (AT Protocol) connections. The service holds the post and publishes at its time:
+ * - the session is cached (sealed on the connection) and refreshed with refreshSession, because createSession is
+ *   rate-limited (30 per 5 minutes, 300 per day);
+ * - images are re-encoded to fit under 1,000,000 bytes and sent with `aspectRatio` and alt text;
+ * - links in the caption become link facets (UTF-8 byte offsets);
+ * - `createdAt` is the send time;
+ * - the record key is derived from the target id (bluesky-rkey.ts), so a retry can never make a second post, and an
+ *   unknown outcome is reconciled with getRecord.
+ */
+import { fitImageUnderBytes } from "../lib/image-fit";
+import { isoAt } from "../lib/clock";
+import { recordKeyForTarget } from "./bluesky-rkey";
+import type { CheckResult, Connector, DeliveryContext, DeliveryResult, OpenConnection } from "./connector";
+import { DeliveryError } from "./connector";
+import { failureKindOf, outboundProblem, providerFetch } from "./outbound";
+import type { Deps } from "../deps";
+
+export const BLUESKY_DEFAULT_SERVICE = "https://bsky.social";
+/** Older servers and apps still expect blobs of at most 1 MB (guides/testing.md). */
+export const BLUESKY_MAX_IMAGE_BYTES = 1_000_000;
+export const BLUESKY_MAX_GRAPHEMES = 300;
+export const POST_COLLECTION = "app.bsky.feed.post";
+const APP_URL = "https://bsky.app";
+const XRPC = {
+  createSession: "com.atproto.server.createSession",
+  refreshSession: "com.atproto.server.refreshSession",
+  getSession: "com.atproto.server.getSession",
+  uploadBlob: "com.atproto.repo.uploadBlob",
+  createRecord: "com.atproto.repo.createRecord",
+  getRecord: "com.atproto.repo.getRecord",
+} as const;
+/** XRPC errors meaning "this token no longer works; refresh or sign in again". */
+const TOKEN_ERRORS = new Set(["ExpiredToken", "InvalidToken", "AuthenticationRequired", "AuthMissing"]);
+const URL_RE = /https?:\/\/[^\s<>"]+/g;
+const TRAILING_PUNCTUATION_RE = /[.,;:!?)\]}'"]+$/;
+
+interface Session {
+  accessJwt: string;
+  refreshJwt: string;
+  did: string;
+  handle: string;
+}
+
+interface XrpcAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+function isSession(value: Record<string, string> | null): value is Record<string, string> & Session {
+  return value !== null && typeof value.accessJwt === "string" && typeof value.refreshJwt === "string" && typeof value.did === "string";
+}
+
+function xrpcUrl(connection: OpenConnection, method: string, query?: Record<string, string>): string {
+  const qs = query ? `?${new URLSearchParams(query)}` : "";
+  return `${connection.endpoint.replace(/\/+$/, "")}/xrpc/${method}${qs}`;
+}
+
+async function xrpc(
+  deps: Pick<Deps, "config">,
+  connection: OpenConnection,
+  method: string,
+  opts: { query?: Record<string, string>; json?: unknown; bytes?: Uint8Array; contentType?: string; token?: string } = {},
+): Promise<XrpcAnswer> {
+  const headers: Record<string, string> = {};
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body: string | Uint8Array | undefined;
+  if (opts.json !== undefined) {
+    headers["content-type"] = "application/json";
+    body = JSON.stringify(opts.json);
+  } else if (opts.bytes) {
+    headers["content-type"] = opts.contentType ?? "application/octet-stream";
+    body = opts.bytes;
+  }
+  const isProcedure = opts.json !== undefined || opts.bytes !== undefined || method === XRPC.refreshSession;
+  const res = await providerFetch(deps, xrpcUrl(connection, method, opts.query), { method: isProcedure ? "POST" : "GET", headers, body });
+  const text = await res.text();
+  let parsed: Record<string, unknown> = {};
+  try {
+    parsed = text === "" ? {} : (JSON.parse(text) as Record<string, unknown>);
+  } catch {
+    parsed = { message: text.slice(0, 300) };
+  }
+  return { status: res.status, body: parsed };
+}
+
+function xrpcError(answer: XrpcAnswer): string {
+  const { error, message } = answer.body;
+  const parts = [error, message].filter((p): p is string => typeof p === "string" && p !== "");
+  return parts.length > 0 ? parts.join(": ") : `HTTP ${answer.status}`;
+}
+
+function isTokenProblem(answer: XrpcAnswer): boolean {
+  return (answer.status === 400 || answer.status === 401) && TOKEN_ERRORS.has(String(answer.body.error ?? ""));
+}
+
+/** A person-readable reason for a refused sign-in. */
+function signInRefusedReason(connection: OpenConnection, answer: XrpcAnswer): string {
+  const handle = connection.credentials.handle ?? connection.label;
+  return (
+    `Bluesky refused to sign in as ${handle} (${xrpcError(answer)}). ` +
+    "The app password may be wrong or revoked: create a new one in Bluesky under Settings → Privacy and security → App passwords, then update this connection."
+  );
+}
+
+async function createSession(deps: Pick<Deps, "config">, connection: OpenConnection): Promise<Session> {
+  const answer = await xrpc(deps, connection, XRPC.createSession, {
+    json: { identifier: connection.credentials.handle, password: connection.credentials.appPassword },
+  });
+  if (answer.status === 200) return answer.body as unknown as Session;
+  if (answer.status === 401 || answer.status === 400) throw new DeliveryError("auth", signInRefusedReason(connection, answer));
+  throw new DeliveryError(failureKindOf(answer.status), `Bluesky sign-in failed: ${xrpcError(answer)}`);
+}
+
+async function refreshSession(deps: Pick<Deps, "config">, connection: OpenConnection, session: Session): Promise<Session | null> {
+  const answer = await xrpc(deps, connection, XRPC.refreshSession, { token: session.refreshJwt });
+  if (answer.status === 200) return answer.body as unknown as Session;
+  if (isTokenProblem(answer) || answer.status === 400 || answer.status === 401) return null;
+  throw new DeliveryError(failureKindOf(answer.status), `Bluesky session refresh failed: ${xrpcError(answer)}`);
+}
+
+/**
+ * Runs `call` with a working access token: the cached one, else a refreshed one, else a new sign-in. Saves every new
+ * session through `save`.
+ */
+async function withSession(
+  deps: Pick<Deps, "config">,
+  connection: OpenConnection,
+  save: (s: Record<string, string>) => void,
+  call: (session: Session) => Promise<XrpcAnswer>,
+): Promise<{ answer: XrpcAnswer; session: Session }> {
+  let session: Session | null = isSession(connection.session) ? connection.session : null;
+  const adopt = (s: Session): Session => {
+    const plain = { accessJwt: s.accessJwt, refreshJwt: s.refreshJwt, did: s.did, handle: s.handle };
+    connection.session = plain;
+    save(plain);
+    return plain;
+  };
+  if (session === null) session = adopt(await createSession(deps, connection));
+  let answer = await call(session);
+  if (!isTokenProblem(answer)) return { answer, session };
+  const refreshed = await refreshSession(deps, connection, session);
+  session = adopt(refreshed ?? (await createSession(deps, connection)));
+  answer = await call(session);
+  if (isTokenProblem(answer)) throw new DeliveryError("auth", signInRefusedReason(connection, answer));
+  return { answer, session };
+}
+
+/** Link facets for every http(s) URL in `text`, with UTF-8 byte offsets as the lexicon requires. */
+export function linkFacets(text: string): Array<Record<string, unknown>> {
+  const encoder = new TextEncoder();
+  const facets: Array<Record<string, unknown>> = [];
+  for (const match of text.matchAll(URL_RE)) {
+    const uri = match[0].replace(TRAILING_PUNCTUATION_RE, "");
+    const byteStart = encoder.encode(text.slice(0, match.index)).length;
+    const byteEnd = byteStart + encoder.encode(uri).length;
+    facets.push({
+      index: { byteStart, byteEnd },
+      features: [{ $type: "app.bsky.richtext.facet#link", uri }],
+    });
+  }
+  return facets;
+}
+
+function publishedUrlOf(session: { handle?: string; did: string }, rkey: string): string {
+  return `${APP_URL}/profile/${session.handle || session.did}/post/${rkey}`;
+}
+
+async function getRecord(deps: Pick<Deps, "config">, connection: OpenConnection, did: string, rkey: string): Promise<XrpcAnswer> {
+  return xrpc(deps, connection, XRPC.getRecord, { query: { repo: did, collection: POST_COLLECTION, rkey } });
+}
+
+function classify(answer: XrpcAnswer, what: string): DeliveryError {
+  return new DeliveryError(failureKindOf(answer.status), `Bluesky refused the ${what}: ${xrpcError(answer)}`);
+}
+
+/** The Bluesky connector. */
+export const blueskyConnector: Connector = {
+  platform: "bluesky",
+  captionLimit: () => ({ maxGraphemes: BLUESKY_MAX_GRAPHEMES, platformName: "Bluesky" }),
+  holdsNatively: () => false,
+
+  async check(deps, connection): Promise<CheckResult> {
+    const problem = outboundProblem(deps, connection.endpoint);
+    if (problem !== null) return { ready: false, blockedReason: `The Bluesky service URL cannot be used: ${problem}` };
+    let saved: Record<string, string> | null | undefined;
+    try {
+      const { answer, session } = await withSession(deps, connection, (s) => (saved = s), (s) =>
+        xrpc(deps, connection, XRPC.getSession, { token: s.accessJwt }),
+      );
+      if (answer.status !== 200) {
+        return { ready: false, blockedReason: `Bluesky could not confirm the session: ${xrpcError(answer)}`, session: saved };
+      }
+      return {
+        ready: true,
+        blockedReason: null,
+        label: `@${String(answer.body.handle ?? session.handle)}`,
+        meta: { providerAccountId: session.did },
+        session: saved,
+      };
+    } catch (error) {
+      const message = (error as Error).message;
+      const reason =
+        error instanceof DeliveryError && error.kind === "auth" ? message : `Bluesky could not be reached to check the connection: ${message}`;
+      return { ready: false, blockedReason: reason, session: error instanceof DeliveryError && error.kind === "auth" ? null : saved };
+    }
+  },
+
+  async deliver(ctx: DeliveryContext): Promise<DeliveryResult> {
+    const { deps, connection, content } = ctx;
+    const rkey = recordKeyForTarget(ctx.targetId);
+    let embed: Record<string, unknown> | undefined;
+    if (content.image) {
+      const fitted = await fitImageUnderBytes(content.image.bytes, content.image.mimeType, BLUESKY_MAX_IMAGE_BYTES).catch((error: Error) => {
+        throw new DeliveryError("permanent", `The image could not be prepared for Bluesky: ${error.message}`);
+      });
+      const { answer } = await withSession(deps, connection, ctx.saveSession, (s) =>
+        xrpc(deps, connection, XRPC.uploadBlob, { bytes: fitted.bytes, contentType: fitted.mimeType, token: s.accessJwt }),
+      );
+      if (answer.status !== 200) throw classify(answer, "image upload");
+      embed = {
+        $type: "app.bsky.embed.images",
+        images: [{ image: answer.body.blob, alt: content.altText ?? "", aspectRatio: { width: fitted.width, height: fitted.height } }],
+      };
+    }
+    const facets = linkFacets(content.caption);
+    const record: Record<string, unknown> = {
+      $type: POST_COLLECTION,
+      text: content.caption,
+      createdAt: isoAt(deps.clock.now()),
+      ...(facets.length > 0 ? { facets } : {}),
+      ...(embed ? { embed } : {}),
+    };
+    const { answer, session } = await withSession(deps, connection, ctx.saveSession, async (s) => {
+      // The record's address is known before it is written: save it first, so a crash leaves a key to reconcile.
+      ctx.saveProviderPostId(`at://${s.did}/${POST_COLLECTION}/${rkey}`);
+      return xrpc(deps, connection, XRPC.createRecord, { json: { repo: s.did, collection: POST_COLLECTION, rkey, record }, token: s.accessJwt });
+    });
+    if (answer.status === 200) {
+      return { kind: "published", providerPostId: String(answer.body.uri), publishedUrl: publishedUrlOf(session, rkey) };
+    }
+    // A record under our key already exists: an earlier attempt landed. Read it back instead of failing.
+    const existing = await getRecord(deps, connection, session.did, rkey);
+    if (existing.status === 200) {
+      return { kind: "published", providerPostId: String(existing.body.uri), publishedUrl: publishedUrlOf(session, rkey) };
+    }
+    throw classify(answer, "post");
+  },
+
+  async reconcile(ctx: DeliveryContext): Promise<DeliveryResult | null> {
+    const { deps, connection } = ctx;
+    const did = (isSession(connection.session) ? connection.session.did : undefined) ?? connection.meta.providerAccountId;
+    if (!did) return null; // never signed in, so nothing can have been written
+    const rkey = recordKeyForTarget(ctx.targetId);
+    const answer = await getRecord(deps, connection, did, rkey);
+    if (answer.status === 200) {
+      const handle = isSession(connection.session) ? connection.session.handle : connection.label.replace(/^@/, "");
+      return { kind: "published", providerPostId: String(answer.body.uri), publishedUrl: publishedUrlOf({ did, handle }, rkey) };
+    }
+    if (answer.status === 400 && answer.body.error === "RecordNotFound") return null;
+    if (answer.status === 400 && /could not locate record/i.test(String(answer.body.message ?? ""))) return null;
+    throw new DeliveryError("transient", `Bluesky could not tell whether the earlier attempt landed: ${xrpcError(answer)}`);
+  },
+
+  // The service holds Bluesky posts until their time: nothing to withdraw at the provider.
+  withdraw: async () => false,
+};

@@ -1,0 +1,127 @@
+/**
+ * The one interface every publishing platform implements (Bluesky, Mastodon, webhooks), and the error type that
+ * tells the dispatcher what to do with a failure: retry later, give up with the platform's message, mark the
+ * connection as needing attention, or reconcile first because the outcome is unknown.
+ */
+import type { ConnectionPlatform } from "../db/schema/connections";
+import type { Deps } from "../deps";
+
+/** What the dispatcher and the schedule service know about a connection, with its secrets opened. */
+export interface OpenConnection {
+  id: string;
+  accountId: string;
+  platform: ConnectionPlatform;
+  label: string;
+  endpoint: string;
+  credentials: Record<string, string>;
+  /** Cached provider session (Bluesky JWTs), or null. */
+  session: Record<string, string> | null;
+  meta: ConnectionMeta;
+}
+
+/** What a credential check learnt about the provider; stored in clear on the connection. */
+export interface ConnectionMeta {
+  /** Mastodon: the instance's status length limit. */
+  maxCharacters?: number;
+  /** Mastodon: image size limit in bytes. */
+  imageSizeLimit?: number;
+  /** Mastodon account id (to look up published statuses); Bluesky DID. */
+  providerAccountId?: string;
+}
+
+/** The content snapshot a target delivers. */
+export interface DeliveryContent {
+  postId: string;
+  caption: string;
+  altText: string | null;
+  image: { bytes: Uint8Array; mimeType: string; url: string; assetId: string } | null;
+  scheduledTime: number;
+}
+
+/** One delivery of one target. */
+export interface DeliveryContext {
+  deps: Deps;
+  connection: OpenConnection;
+  targetId: string;
+  /** The provider's id saved earlier (e.g. the Bluesky at-uri reserved before sending), if any. */
+  providerPostId: string | null;
+  content: DeliveryContent;
+  /** Persists the provider's post id the moment it is known (fenced by the caller's lease). */
+  saveProviderPostId(id: string): void;
+  /** Persists a refreshed provider session (Bluesky tokens). */
+  saveSession(session: Record<string, string>): void;
+}
+
+export type DeliveryResult =
+  /** The post is live. */
+  | { kind: "published"; providerPostId: string; publishedUrl: string | null }
+  /** The provider holds it and will publish at the scheduled time (Mastodon scheduled status). */
+  | { kind: "handed_over"; providerPostId: string };
+
+export type FailureKind =
+  /** Network trouble, 5xx, 429, timeouts before sending: try again later. */
+  | "transient"
+  /** The provider refused the content: no retry, show its message. */
+  | "permanent"
+  /** Credentials refused: the connection needs attention; retried after backoff (the person may fix it). */
+  | "auth"
+  /** The request may have reached the provider but no answer came back: reconcile before any retry. */
+  | "unknown";
+
+/** A failed delivery, withdrawal or check, classified. `message` is the platform's own words where it gave any. */
+export class DeliveryError extends Error {
+  readonly kind: FailureKind;
+  constructor(kind: FailureKind, message: string) {
+    super(message);
+    this.name = "DeliveryError";
+    this.kind = kind;
+  }
+}
+
+/** The outcome of a credential check. */
+export interface CheckResult {
+  ready: boolean;
+  /** Tells a person what to fix; null when ready. */
+  blockedReason: string | null;
+  /** A better display label learnt from the provider (e.g. `@bob@mastodon.social`). */
+  label?: string;
+  meta?: ConnectionMeta;
+  /** A new session to cache (Bluesky). */
+  session?: Record<string, string> | null;
+}
+
+/** The limits the schedule service checks captions against. */
+export interface CaptionLimit {
+  maxGraphemes: number;
+  /** Counting rule: Mastodon counts every URL as 23 characters. */
+  urlLength?: number;
+  /** Human name of the platform for problem messages. */
+  platformName: string;
+}
+
+/** One platform. */
+export interface Connector {
+  platform: ConnectionPlatform;
+  /** The caption limit for this connection, or null when there is none (webhooks). */
+  captionLimit(connection: OpenConnection): CaptionLimit | null;
+  /** True when the provider itself holds posts scheduled at `scheduledTime` (decided at scheduling). */
+  holdsNatively(scheduledTime: number, now: number): boolean;
+  /** Checks the stored credentials against the provider. Never throws for a refusal: answers not ready. */
+  check(deps: Deps, connection: OpenConnection): Promise<CheckResult>;
+  /** Publishes now, or hands the post over to the provider. Throws DeliveryError. */
+  deliver(ctx: DeliveryContext): Promise<DeliveryResult>;
+  /**
+   * After an unknown outcome: asks the provider whether the earlier attempt took effect. Answers the result when it
+   * did, null when it certainly did not (safe to send again). Throws DeliveryError when the provider cannot tell now.
+   */
+  reconcile(ctx: DeliveryContext): Promise<DeliveryResult | null>;
+  /** Withdraws a post the provider holds (`providerPostId`). Answers false when the provider no longer had it. */
+  withdraw(deps: Deps, connection: OpenConnection, providerPostId: string): Promise<boolean>;
+  /**
+   * For provider-held posts after their time: answers the public URL once published ("published"), "pending" while
+   * the provider still holds it, or "gone" when it was removed at the provider. Absent for service-held platforms.
+   */
+  confirm?(deps: Deps, connection: OpenConnection, providerPostId: string, content: DeliveryContent): Promise<ConfirmResult>;
+}
+
+export type ConfirmResult = { state: "published"; publishedUrl: string | null; providerPostId: string } | { state: "pending" } | { state: "gone" };

@@ -1,0 +1,393 @@
+/**
+ * The dispatcher: delivers every target whose time has come, exactly once in effect.
+ *
+ * - Claim: one immediate transaction picks due targets whose lease is free or expired and stamps each with a fresh
+ *   lease token and expiry. Every later write of that delivery is conditional on the token (a fence): a worker whose
+ *   lease expired and was taken over can never overwrite the new owner's outcome.
+ * - `send_started_at` is written (fenced) just before the request leaves and cleared when the outcome is recorded.
+ *   A claim that finds it set knows an earlier attempt's outcome is unknown (a crash, a timeout) and reconciles
+ *   with the provider first (Bluesky: getRecord on the deterministic record key; Mastodon: its scheduled list by
+ *   Idempotency-Key; webhooks: resending under the same Idempotency-Key is absorbed by the receiver).
+ * - The provider's post id is saved the moment it is known (Bluesky: before the record is written).
+ * - Transient failures retry with backoff; the 5th failed attempt fails the target with the platform's message.
+ *   A crash is not an attempt: it is reconciled instead.
+ */
+import { and, asc, eq, inArray, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
+import { connections } from "../db/schema/connections";
+import type { ConnectionRow } from "../modules/connections/service";
+import { scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
+import type { Deps } from "../deps";
+import { newId } from "../lib/ids";
+import { markConnectionBlocked, openConnection, saveConnectionSession } from "../modules/connections/service";
+import type { DeliveryContext, DeliveryResult } from "./connector";
+import { DeliveryError } from "./connector";
+import { loadDeliveryContent } from "./content";
+import { refreshPostStatus } from "./post-status";
+import { connectorFor } from "./registry";
+
+/** Attempts before a target fails for good. */
+export const MAX_ATTEMPTS = 5;
+/** Wait after the n-th failed attempt (1-based) before the next one. */
+export const BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000] as const;
+export const DEFAULT_LEASE_MS = 120_000;
+export const DEFAULT_CONCURRENCY = 32;
+/** Longest the idle loop sleeps before looking for due work again. */
+export const DEFAULT_POLL_MS = 500;
+/** Never spin: even when work seems due, yield this long between empty claims. */
+const MIN_IDLE_SLEEP_MS = 5;
+const PENDING = ["scheduled", "publishing"] as const;
+
+export interface Claim {
+  targetId: string;
+  leaseToken: string;
+  /** An earlier attempt started sending and its outcome was never recorded. */
+  outcomeUnknown: boolean;
+}
+
+export interface DispatcherOptions {
+  concurrency: number;
+  leaseMs: number;
+  pollMs: number;
+}
+
+/** Operational tuning from the environment (DISPATCH_CONCURRENCY, DISPATCH_LEASE_MS, DISPATCH_POLL_MS). */
+export function dispatcherOptionsFromEnv(env: Record<string, string | undefined>): DispatcherOptions {
+  const int = (name: string, fallback: number, min: number): number => {
+    const n = Number(env[name]);
+    return Number.isInteger(n) && n >= min ? n : fallback;
+  };
+  return {
+    concurrency: int("DISPATCH_CONCURRENCY", DEFAULT_CONCURRENCY, 1),
+    leaseMs: int("DISPATCH_LEASE_MS", DEFAULT_LEASE_MS, 1000),
+    pollMs: int("DISPATCH_POLL_MS", DEFAULT_POLL_MS, 10),
+  };
+}
+
+/** Condition: the target is pending, due (unless `anyTime`), and its lease is free or expired. */
+function claimable(now: number, anyTime = false) {
+  return and(
+    inArray(scheduledPostTargets.status, PENDING),
+    anyTime ? undefined : and(isNotNull(scheduledPostTargets.nextAttemptAt), lte(scheduledPostTargets.nextAttemptAt, now)),
+    or(isNull(scheduledPostTargets.leaseExpiresAt), lte(scheduledPostTargets.leaseExpiresAt, now)),
+  );
+}
+
+/**
+ * Claims up to `limit` due targets (or only `onlyIds`; with `anyTime` also before they are due, for cancel) with
+ * fresh leases, in one immediate transaction.
+ * NB: synchronous body: bun:sqlite commits an async transaction body at its first await.
+ */
+export function claimDueTargets(
+  deps: Pick<Deps, "db" | "clock">,
+  limit: number,
+  leaseMs: number,
+  onlyIds?: readonly string[],
+  anyTime = false,
+): Claim[] {
+  const now = deps.clock.now();
+  return deps.db.transaction(
+    (tx) => {
+      const where = onlyIds ? and(claimable(now, anyTime), inArray(scheduledPostTargets.id, [...onlyIds])) : claimable(now);
+      const due = tx
+        .select({ id: scheduledPostTargets.id, postId: scheduledPostTargets.postId, sendStartedAt: scheduledPostTargets.sendStartedAt })
+        .from(scheduledPostTargets)
+        .where(where)
+        .orderBy(asc(scheduledPostTargets.nextAttemptAt))
+        .limit(limit)
+        .all();
+      const claims: Claim[] = [];
+      const posts = new Set<string>();
+      for (const row of due) {
+        const leaseToken = newId();
+        const updated = tx
+          .update(scheduledPostTargets)
+          .set({ status: "publishing", leaseToken, leaseExpiresAt: now + leaseMs, updatedAt: now })
+          .where(and(eq(scheduledPostTargets.id, row.id), claimable(now, anyTime)))
+          .returning({ id: scheduledPostTargets.id })
+          .all();
+        if (updated.length !== 1) continue;
+        claims.push({ targetId: row.id, leaseToken, outcomeUnknown: row.sendStartedAt !== null });
+        posts.add(row.postId);
+      }
+      for (const postId of posts) refreshPostStatus(tx, postId, now);
+      return claims;
+    },
+    { behavior: "immediate" },
+  );
+}
+
+/** The fence: the target row still carries our lease token. */
+function fenced(claim: Claim) {
+  return and(eq(scheduledPostTargets.id, claim.targetId), eq(scheduledPostTargets.leaseToken, claim.leaseToken));
+}
+
+/** A fenced write; answers false when the lease was lost (someone else owns the target now). */
+function fencedUpdate(deps: Pick<Deps, "db">, claim: Claim, values: Partial<typeof scheduledPostTargets.$inferInsert>): boolean {
+  return deps.db.update(scheduledPostTargets).set(values).where(fenced(claim)).returning({ id: scheduledPostTargets.id }).all().length === 1;
+}
+
+/** Records a successful delivery (fenced) and the post's new status, in one transaction. */
+function recordSuccess(deps: Pick<Deps, "db" | "clock">, claim: Claim, postId: string, result: DeliveryResult): boolean {
+  const now = deps.clock.now();
+  return deps.db.transaction(
+    (tx) => {
+      const base = { leaseToken: null, leaseExpiresAt: null, sendStartedAt: null, nextAttemptAt: null, errorMessage: null, updatedAt: now };
+      const values =
+        result.kind === "published"
+          ? { ...base, status: "published" as const, providerPostId: result.providerPostId, publishedUrl: result.publishedUrl, publishedAt: now }
+          : { ...base, status: "scheduled" as const, providerPostId: result.providerPostId, heldByProvider: true };
+      const ok = tx.update(scheduledPostTargets).set(values).where(fenced(claim)).returning({ id: scheduledPostTargets.id }).all().length === 1;
+      if (ok) refreshPostStatus(tx, postId, now);
+      return ok;
+    },
+    { behavior: "immediate" },
+  );
+}
+
+/** The wait after the n-th failed attempt. */
+export function backoffAfter(attempts: number): number {
+  return BACKOFF_MS[Math.min(attempts, BACKOFF_MS.length) - 1] ?? BACKOFF_MS[0];
+}
+
+/** Records a failed attempt (fenced): retry later with backoff, or fail for good with the platform's message. */
+function recordFailure(deps: Pick<Deps, "db" | "clock">, claim: Claim, postId: string, attemptsSoFar: number, error: DeliveryError): void {
+  const now = deps.clock.now();
+  const attempts = attemptsSoFar + 1;
+  const final = error.kind === "permanent" || attempts >= MAX_ATTEMPTS;
+  const message = error.kind === "permanent" || attempts < MAX_ATTEMPTS ? error.message : `Gave up after ${attempts} attempts: ${error.message}`;
+  deps.db.transaction(
+    (tx) => {
+      const values = final
+        ? { status: "failed" as const, errorMessage: message, nextAttemptAt: null, sendStartedAt: null }
+        : {
+            status: "scheduled" as const,
+            errorMessage: message,
+            nextAttemptAt: now + backoffAfter(attempts),
+          };
+      const ok = tx
+        .update(scheduledPostTargets)
+        .set({ ...values, attempts, leaseToken: null, leaseExpiresAt: null, updatedAt: now })
+        .where(fenced(claim))
+        .returning({ id: scheduledPostTargets.id })
+        .all();
+      if (ok.length === 1) refreshPostStatus(tx, postId, now);
+    },
+    { behavior: "immediate" },
+  );
+}
+
+type TargetRow = typeof scheduledPostTargets.$inferSelect;
+type PostRow = typeof scheduledPosts.$inferSelect;
+
+/** Builds the delivery context of a claimed target (fenced provider-id writes). Throws DeliveryError. */
+async function buildContext(deps: Deps, claim: Claim, target: TargetRow, post: PostRow): Promise<{ ctx: DeliveryContext; platform: ConnectionRow["platform"] }> {
+  const row = target.connectionId ? deps.db.select().from(connections).where(eq(connections.id, target.connectionId)).get() : undefined;
+  if (!row) throw new DeliveryError("permanent", `The connection ${target.label} was removed from this account.`);
+  const connection = openConnection(deps, row);
+  const ctx: DeliveryContext = {
+    deps,
+    connection,
+    targetId: target.id,
+    providerPostId: target.providerPostId,
+    content: await loadDeliveryContent(deps, post),
+    saveProviderPostId: (id) => {
+      if (!fencedUpdate(deps, claim, { providerPostId: id, updatedAt: deps.clock.now() })) {
+        throw new DeliveryError("unknown", "The delivery lease was lost.");
+      }
+    },
+    saveSession: (session) => saveConnectionSession(deps, connection.id, session),
+  };
+  return { ctx, platform: row.platform };
+}
+
+function loadClaimed(deps: Pick<Deps, "db">, claim: Claim): { target: TargetRow; post: PostRow } | null {
+  const target = deps.db.select().from(scheduledPostTargets).where(fenced(claim)).get();
+  if (!target) return null;
+  const post = deps.db.select().from(scheduledPosts).where(eq(scheduledPosts.id, target.postId)).get();
+  return post ? { target, post } : null;
+}
+
+/**
+ * Delivers one claimed target: reconcile first when the last outcome is unknown, then send, then record — every
+ * write fenced by the claim's lease token. Never throws: failures are recorded on the target.
+ */
+export async function deliverClaim(deps: Deps, claim: Claim): Promise<void> {
+  const loaded = loadClaimed(deps, claim);
+  if (!loaded) return; // lease lost, or the post was cancelled meanwhile
+  const { target, post } = loaded;
+  try {
+    const { ctx, platform } = await buildContext(deps, claim, target, post);
+    const connector = connectorFor(platform);
+    let result: DeliveryResult | null = null;
+    if (claim.outcomeUnknown) result = await connector.reconcile(ctx);
+    if (result === null) {
+      // Mark the send as started (fenced) before anything leaves: a crash from here on is an unknown outcome.
+      if (!fencedUpdate(deps, claim, { sendStartedAt: deps.clock.now(), updatedAt: deps.clock.now() })) return;
+      result = await connector.deliver(ctx);
+    }
+    if (!recordSuccess(deps, claim, post.id, result)) {
+      deps.log.warn("delivery lease lost before its outcome was recorded", { targetId: target.id });
+    }
+  } catch (error) {
+    const failure =
+      error instanceof DeliveryError ? error : new DeliveryError("unknown", `Unexpected error: ${error instanceof Error ? error.message : String(error)}`);
+    if (failure.kind === "auth" && target.connectionId) markConnectionBlocked(deps, target.connectionId, failure.message);
+    deps.log.warn("delivery failed", { targetId: target.id, platform: target.platform, kind: failure.kind, message: failure.message });
+    recordFailure(deps, claim, post.id, target.attempts, failure);
+  }
+}
+
+/**
+ * For cancel: asks the provider whether a claimed target's unknown earlier attempt took effect. Answers the result
+ * (not recorded: the caller decides), or null when nothing reached the provider. Throws DeliveryError.
+ */
+export async function reconcileClaim(deps: Deps, claim: Claim): Promise<DeliveryResult | null> {
+  const loaded = loadClaimed(deps, claim);
+  if (!loaded) throw new DeliveryError("transient", "The delivery lease was lost.");
+  const { ctx, platform } = await buildContext(deps, claim, loaded.target, loaded.post);
+  return connectorFor(platform).reconcile(ctx);
+}
+
+/** Records a claimed target as published (fenced), e.g. when cancel learns the provider already published it. */
+export function recordPublishedClaim(deps: Pick<Deps, "db" | "clock">, claim: Claim, postId: string, providerPostId: string, publishedUrl: string | null): boolean {
+  return recordSuccess(deps, claim, postId, { kind: "published", providerPostId, publishedUrl });
+}
+
+/** Gives a claim back untouched (fenced): the target is pending again, as before the claim. */
+export function releaseClaim(deps: Pick<Deps, "db" | "clock">, claim: Claim, postId: string): void {
+  const now = deps.clock.now();
+  deps.db.transaction(
+    (tx) => {
+      const ok = tx
+        .update(scheduledPostTargets)
+        .set({ status: "scheduled", leaseToken: null, leaseExpiresAt: null, updatedAt: now })
+        .where(fenced(claim))
+        .returning({ id: scheduledPostTargets.id })
+        .all();
+      if (ok.length === 1) refreshPostStatus(tx, postId, now);
+    },
+    { behavior: "immediate" },
+  );
+}
+
+/** Saves a provider post id on a claimed target (fenced). */
+export function saveClaimProviderPostId(deps: Pick<Deps, "db" | "clock">, claim: Claim, providerPostId: string): boolean {
+  return fencedUpdate(deps, claim, { providerPostId, heldByProvider: true, updatedAt: deps.clock.now() });
+}
+
+/** Withdraws a claimed, service-held target (fenced): it will never be delivered. Answers false when the lease was lost. */
+export function withdrawClaim(deps: Pick<Deps, "db" | "clock">, claim: Claim): boolean {
+  const now = deps.clock.now();
+  return fencedUpdate(deps, claim, {
+    status: "withdrawn",
+    withdrawnAt: now,
+    nextAttemptAt: null,
+    leaseToken: null,
+    leaseExpiresAt: null,
+    sendStartedAt: null,
+    updatedAt: now,
+  });
+}
+
+/** Claims and delivers every due target (in batches of `concurrency`), awaiting all. For jobs and tests. */
+export async function runDueOnce(deps: Deps, opts: Partial<DispatcherOptions> = {}, onlyIds?: readonly string[]): Promise<number> {
+  const concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
+  const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+  let delivered = 0;
+  for (;;) {
+    const claims = claimDueTargets(deps, concurrency, leaseMs, onlyIds);
+    if (claims.length === 0) return delivered;
+    await Promise.all(claims.map((c) => deliverClaim(deps, c)));
+    delivered += claims.length;
+    if (onlyIds) return delivered;
+  }
+}
+
+/** When the next target becomes claimable (its due time or its lease expiry), or null when nothing is pending. */
+export function nextWakeAt(deps: Pick<Deps, "db">): number | null {
+  const row = deps.db
+    .select({ at: sql<number | null>`min(max(${scheduledPostTargets.nextAttemptAt}, coalesce(${scheduledPostTargets.leaseExpiresAt}, 0)))` })
+    .from(scheduledPostTargets)
+    .where(and(inArray(scheduledPostTargets.status, PENDING), isNotNull(scheduledPostTargets.nextAttemptAt)))
+    .get();
+  return row?.at ?? null;
+}
+
+export interface RunningDispatcher {
+  /** Looks for due work now (e.g. after scheduling). */
+  wake(): void;
+  /** Stops claiming and waits for every delivery in flight to be recorded. */
+  stop(): Promise<void>;
+  /** Deliveries in flight right now. */
+  inFlight(): number;
+}
+
+/**
+ * Runs the dispatcher continuously: keeps up to `concurrency` deliveries in flight, sleeps until the next due time
+ * (at most `pollMs`) when idle. Inside `seedcast serve` only.
+ */
+export function startDispatcher(deps: Deps, options: DispatcherOptions): RunningDispatcher {
+  const inFlight = new Set<Promise<void>>();
+  let running = true;
+  let wakeUp: (() => void) | null = null;
+  const wake = (): void => {
+    const resolve = wakeUp;
+    wakeUp = null;
+    resolve?.();
+  };
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        wakeUp = null;
+        resolve();
+      }, ms);
+      wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  const loop = (async () => {
+    while (running) {
+      const free = options.concurrency - inFlight.size;
+      let claimed = 0;
+      if (free > 0) {
+        try {
+          const claims = claimDueTargets(deps, free, options.leaseMs);
+          claimed = claims.length;
+          for (const claim of claims) {
+            const p: Promise<void> = deliverClaim(deps, claim)
+              .catch((error) => deps.log.error("delivery crashed", { error: (error as Error).message }))
+              .finally(() => {
+                inFlight.delete(p);
+                wake();
+              });
+            inFlight.add(p);
+          }
+        } catch (error) {
+          deps.log.error("dispatch claim failed", { error: (error as Error).message });
+        }
+      }
+      if (!running) break;
+      if (free > 0 && claimed === free) continue; // more may be due right now
+      let wait = options.pollMs;
+      if (inFlight.size < options.concurrency) {
+        const next = nextWakeAt(deps);
+        if (next !== null) wait = Math.max(0, Math.min(wait, next - deps.clock.now()));
+      }
+      await sleep(Math.max(wait, MIN_IDLE_SLEEP_MS));
+    }
+  })();
+
+  return {
+    wake,
+    inFlight: () => inFlight.size,
+    async stop() {
+      running = false;
+      wake();
+      await loop;
+      await Promise.all([...inFlight]);
+    },
+  };
+}
+

@@ -1,0 +1,34 @@
+/**
+ * The publishing system jobs (croner, started by `seedcast serve`): credential checks every 30 minutes and the
+ * confirmation of provider-held posts (Mastodon scheduled statuses) every minute. Delivery itself is not a cron job:
+ * the continuous dispatcher (startDispatcher, started by serve) keeps p99 lateness under a second or two, which a
+ * cron tick every few seconds could not.
+ */
+import type { JobDefinition } from "../jobs/registry";
+import { checkAllConnections } from "../modules/connections/service";
+import { confirmProviderHeldPosts } from "../modules/schedule/service";
+
+export const PUBLISHING_JOB_IDS = {
+  connectionChecks: "__connection_checks__",
+  confirmPublished: "__confirm_published__",
+} as const;
+
+/** The jobs of the publishing side. */
+export const publishingJobs: readonly JobDefinition[] = [
+  {
+    id: PUBLISHING_JOB_IDS.connectionChecks,
+    schedule: "0 */30 * * * *",
+    run: async (deps) => {
+      const { checked, ready } = await checkAllConnections(deps);
+      if (checked > 0) deps.log.info("checked connections", { checked, ready });
+    },
+  },
+  {
+    id: PUBLISHING_JOB_IDS.confirmPublished,
+    schedule: "30 * * * * *",
+    run: async (deps) => {
+      const { confirmed } = await confirmProviderHeldPosts(deps);
+      if (confirmed > 0) deps.log.info("confirmed provider-held posts", { confirmed });
+    },
+  },
+];

@@ -1,0 +1,215 @@
+/**
+ * Mastodon connections. Mastodon holds the post itself: at scheduling the media is uploaded with its description and
+ * a scheduled status is created (`scheduled_at`) with the target id as `Idempotency-Key`; the scheduled status id is
+ * the target's providerPostId; cancel deletes it; after the due time `confirm` sees it gone from the scheduled list
+ * and looks up the public URL. Limits (characters, image size) come from /api/v2/instance at each credential check.
+ * When the time is too close for Mastodon's own 5-minute minimum, the service holds the post and publishes it
+ * directly at its time instead (same Idempotency-Key).
+ */
+import type { Deps } from "../deps";
+import { fitImageUnderBytes } from "../lib/image-fit";
+import { isoAt } from "../lib/clock";
+import type { CheckResult, ConfirmResult, Connector, DeliveryContent, DeliveryContext, DeliveryResult, OpenConnection } from "./connector";
+import { DeliveryError } from "./connector";
+import { failureKindOf, outboundProblem, providerFetch, providerMessage } from "./outbound";
+import { IDEMPOTENCY_HEADER } from "./webhook";
+
+/** Mastodon refuses scheduled_at closer than 5 minutes; keep a margin for clock skew and the upload time. */
+const MIN_NATIVE_LEAD_MS = 5 * 60 * 1000 + 60 * 1000;
+export const MASTODON_DEFAULT_MAX_CHARACTERS = 500;
+export const MASTODON_URL_LENGTH = 23;
+const DEFAULT_IMAGE_SIZE_LIMIT = 8 * 1024 * 1024;
+const MEDIA_POLL_DELAYS_MS = [200, 400, 800, 1500, 3000, 5000];
+/** How far around the scheduled time a published status is looked for. */
+const CONFIRM_WINDOW_BEFORE_MS = 2 * 60 * 1000;
+const STATUS_LOOKUP_LIMIT = "40";
+const TOKEN_HINT =
+  "Create a new access token in Mastodon under Preferences → Development → New application (scopes read, write:statuses, write:media) and update this connection.";
+
+interface ScheduledStatusBody {
+  id: string;
+  scheduled_at?: string;
+  params?: { idempotency?: string | null };
+}
+
+function api(connection: OpenConnection, path: string): string {
+  return `${connection.endpoint.replace(/\/+$/, "")}${path}`;
+}
+
+function authHeaders(connection: OpenConnection): Record<string, string> {
+  return { authorization: `Bearer ${connection.credentials.token ?? ""}` };
+}
+
+async function failure(res: Response, what: string): Promise<DeliveryError> {
+  const message = await providerMessage(res);
+  const kind = failureKindOf(res.status);
+  if (kind === "auth") return new DeliveryError("auth", `The Mastodon instance refused the access token (${message}). ${TOKEN_HINT}`);
+  return new DeliveryError(kind, `The Mastodon instance refused the ${what}: ${message}`);
+}
+
+async function sleep(ms: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Uploads the image with its description and waits until the instance has processed it. Answers the media id. */
+async function uploadMedia(deps: Deps, connection: OpenConnection, content: DeliveryContent): Promise<string> {
+  const image = content.image!;
+  const limit = connection.meta.imageSizeLimit ?? DEFAULT_IMAGE_SIZE_LIMIT;
+  const fitted = await fitImageUnderBytes(image.bytes, image.mimeType, limit).catch((error: Error) => {
+    throw new DeliveryError("permanent", `The image could not be prepared for Mastodon: ${error.message}`);
+  });
+  const form = new FormData();
+  const ext = fitted.mimeType.split("/")[1] ?? "bin";
+  form.append("file", new Blob([fitted.bytes as Uint8Array<ArrayBuffer>], { type: fitted.mimeType }), `image.${ext}`);
+  if (content.altText) form.append("description", content.altText);
+  const res = await providerFetch(deps, api(connection, "/api/v2/media"), { method: "POST", headers: authHeaders(connection), body: form });
+  if (res.status !== 200 && res.status !== 202) throw await failure(res, "image upload");
+  const media = (await res.json()) as { id: string; url: string | null };
+  if (res.status === 200 && media.url) return media.id;
+  for (const delay of MEDIA_POLL_DELAYS_MS) {
+    await sleep(delay);
+    const poll = await providerFetch(deps, api(connection, `/api/v1/media/${media.id}`), { headers: authHeaders(connection) });
+    if (poll.status === 200) {
+      await poll.body?.cancel();
+      return media.id;
+    }
+    if (poll.status !== 206) throw await failure(poll, "image upload");
+    await poll.body?.cancel();
+  }
+  throw new DeliveryError("transient", "The Mastodon instance is still processing the image; will try again.");
+}
+
+function stripHtml(html: string): string {
+  return html
+    .replace(/<br\s*\/?>/gi, "\n")
+    .replace(/<\/p>\s*<p>/gi, "\n\n")
+    .replace(/<[^>]+>/g, "")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, "&")
+    .trim();
+}
+
+/** Finds the status a scheduled status became: the account's recent statuses, by time and text. */
+async function findPublishedStatus(deps: Deps, connection: OpenConnection, content: DeliveryContent): Promise<{ id: string; url: string } | null> {
+  const accountId = connection.meta.providerAccountId;
+  if (!accountId) return null;
+  const res = await providerFetch(deps, api(connection, `/api/v1/accounts/${accountId}/statuses?limit=${STATUS_LOOKUP_LIMIT}`), {
+    headers: authHeaders(connection),
+  });
+  if (!res.ok) {
+    await res.body?.cancel();
+    return null;
+  }
+  const statuses = (await res.json()) as Array<{ id: string; url: string; created_at: string; content: string }>;
+  const expected = content.caption.trim();
+  const match = statuses.find(
+    (s) => Date.parse(s.created_at) >= content.scheduledTime - CONFIRM_WINDOW_BEFORE_MS && stripHtml(s.content) === expected,
+  );
+  return match ? { id: match.id, url: match.url } : null;
+}
+
+/** The Mastodon connector. */
+export const mastodonConnector: Connector = {
+  platform: "mastodon",
+  captionLimit: (connection) => ({
+    maxGraphemes: connection.meta.maxCharacters ?? MASTODON_DEFAULT_MAX_CHARACTERS,
+    urlLength: MASTODON_URL_LENGTH,
+    platformName: "Mastodon",
+  }),
+  holdsNatively: (scheduledTime, now) => scheduledTime - now >= MIN_NATIVE_LEAD_MS,
+
+  async check(deps, connection): Promise<CheckResult> {
+    const problem = outboundProblem(deps, connection.endpoint);
+    if (problem !== null) return { ready: false, blockedReason: `The Mastodon instance URL cannot be used: ${problem}` };
+    try {
+      const meta: CheckResult["meta"] = { ...connection.meta };
+      const instance = await providerFetch(deps, api(connection, "/api/v2/instance"));
+      if (instance.ok) {
+        const body = (await instance.json()) as {
+          configuration?: { statuses?: { max_characters?: number }; media_attachments?: { image_size_limit?: number } };
+        };
+        meta.maxCharacters = body.configuration?.statuses?.max_characters ?? MASTODON_DEFAULT_MAX_CHARACTERS;
+        meta.imageSizeLimit = body.configuration?.media_attachments?.image_size_limit ?? DEFAULT_IMAGE_SIZE_LIMIT;
+      } else {
+        await instance.body?.cancel();
+      }
+      const res = await providerFetch(deps, api(connection, "/api/v1/accounts/verify_credentials"), { headers: authHeaders(connection) });
+      if (res.status === 401 || res.status === 403) {
+        return { ready: false, blockedReason: `The Mastodon instance refused the access token (${await providerMessage(res)}). ${TOKEN_HINT}` };
+      }
+      if (!res.ok) return { ready: false, blockedReason: `The Mastodon instance could not confirm the account: ${await providerMessage(res)}` };
+      const account = (await res.json()) as { id: string; acct: string };
+      meta.providerAccountId = account.id;
+      const host = new URL(connection.endpoint).host;
+      return { ready: true, blockedReason: null, label: `@${account.acct}@${host}`, meta };
+    } catch (error) {
+      return { ready: false, blockedReason: `The Mastodon instance could not be reached: ${(error as Error).message}` };
+    }
+  },
+
+  async deliver(ctx: DeliveryContext): Promise<DeliveryResult> {
+    const { deps, connection, content } = ctx;
+    const mediaIds = content.image ? [await uploadMedia(deps, connection, content)] : [];
+    const native = mastodonConnector.holdsNatively(content.scheduledTime, deps.clock.now());
+    const body: Record<string, unknown> = { status: content.caption, visibility: "public", media_ids: mediaIds };
+    if (native) body.scheduled_at = isoAt(content.scheduledTime);
+    const res = await providerFetch(deps, api(connection, "/api/v1/statuses"), {
+      method: "POST",
+      headers: { ...authHeaders(connection), "content-type": "application/json", [IDEMPOTENCY_HEADER]: ctx.targetId },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw await failure(res, "post");
+    const answer = (await res.json()) as { id: string; url?: string; scheduled_at?: string; params?: unknown };
+    ctx.saveProviderPostId(answer.id);
+    if (answer.params !== undefined) return { kind: "handed_over", providerPostId: answer.id };
+    return { kind: "published", providerPostId: answer.id, publishedUrl: answer.url ?? null };
+  },
+
+  async reconcile(ctx: DeliveryContext): Promise<DeliveryResult | null> {
+    const { deps, connection } = ctx;
+    const res = await providerFetch(deps, api(connection, "/api/v1/scheduled_statuses?limit=40"), { headers: authHeaders(connection) });
+    if (!res.ok) throw await failure(res, "lookup of scheduled posts");
+    const scheduled = (await res.json()) as ScheduledStatusBody[];
+    const mine = scheduled.find((s) => s.params?.idempotency === ctx.targetId);
+    if (mine) return { kind: "handed_over", providerPostId: mine.id };
+    // Not held: a direct post sent moments ago is answered again by the same Idempotency-Key, so resending is safe.
+    return null;
+  },
+
+  async withdraw(deps, connection, providerPostId): Promise<boolean> {
+    const res = await providerFetch(deps, api(connection, `/api/v1/scheduled_statuses/${encodeURIComponent(providerPostId)}`), {
+      method: "DELETE",
+      headers: authHeaders(connection),
+    });
+    if (res.ok) {
+      await res.body?.cancel();
+      return true;
+    }
+    if (res.status === 404) {
+      await res.body?.cancel();
+      return false;
+    }
+    const error = await failure(res, "cancellation");
+    // Any refusal to withdraw keeps the row: the caller answers 502 distribution_failed.
+    throw new DeliveryError(error.kind === "permanent" ? "transient" : error.kind, error.message);
+  },
+
+  async confirm(deps, connection, providerPostId, content): Promise<ConfirmResult> {
+    const res = await providerFetch(deps, api(connection, `/api/v1/scheduled_statuses/${encodeURIComponent(providerPostId)}`), {
+      headers: authHeaders(connection),
+    });
+    if (res.ok) {
+      await res.body?.cancel();
+      return { state: "pending" };
+    }
+    if (res.status !== 404) throw await failure(res, "lookup of the scheduled post");
+    await res.body?.cancel();
+    const found = await findPublishedStatus(deps, connection, content);
+    return found
+      ? { state: "published", publishedUrl: found.url, providerPostId: found.id }
+      : { state: "published", publishedUrl: null, providerPostId };
+  },
+};

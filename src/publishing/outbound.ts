@@ -1,0 +1,119 @@
+/**
+ * The one door for publishing traffic. Every call to an address a user supplied (Bluesky service, Mastodon instance,
+ * webhook URL) goes through here, so the outbound rule of decisions.md §4 (public addresses, ALLOW_PRIVATE_HOSTS)
+ * applies to all of them, and failures come back classified for the dispatcher.
+ */
+import type { Deps } from "../deps";
+import { SafeFetchError, safeFetch } from "../lib/safe-fetch";
+import { DeliveryError } from "./connector";
+
+/** Default per-request time limit for provider calls. */
+export const PROVIDER_TIMEOUT_MS = 15_000;
+/** Providers answer small JSON documents; anything bigger is refused rather than buffered. */
+const MAX_ANSWER_BYTES = 5 * 1024 * 1024;
+/** Error codes meaning the request certainly never reached the peer. */
+const NOT_SENT_CODES = ["ConnectionRefused", "ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "FailedToOpenSocket", "EHOSTUNREACH", "ENETUNREACH"];
+/** Refusals of the address itself: no retry will help until the connection is fixed. */
+const ADDRESS_REFUSALS = new Set(["invalid_url", "https_required", "port_not_allowed", "host_not_public", "too_many_redirects"]);
+/** Statuses whose Response may not carry a body. */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+export interface OutboundInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array | FormData;
+  timeoutMs?: number;
+}
+
+/**
+ * Fetches `url` through safeFetch (src/lib/safe-fetch.ts) under the outbound rule: resolve once, public addresses
+ * only unless the host is in ALLOW_PRIVATE_HOSTS (which also allows plain http and any port for it), no redirects
+ * (a provider API that redirects a POST is misconfigured). Answers a Response with the buffered body. Throws
+ * DeliveryError: `permanent` for an address that may not be called, `transient` when the request certainly did
+ * not reach the provider (refused, unresolvable), `unknown` when it may have (timeout, reset mid-way).
+ */
+export async function providerFetch(deps: Pick<Deps, "config">, url: string, init: OutboundInit = {}): Promise<Response> {
+  const headers: Record<string, string> = { ...init.headers };
+  let body: string | Uint8Array | undefined;
+  if (init.body instanceof FormData) {
+    // safeFetch takes replayable bytes: serialise the multipart body once, with its boundary.
+    const encoded = new Response(init.body);
+    body = new Uint8Array(await encoded.arrayBuffer());
+    headers["content-type"] = encoded.headers.get("content-type") ?? "multipart/form-data";
+  } else {
+    body = init.body;
+  }
+  const timeoutMs = init.timeoutMs ?? PROVIDER_TIMEOUT_MS;
+  try {
+    const answer = await safeFetch(url, {
+      method: init.method ?? "GET",
+      headers,
+      body,
+      timeoutMs,
+      maxRedirects: 0,
+      maxBytes: MAX_ANSWER_BYTES,
+      requireHttps: false,
+      allowPrivateHosts: deps.config.allowPrivateHosts,
+    });
+    const payload = NULL_BODY_STATUSES.has(answer.status) ? null : (answer.body as Uint8Array<ArrayBuffer>);
+    return new Response(payload, { status: answer.status, headers: answer.headers });
+  } catch (error) {
+    throw classifyFetchError(error, safeHost(url));
+  }
+}
+
+function classifyFetchError(error: unknown, host: string): DeliveryError {
+  if (!(error instanceof SafeFetchError)) {
+    return new DeliveryError("unknown", `The connection to ${host} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (ADDRESS_REFUSALS.has(error.reason)) return new DeliveryError("permanent", `The address of ${host} cannot be used: ${error.message}`);
+  if (error.reason === "host_unresolvable") return new DeliveryError("transient", `${host} could not be resolved.`);
+  const detail = `${error.message} ${String((error.cause as { code?: string } | undefined)?.code ?? "")}`;
+  if (NOT_SENT_CODES.some((code) => detail.includes(code))) return new DeliveryError("transient", `Could not reach ${host}: ${error.message}`);
+  return new DeliveryError("unknown", `No complete answer from ${host}: ${error.message}`);
+}
+
+/** Why `url` may not be called (checked before anything is stored), or null. */
+export function outboundProblem(deps: Pick<Deps, "config">, url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `"${url}" is not a valid URL.`;
+  }
+  if (parsed.username || parsed.password) return "The address must not contain a user name or password.";
+  const exempt = deps.config.allowPrivateHosts.has(parsed.hostname.toLowerCase().replace(/^\[|\]$/g, ""));
+  if (exempt) return parsed.protocol === "https:" || parsed.protocol === "http:" ? null : "The address must be https.";
+  if (parsed.protocol !== "https:") return "The address must be https.";
+  if (parsed.port !== "" && parsed.port !== "443") return "The address must use port 443.";
+  return null;
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "the provider";
+  }
+}
+
+/** Reads a provider's error message from a JSON body (`error`, `message`, `error_description`), else the status. */
+export async function providerMessage(response: Response): Promise<string> {
+  const text = await response.text().catch(() => "");
+  try {
+    const body = JSON.parse(text) as Record<string, unknown>;
+    const parts = [body.error, body.message, body.error_description].filter((p): p is string => typeof p === "string" && p !== "");
+    if (parts.length > 0) return [...new Set(parts)].join(": ");
+  } catch {
+    // not JSON: fall through to the plain text
+  }
+  const trimmed = text.trim().slice(0, 300);
+  return trimmed !== "" ? `HTTP ${response.status}: ${trimmed}` : `HTTP ${response.status}`;
+}
+
+/** Classifies an HTTP failure: 408/425/429/5xx transient, 401/403 auth, other 4xx permanent. */
+export function failureKindOf(status: number): "transient" | "auth" | "permanent" {
+  if (status === 408 || status === 425 || status === 429 || status >= 500) return "transient";
+  if (status === 401 || status === 403) return "auth";
+  return "permanent";
+}

@@ -1,0 +1,17 @@
+/** Platform → connector, in one place. */
+import type { ConnectionPlatform } from "../db/schema/connections";
+import { blueskyConnector } from "./bluesky";
+import type { Connector } from "./connector";
+import { mastodonConnector } from "./mastodon";
+import { webhookConnector } from "./webhook";
+
+const CONNECTORS: Record<ConnectionPlatform, Connector> = {
+  bluesky: blueskyConnector,
+  mastodon: mastodonConnector,
+  webhook: webhookConnector,
+};
+
+/** The connector of `platform`. */
+export function connectorFor(platform: ConnectionPlatform): Connector {
+  return CONNECTORS[platform];
+}

@@ -1,0 +1,94 @@
+/**
+ * Webhook connections: a JSON delivery signed with HMAC-SHA256 over the raw body (`X-Seedcast-Signature:
+ * sha256=<hex>`, plus `X-Seedcast-Timestamp` in Unix seconds), with the target id as `Idempotency-Key` so a receiver
+ * can absorb the repeat a crash may cause. The credential check is a signed `ping` answered 2xx.
+ */
+import { createHmac } from "node:crypto";
+import { isoAt } from "../lib/clock";
+import type { CheckResult, Connector, DeliveryContext, DeliveryResult, OpenConnection } from "./connector";
+import { DeliveryError } from "./connector";
+import { failureKindOf, outboundProblem, providerFetch, providerMessage } from "./outbound";
+
+export const WEBHOOK_SIGNATURE_HEADER = "X-Seedcast-Signature";
+export const WEBHOOK_TIMESTAMP_HEADER = "X-Seedcast-Timestamp";
+export const IDEMPOTENCY_HEADER = "Idempotency-Key";
+export const WEBHOOK_EVENTS = { ping: "ping", publish: "post.publish" } as const;
+const USER_AGENT = "Seedcast-Webhook/1";
+
+/** `sha256=<hex HMAC-SHA256 of rawBody under secret>`. */
+export function webhookSignature(rawBody: string, secret: string): string {
+  return `sha256=${createHmac("sha256", secret).update(rawBody).digest("hex")}`;
+}
+
+async function send(ctxDeps: DeliveryContext["deps"], connection: OpenConnection, body: unknown, idempotencyKey: string): Promise<Response> {
+  const raw = JSON.stringify(body);
+  const secret = connection.credentials.secret ?? "";
+  return providerFetch(ctxDeps, connection.endpoint, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "user-agent": USER_AGENT,
+      [WEBHOOK_TIMESTAMP_HEADER]: String(Math.floor(ctxDeps.clock.now() / 1000)),
+      [WEBHOOK_SIGNATURE_HEADER]: webhookSignature(raw, secret),
+      [IDEMPOTENCY_HEADER]: idempotencyKey,
+    },
+    body: raw,
+  });
+}
+
+/** The webhook connector. */
+export const webhookConnector: Connector = {
+  platform: "webhook",
+  captionLimit: () => null,
+  holdsNatively: () => false,
+
+  async check(deps, connection): Promise<CheckResult> {
+    const problem = outboundProblem(deps, connection.endpoint);
+    if (problem !== null) return { ready: false, blockedReason: `The webhook URL cannot be used: ${problem}` };
+    try {
+      const res = await send(deps, connection, { event: WEBHOOK_EVENTS.ping, sentAt: isoAt(deps.clock.now()) }, `ping-${crypto.randomUUID()}`);
+      if (res.ok) {
+        await res.body?.cancel();
+        return { ready: true, blockedReason: null };
+      }
+      const message = await providerMessage(res);
+      if (res.status === 401 || res.status === 403) {
+        return { ready: false, blockedReason: `The webhook receiver refused the signed ping (${message}). Check that it uses the same signing secret.` };
+      }
+      return { ready: false, blockedReason: `The webhook receiver answered the signed ping with ${message}. It must answer 2xx.` };
+    } catch (error) {
+      return { ready: false, blockedReason: `The webhook receiver could not be reached: ${(error as Error).message}` };
+    }
+  },
+
+  async deliver(ctx: DeliveryContext): Promise<DeliveryResult> {
+    const { content } = ctx;
+    const body = {
+      event: WEBHOOK_EVENTS.publish,
+      post: {
+        id: content.postId,
+        targetId: ctx.targetId,
+        scheduledTime: isoAt(content.scheduledTime),
+        caption: content.caption,
+        altText: content.altText,
+        imageUrl: content.image?.url ?? null,
+        imageMimeType: content.image?.mimeType ?? null,
+      },
+      sentAt: isoAt(ctx.deps.clock.now()),
+    };
+    const res = await send(ctx.deps, ctx.connection, body, ctx.targetId);
+    if (res.ok) {
+      await res.body?.cancel();
+      return { kind: "published", providerPostId: ctx.targetId, publishedUrl: null };
+    }
+    const message = await providerMessage(res);
+    throw new DeliveryError(failureKindOf(res.status), `The webhook receiver answered ${message}`);
+  },
+
+  // A webhook has no read-back: resending with the same Idempotency-Key is the reconciliation (the receiver
+  // answers the repeat without a second effect).
+  reconcile: async () => null,
+
+  // The service holds webhook posts until their time: nothing to withdraw at the receiver.
+  withdraw: async () => false,
+};

@@ -1,0 +1,73 @@
+/**
+ * Shared fixtures of the scheduling and publishing tests: creations inserted as the creations module stores them,
+ * images made with sharp, and connections added through the real connections service.
+ */
+import { eq } from "drizzle-orm";
+import { creations } from "../src/db/schema/creations";
+import { scheduledPosts, scheduledPostTargets } from "../src/db/schema/scheduled-posts";
+import type { Deps } from "../src/deps";
+import { newId } from "../src/lib/ids";
+import { loadSharp } from "../src/lib/sharp";
+import { ingestImageBytes } from "../src/modules/assets/service";
+
+/** Inserts a creation row (caption, alt text, optional image stored in the library). Answers its id. */
+export async function makeCreation(
+  deps: Deps,
+  accountId: string,
+  opts: { caption: string; altText?: string | null; image?: Uint8Array },
+): Promise<{ id: string; imageAssetId: string | null }> {
+  const asset = opts.image ? await ingestImageBytes(deps, accountId, { bytes: opts.image, fileName: "picture" }) : null;
+  const id = newId();
+  const now = deps.clock.now();
+  deps.db
+    .insert(creations)
+    .values({
+      id,
+      accountId,
+      type: "social_post",
+      seedId: newId(),
+      caption: opts.caption,
+      altText: asset ? (opts.altText ?? "") : null,
+      imageAssetId: asset?.id ?? null,
+      imageSha256: null,
+      aspectRatio: "square",
+      mediaStyle: "minimal",
+      createdAt: now,
+      updatedAt: now,
+    })
+    .run();
+  return { id, imageAssetId: asset?.id ?? null };
+}
+
+/** A small PNG of one colour. */
+export async function solidPng(width = 64, height = 48): Promise<Uint8Array> {
+  const buf = await loadSharp()({ create: { width, height, channels: 3, background: { r: 30, g: 120, b: 200 } } })
+    .png()
+    .toBuffer();
+  return new Uint8Array(buf);
+}
+
+/** A PNG of random noise: incompressible, so `side`×`side` is far over 1 MB. */
+export async function noisePng(side = 1100): Promise<Uint8Array> {
+  const raw = new Uint8Array(side * side * 3);
+  // getRandomValues fills at most 65,536 bytes per call.
+  for (let i = 0; i < raw.length; i += 65536) crypto.getRandomValues(raw.subarray(i, Math.min(raw.length, i + 65536)));
+  const buf = await loadSharp()(raw, { raw: { width: side, height: side, channels: 3 } }).png().toBuffer();
+  return new Uint8Array(buf);
+}
+
+/** The stored rows of a post (for assertions about what the database holds). */
+export function postRows(deps: Deps, postId: string) {
+  return {
+    post: deps.db.select().from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get(),
+    targets: deps.db.select().from(scheduledPostTargets).where(eq(scheduledPostTargets.postId, postId)).all(),
+  };
+}
+
+/** How many posts the database holds in all. */
+export function countPosts(deps: Deps): number {
+  return deps.db.select().from(scheduledPosts).all().length;
+}
+
+export const FIVE_MIN = 5 * 60 * 1000;
+export const WEBHOOK_SECRET = "whsec-test-0123456789abcdef";

@@ -1,0 +1,381 @@
+/**
+ * The scheduling API (decisions.md §7) against real peers on 127.0.0.1: a webhook receiver and the Mastodon fake.
+ * Time is a ManualClock shared with the peers; the dispatcher is run by hand (runDueOnce) after moving it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { scheduledPostTargets } from "../src/db/schema/scheduled-posts";
+import { isoAt } from "../src/lib/clock";
+import { addConnection } from "../src/modules/connections/service";
+import { claimDueTargets, deliverClaim, runDueOnce } from "../src/publishing/dispatcher";
+import { describeAuthMatrix } from "./helpers/auth-matrix";
+import { type TestAccount, type World, createWorld } from "./helpers/world";
+import { type MastodonServer, startMastodonServer } from "./peers/mastodon-server";
+import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
+import { FIVE_MIN, WEBHOOK_SECRET, countPosts, makeCreation, postRows, solidPng } from "./publishing-fixtures";
+
+let world: World;
+let receiver: WebhookReceiver;
+let mastodon: MastodonServer;
+let acct: TestAccount;
+
+beforeAll(async () => {
+  world = await createWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1" } });
+  receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET, effectIdentity: (body) => (body as { post?: { targetId?: string } })?.post?.targetId });
+  mastodon = await startMastodonServer({ now: () => world.clock.now(), maxCharacters: 120 });
+  acct = await world.createAccount();
+});
+
+afterAll(async () => {
+  await receiver.stop();
+  await mastodon.stop();
+  world.close();
+});
+
+const later = (ms = FIVE_MIN + 60_000) => isoAt(world.clock.now() + ms);
+
+async function webhookFor(a: TestAccount, url = receiver.url) {
+  return addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${url}/hook`, secret: WEBHOOK_SECRET });
+}
+
+describeAuthMatrix("schedule", () => world, [
+  { method: "GET", path: "/api/v1/schedule/targets" },
+  {
+    method: "POST",
+    path: "/api/v1/schedule",
+    validBody: { type: "social_post", creation_id: "0190a0a0-0000-7000-8000-000000000000", scheduled_time: "2030-01-01T00:00:00Z", targets: ["webhook"] },
+  },
+  { method: "DELETE", path: "/api/v1/schedule/0190a0a0-0000-7000-8000-000000000000" },
+  { method: "GET", path: "/api/v1/schedule/posts" },
+  { method: "GET", path: "/api/v1/schedule/posts/0190a0a0-0000-7000-8000-000000000000" },
+]);
+
+describe("targets", () => {
+  test("lists ready and blocked connections with manageUrl; the webhook check is a signed ping", async () => {
+    const a = await world.createAccount();
+    const before = receiver.deliveries.length;
+    const ok = await webhookFor(a);
+    expect(ok).toMatchObject({ platform: "webhook", readyToPost: true, blockedReason: null });
+    const ping = receiver.deliveries[before]!;
+    expect(ping.event).toBe("ping");
+    expect(ping.verified).toBe(true);
+    const bad = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/x`, secret: "another-secret-0123456789" });
+    expect(bad.readyToPost).toBe(false);
+    expect(bad.blockedReason).toContain("signing secret");
+    const res = await world.call("GET", "/api/v1/schedule/targets", { key: a.mint(["read"]).key });
+    expect(res.status).toBe(200);
+    expect(res.json.manageUrl).toBe("http://localhost/dashboard/connections");
+    expect(res.json.targets).toEqual([
+      { platform: "webhook", accountId: ok.accountId, label: new URL(receiver.url).host, readyToPost: true, blockedReason: null },
+      { platform: "webhook", accountId: bad.accountId, label: new URL(receiver.url).host, readyToPost: false, blockedReason: bad.blockedReason },
+    ]);
+  });
+
+  test("credentials are sealed at rest (no secret in the database file)", async () => {
+    const a = await world.createAccount();
+    await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/s`, secret: "sealed-secret-value-XYZ123" });
+    world.deps.sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    const bytes = await Bun.file(`${world.dataDir}/seedcast.db`).text();
+    expect(bytes.includes("sealed-secret-value-XYZ123")).toBe(false);
+  });
+
+  test("a webhook URL that is http and not exempt is refused at connect", async () => {
+    const a = await world.createAccount();
+    await expect(addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: "http://example.com/h", secret: WEBHOOK_SECRET })).rejects.toThrow(
+      "https",
+    );
+  });
+});
+
+describe("POST /schedule refusals (nothing written)", () => {
+  let a: TestAccount;
+  let creationId: string;
+  beforeAll(async () => {
+    a = await world.createAccount();
+    await webhookFor(a);
+    creationId = (await makeCreation(world.deps, a.accountId, { caption: "Hello from the calendar" })).id;
+  });
+  const body = (over: Record<string, unknown> = {}) => ({ type: "social_post", creation_id: creationId, scheduled_time: later(), targets: ["webhook"], ...over });
+
+  test("400s: type, time format, too soon, unknown and ambiguous targets", async () => {
+    const before = countPosts(world.deps);
+    const cases: [Record<string, unknown>, number, string][] = [
+      [{ type: "story" }, 400, "invalid_request"],
+      [{ scheduled_time: "tomorrow" }, 400, "invalid_request"],
+      [{ scheduled_time: "2026-11-22T12:00:00+02:00" }, 400, "invalid_request"],
+      [{ targets: [] }, 400, "invalid_request"],
+      [{ scheduled_time: later(FIVE_MIN - 1000) }, 400, "scheduled_time_too_soon"],
+      [{ targets: ["myspace"] }, 400, "unknown_target"],
+    ];
+    for (const [over, status, code] of cases) {
+      const res = await world.call("POST", "/api/v1/schedule", { key: a.key, body: body(over) });
+      expect({ over, status: res.status, code: res.json.error }).toEqual({ over, status, code });
+    }
+    const second = await webhookFor(a);
+    const amb = await world.call("POST", "/api/v1/schedule", { key: a.key, body: body() });
+    expect(amb.status).toBe(400);
+    expect(amb.json.error).toBe("ambiguous_target");
+    expect(amb.json.accountIds).toHaveLength(2);
+    expect(amb.json.accountIds).toContain(second.accountId);
+    world.deps.sqlite.query("DELETE FROM connections WHERE id = ?").run(second.accountId);
+    expect(countPosts(world.deps)).toBe(before);
+  });
+
+  test("exactly five minutes ahead is accepted", async () => {
+    const res = await world.call("POST", "/api/v1/schedule", { key: a.key, body: body({ scheduled_time: later(FIVE_MIN) }) });
+    expect(res.status).toBe(200);
+    expect(res.json.post.status).toBe("scheduled");
+  });
+
+  test("404 for a missing or another account's creation, identical", async () => {
+    const other = await world.createAccount();
+    const foreign = (await makeCreation(world.deps, other.accountId, { caption: "not yours" })).id;
+    const missing = await world.call("POST", "/api/v1/schedule", { key: a.key, body: body({ creation_id: crypto.randomUUID() }) });
+    const theirs = await world.call("POST", "/api/v1/schedule", { key: a.key, body: body({ creation_id: foreign }) });
+    expect(missing.status).toBe(404);
+    expect(theirs.status).toBe(404);
+    expect(theirs.text).toBe(missing.text);
+  });
+
+  test("409 target_not_ready with blockedReason; 409 not_schedulable with problems", async () => {
+    const b = await world.createAccount();
+    const blocked = await addConnection(world.deps, { accountId: b.accountId, platform: "webhook", url: `${receiver.url}/b`, secret: "wrong-secret-0123456789" });
+    const c = (await makeCreation(world.deps, b.accountId, { caption: "ok" })).id;
+    const before = countPosts(world.deps);
+    const res = await world.call("POST", "/api/v1/schedule", { key: b.key, body: { ...body(), creation_id: c } });
+    expect(res.status).toBe(409);
+    expect(res.json).toMatchObject({ error: "target_not_ready", accountId: blocked.accountId, blockedReason: blocked.blockedReason });
+
+    const m = await addConnection(world.deps, { accountId: a.accountId, platform: "mastodon", instance: mastodon.url, token: "mastodon-test-token" });
+    expect(m.readyToPost).toBe(true);
+    const long = (await makeCreation(world.deps, a.accountId, { caption: "x".repeat(121) })).id;
+    const tooLong = await world.call("POST", "/api/v1/schedule", { key: a.key, body: body({ creation_id: long, targets: [m.accountId] }) });
+    expect(tooLong.status).toBe(409);
+    expect(tooLong.json.error).toBe("not_schedulable");
+    expect(tooLong.json.problems[0]).toMatchObject({ accountId: m.accountId, field: "caption" });
+    expect(tooLong.json.problems[0].problem).toContain("allows 120");
+    // A URL counts 23 on Mastodon: 100 x + a long URL fits.
+    const withUrl = (await makeCreation(world.deps, a.accountId, { caption: `${"y".repeat(90)} https://example.com/${"p".repeat(80)}` })).id;
+    const fits = await world.call("POST", "/api/v1/schedule", { key: a.key, body: body({ creation_id: withUrl, targets: [m.accountId] }) });
+    expect(fits.status).toBe(200);
+    const empty = (await makeCreation(world.deps, a.accountId, { caption: "   " })).id;
+    const noCaption = await world.call("POST", "/api/v1/schedule", { key: a.key, body: body({ creation_id: empty }) });
+    expect(noCaption.status).toBe(409);
+    expect(noCaption.json.problems[0].field).toBe("caption");
+    expect(countPosts(world.deps)).toBe(before + 1);
+    world.deps.sqlite.query("DELETE FROM connections WHERE id = ?").run(m.accountId);
+  });
+
+  test("403 for a key without the schedule group; nothing written", async () => {
+    const before = countPosts(world.deps);
+    const res = await world.call("POST", "/api/v1/schedule", { key: a.mint(["read", "create"]).key, body: body() });
+    expect(res.status).toBe(403);
+    expect(res.json.requiredGroup).toBe("schedule");
+    const del = await world.call("DELETE", `/api/v1/schedule/${crypto.randomUUID()}`, { key: a.mint(["read"]).key });
+    expect(del.status).toBe(403);
+    const read = await world.call("GET", "/api/v1/schedule/posts", { key: a.mint(["schedule"]).key });
+    expect(read.status).toBe(403);
+    expect(countPosts(world.deps)).toBe(before);
+  });
+});
+
+describe("webhook delivery", () => {
+  let a: TestAccount;
+  beforeAll(async () => {
+    a = await world.createAccount();
+    await webhookFor(a);
+  });
+
+  test("a post goes out at its time, signed, with the snapshot taken at scheduling", async () => {
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "Launch day https://example.com", altText: "a blue card", image: await solidPng() });
+    const res = await world.call("POST", "/api/v1/schedule", {
+      key: a.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: ["webhook"] },
+    });
+    expect(res.status).toBe(200);
+    const post = res.json.post;
+    expect(post).toMatchObject({ creationId: creation.id, status: "scheduled" });
+    expect(post.targets[0]).toMatchObject({ platform: "webhook", status: "scheduled", providerPostId: null, publishedUrl: null, errorMessage: null });
+    // Editing the creation after scheduling changes nothing that goes out.
+    world.deps.sqlite.query("UPDATE creations SET caption = 'edited' WHERE id = ?").run(creation.id);
+
+    await runDueOnce(world.deps);
+    expect(postRows(world.deps, post.id).targets[0]!.status).toBe("scheduled"); // not due yet
+    world.clock.advance(FIVE_MIN + 60_000);
+    const before = receiver.deliveries.length;
+    await runDueOnce(world.deps);
+    const got = receiver.deliveries.slice(before).filter((d) => (d.body as { post?: { id?: string } }).post?.id === post.id);
+    expect(got).toHaveLength(1);
+    const d = got[0]!;
+    expect(d.verified).toBe(true);
+    expect(d.rawBody.length).toBeGreaterThan(0);
+    expect(d.signatureValid).toBe(true);
+    expect(d.timestamp).toBe(String(Math.floor(world.clock.now() / 1000)));
+    expect(d.idempotencyKey).toBe(postRows(world.deps, post.id).targets[0]!.id);
+    const sent = d.body as { event: string; post: { id: string; caption: string; altText: string; imageUrl: string } };
+    expect(sent.event).toBe("post.publish");
+    expect(sent.post).toMatchObject({ id: post.id, caption: "Launch day https://example.com", altText: "a blue card" });
+    expect(sent.post.imageUrl).toBe(`http://localhost/media/${creation.imageAssetId}.png`);
+
+    const after = await world.call("GET", `/api/v1/schedule/posts/${post.id}`, { key: a.mint(["read"]).key });
+    expect(after.json.post.status).toBe("published");
+    expect(after.json.post.targets[0].status).toBe("published");
+    expect(after.json.post.errorMessage).toBeUndefined();
+    // Published: cancel is refused.
+    const cancel = await world.call("DELETE", `/api/v1/schedule/${post.id}`, { key: a.key });
+    expect(cancel.status).toBe(409);
+    expect(cancel.json.error).toBe("already_published");
+  });
+
+  test("transient failures retry with backoff; the 5th failure fails with the receiver's message", async () => {
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "retry me" });
+    const res = await world.call("POST", "/api/v1/schedule", {
+      key: a.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: ["webhook"] },
+    });
+    const id = res.json.post.id;
+    receiver.setMode("error500");
+    world.clock.advance(FIVE_MIN + 60_000);
+    const waits = [30_000, 120_000, 600_000, 1_800_000];
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      await runDueOnce(world.deps);
+      const { targets } = postRows(world.deps, id);
+      expect(targets[0]!.attempts).toBe(attempt);
+      if (attempt < 5) {
+        expect(targets[0]!.status).toBe("scheduled");
+        world.clock.advance(waits[attempt - 1]! - 1);
+        await runDueOnce(world.deps);
+        expect(postRows(world.deps, id).targets[0]!.attempts).toBe(attempt); // backoff respected
+        world.clock.advance(1);
+      }
+    }
+    receiver.setMode("ok");
+    const post = (await world.call("GET", `/api/v1/schedule/posts/${id}`, { key: a.key })).json.post;
+    expect(post.status).toBe("failed");
+    expect(post.errorMessage).toContain("receiver failing (test mode)");
+    expect(post.targets[0].errorMessage).toContain("Gave up after 5 attempts");
+  });
+
+  test("a 4xx refusal fails at once with the message (no retry)", async () => {
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "refuse me" });
+    const res = await world.call("POST", "/api/v1/schedule", {
+      key: a.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: ["webhook"] },
+    });
+    receiver.setMode("reject400");
+    world.clock.advance(FIVE_MIN + 60_000);
+    await runDueOnce(world.deps);
+    receiver.setMode("ok");
+    const { targets, post } = postRows(world.deps, res.json.post.id);
+    expect(targets[0]!.attempts).toBe(1);
+    expect(post!.status).toBe("failed");
+    expect(post!.errorMessage).toContain("receiver rejecting (test mode)");
+  });
+
+  test("a claim whose lease expired is fenced out: the new owner delivers, the old one writes nothing", async () => {
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "fenced" });
+    const res = await world.call("POST", "/api/v1/schedule", {
+      key: a.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: ["webhook"] },
+    });
+    world.clock.advance(FIVE_MIN + 60_000);
+    const [first] = claimDueTargets(world.deps, 10, 1000);
+    expect(first).toBeDefined();
+    world.clock.advance(1001);
+    const [second] = claimDueTargets(world.deps, 10, 60_000);
+    expect(second!.targetId).toBe(first!.targetId);
+    await deliverClaim(world.deps, first!); // stale: must not send nor write
+    let { targets } = postRows(world.deps, res.json.post.id);
+    expect(targets[0]!.status).toBe("publishing");
+    expect(targets[0]!.leaseToken).toBe(second!.leaseToken);
+    const before = receiver.effects().length;
+    await deliverClaim(world.deps, second!);
+    ({ targets } = postRows(world.deps, res.json.post.id));
+    expect(targets[0]!.status).toBe("published");
+    expect(receiver.effects().length).toBe(before + 1);
+  });
+
+  test("an unknown outcome (crash after sending) is resent under the same Idempotency-Key: one effect", async () => {
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "crash after send" });
+    const res = await world.call("POST", "/api/v1/schedule", {
+      key: a.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: ["webhook"] },
+    });
+    world.clock.advance(FIVE_MIN + 60_000);
+    const [claim] = claimDueTargets(world.deps, 10, 1000);
+    await deliverClaim(world.deps, claim!);
+    // Simulate the crash between the receiver's 2xx and our write: put the row back as a dead worker leaves it.
+    world.deps.db
+      .update(scheduledPostTargets)
+      .set({
+        status: "publishing",
+        leaseToken: "dead",
+        leaseExpiresAt: world.clock.now(),
+        sendStartedAt: world.clock.now(),
+        nextAttemptAt: world.clock.now() - 1,
+        providerPostId: null,
+      })
+      .where(eq(scheduledPostTargets.id, claim!.targetId))
+      .run();
+    world.clock.advance(1);
+    await runDueOnce(world.deps);
+    const keyed = receiver.deliveries.filter((d) => d.idempotencyKey === claim!.targetId);
+    expect(keyed).toHaveLength(2);
+    expect(keyed[1]!.repeat).toBe(true);
+    expect(receiver.duplicates()).toBe(0);
+    expect(postRows(world.deps, res.json.post.id).post!.status).toBe("published");
+  });
+});
+
+describe("cancel and reads", () => {
+  test("cancel a service-held post: row removed, providerPostWithdrawn false; 404 for others' and missing ids", async () => {
+    const a = await world.createAccount();
+    await webhookFor(a);
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "cancel me" });
+    const res = await world.call("POST", "/api/v1/schedule", {
+      key: a.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: ["webhook"] },
+    });
+    const id = res.json.post.id;
+    const other = await world.createAccount();
+    const foreign = await world.call("DELETE", `/api/v1/schedule/${id}`, { key: other.key });
+    const missing = await world.call("DELETE", `/api/v1/schedule/${crypto.randomUUID()}`, { key: other.key });
+    expect(foreign.status).toBe(404);
+    expect(foreign.text).toBe(missing.text);
+    expect((await world.call("GET", `/api/v1/schedule/posts/${id}`, { key: other.key })).status).toBe(404);
+    const ok = await world.call("DELETE", `/api/v1/schedule/${id}`, { key: a.key });
+    expect(ok.status).toBe(200);
+    expect(ok.json).toEqual({ id, cancelled: true, providerPostWithdrawn: false });
+    expect(postRows(world.deps, id).post).toBeUndefined();
+    const sent = receiver.deliveries.length;
+    world.clock.advance(FIVE_MIN + 120_000);
+    await runDueOnce(world.deps);
+    expect(receiver.deliveries.slice(sent).some((d) => (d.body as { post?: { id?: string } }).post?.id === id)).toBe(false);
+  });
+
+  test("list: newest first, from/to bound scheduledTime, status filter, cursor", async () => {
+    const a = await world.createAccount();
+    await webhookFor(a);
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "listed" });
+    const times = [10, 20, 30].map((m) => later(m * 60_000));
+    const ids: string[] = [];
+    for (const t of times) {
+      const r = await world.call("POST", "/api/v1/schedule", { key: a.key, body: { type: "social_post", creation_id: creation.id, scheduled_time: t, targets: ["webhook"] } });
+      ids.push(r.json.post.id);
+    }
+    const read = a.mint(["read"]).key;
+    const all = await world.call("GET", "/api/v1/schedule/posts", { key: read });
+    expect(all.json.posts.map((p: { id: string }) => p.id)).toEqual([...ids].reverse());
+    const bounded = await world.call("GET", `/api/v1/schedule/posts?from=${times[1]}&to=${times[2]}`, { key: read });
+    expect(bounded.json.posts.map((p: { id: string }) => p.id)).toEqual([ids[1]]);
+    const page1 = await world.call("GET", "/api/v1/schedule/posts?limit=2", { key: read });
+    expect(page1.json.posts).toHaveLength(2);
+    const page2 = await world.call("GET", `/api/v1/schedule/posts?limit=2&cursor=${page1.json.nextCursor}`, { key: read });
+    expect(page2.json.posts.map((p: { id: string }) => p.id)).toEqual([ids[0]]);
+    expect(page2.json.nextCursor).toBeNull();
+    const failed = await world.call("GET", "/api/v1/schedule/posts?status=failed", { key: read });
+    expect(failed.json.posts).toEqual([]);
+    const badStatus = await world.call("GET", "/api/v1/schedule/posts?status=nope", { key: read });
+    expect(badStatus.status).toBe(400);
+  });
+});
