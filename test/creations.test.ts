@@ -37,6 +37,7 @@ class ObservedGenerator implements Generator {
   imageRequests: ImageRequest[] = [];
   failImage = false;
   failCaption = false;
+  failDescribe = false;
   overlongCaption = false;
 
   async writeCaption(req: CaptionRequest, signal?: AbortSignal): Promise<string> {
@@ -50,10 +51,12 @@ class ObservedGenerator implements Generator {
     if (this.failImage) throw new GenerationError("injected image failure");
     return this.inner.renderImage(req, signal);
   }
-  describeImage: Generator["describeImage"] = (req, signal) => this.inner.describeImage(req, signal);
+  describeImage: Generator["describeImage"] = (req, signal) =>
+    this.failDescribe ? Promise.reject(new GenerationError("injected describe failure")) : this.inner.describeImage(req, signal);
   reset(): void {
     this.failImage = false;
     this.failCaption = false;
+    this.failDescribe = false;
     this.overlongCaption = false;
     this.captionRequests = [];
     this.imageRequests = [];
@@ -239,6 +242,16 @@ describe("generate", () => {
       configureIngestFetch(w.deps, { extraCa: ca.caPem });
       const acct = await w.createAccount({ credits: 100 });
       const seedId = await createSeed(w, acct, { image_url: `${server.url}/photos/garden.png` });
+      // A failure after the ingest (alt text) removes the freshly ingested asset again: nothing changed.
+      generator.failDescribe = true;
+      const failed = await w.call("POST", GENERATE, { key: acct.key, body: { seed_id: seedId } });
+      generator.failDescribe = false;
+      expect(failed.status).toBe(502);
+      expect(fetches).toBe(1);
+      expect(countRows(w, "assets", acct.accountId)).toBe(0);
+      expect(mediaFiles(w)).toEqual([]);
+      expect(balance(w, acct.accountId)).toEqual({ balance: 100, reserved: 0 });
+
       const first = await w.call("POST", GENERATE, { key: acct.key, body: { seed_id: seedId } });
       expect(first.status).toBe(201);
       const assetId = first.json.creation.imageAssetId;
@@ -248,7 +261,7 @@ describe("generate", () => {
       const second = await w.call("POST", GENERATE, { key: acct.key, body: { seed_id: seedId } });
       expect(second.status).toBe(201);
       expect(second.json.creation.imageAssetId).toBe(assetId);
-      expect(fetches).toBe(1);
+      expect(fetches).toBe(2);
       expect(countRows(w, "assets", acct.accountId)).toBe(1);
     } finally {
       w.close();
@@ -503,6 +516,16 @@ describe("regenerate", () => {
     expect(res.json.creation.imageAssetId).toEqual(expect.any(String));
     expect(res.json.creation.body.altText.length).toBeGreaterThan(0);
     expect((await imageOf(world, res.json.creation.body.imageUrl)).status).toBe(200);
+  });
+
+  test("a creation outlives its seed: regenerate still works after the seed is deleted", async () => {
+    const { acct, seedId, creation } = await fresh({ image: false });
+    const deleted = await world.call("DELETE", `/api/v1/seeds/${seedId}`, { key: acct.key });
+    expect(deleted.status).toBe(200);
+    const res = await world.call("POST", REGENERATE, { key: acct.key, body: { creation_id: creation.id } });
+    expect(res.status).toBe(200);
+    expect(res.json.creation.body.caption).not.toBe(creation.body.caption);
+    expect(res.json.creation.imageAssetId).toEqual(expect.any(String));
   });
 
   test("successive regenerates keep differing (variant counter)", async () => {

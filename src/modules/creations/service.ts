@@ -28,7 +28,7 @@ import { AppError, invalidField, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { type CheckedImage, checkImageBytes } from "../assets/ingest";
 import { assetFileName } from "../assets/file-name";
-import { type AssetRecord, assetUrl, findAsset, ingestFromUrl, storeImage } from "../assets/service";
+import { type AssetRecord, assetReferenceCount, assetUrl, findAsset, ingestFromUrl, storeImage } from "../assets/service";
 import { captureHold, releaseHold, reserveCredits } from "../credits/service";
 import { getOwnedSeed } from "../seeds/service";
 import { getVoice } from "../voice/service";
@@ -327,14 +327,25 @@ async function assetForSeedUrl(deps: Deps, accountId: string, url: string): Prom
   return { kind: "library", asset, altText: "", ingestedNow: true };
 }
 
-/** Undoes what a failed request stored: an asset ingested for it from the seed's image_url. */
+/**
+ * Undoes what a failed request stored: an asset ingested for it from the seed's image_url. NB: a concurrent generate
+ * of the same seed may already have found and used that asset; it is only removed while nothing refers to it.
+ */
 async function discard(deps: Deps, image: ChosenImage | null): Promise<void> {
   if (image?.kind !== "library" || !image.ingestedNow) return;
+  const { id, accountId, storageKey } = image.asset;
   try {
-    deps.db.delete(assets).where(and(eq(assets.id, image.asset.id), eq(assets.accountId, image.asset.accountId))).run();
-    await deps.storage.delete(image.asset.storageKey);
+    const removed = deps.db.transaction(
+      (tx) => {
+        if (assetReferenceCount(deps, id) > 0) return false;
+        tx.delete(assets).where(and(eq(assets.id, id), eq(assets.accountId, accountId))).run();
+        return true;
+      },
+      { behavior: "immediate" },
+    );
+    if (removed) await deps.storage.delete(storageKey);
   } catch (error) {
-    deps.log.error("could not discard an asset of a failed creation save", { assetId: image.asset.id, error: String(error) });
+    deps.log.error("could not discard an asset of a failed creation save", { assetId: id, error: String(error) });
   }
 }
 
