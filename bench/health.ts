@@ -13,7 +13,7 @@ const json = process.argv.includes("--json");
 
 function freePort(): number {
   const s = Bun.serve({ port: 0, fetch: () => new Response() });
-  const port = s.port;
+  const port = s.port ?? 0;
   s.stop(true);
   return port;
 }

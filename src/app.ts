@@ -9,6 +9,7 @@ import { docsModule } from "./modules/docs";
 import { creationsModule } from "./modules/creations";
 import { creditsModule } from "./modules/credits";
 import { healthModule } from "./modules/health";
+import { metricsModule } from "./modules/metrics";
 import { scheduleModule } from "./modules/schedule";
 import { seedsModule } from "./modules/seeds";
 import { voiceModule } from "./modules/voice";
@@ -25,9 +26,10 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   const isReady = options.isReady ?? (() => true);
   const app: Elysia = new Elysia();
   return app
-    .use(pipeline(deps, () => app.routes, options.observers))
+    .use(pipeline(deps, () => app.routes, [deps.metrics.observeRequest, ...(options.observers ?? [])]))
     .use(docsModule())
     .use(healthModule(deps, isReady))
+    .use(metricsModule(deps))
     .use(imageLibraryModule(deps))
     .use(creditsModule(deps))
     .use(seedsModule(deps))

@@ -13,6 +13,7 @@ import { type Clock, systemClock } from "./lib/clock";
 import { type Logger, createLogger } from "./lib/log";
 import { loadInstanceSecret } from "./lib/instance-secret";
 import { createLocalStorage } from "./lib/storage";
+import { createMetrics } from "./modules/metrics/registry";
 
 /** The media folder inside DATA_DIR. */
 export const MEDIA_DIR = "media";
@@ -33,5 +34,6 @@ export function bootstrap(config: Readonly<Config>, overrides: Partial<Pick<Deps
     instanceSecret: loadInstanceSecret(config.dataDir),
     storage: createLocalStorage(join(config.dataDir, MEDIA_DIR)),
     generator: overrides.generator ?? createGenerator(config),
+    metrics: createMetrics(sqlite, clock),
   };
 }

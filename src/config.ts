@@ -32,6 +32,8 @@ export interface Config {
   prices: Prices;
   /** Caption limit in graphemes for generated captions. */
   captionMaxGraphemes: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  metricsToken: string | null;
   /** Backups: nightly job when set (cron expression), with the number of archives kept. */
   backup: { cron: string | null; dir: string; keep: number };
 }
@@ -110,6 +112,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       regenerateBoth: intVar(env, "PRICE_REGENERATE_BOTH", 4, 0),
     },
     captionMaxGraphemes: intVar(env, "CAPTION_MAX_GRAPHEMES", 300, 20, 5000),
+    metricsToken: env.METRICS_TOKEN?.trim() || null,
     backup: {
       cron: env.BACKUP_CRON?.trim() || null,
       dir: resolve(env.BACKUP_DIR?.trim() || `${dataDir}/backups`),

@@ -9,6 +9,7 @@ import type { Generator } from "./generation/generator";
 import type { Clock } from "./lib/clock";
 import type { Logger } from "./lib/log";
 import type { Storage } from "./lib/storage";
+import type { Metrics } from "./modules/metrics/registry";
 
 export interface Deps {
   config: Readonly<Config>;
@@ -20,4 +21,6 @@ export interface Deps {
   instanceSecret: Uint8Array;
   storage: Storage;
   generator: Generator;
+  /** Prometheus instruments; modules record their events here. */
+  metrics: Metrics;
 }

@@ -3,6 +3,7 @@
  */
 import { accountCommand, memberCommand } from "./cli/account";
 import { fail, output, UsageError } from "./cli/args";
+import { backupCommand, restoreCommand } from "./cli/backup";
 import { connectionsCommand } from "./cli/connections";
 import { creditsCommand } from "./cli/credits";
 import { keysCommand } from "./cli/keys";
@@ -26,6 +27,8 @@ Commands (each takes --json):
   keys mint --account ID --name N --groups read,create,schedule,voice [--expires-days 30|90|365|never] [--member USERID]
   keys rotate ID | keys revoke ID | keys list --account ID
   credits grant --account ID --amount A
+  backup FILE                (consistent online copy: database, instance secret, media)
+  restore FILE [--force]     (offline; refuses a non-empty data dir without --force)
   connections add --account ID --platform bluesky|mastodon|webhook ... | check ID | list | remove ID (--account ID)
   version
 
@@ -34,6 +37,7 @@ Configuration is read from the environment; see the README.`;
 type Command = (deps: Deps, argv: string[]) => Promise<void>;
 
 const COMMANDS: Record<string, Command> = {
+  backup: backupCommand,
   account: accountCommand,
   member: memberCommand,
   keys: keysCommand,
@@ -56,6 +60,10 @@ async function main(argv: string[]): Promise<number> {
     const config = loadConfig();
     if (command === "serve") {
       await serveCommand(config);
+      return 0;
+    }
+    if (command === "restore") {
+      await restoreCommand(config, rest);
       return 0;
     }
     if (command === "migrate") {

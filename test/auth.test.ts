@@ -87,7 +87,7 @@ describe("health echo", () => {
     try {
       for (const name of ["Authorization", "authorization", "AUTHORIZATION", "aUtHoRiZaTiOn"]) {
         const raw = await new Promise<string>((resolve, reject) => {
-          const socket = connect(server.port, "127.0.0.1", () => {
+          const socket = connect(server.port ?? 0, "127.0.0.1", () => {
             socket.write(`GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n${name}: Bearer ${a.key}\r\nConnection: close\r\n\r\n`);
           });
           let data = "";

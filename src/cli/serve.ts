@@ -2,11 +2,15 @@
  * `seedcast serve`: bootstrap, then the HTTP server, then the jobs. SIGTERM/SIGINT drain gracefully: readiness goes
  * false, the listener stops accepting, in-flight requests and job runs finish, the database closes, the process exits.
  */
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { createApp } from "../app";
 import { bootstrap } from "../bootstrap";
 import type { Config } from "../config";
 import { systemJobs } from "../jobs";
 import { startJobs } from "../jobs/registry";
+import { backupJobs } from "../modules/backup/job";
+import { SERVE_PID_FILE } from "../modules/backup/service";
 import { dispatcherOptionsFromEnv, startDispatcher } from "../publishing/dispatcher";
 import { VERSION } from "../version";
 
@@ -17,6 +21,9 @@ const MULTIPART_OVERHEAD = 1024 * 1024;
 export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const started = performance.now();
   const deps = bootstrap(config);
+  // The pid file tells `seedcast restore` that this data dir is in use.
+  const pidFile = join(config.dataDir, SERVE_PID_FILE);
+  writeFileSync(pidFile, `${process.pid}\n`);
   if (config.allowPrivateHosts.size > 0) {
     deps.log.warn("ALLOW_PRIVATE_HOSTS exempts these hosts from the public-address and port rules", {
       hosts: [...config.allowPrivateHosts],
@@ -31,7 +38,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     fetch: (request, srv) => app.handle(request),
     error: () => new Response('{"error":"internal_error","message":"Something went wrong on our side."}', { status: 500 }),
   });
-  const jobs = startJobs(deps, systemJobs);
+  const jobs = startJobs(deps, [...systemJobs, ...backupJobs(config)]);
   // Delivery runs continuously (not as a cron tick) so posts leave within a second of their time.
   const dispatcher = startDispatcher(deps, dispatcherOptionsFromEnv(process.env));
   deps.log.info("ready", {
@@ -53,6 +60,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
       await jobs.stop();
       await dispatcher.stop(); // finishes and records every delivery in flight
       deps.sqlite.close();
+      rmSync(pidFile, { force: true });
       deps.log.info("stopped");
       resolve();
     };

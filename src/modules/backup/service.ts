@@ -1,0 +1,198 @@
+/**
+ * Backups: one .tar.gz holding a consistent snapshot of the database, the instance secret (API key hashes and
+ * encrypted connection credentials depend on it) and every media file the snapshot refers to.
+ *
+ * Online and consistent: the database is copied with `VACUUM INTO`, a single read transaction, so writers keep going
+ * and the copy is one instant. Media files are immutable once written; the ones the snapshot names are hardlinked
+ * (copied across devices) into the staging folder. NB: an asset deleted after the snapshot but before its file was
+ * staged is dropped from the snapshot too, so an archive never holds a row without its file.
+ */
+import { Database } from "bun:sqlite";
+import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, dirname, join, resolve } from "node:path";
+import * as tar from "tar";
+import { MEDIA_DIR } from "../../bootstrap";
+import { DB_FILE_NAME } from "../../db/client";
+import { knownMigrations } from "../../db/migrate";
+import type { Deps } from "../../deps";
+import { INSTANCE_SECRET_FILE } from "../../lib/instance-secret";
+import { VERSION } from "../../version";
+
+export const BACKUP_ROOT = "seedcast-backup";
+export const MANIFEST_FILE = "manifest.json";
+export const BACKUP_FORMAT = 1;
+
+export interface BackupManifest {
+  format: number;
+  version: string;
+  createdAt: string;
+  migrations: string[];
+  counts: Record<string, number>;
+  mediaFiles: number;
+}
+
+export class BackupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "BackupError";
+  }
+}
+
+function stageFile(from: string, to: string): void {
+  mkdirSync(dirname(to), { recursive: true });
+  try {
+    linkSync(from, to);
+  } catch {
+    copyFileSync(from, to);
+  }
+}
+
+const COUNTED_TABLES = ["accounts", "users", "api_keys", "assets", "seeds", "creations", "scheduled_posts", "credit_ledger"];
+
+function tableCounts(db: Database): Record<string, number> {
+  const present = new Set(db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name));
+  const counts: Record<string, number> = {};
+  for (const table of COUNTED_TABLES) {
+    if (present.has(table)) counts[table] = db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()?.n ?? 0;
+  }
+  return counts;
+}
+
+/** Writes a backup archive of the running instance to `file` (created atomically). Returns its manifest. */
+export async function createBackup(deps: Pick<Deps, "sqlite" | "config" | "clock">, file: string): Promise<BackupManifest> {
+  const target = resolve(file);
+  const stage = mkdtempSync(join(tmpdir(), "seedcast-backup-"));
+  const root = join(stage, BACKUP_ROOT);
+  mkdirSync(join(root, MEDIA_DIR), { recursive: true });
+  try {
+    const dbCopy = join(root, DB_FILE_NAME);
+    deps.sqlite.query("VACUUM INTO ?").run(dbCopy);
+    const snapshot = new Database(dbCopy);
+    let mediaFiles = 0;
+    let counts: Record<string, number>;
+    try {
+      const hasAssets = snapshot.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'assets'").get() !== null;
+      const rows = hasAssets ? snapshot.query<{ id: string; storage_key: string }, []>("SELECT id, storage_key FROM assets").all() : [];
+      const vanished: string[] = [];
+      for (const row of rows) {
+        const source = join(deps.config.dataDir, MEDIA_DIR, row.storage_key);
+        try {
+          stageFile(source, join(root, MEDIA_DIR, row.storage_key));
+          mediaFiles += 1;
+        } catch {
+          vanished.push(row.id);
+        }
+      }
+      if (vanished.length > 0) {
+        snapshot.exec("PRAGMA foreign_keys = OFF");
+        const del = snapshot.query("DELETE FROM assets WHERE id = ?");
+        snapshot.transaction(() => {
+          for (const id of vanished) del.run(id);
+        })();
+      }
+      const check = snapshot.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get();
+      if (check?.integrity_check !== "ok") throw new BackupError(`snapshot failed its integrity check: ${check?.integrity_check}`);
+      counts = tableCounts(snapshot);
+    } finally {
+      snapshot.close();
+    }
+    copyFileSync(join(deps.config.dataDir, INSTANCE_SECRET_FILE), join(root, INSTANCE_SECRET_FILE));
+    const manifest: BackupManifest = {
+      format: BACKUP_FORMAT,
+      version: VERSION,
+      createdAt: new Date(deps.clock.now()).toISOString(),
+      migrations: knownMigrations(),
+      counts,
+      mediaFiles,
+    };
+    writeFileSync(join(root, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+    mkdirSync(dirname(target), { recursive: true });
+    const partial = `${target}.partial-${process.pid}`;
+    await tar.c({ gzip: true, file: partial, cwd: stage, portable: true }, [BACKUP_ROOT]);
+    renameSync(partial, target);
+    return manifest;
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
+}
+
+/** The pid file `seedcast serve` keeps in DATA_DIR while it runs. */
+export const SERVE_PID_FILE = "serve.pid";
+
+/** True when a server is running on this data dir (its pid file names a live process). */
+export async function serverRunning(dataDir: string): Promise<boolean> {
+  const pidFile = join(dataDir, SERVE_PID_FILE);
+  if (!existsSync(pidFile)) return false;
+  const pid = Number((await readFile(pidFile, "utf8")).trim());
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Restores an archive into `dataDir` (offline: refuses while a server runs on it). A non-empty data dir is refused
+ * unless `force`, in which case its current contents are moved into `<dataDir>/before-restore-<time>/` first.
+ * NB: everything is staged inside `dataDir` itself, so the final moves are renames on one filesystem, which also
+ * works when the data dir is a mount point (a container volume).
+ */
+export async function restoreBackup(dataDir: string, file: string, force: boolean): Promise<BackupManifest & { movedAside: string | null }> {
+  const source = resolve(file);
+  if (!existsSync(source) || !statSync(source).isFile()) throw new BackupError(`no backup file at ${source}`);
+  if (await serverRunning(dataDir)) throw new BackupError(`a Seedcast server is running on ${dataDir}: stop it before restoring`);
+  const existing = existsSync(dataDir) ? readdirSync(dataDir) : [];
+  if (existing.length > 0 && !force) {
+    throw new BackupError(`${dataDir} is not empty: restore refuses to overwrite it without --force`);
+  }
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const stage = mkdtempSync(join(dataDir, ".restore-"));
+  try {
+    await tar.x({ file: source, cwd: stage, strict: true, preservePaths: false });
+    const root = join(stage, BACKUP_ROOT);
+    const manifestPath = join(root, MANIFEST_FILE);
+    if (!existsSync(manifestPath)) throw new BackupError(`${basename(source)} is not a Seedcast backup (no manifest)`);
+    const manifest = JSON.parse(await readFile(manifestPath, "utf8")) as BackupManifest;
+    if (manifest.format !== BACKUP_FORMAT) throw new BackupError(`unsupported backup format ${manifest.format}`);
+    for (const required of [DB_FILE_NAME, INSTANCE_SECRET_FILE]) {
+      if (!existsSync(join(root, required))) throw new BackupError(`the backup lacks ${required}`);
+    }
+    const db = new Database(join(root, DB_FILE_NAME));
+    try {
+      const check = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get();
+      if (check?.integrity_check !== "ok") throw new BackupError(`the backup's database is damaged: ${check?.integrity_check}`);
+    } finally {
+      db.close();
+    }
+    let movedAside: string | null = null;
+    if (existing.length > 0) {
+      movedAside = join(dataDir, `before-restore-${Date.now()}`);
+      mkdirSync(movedAside);
+      for (const entry of existing) renameSync(join(dataDir, entry), join(movedAside, entry));
+    }
+    for (const entry of [DB_FILE_NAME, INSTANCE_SECRET_FILE, MEDIA_DIR]) {
+      const from = join(root, entry);
+      if (existsSync(from)) renameSync(from, join(dataDir, entry));
+    }
+    return { ...manifest, movedAside };
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
+}
+
+/** Writes a timestamped backup into `dir` and keeps only the newest `keep` archives there. */
+export async function rotateBackups(deps: Pick<Deps, "sqlite" | "config" | "clock">, dir: string, keep: number): Promise<string> {
+  const stamp = new Date(deps.clock.now()).toISOString().replace(/[:.]/g, "-");
+  const file = join(dir, `seedcast-${stamp}.tar.gz`);
+  await createBackup(deps, file);
+  const archives = readdirSync(dir)
+    .filter((n) => /^seedcast-.*\.tar\.gz$/.test(n))
+    .sort()
+    .reverse();
+  for (const old of archives.slice(keep)) rmSync(join(dir, old), { force: true });
+  return file;
+}

@@ -1,0 +1,128 @@
+/**
+ * The Prometheus instruments (prom-client). Request metrics come from the pipeline's observer; modules record their
+ * own events through `deps.metrics`; queue depth and credit totals are read from the database at scrape time, so
+ * they are right even after a restart.
+ */
+import type { Database } from "bun:sqlite";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { Clock } from "../../lib/clock";
+import type { RequestObserver } from "../../http/pipeline";
+
+export interface Metrics {
+  registry: Registry;
+  /** Feed the pipeline's finished requests into the request metrics. */
+  observeRequest: RequestObserver;
+  ingestRefusals: Counter<"reason">;
+  deliveries: Counter<"platform" | "outcome">;
+  dispatchLateness: Histogram<"platform">;
+}
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const LATENESS_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300];
+
+function tableExists(sqlite: Database, name: string): boolean {
+  return sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== null;
+}
+
+function scalar(sqlite: Database, sql: string, ...params: (string | number)[]): number {
+  const row = sqlite.query(sql).get(...params) as { n: number | null } | null;
+  return row?.n ?? 0;
+}
+
+/** Builds a fresh registry (one per app: tests build many). */
+export function createMetrics(sqlite: Database, clock: Clock): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "seedcast_" });
+
+  const requests = new Counter({
+    name: "seedcast_http_requests_total",
+    help: "HTTP requests by method, route pattern and status.",
+    labelNames: ["method", "route", "status"] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: "seedcast_http_request_duration_seconds",
+    help: "Time from arrival to response, by method and route pattern.",
+    labelNames: ["method", "route"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const authFailures = new Counter({
+    name: "seedcast_auth_failures_total",
+    help: "API requests refused with 401 Invalid API key.",
+    registers: [registry],
+  });
+  const ingestRefusals = new Counter({
+    name: "seedcast_ingest_refusals_total",
+    help: "Image ingests and uploads refused, by reason code.",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
+  const deliveries = new Counter({
+    name: "seedcast_deliveries_total",
+    help: "Delivery attempts by platform and outcome (published, retry, failed, withdrawn).",
+    labelNames: ["platform", "outcome"] as const,
+    registers: [registry],
+  });
+  const dispatchLateness = new Histogram({
+    name: "seedcast_dispatch_lateness_seconds",
+    help: "How long after its scheduled time a target was published.",
+    labelNames: ["platform"] as const,
+    buckets: LATENESS_BUCKETS,
+    registers: [registry],
+  });
+  new Gauge({
+    name: "seedcast_dispatch_queue_depth",
+    help: "Targets the dispatcher holds that are due now and not yet delivered.",
+    registers: [registry],
+    collect() {
+      if (!tableExists(sqlite, "scheduled_post_targets")) return this.set(0);
+      this.set(
+        scalar(
+          sqlite,
+          `SELECT count(*) AS n FROM scheduled_post_targets
+           WHERE status IN ('scheduled','publishing') AND held_by_provider = 0 AND coalesce(next_attempt_at, 0) <= ?`,
+          clock.now(),
+        ),
+      );
+    },
+  });
+  new Gauge({
+    name: "seedcast_dispatch_scheduled_targets",
+    help: "Targets waiting for their time, whoever holds them.",
+    registers: [registry],
+    collect() {
+      if (!tableExists(sqlite, "scheduled_post_targets")) return this.set(0);
+      this.set(scalar(sqlite, "SELECT count(*) AS n FROM scheduled_post_targets WHERE status IN ('scheduled','publishing')"));
+    },
+  });
+  new Gauge({
+    name: "seedcast_credits_reserved",
+    help: "Credits held by open reservations, all accounts.",
+    registers: [registry],
+    collect() {
+      this.set(scalar(sqlite, "SELECT sum(credits_reserved) AS n FROM accounts"));
+    },
+  });
+  new Gauge({
+    name: "seedcast_credits_captured_total",
+    help: "Credits captured since the instance began, all accounts (from the ledger).",
+    registers: [registry],
+    collect() {
+      this.set(scalar(sqlite, "SELECT sum(amount) AS n FROM credit_ledger WHERE kind = 'capture'"));
+    },
+  });
+
+  return {
+    registry,
+    ingestRefusals,
+    deliveries,
+    dispatchLateness,
+    observeRequest(event) {
+      const status = String(event.status);
+      requests.inc({ method: event.method, route: event.route, status });
+      latency.observe({ method: event.method, route: event.route }, event.durationMs / 1000);
+      if (event.authFailed) authFailures.inc();
+    },
+  };
+}
