@@ -11,7 +11,7 @@ import { fitImageUnderBytes } from "../lib/image-fit";
 import { isoAt } from "../lib/clock";
 import type { CheckResult, ConfirmResult, Connector, DeliveryContent, DeliveryContext, DeliveryResult, OpenConnection } from "./connector";
 import { DeliveryError } from "./connector";
-import { failureKindOf, outboundProblem, providerFetch, providerMessage } from "./outbound";
+import { type MultipartPart, failureKindOf, outboundProblem, providerFetch, providerMessage } from "./outbound";
 import { IDEMPOTENCY_HEADER } from "./webhook";
 
 /** Mastodon refuses scheduled_at closer than 5 minutes; keep a margin for clock skew and the upload time. */
@@ -58,10 +58,9 @@ async function uploadMedia(deps: Deps, connection: OpenConnection, content: Deli
   const fitted = await fitImageUnderBytes(image.bytes, image.mimeType, limit).catch((error: Error) => {
     throw new DeliveryError("permanent", `The image could not be prepared for Mastodon: ${error.message}`);
   });
-  const form = new FormData();
   const ext = fitted.mimeType.split("/")[1] ?? "bin";
-  form.append("file", new Blob([fitted.bytes as Uint8Array<ArrayBuffer>], { type: fitted.mimeType }), `image.${ext}`);
-  if (content.altText) form.append("description", content.altText);
+  const form: MultipartPart[] = [{ name: "file", fileName: `image.${ext}`, type: fitted.mimeType, bytes: fitted.bytes }];
+  if (content.altText) form.push({ name: "description", value: content.altText });
   const res = await providerFetch(deps, api(connection, "/api/v2/media"), { method: "POST", headers: authHeaders(connection), body: form });
   if (res.status !== 200 && res.status !== 202) throw await failure(res, "image upload");
   const media = (await res.json()) as { id: string; url: string | null };

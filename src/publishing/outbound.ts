@@ -21,7 +21,7 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 export interface OutboundInit {
   method?: string;
   headers?: Record<string, string>;
-  body?: string | Uint8Array | FormData;
+  body?: string | Uint8Array | MultipartPart[];
   timeoutMs?: number;
 }
 
@@ -35,11 +35,11 @@ export interface OutboundInit {
 export async function providerFetch(deps: Pick<Deps, "config">, url: string, init: OutboundInit = {}): Promise<Response> {
   const headers: Record<string, string> = { ...init.headers };
   let body: string | Uint8Array | undefined;
-  if (init.body instanceof FormData) {
-    // safeFetch takes replayable bytes: serialise the multipart body once, with its boundary.
-    const encoded = new Response(init.body);
-    body = new Uint8Array(await encoded.arrayBuffer());
-    headers["content-type"] = encoded.headers.get("content-type") ?? "multipart/form-data";
+  if (Array.isArray(init.body)) {
+    // safeFetch takes replayable bytes: the multipart body is encoded once, with its boundary.
+    const encoded = encodeMultipart(init.body);
+    body = encoded.bytes;
+    headers["content-type"] = encoded.contentType;
   } else {
     body = init.body;
   }
@@ -60,6 +60,38 @@ export async function providerFetch(deps: Pick<Deps, "config">, url: string, ini
   } catch (error) {
     throw classifyFetchError(error, safeHost(url));
   }
+}
+
+/** One field of a multipart/form-data body: text, or a file. */
+export type MultipartPart = { name: string; value: string } | { name: string; fileName: string; type: string; bytes: Uint8Array };
+
+/** Encodes multipart/form-data (RFC 7578). NB: Bun's `new Response(formData)` sets no boundary header. */
+export function encodeMultipart(parts: readonly MultipartPart[]): { bytes: Uint8Array; contentType: string } {
+  const boundary = `----seedcast${crypto.randomUUID().replaceAll("-", "")}`;
+  const encoder = new TextEncoder();
+  const chunks: Uint8Array[] = [];
+  const quote = (v: string): string => v.replace(/["\r\n]/g, "_");
+  for (const part of parts) {
+    if ("bytes" in part) {
+      chunks.push(
+        encoder.encode(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${quote(part.name)}"; filename="${quote(part.fileName)}"\r\nContent-Type: ${part.type}\r\n\r\n`,
+        ),
+        part.bytes,
+        encoder.encode("\r\n"),
+      );
+    } else {
+      chunks.push(encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="${quote(part.name)}"\r\n\r\n${part.value}\r\n`));
+    }
+  }
+  chunks.push(encoder.encode(`--${boundary}--\r\n`));
+  const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let offset = 0;
+  for (const c of chunks) {
+    bytes.set(c, offset);
+    offset += c.length;
+  }
+  return { bytes, contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
 function classifyFetchError(error: unknown, host: string): DeliveryError {
