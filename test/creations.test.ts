@@ -39,11 +39,13 @@ class ObservedGenerator implements Generator {
   failCaption = false;
   failDescribe = false;
   overlongCaption = false;
+  forcedCaption: string | null = null;
 
   async writeCaption(req: CaptionRequest, signal?: AbortSignal): Promise<string> {
     this.captionRequests.push(req);
     if (this.failCaption) throw new GenerationError("injected caption failure");
     if (this.overlongCaption) return "x".repeat(req.maxGraphemes + 1);
+    if (this.forcedCaption !== null) return this.forcedCaption;
     return this.inner.writeCaption(req, signal);
   }
   async renderImage(req: ImageRequest, signal?: AbortSignal) {
@@ -58,6 +60,7 @@ class ObservedGenerator implements Generator {
     this.failCaption = false;
     this.failDescribe = false;
     this.overlongCaption = false;
+    this.forcedCaption = null;
     this.captionRequests = [];
     this.imageRequests = [];
   }
@@ -383,6 +386,24 @@ describe("generate", () => {
     expect(countRows(world, "creations", acct.accountId)).toBe(4);
     const imagesMade = results.filter((r) => r.status === 201 && r.json.creation.imageAssetId).length;
     expect(countRows(world, "assets", acct.accountId)).toBe(imagesMade);
+  });
+
+  test("banned words of the brand voice never reach a saved caption", async () => {
+    generator.reset();
+    const acct = await world.createAccount({ credits: 100 });
+    const voice = await world.call("PUT", "/api/v1/voice", { key: acct.key, body: { bannedWords: ["workshop", "Ünique"] } });
+    expect(voice.status).toBe(200);
+    const seedId = await createSeed(world, acct);
+    const ok = await world.call("POST", GENERATE, { key: acct.key, body: { seed_id: seedId } });
+    expect(ok.status).toBe(201);
+    expect(ok.json.creation.body.caption).not.toMatch(/workshop/i);
+    expect(generator.captionRequests[0]?.voice.bannedWords).toEqual(["workshop", "Ünique"]);
+    generator.forcedCaption = "An ünique evening with friends.";
+    const refused = await world.call("POST", GENERATE, { key: acct.key, body: { seed_id: seedId } });
+    generator.forcedCaption = null;
+    expect(refused.status).toBe(502);
+    expect(refused.json.error).toBe("generation_failed");
+    expect(balance(world, acct.accountId)).toEqual({ balance: 95, reserved: 0 });
   });
 
   test("a generator failure answers 502 generation_failed (retryable); nothing charged, stored or created", async () => {

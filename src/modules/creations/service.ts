@@ -219,6 +219,24 @@ function seedTextFromCaption(caption: string): SeedText {
   return { title: firstLine.slice(0, 120), content: caption, category: null };
 }
 
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * The first banned word that appears in `caption` as a whole word (case-insensitive, Unicode-aware), or null. Every
+ * generator already honours the voice; this check at the boundary keeps the promise whatever the generator does.
+ */
+export function bannedWordIn(caption: string, bannedWords: readonly string[]): string | null {
+  for (const word of bannedWords) {
+    const trimmed = word.trim();
+    if (!trimmed) continue;
+    const pattern = new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(trimmed)}(?![\\p{L}\\p{N}])`, "iu");
+    if (pattern.test(caption)) return trimmed;
+  }
+  return null;
+}
+
 /** Writes a caption that fits the limit and (on regenerate) differs from `previous`; 502 otherwise. */
 async function writeCaption(
   deps: Deps,
@@ -241,9 +259,11 @@ async function writeCaption(
       if (graphemeCount(caption) > maxGraphemes) {
         throw new GenerationError(`the generator returned a caption over ${maxGraphemes} graphemes`);
       }
-      if (caption !== input.previous) return caption;
+      if (caption === input.previous) continue;
+      if (bannedWordIn(caption, input.voice.bannedWords)) continue;
+      return caption;
     }
-    throw new GenerationError("the generator kept returning the previous caption");
+    throw new GenerationError("the generator kept returning the previous caption or a banned word");
   });
 }
 
