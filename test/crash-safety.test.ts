@@ -1,0 +1,183 @@
+/**
+ * Crash safety: `seedcast serve` runs as a child process against a temp DATA_DIR and delivers webhook posts to a
+ * receiver running in ANOTHER process (so it keeps counting while the server dies). The server is killed with
+ * SIGKILL at random points during dispatch, 20 times, and restarted each time. Every due post must take effect
+ * exactly once at the receiver: none lost, none twice (resends after a crash carry the same Idempotency-Key and are
+ * absorbed as repeats, which the receiver logs separately).
+ *
+ * Posts are made due quickly by inserting them with due times a few seconds ahead through the database (the API's
+ * 5-minute minimum lead time is a product rule, not what this test is about).
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { type Subprocess, spawn } from "bun";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { bootstrap } from "../src/bootstrap";
+import { loadConfig } from "../src/config";
+import type { Deps } from "../src/deps";
+import { silentLogger } from "../src/lib/log";
+import { createAccount } from "../src/modules/accounts/service";
+import { addConnection } from "../src/modules/connections/service";
+import { readWebhookLog } from "./peers/webhook-receiver";
+import { WEBHOOK_SECRET, makeCreation } from "./publishing-fixtures";
+import { insertDuePosts } from "./publishing-load";
+
+const ROOT = resolve(import.meta.dir, "..");
+const BUN = process.execPath;
+const KILLS = 20;
+const POSTS = 240;
+/** Due times are spread over this window, which the kill loop covers. */
+const SPREAD_MS = 14_000;
+const LEASE_MS = 1500;
+const READY_TIMEOUT_MS = 20_000;
+const FINISH_TIMEOUT_MS = 60_000;
+
+let dataDir: string;
+let receiverProc: Subprocess<"ignore", "pipe", "inherit">;
+let receiverUrl: string;
+let logFile: string;
+
+async function firstLine(stream: ReadableStream<Uint8Array>, match: (line: string) => boolean, timeoutMs: number): Promise<string> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let buffered = "";
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (Date.now() < deadline) {
+      const { value, done } = await Promise.race([
+        reader.read(),
+        Bun.sleep(Math.max(1, deadline - Date.now())).then(() => ({ value: undefined, done: true as const })),
+      ]);
+      if (done) break;
+      buffered += decoder.decode(value, { stream: true });
+      let nl: number;
+      while ((nl = buffered.indexOf("\n")) !== -1) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (match(line)) return line;
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  throw new Error("the expected line never came");
+}
+
+/** Keeps reading a child's stdout so it never blocks on a full pipe. */
+function drain(stream: ReadableStream<Uint8Array>): void {
+  void (async () => {
+    for await (const _ of stream) {
+      // discard
+    }
+  })().catch(() => {});
+}
+
+function startServer(): { proc: Subprocess<"ignore", "pipe", "inherit">; ready: Promise<void> } {
+  const proc = spawn([BUN, "src/main.ts", "serve"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      ALLOW_PRIVATE_HOSTS: "127.0.0.1",
+      LOG_LEVEL: "info",
+      DISPATCH_LEASE_MS: String(LEASE_MS),
+      DISPATCH_CONCURRENCY: "8",
+      DISPATCH_POLL_MS: "100",
+    },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const ready = firstLine(proc.stdout, (l) => l.includes('"msg":"ready"'), READY_TIMEOUT_MS).then(() => drain(proc.stdout));
+  return { proc, ready };
+}
+
+function targetStates(deps: Deps): Record<string, number> {
+  const rows = deps.sqlite.query<{ status: string; n: number }, []>("SELECT status, count(*) AS n FROM scheduled_post_targets GROUP BY status").all();
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "seedcast-crash-"));
+  logFile = join(dataDir, "receiver.jsonl");
+  receiverProc = spawn([BUN, "test/peers/webhook-receiver.ts", "--port", "0", "--secret", WEBHOOK_SECRET, "--log", logFile], {
+    cwd: ROOT,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  receiverUrl = (await firstLine(receiverProc.stdout, (l) => l.startsWith("listening "), 10_000)).slice("listening ".length).trim();
+  drain(receiverProc.stdout);
+});
+
+afterAll(() => {
+  receiverProc?.kill("SIGTERM");
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+test(
+  `kill -9 during dispatch ${KILLS} times: every due post delivered exactly once`,
+  async () => {
+    const config = loadConfig({ DATA_DIR: dataDir, ALLOW_PRIVATE_HOSTS: "127.0.0.1", LOG_LEVEL: "silent", BASE_URL: "http://localhost" });
+    const setup = bootstrap(config, { log: silentLogger });
+    const { accountId } = await createAccount(setup, { name: "Crash", email: "crash@example.test", password: "correct horse battery", credits: 0 });
+    const connection = await addConnection(setup, { accountId, platform: "webhook", url: `${receiverUrl}/hook`, secret: WEBHOOK_SECRET });
+    expect(connection.readyToPost).toBe(true);
+    const creation = await makeCreation(setup, accountId, { caption: "Crash-safe delivery" });
+    const start = Date.now() + 1500;
+    const targetIds = insertDuePosts(setup, { accountId, connectionId: connection.accountId, creationId: creation.id, count: POSTS, firstDueAt: start, spreadMs: SPREAD_MS });
+    setup.sqlite.close();
+
+    let killsDuringDispatch = 0;
+    for (let i = 0; i < KILLS; i++) {
+      const server = startServer();
+      await server.ready;
+      await Bun.sleep(50 + Math.floor(Math.random() * 700));
+      server.proc.kill("SIGKILL");
+      await server.proc.exited;
+      const accepted = readWebhookLog(logFile).filter((d) => d.event === "post.publish").length;
+      if (accepted > 0 && accepted < POSTS) killsDuringDispatch++;
+    }
+
+    const final = startServer();
+    await final.ready;
+    const watch = bootstrap(config, { log: silentLogger });
+    const deadline = Date.now() + FINISH_TIMEOUT_MS;
+    let states = targetStates(watch);
+    while (Date.now() < deadline && (states.published ?? 0) < POSTS) {
+      await Bun.sleep(200);
+      states = targetStates(watch);
+    }
+    final.proc.kill("SIGTERM");
+    expect(await final.proc.exited).toBe(0);
+
+    expect(states).toEqual({ published: POSTS });
+    const failedAttempts = watch.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM scheduled_post_targets WHERE attempts > 0").get()!.n;
+    watch.sqlite.close();
+
+    const log = readWebhookLog(logFile).filter((d) => d.event === "post.publish" && d.verified);
+    const effects = new Map<string, number>();
+    for (const d of log) if (!d.repeat) effects.set(d.idempotencyKey!, (effects.get(d.idempotencyKey!) ?? 0) + 1);
+    const byBody = new Map<string, number>();
+    for (const d of log) {
+      if (d.repeat) continue;
+      const id = (d.body as { post: { targetId: string } }).post.targetId;
+      byBody.set(id, (byBody.get(id) ?? 0) + 1);
+    }
+    const lost = targetIds.filter((id) => !effects.has(id));
+    const twice = [...effects.values()].filter((n) => n > 1).length;
+    const repeats = log.filter((d) => d.repeat).length;
+    console.log(
+      JSON.stringify({ kills: KILLS, killsDuringDispatch, posts: POSTS, delivered: effects.size, lost: lost.length, twice, absorbedRepeats: repeats, failedAttempts }),
+    );
+    expect(lost).toEqual([]);
+    expect(twice).toBe(0);
+    expect([...byBody.values()].every((n) => n === 1)).toBe(true);
+    expect(effects.size).toBe(POSTS);
+    expect(killsDuringDispatch).toBeGreaterThanOrEqual(10);
+  },
+  { timeout: 240_000 },
+);
