@@ -325,6 +325,11 @@ describe("dashboard in Chromium on the built binary", () => {
     await shoot("15-members");
     await page.goto(`${base}/dashboard/instance`);
     await shoot("16-instance");
+    await page.goto(`${base}/dashboard`);
+    expect(await page.locator(".stat .value").nth(2).textContent()).toBe("1 / 1");
+    await shoot("19-overview-with-data");
+    await page.goto(`${base}/dashboard/no-such-page`);
+    await shoot("20-not-found");
   }, 60_000);
 
   test("a viewer is offered only Read and cannot mint more, even with a forged form", async () => {

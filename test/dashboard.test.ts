@@ -3,7 +3,14 @@
  * secure cookies, login rate limit, expired sessions, secrets shown once, viewer limits, and no cross-account leaks.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import sharp from "sharp";
 import { addMember, createAccount } from "../src/modules/accounts/service";
+import { ingestImageBytes } from "../src/modules/assets/service";
+import { addConnection } from "../src/modules/connections/service";
+import { generateCreation } from "../src/modules/creations/service";
+import { schedulePost } from "../src/modules/schedule/service";
+import { createSeed } from "../src/modules/seeds/service";
+import { startWebhookReceiver } from "./peers/webhook-receiver";
 import { listKeys, mintKey } from "../src/modules/auth/keys-service";
 import { LOGIN_MAX_FAILURES, LOGIN_WINDOW_MS } from "../src/modules/dashboard/login-limit";
 import { SESSION_IDLE_MS } from "../src/modules/dashboard/session";
@@ -404,5 +411,116 @@ describe("sessions, CSRF, rate limit", () => {
       const credits = await b.get("/dashboard/credits");
       expect(credits.text).toContain("Granted");
     });
+  });
+});
+
+describe("content pages: isolation between accounts", () => {
+  let world: World;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+  const ids = { asset: "", creation: "", post: "", connection: "", seed: "" };
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver({ secret: "whsec-0123456789abcdef" });
+    world = await createWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1" } });
+    const a = await createAccount(world.deps, { name: "Alpha Media", email: "a@media.test", password: PASSWORD });
+    await createAccount(world.deps, { name: "Beta Media", email: "b@media.test", password: PASSWORD });
+    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: "#123456" } }).png().toBuffer();
+    ids.asset = (await ingestImageBytes(world.deps, a.accountId, { bytes: new Uint8Array(png), fileName: "alpha-secret.png", source: "upload" })).id;
+    ids.seed = createSeed(world.deps, a.accountId, { title: "Alpha launch plans", content: "Private roadmap text.", category: "internal" }).id;
+    ids.creation = (await generateCreation(world.deps, a.accountId, { type: "social_post", seed_id: ids.seed, image_asset_id: ids.asset })).creation.id;
+    ids.connection = (await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/alpha-hook`, secret: "whsec-0123456789abcdef" })).accountId;
+    const when = new Date(world.clock.now() + 60 * 60 * 1000).toISOString();
+    ids.post = (await schedulePost(world.deps, a.accountId, { creationId: ids.creation, scheduledTime: when, targets: [ids.connection] })).post.id;
+  });
+  afterAll(async () => {
+    world.close();
+    await receiver.stop();
+  });
+
+  test("the owner sees their content on every page", async () => {
+    const b = new Browser(world);
+    await b.login("a@media.test");
+    expect((await b.get("/dashboard/library")).text).toContain("alpha-secret.png");
+    expect((await b.get("/dashboard/creations")).text).toContain("Alpha launch plans");
+    expect((await b.get(`/dashboard/creations/${ids.creation}`)).status).toBe(200);
+    expect((await b.get("/dashboard/connections")).text).toContain("/alpha-hook");
+    const week = await b.get("/dashboard/calendar");
+    expect(week.text).toContain(`post-${ids.post}`);
+    expect((await b.get(`/dashboard/calendar?view=day&date=${new Date(world.clock.now()).toISOString().slice(0, 10)}`)).text).toContain(`post-${ids.post}`);
+    // Credentials are never rendered back.
+    expect((await b.get("/dashboard/connections")).text).not.toContain("whsec-0123456789abcdef");
+  });
+
+  test("another account's session sees none of it and cannot act on its ids (same 404 as a random id)", async () => {
+    const b = new Browser(world);
+    await b.login("b@media.test");
+    const leaks = ["alpha-secret.png", "Alpha launch plans", "/alpha-hook", ids.asset, ids.creation, ids.post, ids.connection, "Alpha Media"];
+    for (const path of ["/dashboard", "/dashboard/library", "/dashboard/creations", "/dashboard/connections", "/dashboard/calendar", "/dashboard/credits", "/dashboard/voice"]) {
+      const res = await b.get(path);
+      expect(res.status).toBe(200);
+      for (const leak of leaks) expect([path, res.text.includes(leak)]).toEqual([path, false]);
+    }
+    await b.get("/dashboard/library");
+    const token = b.csrf();
+    const random = "01a20000-0000-7000-8000-000000000000";
+    for (const id of [random, ids.creation]) expect((await b.get(`/dashboard/creations/${id}`)).status).toBe(404);
+    expect((await b.get(`/dashboard/creations?seed=${ids.seed}`)).status).toBe(404);
+    for (const id of [random, ids.asset]) {
+      expect((await b.get(`/dashboard/library/${id}/delete`)).status).toBe(404);
+      expect((await b.request("POST", `/dashboard/library/${id}/delete`, { _csrf: token })).status).toBe(404);
+    }
+    for (const id of [random, ids.post]) {
+      expect((await b.get(`/dashboard/calendar/${id}/cancel`)).status).toBe(404);
+      expect((await b.request("POST", `/dashboard/calendar/${id}/cancel`, { _csrf: token })).status).toBe(404);
+    }
+    for (const id of [random, ids.connection]) {
+      expect((await b.request("POST", `/dashboard/connections/${id}/check`, { _csrf: token })).status).toBe(404);
+      expect((await b.get(`/dashboard/connections/${id}/reconnect`)).status).toBe(404);
+      expect((await b.request("POST", `/dashboard/connections/${id}/remove`, { _csrf: token })).status).toBe(404);
+    }
+    // Nothing of A's changed.
+    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM assets WHERE id = ?").get(ids.asset)).toEqual({ n: 1 });
+    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM scheduled_posts WHERE id = ?").get(ids.post)).toEqual({ n: 1 });
+    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM connections WHERE id = ?").get(ids.connection)).toEqual({ n: 1 });
+  });
+
+  test("content actions need the CSRF token too", async () => {
+    const b = new Browser(world);
+    await b.login("a@media.test");
+    for (const path of [`/dashboard/library/${ids.asset}/delete`, `/dashboard/calendar/${ids.post}/cancel`, `/dashboard/connections/${ids.connection}/remove`, "/dashboard/voice"]) {
+      expect([path, (await b.request("POST", path, { _csrf: "wrong" })).status]).toEqual([path, 403]);
+    }
+    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM scheduled_posts WHERE id = ?").get(ids.post)).toEqual({ n: 1 });
+  });
+
+  test("an image in use by a scheduled post is not deleted; the page says why", async () => {
+    const b = new Browser(world);
+    await b.login("a@media.test");
+    const res = await b.submit("/dashboard/library", `/dashboard/library/${ids.asset}/delete`, {});
+    expect(res.status).toBe(409);
+    expect(res.text).toContain("still uses this asset");
+  });
+
+  test("the owner cancels the post from the calendar", async () => {
+    const b = new Browser(world);
+    await b.login("a@media.test");
+    expect((await b.get(`/dashboard/calendar/${ids.post}/cancel`)).text).toContain("Cancel the post");
+    const res = await b.request("POST", `/dashboard/calendar/${ids.post}/cancel`, { _csrf: b.csrf() });
+    expect(res.status).toBe(303);
+    expect(res.location).toContain("notice=cancelled");
+    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM scheduled_posts WHERE id = ?").get(ids.post)).toEqual({ n: 0 });
+  });
+
+  test("brand voice is validated like the API and saved through the voice service", async () => {
+    const b = new Browser(world);
+    await b.login("a@media.test");
+    const bad = await b.submit("/dashboard/voice", "/dashboard/voice", { tone: "x".repeat(201), audience: "", language: "en", emoji: "some", hashtags: "", bannedWords: "", signature: "" });
+    expect(bad.status).toBe(400);
+    const badTag = await b.submit("/dashboard/voice", "/dashboard/voice", { tone: "calm", audience: "", language: "en", emoji: "some", hashtags: "two words", bannedWords: "", signature: "" });
+    expect(badTag.status).toBe(400);
+    const ok = await b.submit("/dashboard/voice", "/dashboard/voice", { tone: "calm", audience: "sailors", language: "en-GB", emoji: "none", hashtags: "sea, #boats", bannedWords: "cheap", signature: "— Alpha" });
+    expect(ok.location).toBe("/dashboard/voice?notice=voice-saved");
+    const page = await b.get("/dashboard/voice");
+    expect(page.text).toContain('value="en-GB"');
+    expect(page.text).toContain("#sea, #boats");
   });
 });

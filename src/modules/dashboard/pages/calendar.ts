@@ -4,6 +4,7 @@
  */
 import type { PostStatus } from "../../../db/schema/scheduled-posts";
 import { ROLE_SCOPES } from "../../auth/scopes";
+import { findCreationRow } from "../../creations/service";
 import { type PostApi, cancelPost, getPost, listPosts } from "../../schedule/service";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
 import { type Html, html, timeTag } from "../html";
@@ -56,11 +57,25 @@ function dayHeading(ms: number): string {
   return new Date(ms).toLocaleDateString("en-GB", { weekday: "long", day: "numeric", month: "long", year: "numeric", timeZone: "UTC" });
 }
 
-function postBlock(s: SessionContext, p: PostApi): Html {
+const EXCERPT = 90;
+
+/** The creation's caption, shortened, so a person recognises the post. */
+function captionOf(ctx: DashboardCtx, accountId: string, creationId: string): string {
+  const caption = (findCreationRow(ctx.deps, accountId, creationId)?.caption ?? "").replace(/\s+/g, " ").trim();
+  const chars = [...caption];
+  return chars.length > EXCERPT ? `${chars.slice(0, EXCERPT).join("")}…` : caption;
+}
+
+function shortDay(ms: number): string {
+  return new Date(ms).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" });
+}
+
+function postBlock(ctx: DashboardCtx, s: SessionContext, accountId: string, p: PostApi): Html {
   const pending = p.status === "scheduled" || p.status === "publishing" || p.status === "partially_failed" || p.status === "failed";
   return html`<article class="post" id="post-${p.id}" aria-label="Post at ${p.scheduledTime.slice(11, 16)} UTC">
   <p><strong>${p.scheduledTime.slice(11, 16)} UTC</strong> <span class="badge state-${p.status}">${STATUS_LABELS[p.status] ?? p.status}</span>
-    · <a href="/dashboard/creations/${p.creationId}">creation</a></p>
+</p>
+  <p class="post-caption"><a href="/dashboard/creations/${p.creationId}">${captionOf(ctx, accountId, p.creationId) || "(creation)"}</a></p>
   ${p.errorMessage ? html`<p class="notice notice-error">${p.errorMessage}</p>` : ""}
   <ul class="targets">${p.targets.map(
     (t) => html`<li><span class="badge state-${t.status}">${t.status}</span> ${t.platform} · ${t.label}${
@@ -113,11 +128,16 @@ function calendarPage(ctx: DashboardCtx, s: SessionContext, account: Membership,
   <a class="button small secondary" href="${link({ date: dayKey(to) })}">Next ${view} →</a>
 </div>
 <h2>${title} <span class="muted">(times in UTC)</span></h2>
+<div class="${view === "week" ? "week" : "single-day"}">
 ${days.map((d) => {
   const list = byDay.get(dayKey(d)) ?? [];
-  if (view === "week" && list.length === 0) return html`<section class="day empty" aria-label="${dayHeading(d)}"><h3>${dayHeading(d)}</h3><p class="muted">Nothing.</p></section>`;
-  return html`<section class="day" aria-label="${dayHeading(d)}"><h3>${dayHeading(d)}</h3>${list.length === 0 ? html`<p class="muted">Nothing.</p>` : list.map((p) => postBlock(s, p))}</section>`;
+  const today = dayKey(d) === dayKey(ctx.deps.clock.now());
+  return html`<section class="day${list.length === 0 ? " empty" : ""}${today ? " today" : ""}" aria-label="${dayHeading(d)}">
+  <h3>${view === "week" ? shortDay(d) : dayHeading(d)}${today ? html` <span class="badge">today</span>` : ""}</h3>
+  ${list.length === 0 ? html`<p class="muted">Nothing.</p>` : list.map((p) => postBlock(ctx, s, account.accountId, p))}
+</section>`;
 })}
+</div>
 ${nextCursor ? html`<p class="hint">Showing the first ${VIEW_LIMIT} posts of this ${view}; switch to the day view to see all.</p>` : ""}`,
   );
 }

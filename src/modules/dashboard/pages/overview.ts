@@ -1,6 +1,8 @@
 /** /dashboard: who you are, which account, its credits and where to go next. */
 import { creditSummary } from "../../credits/service";
 import { listKeys } from "../../auth/keys-service";
+import { listConnections } from "../../connections/service";
+import { listPosts } from "../../schedule/service";
 import type { DashboardCtx } from "../guard";
 import { html } from "../html";
 import { htmlResponse } from "../http";
@@ -21,6 +23,9 @@ export function getOverview(ctx: DashboardCtx, s: SessionContext): Response {
   }
   const credits = creditSummary(ctx.deps, account.accountId);
   const activeKeys = listKeys(ctx.deps, account.accountId).filter((k) => k.state === "active" || k.state === "grace").length;
+  const connections = listConnections(ctx.deps, account.accountId);
+  const ready = connections.filter((c) => c.readyToPost).length;
+  const upcoming = listPosts(ctx.deps, account.accountId, { from: new Date(ctx.deps.clock.now()).toISOString(), status: "scheduled", limit: 200 }).posts.length;
   return htmlResponse(
     page(
       s,
@@ -29,6 +34,8 @@ export function getOverview(ctx: DashboardCtx, s: SessionContext): Response {
 <div class="stats">
   <a class="stat" href="/dashboard/credits"><div class="value">${credits.balance}</div><div class="label">credits available</div></a>
   <a class="stat" href="/dashboard/keys"><div class="value">${activeKeys}</div><div class="label">working API keys</div></a>
+  <a class="stat" href="/dashboard/connections"><div class="value">${ready} / ${connections.length}</div><div class="label">connections ready</div></a>
+  <a class="stat" href="/dashboard/calendar"><div class="value">${upcoming === 200 ? "200+" : upcoming}</div><div class="label">posts coming up</div></a>
 </div>
 <section class="card" aria-labelledby="next-title">
   <h2 id="next-title">Getting started</h2>
