@@ -27,7 +27,7 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   const app: Elysia = new Elysia();
   return app
     .use(pipeline(deps, () => app.routes, [deps.metrics.observeRequest, ...(options.observers ?? [])]))
-    .use(docsModule())
+    .use(docsModule(() => app.routes))
     .use(healthModule(deps, isReady))
     .use(metricsModule(deps))
     .use(imageLibraryModule(deps))

@@ -63,6 +63,8 @@ describe("route inventory", () => {
       const docPath = route.path.replace(/:([A-Za-z_]+)/g, "{$1}");
       const op = spec.paths?.[docPath]?.[route.method.toLowerCase()];
       if (!op || op["x-seedcast-group"] !== declaredGroup(route)) missing.push(`${route.method} ${route.path}`);
+      const body = (route.hooks as { body?: unknown } | undefined)?.body;
+      if (body && !op?.requestBody?.content?.["application/json"]?.schema) missing.push(`${route.method} ${route.path}: body schema`);
     }
     expect(missing).toEqual([]);
   });

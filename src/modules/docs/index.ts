@@ -9,9 +9,38 @@ import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 
 const ASSET_CACHE = "public, max-age=86400";
 
-/** /openapi.json, /docs and the UI's assets. */
-export function docsModule() {
+interface RouteWithBody {
+  method: string;
+  path: string;
+  hooks?: unknown;
+}
+
+type Spec = { paths?: Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>> };
+
+/**
+ * The plugin leaves `requestBody.content` empty for routes behind a custom parser, and the pipeline's JSON parser
+ * (the 1 MiB cap, the invalid-JSON envelope) is one; every body under /api/v1 is JSON, so fill it from the route's
+ * own schema. TypeBox schemas are JSON Schema already.
+ */
+function fillRequestBodies(spec: Spec, routes: readonly RouteWithBody[]): void {
+  for (const route of routes) {
+    const body = (route.hooks as { body?: unknown } | undefined)?.body;
+    if (!body || typeof body !== "object") continue;
+    const docPath = route.path.replace(/:([A-Za-z_]+)/g, "{$1}");
+    const operation = spec.paths?.[docPath]?.[route.method.toLowerCase()];
+    if (!operation?.requestBody) continue;
+    const content = operation.requestBody.content ?? {};
+    if (Object.keys(content).length > 0) continue;
+    operation.requestBody.content = { "application/json": { schema: JSON.parse(JSON.stringify(body)) } };
+  }
+}
+
+/** /openapi.json, /docs and the UI's assets. `routes` is read when the spec is served. */
+export function docsModule(routes: () => readonly RouteWithBody[]) {
   return new Elysia()
+    .onAfterHandle(({ path, response }) => {
+      if (path === "/openapi.json" && response && typeof response === "object") fillRequestBodies(response as Spec, routes());
+    })
     .use(
       openapi({
         path: "/docs",
