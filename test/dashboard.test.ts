@@ -13,7 +13,7 @@ import { createSeed } from "../src/modules/seeds/service";
 import { startWebhookReceiver } from "./peers/webhook-receiver";
 import { listKeys, mintKey } from "../src/modules/auth/keys-service";
 import { LOGIN_MAX_FAILURES, LOGIN_WINDOW_MS } from "../src/modules/dashboard/login-limit";
-import { SESSION_IDLE_MS } from "../src/modules/dashboard/session";
+import { SESSION_IDLE_MS, tidySessions } from "../src/modules/dashboard/session";
 import { BASE, type World, createWorld } from "./helpers/world";
 
 const PASSWORD = "correct horse battery";
@@ -230,6 +230,15 @@ describe("sessions, CSRF, rate limit", () => {
     const page = await b.get(res.location ?? "");
     expect(page.status).toBe(200);
     expect(page.text).toContain("Your session has expired");
+    // The housekeeping job deletes sessions past their expiry, and only those.
+    const live = new Browser(world);
+    await live.login("b@beta.test");
+    const before = world.deps.sqlite.query("SELECT count(*) AS n FROM sessions").get() as { n: number };
+    world.clock.advance(1000);
+    const removed = tidySessions(world.deps);
+    const after = world.deps.sqlite.query("SELECT count(*) AS n FROM sessions").get() as { n: number };
+    expect(after.n).toBe(before.n - removed);
+    expect((await live.get("/dashboard")).status).toBe(200);
   });
 
   test("every POST needs the session's CSRF token; nothing changes without it", async () => {

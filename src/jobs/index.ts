@@ -1,6 +1,7 @@
 /** Every system job, in one place. */
 import { tidyKeys } from "../modules/auth/keys-service";
 import { publishingJobs } from "../publishing/jobs";
+import { dashboardJobs } from "../modules/dashboard/jobs";
 import type { JobDefinition } from "./registry";
 
 export const JOB_IDS = {
@@ -18,4 +19,5 @@ export const systemJobs: readonly JobDefinition[] = [
     },
   },
   ...publishingJobs,
+  ...dashboardJobs,
 ];
