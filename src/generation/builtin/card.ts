@@ -154,12 +154,12 @@ export function designCard(input: CardInput): CardDesign {
     [div({ width: kickerSize * 1.6, height: Math.max(3, Math.round(kickerSize * 0.18)), backgroundColor: palette.accent.hex }), kicker],
   );
   const titleNode = div(
-    { display: "flex", fontFamily: t.titleFont, fontWeight: t.titleWeight, fontSize: title.size, lineHeight: t.titleLineHeight, letterSpacing: title.size * t.titleLetterSpacing, color: palette.text.hex, textAlign: centred ? "center" : "left" },
+    { display: "flex", fontFamily: t.titleFont, fontWeight: t.titleWeight, fontSize: title.size, lineHeight: t.titleLineHeight, letterSpacing: title.size * t.titleLetterSpacing, color: palette.text.hex, textAlign: centred ? "center" : "left", wordBreak: "break-word", maxWidth: inner },
     title.text,
   );
   const rule = input.mediaStyle === "editorial" ? div({ width: centred ? inner * 0.25 : inner * 0.18, height: 2, backgroundColor: palette.accent.hex, marginTop: bodySize * 0.9, marginBottom: bodySize * 0.9 }) : div({ height: bodySize * 0.9 });
   const bodyNode = div(
-    { display: "flex", fontFamily: t.bodyFont, fontWeight: t.bodyWeight, fontStyle: t.bodyStyle, fontSize: body.size, lineHeight: 1.4, color: palette.muted, textAlign: centred ? "center" : "left", maxWidth: inner * (centred ? 0.92 : 0.9) },
+    { display: "flex", fontFamily: t.bodyFont, fontWeight: t.bodyWeight, fontStyle: t.bodyStyle, fontSize: body.size, lineHeight: 1.4, color: palette.muted, wordBreak: "break-word", textAlign: centred ? "center" : "left", maxWidth: inner * (centred ? 0.92 : 0.9) },
     body.text,
   );
   const main = div({ display: "flex", flexDirection: "column", alignItems: align, flexGrow: 1, justifyContent: "center" }, body.text ? [titleNode, rule, bodyNode] : [titleNode]);
