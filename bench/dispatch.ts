@@ -1,0 +1,146 @@
+/**
+ * Issue 5 bench: 10,000 webhook posts due within the same minute, delivered by `seedcast serve` (a child process)
+ * to a webhook receiver in another child process. Prints the time to deliver all, lateness percentiles
+ * (receiver's arrival time − the post's scheduled time) and duplicates (effects per Idempotency-Key > 1).
+ * Goals: everything delivered within the minute (max lateness small), p99 lateness < 2 s, 0 duplicates.
+ * Usage: bun bench/dispatch.ts [--posts N] [--window-ms W] [--json]
+ */
+import { type Subprocess, spawn } from "bun";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { bootstrap } from "../src/bootstrap";
+import { loadConfig } from "../src/config";
+import { silentLogger } from "../src/lib/log";
+import { createAccount } from "../src/modules/accounts/service";
+import { addConnection } from "../src/modules/connections/service";
+import { readWebhookLog } from "../test/peers/webhook-receiver";
+import { makeCreation } from "../test/publishing-fixtures";
+import { insertDuePosts } from "../test/publishing-load";
+
+const ROOT = resolve(import.meta.dir, "..");
+const args = process.argv.slice(2);
+const argOf = (name: string, fallback: number): number => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const POSTS = argOf("posts", 10_000);
+const WINDOW_MS = argOf("window-ms", 60_000);
+const LEAD_MS = 5_000;
+const SECRET = "bench-secret-0123456789abcdef";
+const json = args.includes("--json");
+
+async function lineMatching(proc: Subprocess<"ignore", "pipe", "inherit">, match: (l: string) => boolean): Promise<string> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  const reader = proc.stdout.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("child exited before the expected line");
+    buffered += decoder.decode(value, { stream: true });
+    let nl: number;
+    while ((nl = buffered.indexOf("\n")) !== -1) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (match(line)) {
+        reader.releaseLock();
+        void (async () => {
+          for await (const _ of proc.stdout) {
+            // keep the pipe flowing
+          }
+        })().catch(() => {});
+        return line;
+      }
+    }
+  }
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), "seedcast-bench-dispatch-"));
+const logFile = join(dataDir, "receiver.jsonl");
+const receiver = spawn([process.execPath, "test/peers/webhook-receiver.ts", "--port", "0", "--secret", SECRET, "--log", logFile], {
+  cwd: ROOT,
+  stdin: "ignore",
+  stdout: "pipe",
+  stderr: "inherit",
+});
+let server: Subprocess<"ignore", "pipe", "inherit"> | null = null;
+try {
+  const receiverUrl = (await lineMatching(receiver, (l) => l.startsWith("listening "))).slice("listening ".length).trim();
+  const config = loadConfig({ DATA_DIR: dataDir, ALLOW_PRIVATE_HOSTS: "127.0.0.1", LOG_LEVEL: "silent", BASE_URL: "http://localhost" });
+  const deps = bootstrap(config, { log: silentLogger });
+  const { accountId } = await createAccount(deps, { name: "Bench", email: "bench@example.test", password: "correct horse battery", credits: 0 });
+  const connection = await addConnection(deps, { accountId, platform: "webhook", url: `${receiverUrl}/hook`, secret: SECRET });
+  if (!connection.readyToPost) throw new Error(`webhook not ready: ${connection.blockedReason}`);
+  const creation = await makeCreation(deps, accountId, { caption: "Bench post" });
+
+  server = spawn([process.execPath, "src/main.ts", "serve"], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ALLOW_PRIVATE_HOSTS: "127.0.0.1", LOG_LEVEL: "warn" },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  // LOG_LEVEL=warn hides "ready": wait for the port via the health probe instead.
+  const firstDue = Date.now() + LEAD_MS;
+  insertDuePosts(deps, { accountId, connectionId: connection.accountId, creationId: creation.id, count: POSTS, firstDueAt: firstDue, spreadMs: WINDOW_MS });
+  const lastDue = firstDue + WINDOW_MS - Math.floor(WINDOW_MS / POSTS);
+  void (async () => {
+    for await (const _ of server!.stdout) {
+      // keep the pipe flowing
+    }
+  })().catch(() => {});
+
+  const deadline = lastDue + 120_000;
+  const count = deps.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM scheduled_post_targets WHERE status = 'published'");
+  while (Date.now() < deadline && count.get()!.n < POSTS) await Bun.sleep(250);
+  const published = count.get()!.n;
+  server.kill("SIGTERM");
+  await server.exited;
+  server = null;
+  deps.sqlite.close();
+
+  const log = readWebhookLog(logFile).filter((d) => d.event === "post.publish");
+  const perKey = new Map<string, number>();
+  for (const d of log) if (!d.repeat) perKey.set(d.idempotencyKey ?? "", (perKey.get(d.idempotencyKey ?? "") ?? 0) + 1);
+  const lateness = log
+    .filter((d) => !d.repeat)
+    .map((d) => Date.parse(d.receivedAt) - Date.parse((d.body as { post: { scheduledTime: string } }).post.scheduledTime))
+    .sort((a, b) => a - b);
+  const lastArrival = Math.max(...log.map((d) => Date.parse(d.receivedAt)));
+  const result = {
+    posts: POSTS,
+    windowMs: WINDOW_MS,
+    delivered: perKey.size,
+    publishedInDb: published,
+    duplicates: [...perKey.values()].filter((n) => n > 1).length,
+    absorbedRepeats: log.filter((d) => d.repeat).length,
+    firstDueToLastArrivalMs: lastArrival - firstDue,
+    afterLastDueMs: lastArrival - lastDue,
+    latenessMs: {
+      p50: percentile(lateness, 50),
+      p95: percentile(lateness, 95),
+      p99: percentile(lateness, 99),
+      max: lateness[lateness.length - 1] ?? 0,
+      min: lateness[0] ?? 0,
+    },
+  };
+  const ok = result.delivered === POSTS && result.duplicates === 0 && result.latenessMs.p99 < 2000 && result.firstDueToLastArrivalMs <= WINDOW_MS + 2000;
+  if (json) console.log(JSON.stringify({ ...result, ok }));
+  else {
+    console.log(`posts due within ${WINDOW_MS / 1000} s: ${POSTS}; delivered ${result.delivered} (db: ${published} published)`);
+    console.log(`first due → last arrival: ${(result.firstDueToLastArrivalMs / 1000).toFixed(2)} s (last arrival ${result.afterLastDueMs} ms after the last due time)`);
+    console.log(`lateness ms: p50 ${result.latenessMs.p50}, p95 ${result.latenessMs.p95}, p99 ${result.latenessMs.p99}, max ${result.latenessMs.max}`);
+    console.log(`duplicates: ${result.duplicates} (absorbed repeats: ${result.absorbedRepeats})`);
+    console.log(ok ? "GOALS MET" : "GOALS NOT MET");
+  }
+  process.exitCode = ok ? 0 : 1;
+} finally {
+  server?.kill("SIGKILL");
+  receiver.kill("SIGTERM");
+  await receiver.exited;
+  rmSync(dataDir, { recursive: true, force: true });
+}
