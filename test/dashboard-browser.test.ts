@@ -54,10 +54,29 @@ async function waitReady(url: string, timeoutMs = 15_000): Promise<void> {
   throw new Error(`server did not become ready:\n${serverLog}`);
 }
 
-/** Full-page screenshots at both widths, then back to desktop. */
+/** Basic accessibility of the page shown: one h1, a main landmark, every form control labelled, nothing wider than the screen. */
+async function checkPage(name: string): Promise<void> {
+  const problems = await page.evaluate(() => {
+    const out: string[] = [];
+    if (document.querySelectorAll("h1").length !== 1) out.push("expected exactly one h1");
+    if (!document.querySelector("main")) out.push("no main landmark");
+    if (!document.documentElement.lang) out.push("no lang");
+    for (const el of document.querySelectorAll("input:not([type=hidden]), select, textarea")) {
+      const control = el as HTMLInputElement;
+      if ((control.labels?.length ?? 0) === 0 && !control.getAttribute("aria-label")) out.push(`unlabelled ${control.name || control.id}`);
+    }
+    for (const b of document.querySelectorAll("button, a.button")) if (!(b.textContent ?? "").trim()) out.push("button without text");
+    if (document.documentElement.scrollWidth > window.innerWidth + 1) out.push(`horizontal scroll at ${window.innerWidth}px`);
+    return out;
+  });
+  expect([name, problems]).toEqual([name, []]);
+}
+
+/** Full-page screenshots at both widths (checking each), then back to desktop. */
 async function shoot(name: string): Promise<void> {
   for (const [size, viewport] of Object.entries(SIZES)) {
     await page.setViewportSize(viewport);
+    await checkPage(`${name}-${size}`);
     await page.screenshot({ path: join(ARTIFACTS, `${name}-${size}.png`), fullPage: true });
   }
   await page.setViewportSize(SIZES.desktop);

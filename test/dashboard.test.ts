@@ -150,6 +150,25 @@ describe("first-run setup", () => {
   });
 });
 
+describe("first-run setup race", () => {
+  test("two simultaneous setups create exactly one instance admin", async () => {
+    const world = await createWorld();
+    try {
+      const one = new Browser(world);
+      const two = new Browser(world);
+      await one.get("/setup");
+      await two.get("/setup");
+      const form = (b: Browser, email: string) => ({ _csrf: b.csrf(), name: "Race", email, password: PASSWORD, confirm: PASSWORD });
+      const [r1, r2] = await Promise.all([one.request("POST", "/setup", form(one, "one@race.test")), two.request("POST", "/setup", form(two, "two@race.test"))]);
+      expect([r1.location, r2.location].sort()).toEqual(["/dashboard", "/login"]);
+      expect(world.deps.sqlite.query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 1 });
+      expect(world.deps.sqlite.query("SELECT count(*) AS n FROM accounts").get()).toEqual({ n: 1 });
+    } finally {
+      world.close();
+    }
+  });
+});
+
 describe("https cookies", () => {
   test("with an https BASE_URL the cookie is Secure and __Host- prefixed", async () => {
     const world = await createWorld({ env: { BASE_URL: "https://seedcast.example" } });

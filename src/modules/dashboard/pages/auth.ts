@@ -85,15 +85,24 @@ export async function postSetup(ctx: DashboardCtx, request: Request, form: Form 
   if (password !== field(form, "confirm")) {
     return htmlResponse(setupForm(token, values, [{ kind: "error", text: "The two passwords differ." }]), 400);
   }
+  // NB: hashing the password awaits; without this guard two simultaneous first-run posts could both pass the
+  // "no users yet" check and create two accounts. One process serves the dashboard, so an in-process flag suffices.
+  if (setupInFlight) return redirect("/login");
+  setupInFlight = true;
   try {
+    if (!needsSetup(ctx.deps)) return redirect("/login");
     const created = await createAccount(ctx.deps, { name: values.name, email: values.email, password });
     const { token: sessionToken } = createSession(ctx.deps, created.userId);
     return redirect("/dashboard", [sessionCookie(ctx, sessionToken)]);
   } catch (error) {
     if (error instanceof AppError) return htmlResponse(setupForm(token, values, [{ kind: "error", text: error.message }]), 400);
     throw error;
+  } finally {
+    setupInFlight = false;
   }
 }
+
+let setupInFlight = false;
 
 /** GET /login: the sign-in form (with the expired-session or signed-out notice). */
 export function getLogin(ctx: DashboardCtx, request: Request): Response {

@@ -23,7 +23,7 @@ function secretBlock(title: string, secret: string, extra: Html | string = ""): 
   <p><strong>Copy this key now. It will not be shown again</strong>: Seedcast stores only a hash of it. If it is lost, rotate or mint a new one.</p>
   <div class="value">
     <label class="sr-only" for="new-secret">The new API key</label>
-    <input id="new-secret" type="text" readonly value="${secret}" autocomplete="off" spellcheck="false">
+    <input id="new-secret" type="text" readonly value="${secret}" autocomplete="off" spellcheck="false" autofocus>
     <button type="button" data-copy="new-secret" hidden>Copy</button>
   </div>
   <p id="new-secret-status" role="status" class="hint"></p>
