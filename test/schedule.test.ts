@@ -379,3 +379,107 @@ describe("cancel and reads", () => {
     expect(badStatus.status).toBe(400);
   });
 });
+
+describe("Idempotency-Key, CLI and graceful stop", () => {
+  test("POST /schedule with the same Idempotency-Key replays the first answer and stores one post", async () => {
+    const a = await world.createAccount();
+    await webhookFor(a);
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "once" });
+    const body = { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: ["webhook"] };
+    const before = countPosts(world.deps);
+    const first = await world.call("POST", "/api/v1/schedule", { key: a.key, body, headers: { "idempotency-key": "sched-1" } });
+    const again = await world.call("POST", "/api/v1/schedule", { key: a.key, body, headers: { "idempotency-key": "sched-1" } });
+    expect(first.status).toBe(200);
+    expect(again.status).toBe(200);
+    expect(again.json.post.id).toBe(first.json.post.id);
+    expect(countPosts(world.deps)).toBe(before + 1);
+    const reused = await world.call("POST", "/api/v1/schedule", { key: a.key, body: { ...body, targets: [first.json.post.targets[0].accountId] }, headers: { "idempotency-key": "sched-1" } });
+    expect(reused.status).toBe(422);
+  });
+
+  test("seedcast connections add --json prints {accountId, platform, label, readyToPost, blockedReason}", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join, resolve } = await import("node:path");
+    const dir = mkdtempSync(join(tmpdir(), "seedcast-cli-"));
+    const root = resolve(import.meta.dir, "..");
+    const env = { ...process.env, DATA_DIR: dir, ALLOW_PRIVATE_HOSTS: "127.0.0.1", LOG_LEVEL: "silent" };
+    const run = async (...args: string[]) => {
+      const p = Bun.spawn([process.execPath, "src/main.ts", ...args, "--json"], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
+      const out = await new Response(p.stdout).text();
+      return { code: await p.exited, json: JSON.parse(out.trim().split("\n").pop()!) };
+    };
+    try {
+      const account = await run("account", "create", "--name", "CLI", "--email", "cli@example.test", "--password", "correct horse battery");
+      expect(account.code).toBe(0);
+      const added = await run("connections", "add", "--account", account.json.accountId, "--platform", "webhook", "--url", `${receiver.url}/cli`, "--secret", WEBHOOK_SECRET);
+      expect(added.code).toBe(0);
+      expect(added.json).toEqual({ accountId: expect.any(String), platform: "webhook", label: new URL(receiver.url).host, readyToPost: true, blockedReason: null });
+      const blocked = await run("connections", "add", "--account", account.json.accountId, "--platform", "mastodon", "--instance", mastodon.url, "--token", "bad");
+      expect(blocked.json).toMatchObject({ platform: "mastodon", readyToPost: false });
+      expect(blocked.json.blockedReason).toContain("access token");
+      const listed = await run("connections", "list", "--account", account.json.accountId);
+      expect(listed.json.connections).toHaveLength(2);
+      const bad = await run("connections", "add", "--account", account.json.accountId, "--platform", "myspace");
+      expect(bad.code).toBe(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+
+  test("stopping the dispatcher waits until the delivery in flight is recorded", async () => {
+    const { startDispatcher } = await import("../src/publishing/dispatcher");
+    const hanging = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
+    try {
+      const a = await world.createAccount();
+      const conn = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${hanging.url}/h`, secret: WEBHOOK_SECRET });
+      const creation = await makeCreation(world.deps, a.accountId, { caption: "in flight at shutdown" });
+      const res = await world.call("POST", "/api/v1/schedule", {
+        key: a.key,
+        body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: [conn.accountId] },
+      });
+      // Only this post is due: finish everything else first.
+      world.clock.advance(FIVE_MIN + 60_000);
+      world.deps.sqlite.query("UPDATE scheduled_post_targets SET next_attempt_at = NULL WHERE post_id <> ? AND status = 'scheduled'").run(res.json.post.id);
+      hanging.setMode("hang");
+      const dispatcher = startDispatcher(world.deps, { concurrency: 4, leaseMs: 60_000, pollMs: 20 });
+      for (let i = 0; i < 200 && hanging.deliveries.length === 0; i++) await Bun.sleep(10);
+      expect(hanging.deliveries).toHaveLength(1);
+      expect(dispatcher.inFlight()).toBe(1);
+      let stopped = false;
+      const stopping = dispatcher.stop().then(() => (stopped = true));
+      await Bun.sleep(50);
+      expect(stopped).toBe(false); // still waiting for the delivery
+      await hanging.stop(); // the receiver answers 503 to the held request
+      await stopping;
+      const target = postRows(world.deps, res.json.post.id).targets[0]!;
+      expect(target.leaseToken).toBeNull();
+      expect(target.attempts).toBe(1);
+      expect(target.status).toBe("scheduled");
+    } finally {
+      await hanging.stop().catch(() => {});
+    }
+  });
+});
+
+describe("assets referenced by posts", () => {
+  test("an image used by a pending post cannot be deleted (409 asset_in_use); once published it can", async () => {
+    const a = await world.createAccount();
+    await webhookFor(a);
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "with picture", altText: "pic", image: await solidPng() });
+    const res = await world.call("POST", "/api/v1/schedule", {
+      key: a.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: ["webhook"] },
+    });
+    // Only the post's snapshot refers to the asset now.
+    world.deps.sqlite.query("DELETE FROM creations WHERE id = ?").run(creation.id);
+    const blocked = await world.call("DELETE", `/api/v1/assets/${creation.imageAssetId}`, { key: a.key });
+    expect(blocked.status).toBe(409);
+    expect(blocked.json.error).toBe("asset_in_use");
+    world.clock.advance(FIVE_MIN + 60_000);
+    await runDueOnce(world.deps);
+    expect(postRows(world.deps, res.json.post.id).post!.status).toBe("published");
+    const ok = await world.call("DELETE", `/api/v1/assets/${creation.imageAssetId}`, { key: a.key });
+    expect(ok.status).toBe(200);
+  });
+});
