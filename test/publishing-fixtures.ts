@@ -29,7 +29,6 @@ export async function makeCreation(
       caption: opts.caption,
       altText: asset ? (opts.altText ?? "") : null,
       imageAssetId: asset?.id ?? null,
-      imageSha256: null,
       aspectRatio: "square",
       mediaStyle: "minimal",
       createdAt: now,
