@@ -86,6 +86,29 @@ describe("connect", () => {
     expect(sealedAfter).toBe(sealedBefore); // getSession with the cached token: no new session was made
   });
 
+  test("an access token the PDS no longer accepts is refreshed with refreshSession (no new sign-in)", async () => {
+    const { openJson, sealJson } = await import("../src/modules/connections/sealing");
+    const row = world.deps.sqlite.query<{ s: string }, [string]>("SELECT session_sealed AS s FROM connections WHERE id = ?").get(connectionId)!;
+    const session = openJson<Record<string, string>>(world.deps.instanceSecret, connectionId, row.s);
+    const broken = { ...session, accessJwt: `${session.accessJwt.slice(0, -4)}AAAA` };
+    world.deps.sqlite.query("UPDATE connections SET session_sealed = ? WHERE id = ?").run(sealJson(world.deps.instanceSecret, connectionId, broken), connectionId);
+    // A wrong stored app password proves no createSession happened: only refreshSession can make this pass.
+    const credentials = world.deps.sqlite.query<{ c: string }, [string]>("SELECT credentials_sealed AS c FROM connections WHERE id = ?").get(connectionId)!.c;
+    const wrong = sealJson(world.deps.instanceSecret, connectionId, { handle: bsky.handle, appPassword: "not-the-password" });
+    world.deps.sqlite.query("UPDATE connections SET credentials_sealed = ? WHERE id = ?").run(wrong, connectionId);
+    const view = await checkConnection(world.deps, connectionId);
+    world.deps.sqlite.query("UPDATE connections SET credentials_sealed = ? WHERE id = ?").run(credentials, connectionId);
+    expect(view.readyToPost).toBe(true);
+    const after = openJson<Record<string, string>>(
+      world.deps.instanceSecret,
+      connectionId,
+      world.deps.sqlite.query<{ s: string }, [string]>("SELECT session_sealed AS s FROM connections WHERE id = ?").get(connectionId)!.s,
+    );
+    expect(after.accessJwt).not.toBe(broken.accessJwt);
+    expect(after.refreshJwt).not.toBe(session.refreshJwt); // refreshSession rotates the refresh token
+    expect(after.did).toBe(bsky.did);
+  });
+
   test("a caption over 300 graphemes is not schedulable", async () => {
     const creation = await makeCreation(world.deps, acct.accountId, { caption: "é".repeat(301) });
     const res = await world.call("POST", "/api/v1/schedule", {
