@@ -3,6 +3,8 @@
  * answer to the mint or rotate POST (no-store), and is never stored or rendered again.
  */
 import { EXPIRY_CHOICES, DEFAULT_EXPIRY_DAYS, type KeyView, listKeys, mintKey, parseExpiryDays, revokeKey, rotateKey, KEY_NAME_MAX } from "../../auth/keys-service";
+import { eq } from "drizzle-orm";
+import { members, users } from "../../../db/schema";
 import { ROLE_SCOPES, SCOPE_LABELS, SCOPES } from "../../auth/scopes";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
 import { type Html, html, timeTag } from "../html";
@@ -12,6 +14,17 @@ import type { SessionContext } from "../session";
 import { noticeFrom, refusal } from "./common";
 
 const CURRENT = "/dashboard/keys";
+
+/** userId → email of the account's members, to say who minted each key. */
+function memberEmails(ctx: DashboardCtx, accountId: string): [string, string][] {
+  return ctx.deps.db
+    .select({ userId: members.userId, email: users.email })
+    .from(members)
+    .innerJoin(users, eq(users.id, members.userId))
+    .where(eq(members.accountId, accountId))
+    .all()
+    .map((r) => [r.userId, r.email]);
+}
 
 function canManage(s: SessionContext, key: KeyView): boolean {
   return s.account?.role === "owner" || key.userId === s.userId;
@@ -31,20 +44,21 @@ function secretBlock(title: string, secret: string, extra: Html | string = ""): 
 </section>`;
 }
 
-function keysTable(s: SessionContext, keys: KeyView[]): Html {
+function keysTable(s: SessionContext, keys: KeyView[], people: Map<string, string>): Html {
   if (keys.length === 0) return html`<p class="muted">No keys yet.</p>`;
   return html`<div class="table-wrap"><table class="stack">
 <caption class="sr-only">API keys of this account</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Groups</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">Groups</th><th scope="col">Prefix</th><th scope="col">Member</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
 <tbody>
 ${keys.map(
   (k) => html`<tr>
   <td data-label="Name">${k.name}</td>
   <td data-label="Groups">${k.scopes.map((sc) => SCOPE_LABELS[sc]).join(", ")}</td>
   <td data-label="Prefix"><code>${k.prefix}…</code></td>
+  <td data-label="Member">${k.userId === s.userId ? "you" : (people.get(k.userId) ?? "a former member")}</td>
   <td data-label="Created">${timeTag(k.createdAt)}</td>
   <td data-label="Last used">${timeTag(k.lastUsedAt, "never")}</td>
-  <td data-label="Expires">${k.state === "grace" ? html`grace until ${timeTag(k.graceUntil)}` : timeTag(k.expiresAt, "never")}</td>
+  <td data-label="Expires">${k.state === "grace" ? html`<span>grace until ${timeTag(k.graceUntil)}</span>` : timeTag(k.expiresAt, "never")}</td>
   <td data-label="State"><span class="badge state-${k.state}">${k.state}</span></td>
   <td data-label="Actions">${
     canManage(s, k)
@@ -87,6 +101,7 @@ function mintForm(s: SessionContext, values: { name?: string; groups?: string[];
 
 function keysPage(ctx: DashboardCtx, s: SessionContext, accountId: string, opts: { notices?: Notice[]; top?: Html; form?: Parameters<typeof mintForm>[1] } = {}): Html {
   const keys = listKeys(ctx.deps, accountId);
+  const people = new Map(memberEmails(ctx, accountId));
   return page(
     s,
     { title: "API keys", current: CURRENT, notices: opts.notices },
@@ -94,7 +109,7 @@ function keysPage(ctx: DashboardCtx, s: SessionContext, accountId: string, opts:
 <p class="muted">Keys let tools call the Seedcast API for this account. Each key holds only the groups chosen here, and never more than its owner's role allows.</p>
 <section class="card" aria-labelledby="list-title">
   <h2 id="list-title">Keys</h2>
-  ${keysTable(s, keys)}
+  ${keysTable(s, keys, people)}
 </section>
 ${mintForm(s, opts.form)}`,
   );
