@@ -90,7 +90,7 @@ describe("connect", () => {
     const { openJson, sealJson } = await import("../src/modules/connections/sealing");
     const row = world.deps.sqlite.query<{ s: string }, [string]>("SELECT session_sealed AS s FROM connections WHERE id = ?").get(connectionId)!;
     const session = openJson<Record<string, string>>(world.deps.instanceSecret, connectionId, row.s);
-    const broken = { ...session, accessJwt: `${session.accessJwt.slice(0, -4)}AAAA` };
+    const broken = { ...session, accessJwt: `${(session.accessJwt ?? "").slice(0, -4)}AAAA` };
     world.deps.sqlite.query("UPDATE connections SET session_sealed = ? WHERE id = ?").run(sealJson(world.deps.instanceSecret, connectionId, broken), connectionId);
     // A wrong stored app password proves no createSession happened: only refreshSession can make this pass.
     const credentials = world.deps.sqlite.query<{ c: string }, [string]>("SELECT credentials_sealed AS c FROM connections WHERE id = ?").get(connectionId)!.c;

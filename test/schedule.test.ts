@@ -483,3 +483,36 @@ describe("assets referenced by posts", () => {
     expect(ok.status).toBe(200);
   });
 });
+
+describe("reconnect", () => {
+  test("new credentials replace the old ones in place: same accountId, pending posts go out with them", async () => {
+    const { replaceConnectionCredentials } = await import("../src/modules/connections/service");
+    const a = await world.createAccount();
+    const conn = await webhookFor(a);
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "survives a reconnect" });
+    const res = await world.call("POST", "/api/v1/schedule", {
+      key: a.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: ["webhook"] },
+    });
+    const wrong = await replaceConnectionCredentials(world.deps, a.accountId, conn.accountId, {
+      accountId: a.accountId,
+      platform: "webhook",
+      url: `${receiver.url}/hook`,
+      secret: "some-other-secret-123456",
+    });
+    expect(wrong).toMatchObject({ accountId: conn.accountId, readyToPost: false });
+    const fixed = await replaceConnectionCredentials(world.deps, a.accountId, conn.accountId, {
+      accountId: a.accountId,
+      platform: "webhook",
+      url: `${receiver.url}/hook2`,
+      secret: WEBHOOK_SECRET,
+    });
+    expect(fixed).toMatchObject({ accountId: conn.accountId, readyToPost: true, blockedReason: null });
+    await expect(
+      replaceConnectionCredentials(world.deps, a.accountId, conn.accountId, { accountId: a.accountId, platform: "mastodon", instance: mastodon.url, token: "x" }),
+    ).rejects.toThrow("must stay webhook");
+    world.clock.advance(FIVE_MIN + 60_000);
+    await runDueOnce(world.deps);
+    expect(postRows(world.deps, res.json.post.id).post!.status).toBe("published");
+  });
+});

@@ -121,6 +121,31 @@ export async function addConnection(deps: Deps, input: AddConnectionInput): Prom
   return checkConnection(deps, id);
 }
 
+/**
+ * Replaces a connection's credentials (and endpoint) in place and checks them at once. The connection keeps its
+ * id, so posts already scheduled to it go out with the new credentials. The platform cannot change.
+ */
+export async function replaceConnectionCredentials(deps: Deps, accountId: string, connectionId: string, input: AddConnectionInput): Promise<ConnectionView> {
+  const row = getConnection(deps, accountId, connectionId);
+  if (!row) throw notFound("connection");
+  if (input.platform !== row.platform) throw invalidField("platform", `must stay ${row.platform}; add a new connection for another platform`);
+  const { endpoint, label, credentials } = prepare(deps, input);
+  deps.db
+    .update(connections)
+    .set({
+      endpoint,
+      label,
+      credentialsSealed: sealJson(deps.instanceSecret, row.id, credentials),
+      sessionSealed: null,
+      readyToPost: false,
+      blockedReason: "Not checked yet.",
+      updatedAt: deps.clock.now(),
+    })
+    .where(eq(connections.id, row.id))
+    .run();
+  return checkConnection(deps, row.id);
+}
+
 /** Stores the outcome of a check. */
 export function recordCheck(deps: Pick<Deps, "db" | "clock" | "instanceSecret">, row: ConnectionRow, result: CheckResult): ConnectionRow {
   const now = deps.clock.now();
