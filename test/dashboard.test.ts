@@ -203,7 +203,8 @@ describe("sessions, CSRF, rate limit", () => {
     const b = new Browser(world);
     for (const path of PAGES) {
       const res = await b.get(path);
-      expect([path, res.status, res.location]).toEqual([path, 303, "/login"]);
+      const expected = path === "/dashboard" ? "/login" : `/login?next=${encodeURIComponent(path)}`;
+      expect([path, res.status, res.location]).toEqual([path, 303, expected]);
     }
     for (const path of ACTIONS) {
       const res = await b.request("POST", path, { _csrf: "anything" });
@@ -211,7 +212,7 @@ describe("sessions, CSRF, rate limit", () => {
     }
     // A forged or unknown cookie is the same as none.
     b.cookies.set("seedcast_session", "forged-token");
-    expect((await b.get("/dashboard/keys")).location).toBe("/login");
+    expect((await b.get("/dashboard/keys")).location).toBe("/login?next=%2Fdashboard%2Fkeys");
   });
 
   test("wrong password is refused; after the limit even the right one waits, per email+address", async () => {
@@ -245,7 +246,7 @@ describe("sessions, CSRF, rate limit", () => {
     world.clock.advance(SESSION_IDLE_MS + 1000);
     const res = await b.get("/dashboard/keys");
     expect(res.status).toBe(303);
-    expect(res.location).toBe("/login?expired=1");
+    expect(res.location).toBe("/login?expired=1&next=%2Fdashboard%2Fkeys");
     const page = await b.get(res.location ?? "");
     expect(page.status).toBe(200);
     expect(page.text).toContain("Your session has expired");
@@ -283,6 +284,23 @@ describe("sessions, CSRF, rate limit", () => {
     const out = await b.request("POST", "/logout", { _csrf: b.csrf() });
     expect(out.location).toBe("/login?out=1");
     expect((await b.get("/dashboard")).location).toBe("/login");
+  });
+
+  test("sign-in returns to the page asked for (manageUrl), and only to a dashboard page", async () => {
+    const b = new Browser(world);
+    const first = await b.get("/dashboard/connections");
+    expect(first.location).toBe("/login?next=%2Fdashboard%2Fconnections");
+    const form = await b.get(first.location ?? "");
+    expect(form.text).toContain('name="next" value="/dashboard/connections"');
+    const signed = await b.request("POST", "/login", { _csrf: b.csrf(), email: "a@alpha.test", password: PASSWORD, next: "/dashboard/connections" });
+    expect(signed.location).toBe("/dashboard/connections");
+    for (const evil of ["//evil.example/x", "https://evil.example/", "/dashboard//evil.example", "/\\evil.example", "/login", "javascript:alert(1)"]) {
+      const other = new Browser(world);
+      await other.get(`/login?next=${encodeURIComponent(evil)}`);
+      expect(other.lastHtml).not.toContain('name="next"');
+      const res = await other.request("POST", "/login", { _csrf: other.csrf(), email: "a@alpha.test", password: PASSWORD, next: evil });
+      expect([evil, res.location]).toEqual([evil, "/dashboard"]);
+    }
   });
 
   test("pages are no-store and locked down by CSP", async () => {

@@ -16,17 +16,33 @@ export interface DashboardCtx {
   limiter: LoginLimiter;
 }
 
-/** Where an expired session lands. */
-export const EXPIRED_PATH = "/login?expired=1";
+/** Pages a sign-in may return to: dashboard paths only, never another origin (no open redirect). */
+const SAFE_NEXT = /^\/dashboard(?:\/[A-Za-z0-9\-._~/]*)?(?:\?[A-Za-z0-9\-._~=&%]*)?$/;
+
+/** `next` when it is a dashboard path we would redirect to, else null. */
+export function safeNext(next: string | null | undefined): string | null {
+  return next && SAFE_NEXT.test(next) && !next.includes("//") ? next : null;
+}
+
+/** /login (or the expired page), remembering the page asked for when it was a plain GET. */
+function loginRedirect(request: Request, expired: boolean): string {
+  const url = new URL(request.url);
+  const next = request.method === "GET" ? safeNext(url.pathname + url.search) : null;
+  const params = new URLSearchParams();
+  if (expired) params.set("expired", "1");
+  if (next && next !== "/dashboard") params.set("next", next);
+  const query = params.toString();
+  return query ? `/login?${query}` : "/login";
+}
 
 /** The session of a request, or the answer to send instead (redirect to /login, or to the expired page). */
 export function session(ctx: DashboardCtx, request: Request): SessionContext | Response {
   const names = cookieNames(ctx.deps.config);
   const token = readCookies(request).get(names.session);
-  if (!token) return redirect("/login");
+  if (!token) return redirect(loginRedirect(request, false));
   const resolved = resolveSession(ctx.deps, token);
-  if (resolved === "missing") return redirect("/login", [setCookie(ctx.deps.config, names.session, "", 0)]);
-  if (resolved === "expired") return redirect(EXPIRED_PATH, [setCookie(ctx.deps.config, names.session, "", 0)]);
+  if (resolved === "missing") return redirect(loginRedirect(request, false), [setCookie(ctx.deps.config, names.session, "", 0)]);
+  if (resolved === "expired") return redirect(loginRedirect(request, true), [setCookie(ctx.deps.config, names.session, "", 0)]);
   return resolved;
 }
 

@@ -4,7 +4,7 @@
  */
 import { AppError } from "../../../lib/errors";
 import { createAccount } from "../../accounts/service";
-import { type DashboardCtx, session } from "../guard";
+import { type DashboardCtx, safeNext, session } from "../guard";
 import { html } from "../html";
 import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, sameToken, setCookie } from "../http";
 import { type Notice, publicPage } from "../layout";
@@ -51,11 +51,12 @@ function setupForm(token: string, values: { name?: string; email?: string }, not
   );
 }
 
-function loginForm(token: string, email: string, notices: Notice[] = []) {
+function loginForm(token: string, email: string, notices: Notice[] = [], next: string | null = null) {
   return publicPage(
     "Sign in",
     html`<form method="post" action="/login" class="card">
   <input type="hidden" name="_csrf" value="${token}">
+  ${next ? html`<input type="hidden" name="next" value="${next}">` : ""}
   <div class="row"><label for="email">Email</label>
     <input id="email" name="email" type="email" required autocomplete="username" value="${email}"></div>
   <div class="row"><label for="password">Password</label>
@@ -107,30 +108,31 @@ let setupInFlight = false;
 /** GET /login: the sign-in form (with the expired-session or signed-out notice). */
 export function getLogin(ctx: DashboardCtx, request: Request): Response {
   if (needsSetup(ctx.deps)) return redirect("/setup");
-  const existing = readCookies(request).get(cookieNames(ctx.deps.config).session);
-  if (existing && typeof resolveSession(ctx.deps, existing) === "object") return redirect("/dashboard");
   const params = new URL(request.url).searchParams;
+  const existing = readCookies(request).get(cookieNames(ctx.deps.config).session);
+  if (existing && typeof resolveSession(ctx.deps, existing) === "object") return redirect(safeNext(params.get("next")) ?? "/dashboard");
   const notices: Notice[] = [];
   if (params.get("expired") === "1") {
     notices.push({ kind: "warn", text: "Your session has expired, so you were signed out. Sign in again to continue." });
   }
   if (params.get("out") === "1") notices.push({ kind: "ok", text: "You are signed out." });
   const { token, cookie } = formToken(ctx, request);
-  return htmlResponse(loginForm(token, "", notices), 200, { "set-cookie": cookie });
+  return htmlResponse(loginForm(token, "", notices, safeNext(params.get("next"))), 200, { "set-cookie": cookie });
 }
 
 /** POST /login: checks the rate limit, then the password; a new session token on every sign-in. */
 export async function postLogin(ctx: DashboardCtx, request: Request, form: Form | undefined, address: string): Promise<Response> {
   const { token, cookie } = formToken(ctx, request);
   const email = field(form, "email").trim();
-  if (!formTokenValid(ctx, request, form)) return htmlResponse(loginForm(token, email, [STALE_FORM]), 403, { "set-cookie": cookie });
+  const next = safeNext(field(form, "next"));
+  if (!formTokenValid(ctx, request, form)) return htmlResponse(loginForm(token, email, [STALE_FORM], next), 403, { "set-cookie": cookie });
   const wait = ctx.limiter.retryAfter(email, address);
   if (wait > 0) {
     const minutes = Math.ceil(wait / 60);
     return htmlResponse(
       loginForm(token, email, [
         { kind: "error", text: `Too many failed attempts for this email. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.` },
-      ]),
+      ], next),
       429,
       { "retry-after": String(wait) },
     );
@@ -138,11 +140,11 @@ export async function postLogin(ctx: DashboardCtx, request: Request, form: Form 
   const userId = await verifyLogin(ctx.deps, email, field(form, "password"));
   if (!userId) {
     ctx.limiter.fail(email, address);
-    return htmlResponse(loginForm(token, email, [{ kind: "error", text: "That email and password do not match." }]), 401);
+    return htmlResponse(loginForm(token, email, [{ kind: "error", text: "That email and password do not match." }], next), 401);
   }
   ctx.limiter.succeed(email, address);
   const { token: sessionToken } = createSession(ctx.deps, userId);
-  return redirect("/dashboard", [sessionCookie(ctx, sessionToken)]);
+  return redirect(next ?? "/dashboard", [sessionCookie(ctx, sessionToken)]);
 }
 
 /** POST /logout: ends the session (CSRF-checked so no other site can sign a person out). */
