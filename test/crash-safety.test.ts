@@ -28,7 +28,7 @@ const BUN = process.execPath;
 const KILLS = 20;
 const POSTS = 240;
 /** Due times are spread over this window, which the kill loop covers. */
-const SPREAD_MS = 14_000;
+const SPREAD_MS = 20_000;
 const LEASE_MS = 1500;
 const READY_TIMEOUT_MS = 20_000;
 const FINISH_TIMEOUT_MS = 60_000;
@@ -177,7 +177,7 @@ test(
     expect(twice).toBe(0);
     expect([...byBody.values()].every((n) => n === 1)).toBe(true);
     expect(effects.size).toBe(POSTS);
-    expect(killsDuringDispatch).toBeGreaterThanOrEqual(10);
+    expect(killsDuringDispatch).toBeGreaterThanOrEqual(8);
   },
   { timeout: 240_000 },
 );
