@@ -10,6 +10,7 @@ import { addConnection } from "../src/modules/connections/service";
 import { generateCreation } from "../src/modules/creations/service";
 import { schedulePost } from "../src/modules/schedule/service";
 import { createSeed } from "../src/modules/seeds/service";
+import { DEFAULT_TOKEN, startMastodonServer } from "./peers/mastodon-server";
 import { startWebhookReceiver } from "./peers/webhook-receiver";
 import { listKeys, mintKey } from "../src/modules/auth/keys-service";
 import { LOGIN_MAX_FAILURES, LOGIN_WINDOW_MS } from "../src/modules/dashboard/login-limit";
@@ -58,6 +59,19 @@ class Browser {
 
   get(path: string) {
     return this.request("GET", path);
+  }
+
+  /** A multipart POST with the last page's CSRF token and one file. */
+  async upload(path: string, file: File, headers: Record<string, string> = {}) {
+    const data = new FormData();
+    data.append("_csrf", this.csrf());
+    data.append("file", file);
+    const h: Record<string, string> = { ...headers, cookie: this.cookieHeader() };
+    const response = await this.world.app.handle(new Request(`${this.base}${path}`, { method: "POST", headers: h, body: data }));
+    this.absorb(response);
+    const text = await response.text();
+    if ((response.headers.get("content-type") ?? "").startsWith("text/html")) this.lastHtml = text;
+    return { status: response.status, location: response.headers.get("location"), headers: response.headers, text };
   }
 
   /** The CSRF token of the last page seen. */
@@ -568,5 +582,120 @@ describe("content pages: isolation between accounts", () => {
     const page = await b.get("/dashboard/voice");
     expect(page.text).toContain('value="en-GB"');
     expect(page.text).toContain("#sea, #boats");
+  });
+});
+
+describe("connections, library and failed posts through the dashboard", () => {
+  let world: World;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+  let mastodon: Awaited<ReturnType<typeof startMastodonServer>>;
+  let owner: { accountId: string; userId: string };
+  const SECRET = "whsec-right-secret-0001";
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver({ secret: SECRET });
+    mastodon = await startMastodonServer();
+    world = await createWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1" } });
+    owner = await createAccount(world.deps, { name: "Gamma", email: "o@gamma.test", password: PASSWORD });
+    await addMember(world.deps, { accountId: owner.accountId, email: "v@gamma.test", password: PASSWORD, role: "viewer" });
+  });
+  afterAll(async () => {
+    world.close();
+    await receiver.stop();
+    await mastodon.stop();
+  });
+
+  const connectionIds = () => (world.deps.sqlite.query("SELECT id FROM connections ORDER BY created_at").all() as { id: string }[]).map((r) => r.id);
+
+  test("a webhook with the wrong secret is stored not ready with what to fix; reconnecting with the right one replaces it", async () => {
+    const b = new Browser(world);
+    await b.login("o@gamma.test");
+    const res = await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "webhook", url: `${receiver.url}/hook`, secret: "whsec-wrong-secret-0002" });
+    expect(res.location).toBe("/dashboard/connections?notice=connected");
+    const page = await b.get("/dashboard/connections");
+    expect(page.text).toContain("needs attention");
+    expect(page.text).toContain("same signing secret");
+    const [oldId] = connectionIds();
+    // A wrong secret again: the old connection stays as it is.
+    const refused = await b.submit(`/dashboard/connections/${oldId}/reconnect`, `/dashboard/connections/${oldId}/reconnect`, { url: `${receiver.url}/hook`, secret: "whsec-wrong-secret-0003" });
+    expect(refused.status).toBe(400);
+    expect(connectionIds()).toEqual([oldId ?? ""]);
+    const fixed = await b.submit(`/dashboard/connections/${oldId}/reconnect`, `/dashboard/connections/${oldId}/reconnect`, { url: `${receiver.url}/hook`, secret: SECRET });
+    expect(fixed.location).toBe("/dashboard/connections?notice=connected");
+    const ids = connectionIds();
+    expect(ids.length).toBe(1);
+    expect(ids[0]).not.toBe(oldId);
+    const after = await b.get("/dashboard/connections");
+    expect(after.text).toContain("Ready to post.");
+    expect(after.text).not.toContain(SECRET);
+    // Check again keeps it ready.
+    expect((await b.submit("/dashboard/connections", `/dashboard/connections/${ids[0]}/check`, {})).location).toContain("notice=checked");
+    // Remove, with its confirmation step.
+    expect((await b.get(`/dashboard/connections/${ids[0]}/remove`)).text).toContain("Remove connection");
+    expect((await b.request("POST", `/dashboard/connections/${ids[0]}/remove`, { _csrf: b.csrf() })).location).toContain("notice=connection-removed");
+    expect(connectionIds()).toEqual([]);
+  });
+
+  test("Mastodon: a bad token is shown as needing attention; a good one is ready; a refused post shows failed with its error", async () => {
+    const b = new Browser(world);
+    await b.login("o@gamma.test");
+    await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "mastodon", instance: mastodon.url, token: "not-the-token" });
+    expect((await b.get("/dashboard/connections")).text).toContain("needs attention");
+    for (const id of connectionIds()) await b.submit("/dashboard/connections", `/dashboard/connections/${id}/remove`, {});
+    await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "mastodon", instance: mastodon.url, token: DEFAULT_TOKEN });
+    expect((await b.get("/dashboard/connections")).text).toContain("Ready to post.");
+
+    const seed = createSeed(world.deps, owner.accountId, { title: "Refused", content: "This one the instance refuses.", category: "test" });
+    const creation = (await generateCreation(world.deps, owner.accountId, { type: "social_post", seed_id: seed.id })).creation;
+    await mastodon.setMode("reject422");
+    const when = new Date(world.clock.now() + 2 * 60 * 60 * 1000).toISOString();
+    const { post } = await schedulePost(world.deps, owner.accountId, { creationId: creation.id, scheduledTime: when, targets: ["mastodon"] });
+    await mastodon.setMode("ok");
+    expect(post.status).toBe("failed");
+    const calendar = await b.get(`/dashboard/calendar?status=failed&date=${when.slice(0, 10)}`);
+    expect(calendar.text).toContain(`post-${post.id}`);
+    expect(calendar.text).toContain("state-failed");
+    expect(calendar.text).toContain(post.targets[0]?.errorMessage ?? "(no error message)");
+    const upcoming = await b.get(`/dashboard/calendar?status=scheduled&date=${when.slice(0, 10)}`);
+    expect(upcoming.text).not.toContain(`post-${post.id}`);
+  });
+
+  test("a viewer sees connections but gets no forms and cannot add one", async () => {
+    const b = new Browser(world);
+    await b.login("v@gamma.test");
+    const page = await b.get("/dashboard/connections");
+    expect(page.status).toBe(200);
+    expect(page.text).not.toContain('action="/dashboard/connections"');
+    const before = connectionIds().length;
+    const res = await b.request("POST", "/dashboard/connections", { _csrf: b.csrf(), platform: "webhook", url: `${receiver.url}/x`, secret: SECRET });
+    expect(res.status).toBe(403);
+    expect(connectionIds().length).toBe(before);
+  });
+
+  test("library upload: an image is added (scripted and plain), anything else is refused with the reason; viewers cannot upload", async () => {
+    const b = new Browser(world);
+    await b.login("o@gamma.test");
+    const png = await sharp({ create: { width: 32, height: 32, channels: 3, background: "#ff0000" } }).png().toBuffer();
+    await b.get("/dashboard/library");
+    const scripted = await b.upload("/dashboard/library/upload", new File([png], "red.png", { type: "image/png" }), { "x-requested-with": "fetch" });
+    expect(scripted.status).toBe(200);
+    await b.get("/dashboard/library");
+    const plain = await b.upload("/dashboard/library/upload", new File([png], "red-again.png", { type: "image/png" }));
+    expect(plain.location).toBe("/dashboard/library?notice=uploaded");
+    const library = await b.get("/dashboard/library");
+    expect(library.text).toContain("red.png");
+    expect(library.text).toContain("red-again.png");
+    const bad = await b.upload("/dashboard/library/upload", new File(["just text"], "notes.txt", { type: "text/plain" }), { "x-requested-with": "fetch" });
+    expect(bad.status).toBe(400);
+    expect(bad.text.length).toBeGreaterThan(5);
+    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM assets WHERE account_id = ?").get(owner.accountId)).toEqual({ n: 2 });
+
+    const v = new Browser(world);
+    await v.login("v@gamma.test");
+    const page = await v.get("/dashboard/library");
+    expect(page.text).toContain("red.png");
+    expect(page.text).not.toContain('type="file"');
+    const refused = await v.upload("/dashboard/library/upload", new File([png], "viewer.png", { type: "image/png" }));
+    expect(refused.status).toBe(403);
+    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM assets WHERE account_id = ?").get(owner.accountId)).toEqual({ n: 2 });
   });
 });
