@@ -468,8 +468,12 @@ describe("sessions, CSRF, rate limit", () => {
       const g = new Browser(world);
       await g.login("g@gamma.test");
       expect((await g.get("/dashboard/keys")).text).toContain("not a member of any account");
+      const before = (world.deps.sqlite.query("SELECT credits_balance AS c FROM accounts WHERE id = ?").get(accountA.accountId) as { c: number }).c;
+      expect((await b.submit("/dashboard/credits", "/dashboard/credits/grant", { amount: "3", note: "launch bonus" })).location).toBe("/dashboard/credits?notice=granted");
+      expect(world.deps.sqlite.query("SELECT credits_balance AS c FROM accounts WHERE id = ?").get(accountA.accountId)).toEqual({ c: before + 3 });
       const credits = await b.get("/dashboard/credits");
       expect(credits.text).toContain("Granted");
+      expect(credits.text).toContain("launch bonus");
     });
   });
 });

@@ -16,6 +16,7 @@ const KIND_LABELS: Record<string, string> = {
   grant: "Granted",
   reserve: "Reserved",
   capture: "Charged",
+  // NB: a reserve lowers the available balance at once; the capture then only settles what was held.
   release: "Released",
 };
 
@@ -34,6 +35,25 @@ function creditsPage(ctx: DashboardCtx, s: SessionContext, accountId: string, cu
   <div class="stat"><div class="value" id="balance">${summary.balance}</div><div class="label">Available</div></div>
   <div class="stat"><div class="value" id="reserved">${summary.reserved}</div><div class="label">Reserved by work in progress</div></div>
 </div>
+<section class="card" aria-labelledby="ledger-title">
+  <h2 id="ledger-title">Ledger</h2>
+  ${
+    ledger.entries.length === 0
+      ? html`<p class="muted">No movements yet.</p>`
+      : html`<div class="table-wrap"><table class="stack">
+  <thead><tr><th scope="col">When</th><th scope="col">Movement</th><th scope="col">Change</th><th scope="col">Available after</th><th scope="col">Note</th></tr></thead>
+  <tbody>${ledger.entries.map(
+    (e) => html`<tr><td data-label="When">${timeTag(isoAt(e.createdAt))}</td><td data-label="Movement">${KIND_LABELS[e.kind] ?? e.kind}</td>
+    <td data-label="Change">${
+      e.kind === "capture"
+        ? html`${e.amount} <span class="muted">(held earlier)</span>`
+        : html`${e.kind === "reserve" ? "−" : "+"}${e.amount}`
+    }</td>
+    <td data-label="Available after">${e.balanceAfter}</td><td data-label="Note">${e.note}</td></tr>`,
+  )}</tbody></table></div>`
+  }
+  ${ledger.nextCursor ? html`<p><a href="${CURRENT}?cursor=${encodeURIComponent(ledger.nextCursor)}">Older movements</a></p>` : ""}
+</section>
 ${
   s.isAdmin
     ? html`<form method="post" action="/dashboard/credits/grant" class="card form-card" aria-labelledby="grant-title">
@@ -44,22 +64,7 @@ ${
   <button type="submit">Grant</button>
 </form>`
     : ""
-}
-<section class="card" aria-labelledby="ledger-title">
-  <h2 id="ledger-title">Ledger</h2>
-  ${
-    ledger.entries.length === 0
-      ? html`<p class="muted">No movements yet.</p>`
-      : html`<div class="table-wrap"><table class="stack">
-  <thead><tr><th scope="col">When</th><th scope="col">Movement</th><th scope="col">Amount</th><th scope="col">Available after</th><th scope="col">Note</th></tr></thead>
-  <tbody>${ledger.entries.map(
-    (e) => html`<tr><td data-label="When">${timeTag(isoAt(e.createdAt))}</td><td data-label="Movement">${KIND_LABELS[e.kind] ?? e.kind}</td>
-    <td data-label="Amount">${e.kind === "grant" || e.kind === "release" ? "+" : e.kind === "reserve" ? "−" : ""}${e.amount}</td>
-    <td data-label="Available after">${e.balanceAfter}</td><td data-label="Note">${e.note}</td></tr>`,
-  )}</tbody></table></div>`
-  }
-  ${ledger.nextCursor ? html`<p><a href="${CURRENT}?cursor=${encodeURIComponent(ledger.nextCursor)}">Older movements</a></p>` : ""}
-</section>`,
+}`,
   );
 }
 
