@@ -1,0 +1,128 @@
+/**
+ * The image library: list, read, delete, and the two ways in (ingest from a URL, ingest of bytes) that other modules
+ * call too. No Elysia here; every function takes `deps` first.
+ *
+ * API for other modules:
+ *  - `ingestFromUrl(deps, accountId, {url, label})` → AssetRecord (throws AppError with the ingest reason)
+ *  - `ingestImageBytes(deps, accountId, {bytes, fileName})` → AssetRecord (generated images, uploads)
+ *  - `getAsset(deps, accountId, id)` → AssetRecord (404 for missing or other-account ids)
+ *  - `findAsset(deps, accountId, id)` → AssetRecord | null
+ *  - `assetToApi(deps, record)` → the Asset object of interface.md
+ *  - `assetUrl(deps, record)` → `{base_url}/media/<id>.<ext>`
+ *  - `registerAssetReferenceCheck(table, fn)` / `assetReferenceCount(deps, id)` (see references.ts)
+ */
+import { and, desc, eq, lt, or } from "drizzle-orm";
+import type { Deps } from "../../deps";
+import { assets } from "../../db/schema";
+import { isoAt } from "../../lib/clock";
+import { AppError, notFound } from "../../lib/errors";
+import { isUuid } from "../../lib/ids";
+import { decodeCursor, encodeCursor } from "./cursor";
+import { LIST_LIMIT_DEFAULT } from "./model";
+import { assetReferenceCount } from "./references";
+
+export { ingestFromUrl, ingestImageBytes, storeImage, type AssetRecord } from "./ingest";
+export { assetReferenceCount, registerAssetReferenceCheck, type AssetReferenceCheck } from "./references";
+
+import type { AssetRecord } from "./ingest";
+
+/** Path prefix of the public media route. */
+export const MEDIA_PATH = "/media";
+
+/** The Asset object of interface.md. */
+export interface AssetApi {
+  id: string;
+  fileName: string;
+  mimeType: string;
+  sizeBytes: number;
+  url: string;
+  createdAt: string;
+}
+
+/** The library URL of an asset: `{base_url}/media/<id>.<ext>`. */
+export function assetUrl(deps: Pick<Deps, "config">, record: Pick<AssetRecord, "id" | "ext">): string {
+  return `${deps.config.baseUrl}${MEDIA_PATH}/${record.id}.${record.ext}`;
+}
+
+/** Renders a stored asset as the API answers it. */
+export function assetToApi(deps: Pick<Deps, "config">, record: AssetRecord): AssetApi {
+  return {
+    id: record.id,
+    fileName: record.fileName,
+    mimeType: record.mimeType,
+    sizeBytes: record.sizeBytes,
+    url: assetUrl(deps, record),
+    createdAt: isoAt(record.createdAt),
+  };
+}
+
+/** The account's asset with that id, or null (also for ids that are not UUIDs). */
+export function findAsset(deps: Deps, accountId: string, id: string): AssetRecord | null {
+  if (!isUuid(id)) return null;
+  return deps.db.select().from(assets).where(and(eq(assets.id, id), eq(assets.accountId, accountId))).get() ?? null;
+}
+
+/** The account's asset with that id; 404 not_found otherwise (identical for another account's id). */
+export function getAsset(deps: Deps, accountId: string, id: string): AssetRecord {
+  const record = findAsset(deps, accountId, id);
+  if (!record) throw notFound("asset");
+  return record;
+}
+
+/** Any account's asset by id: only for the public /media route, which is addressed by the unguessable id. */
+export function findAssetForMedia(deps: Deps, id: string): AssetRecord | null {
+  if (!isUuid(id)) return null;
+  return deps.db.select().from(assets).where(eq(assets.id, id)).get() ?? null;
+}
+
+/** One page of the account's assets, newest first. */
+export function listAssets(
+  deps: Deps,
+  accountId: string,
+  opts: { limit?: number; cursor?: string },
+): { assets: AssetRecord[]; nextCursor: string | null } {
+  const limit = opts.limit ?? LIST_LIMIT_DEFAULT;
+  const after = opts.cursor ? decodeCursor(opts.cursor) : null;
+  const where = after
+    ? and(
+        eq(assets.accountId, accountId),
+        or(lt(assets.createdAt, after.createdAt), and(eq(assets.createdAt, after.createdAt), lt(assets.id, after.id))),
+      )
+    : eq(assets.accountId, accountId);
+  const rows = deps.db
+    .select()
+    .from(assets)
+    .where(where)
+    .orderBy(desc(assets.createdAt), desc(assets.id))
+    .limit(limit + 1)
+    .all();
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  const nextCursor = rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null;
+  return { assets: page, nextCursor };
+}
+
+/**
+ * Deletes the account's asset: 404 when it is not there, 409 asset_in_use while anything refers to it. The check and
+ * the delete share one immediate transaction, so a seed saved concurrently cannot slip between them. The file goes
+ * after the row: a crash in between leaves an unreferenced file, never a row without its file.
+ */
+export async function deleteAsset(deps: Deps, accountId: string, id: string): Promise<{ id: string; deleted: true }> {
+  const removed = deps.db.transaction(
+    (tx) => {
+      const record = findAsset(deps, accountId, id);
+      if (!record) throw notFound("asset");
+      const references = assetReferenceCount(deps, record.id);
+      if (references > 0) {
+        throw new AppError("asset_in_use", "A seed, creation or scheduled post still uses this asset; remove that first.", {
+          references,
+        });
+      }
+      tx.delete(assets).where(and(eq(assets.id, record.id), eq(assets.accountId, accountId))).run();
+      return record;
+    },
+    { behavior: "immediate" },
+  );
+  await deps.storage.delete(removed.storageKey);
+  return { id: removed.id, deleted: true };
+}

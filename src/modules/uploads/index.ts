@@ -1,0 +1,193 @@
+/**
+ * Upload links: the API that mints and polls them (POST /api/v1/assets/upload-link, create;
+ * GET /api/v1/assets/upload-links/{id}, read) and the public page at `uploadUrl` (/upload/<token>), which shows the
+ * form (GET) and takes the file (POST, multipart field `file`). The page's stylesheet and script are served from the
+ * binary under /upload/_/.
+ */
+import { Elysia } from "elysia";
+import type { Deps } from "../../deps";
+import { jsonResponse } from "../../http/error-response";
+import { authOf } from "../../http/request-context";
+import { scopePlugin } from "../../http/scope";
+import { AppError } from "../../lib/errors";
+import { isoAt } from "../../lib/clock";
+import { assetToApi } from "../assets/service";
+import { uploadLinkParams, uploadLinkResponse, uploadLinkStatusResponse } from "./model";
+import { readUploadedFile } from "./multipart";
+import { formatBytes, linkGonePage, uploadDonePage, uploadFormPage } from "./page";
+import {
+  UPLOAD_PATH,
+  assertLinkUsable,
+  createUploadLink,
+  findLinkByToken,
+  getUploadLinkStatus,
+  uploadThroughLink,
+} from "./service";
+import pageCss from "./upload-page.css" with { type: "file" };
+import pageJs from "./upload-page.client.js" with { type: "file" };
+
+const TAGS = ["assets"];
+
+/** The page's Content-Security-Policy: only its own script, stylesheet and XHR; previews come from blob: URLs. */
+export const UPLOAD_PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; " +
+  "form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/** Every answer at an upload URL: never cached, never sent as a Referer (the URL is a credential). */
+export const UPLOAD_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  "cache-control": "no-store",
+  "referrer-policy": "no-referrer",
+  "content-security-policy": UPLOAD_PAGE_CSP,
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "x-robots-tag": "noindex, nofollow",
+  "cross-origin-opener-policy": "same-origin",
+};
+
+const STATIC_CACHE = "public, max-age=3600";
+/** Stands in for the parsed body of the upload POST: the handler streams the request itself. */
+const DEFERRED_BODY = Object.freeze({ deferred: true });
+
+function html(status: number, body: string): Response {
+  return new Response(body, { status, headers: { "content-type": "text/html; charset=utf-8", ...UPLOAD_PAGE_HEADERS } });
+}
+
+function json(status: number, body: unknown): Response {
+  return jsonResponse(status, body, { ...UPLOAD_PAGE_HEADERS });
+}
+
+/** The browser (or script) asked for JSON: the page's XHR sends `Accept: application/json`. */
+function acceptsJson(request: Request): boolean {
+  return (request.headers.get("accept") ?? "").toLowerCase().includes("application/json");
+}
+
+/** A sentence for the person at the page, for each refusal; the link stays valid after every 400. */
+function friendlyMessage(error: AppError, maxBytes: number): string {
+  const still = "This link still works.";
+  switch (error.code) {
+    case "unsupported_type":
+      return `That file is not a PNG, JPEG, GIF or WebP image. Choose another file. ${still}`;
+    case "image_too_large":
+      return `That image is larger than ${formatBytes(maxBytes)}. Choose a smaller file. ${still}`;
+    case "image_dimensions_too_large":
+      return `That image has more than 40 megapixels. Choose a smaller one. ${still}`;
+    case "empty_body":
+      return `That file is empty. Choose another file. ${still}`;
+    case "invalid_request":
+      return `Choose an image first. ${still}`;
+    case "upload_link_used":
+      return "This link was already used. Each link adds one image: ask for a new one.";
+    case "upload_link_expired":
+      return "This link has expired. Ask for a new one to add an image.";
+    case "not_found":
+      return "This upload link does not exist. Check the address, or ask for a new link.";
+    default:
+      return error.message;
+  }
+}
+
+function gonePageFor(error: AppError): Response {
+  if (error.code === "upload_link_used") return html(410, linkGonePage("used"));
+  if (error.code === "upload_link_expired") return html(410, linkGonePage("expired"));
+  return html(404, linkGonePage("unknown"));
+}
+
+/** Mounts the upload-link API and the upload page. */
+export function uploadsModule(deps: Deps) {
+  return new Elysia()
+    .use(scopePlugin)
+    .post(
+      "/api/v1/assets/upload-link",
+      ({ request, set }) => {
+        const auth = authOf(request);
+        set.status = 201;
+        return createUploadLink(deps, auth.accountId, auth.keyId);
+      },
+      {
+        scope: "create",
+        response: { 201: uploadLinkResponse },
+        detail: {
+          summary: "Mint a single-use browser upload link (15 minutes)",
+          description:
+            "uploadUrl is a page with a file picker, drag and drop, a progress bar and a preview; the first image that passes the ingest checks consumes it. Treat it as a credential.",
+          tags: TAGS,
+        },
+      },
+    )
+    .get(
+      "/api/v1/assets/upload-links/:id",
+      ({ request, params }) => getUploadLinkStatus(deps, authOf(request).accountId, params.id),
+      {
+        scope: "read",
+        params: uploadLinkParams,
+        response: uploadLinkStatusResponse,
+        detail: { summary: "Poll an upload link: valid, used (with assetId) or expired", tags: TAGS },
+      },
+    )
+    .get(
+      `${UPLOAD_PATH}/_/upload-page.css`,
+      () =>
+        new Response(Bun.file(pageCss), {
+          headers: { "content-type": "text/css; charset=utf-8", "cache-control": STATIC_CACHE, "x-content-type-options": "nosniff" },
+        }),
+      { detail: { hide: true } },
+    )
+    .get(
+      `${UPLOAD_PATH}/_/upload-page.js`,
+      () =>
+        new Response(Bun.file(pageJs), {
+          headers: {
+            "content-type": "text/javascript; charset=utf-8",
+            "cache-control": STATIC_CACHE,
+            "x-content-type-options": "nosniff",
+          },
+        }),
+      { detail: { hide: true } },
+    )
+    .get(
+      `${UPLOAD_PATH}/:token`,
+      ({ params, request }) => {
+        try {
+          const link = assertLinkUsable(deps, findLinkByToken(deps, params.token));
+          return html(
+            200,
+            uploadFormPage({ action: new URL(request.url).pathname, expiresAt: isoAt(link.expiresAt), maxBytes: deps.config.maxImageBytes }),
+          );
+        } catch (error) {
+          if (error instanceof AppError) return gonePageFor(error);
+          throw error;
+        }
+      },
+      { detail: { hide: true } },
+    )
+    .post(
+      `${UPLOAD_PATH}/:token`,
+      async ({ params, request }) => {
+        const wantsJson = acceptsJson(request);
+        const maxBytes = deps.config.maxImageBytes;
+        let expiresAt = "";
+        try {
+          // The link is checked before the body is read: a dead link never costs an upload's worth of memory.
+          expiresAt = isoAt(assertLinkUsable(deps, findLinkByToken(deps, params.token)).expiresAt);
+          const file = await readUploadedFile(request, maxBytes);
+          const asset = await uploadThroughLink(deps, params.token, file);
+          if (wantsJson) return json(201, { asset: assetToApi(deps, asset) });
+          return html(200, uploadDonePage(asset));
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          const message = friendlyMessage(error, maxBytes);
+          if (wantsJson) return json(error.status, { ...error.toBody(), message });
+          if (error.status === 400) {
+            return html(400, uploadFormPage({ action: new URL(request.url).pathname, expiresAt, maxBytes, error: message }));
+          }
+          return gonePageFor(error);
+        }
+      },
+      {
+        // NB: the body is read by readUploadedFile under a streaming cap. `parse: "none"` is not enough once a global
+        // parser exists (the pipeline's JSON one), so this parser claims the request without reading it.
+        parse: () => DEFERRED_BODY,
+        detail: { hide: true },
+      },
+    );
+}
