@@ -1,11 +1,13 @@
 /** Every system job, in one place. */
 import { tidyKeys } from "../modules/auth/keys-service";
+import { tidyUploadLinks } from "../modules/uploads/service";
 import { publishingJobs } from "../publishing/jobs";
 import { dashboardJobs } from "../modules/dashboard/jobs";
 import type { JobDefinition } from "./registry";
 
 export const JOB_IDS = {
   keysTidy: "__keys_tidy__",
+  uploadLinksTidy: "__upload_links_tidy__",
 } as const;
 
 /** The jobs `seedcast serve` starts. */
@@ -16,6 +18,14 @@ export const systemJobs: readonly JobDefinition[] = [
     run: (deps) => {
       const removed = tidyKeys(deps);
       if (removed > 0) deps.log.info("tidied keys", { removed });
+    },
+  },
+  {
+    id: JOB_IDS.uploadLinksTidy,
+    schedule: "0 */10 * * * *",
+    run: (deps) => {
+      const removed = tidyUploadLinks(deps);
+      if (removed > 0) deps.log.info("tidied upload links", { removed });
     },
   },
   ...publishingJobs,
