@@ -197,6 +197,7 @@ CREATE TABLE `seeds` (
 CREATE UNIQUE INDEX `seeds_id_unique` ON `seeds` (`id`);--> statement-breakpoint
 CREATE INDEX `seeds_account_created_idx` ON `seeds` (`account_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `seeds_image_asset_idx` ON `seeds` (`image_asset_id`);--> statement-breakpoint
+CREATE INDEX `seeds_account_idx` ON `seeds` (`account_id`);--> statement-breakpoint
 CREATE TABLE `brand_voices` (
 	`account_id` text PRIMARY KEY NOT NULL,
 	`tone` text NOT NULL,

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { assets } from "../src/db/schema";
 import { isoAt } from "../src/lib/clock";
 import { newId } from "../src/lib/ids";
+import { RANK_WINDOW } from "../src/modules/seeds/search";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 
@@ -348,5 +349,37 @@ describe("list and search", () => {
       expect({ limit, status: res.status }).toEqual({ limit, status: 400 });
     }
     expect((await world.call("GET", `${SEEDS}?limit=200`, { key: c.key })).status).toBe(200);
+  });
+
+  test(`more matches than the ranking window (${RANK_WINDOW}): newest window ranked, then older ones newest first, each once`, async () => {
+    const d = await world.createAccount();
+    const insert = world.deps.sqlite.prepare(
+      "INSERT INTO seeds (id, account_id, title, content, category, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, ?, ?)",
+    );
+    const total = RANK_WINDOW + 10;
+    const order: string[] = [];
+    world.deps.sqlite.transaction(() => {
+      for (let i = 0; i < total; i++) {
+        const id = newId();
+        order.push(id);
+        // The oldest seed and one inside the window carry the word in the title; the rest only in the content.
+        const title = i === 0 || i === total - 500 ? "Pelican pelican" : `Note ${i}`;
+        insert.run(id, d.accountId, title, `A pelican note number ${i}.`, i, i);
+      }
+    })();
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `?search=pelic&limit=200${cursor ? `&cursor=${cursor}` : ""}`;
+      const res = await world.call("GET", `${SEEDS}${query}`, { key: d.key });
+      expect(res.status).toBe(200);
+      seen.push(...res.json.seeds.map((s: { id: string }) => s.id));
+      cursor = res.json.nextCursor;
+    } while (cursor);
+    expect(seen.length).toBe(total);
+    expect(new Set(seen).size).toBe(total);
+    expect(seen[0]).toBe(order[total - 500]); // the title hit inside the window ranks first
+    // Older than the window: listed after it, newest first; the oldest (a title hit) comes last.
+    expect(seen.slice(RANK_WINDOW)).toEqual(order.slice(0, 10).reverse());
   });
 });

@@ -6,6 +6,9 @@ import { sql } from "drizzle-orm";
 import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
 
+/** Name of the owner index the search query uses explicitly. */
+export const SEEDS_ACCOUNT_INDEX = "seeds_account_idx";
+
 export const seeds = sqliteTable(
   "seeds",
   {
@@ -33,6 +36,11 @@ export const seeds = sqliteTable(
     // NB: every index ends with the rowid (seq), so this one serves "newest first" ordered by (created_at, seq).
     index("seeds_account_created_idx").on(t.accountId, t.createdAt),
     index("seeds_image_asset_idx").on(t.imageAssetId),
+    /**
+     * (account_id, seq): search checks a match's owner with a probe of this small index instead of reading the seed's
+     * (large) row; src/modules/seeds/search.ts names it in INDEXED BY.
+     */
+    index(SEEDS_ACCOUNT_INDEX).on(t.accountId),
     check("seeds_title_length", sql`length(${t.title}) BETWEEN 1 AND 300`),
     check("seeds_content_length", sql`length(${t.content}) BETWEEN 1 AND 20000`),
   ],

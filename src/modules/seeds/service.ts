@@ -9,6 +9,7 @@ import { isoAt } from "../../lib/clock";
 import { invalidField, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { decodeSeedCursor, encodeSeedCursor } from "./cursor";
+import { searchSeedSeqs } from "./search";
 import { ftsMatchExpression } from "./search-query";
 
 type SeedDeps = Pick<Deps, "db" | "sqlite" | "clock">;
@@ -38,8 +39,6 @@ export interface SeedInput {
 
 export type SeedPatch = Partial<SeedInput>;
 
-/** BM25 weights of the FTS columns title, content, category: a hit in the title counts most. */
-const BM25_WEIGHTS = "10.0, 1.0, 4.0";
 const SEED_COLUMNS = {
   id: seeds.id,
   accountId: seeds.accountId,
@@ -208,7 +207,8 @@ export interface SeedPage {
 
 /**
  * Lists the account's seeds. With `search` (words and word prefixes of title, content and category, all required,
- * case- and accent-insensitive): best BM25 matches first. Without it, or when it holds no word: newest first.
+ * case- and accent-insensitive): best bm25 matches first (see search.ts for the ranking window). Without it, or when
+ * it holds no word: newest first.
  */
 export function listSeeds(
   deps: Pick<Deps, "sqlite">,
@@ -223,15 +223,15 @@ export function listSeeds(
     const searchKey = match;
     const cursor = opts.cursor ? decodeSeedCursor(opts.cursor, searchKey) : null;
     const offset = cursor?.kind === "search" ? cursor.offset : 0;
-    // NB: raw SQL because FTS5 MATCH and bm25() have no drizzle builder; every value is a bound parameter.
-    rows = deps.sqlite
-      .query<RawSeedRow, [string, string, number, number]>(
-        `SELECT s.* FROM seeds_fts f JOIN seeds s ON s.seq = f.rowid
-         WHERE seeds_fts MATCH ? AND s.account_id = ?
-         ORDER BY bm25(seeds_fts, ${BM25_WEIGHTS}), s.seq DESC
-         LIMIT ? OFFSET ?`,
-      )
-      .all(match, accountId, take, offset);
+    const seqs = searchSeedSeqs(deps.sqlite, accountId, match, offset, take);
+    // NB: raw SQL for the page's rows by seq; the order is the search's, restored below.
+    const found = seqs.length
+      ? deps.sqlite
+          .query<RawSeedRow, number[]>(`SELECT * FROM seeds WHERE seq IN (${seqs.map(() => "?").join(",")})`)
+          .all(...seqs)
+      : [];
+    const bySeq = new Map(found.map((r) => [r.seq, r]));
+    rows = seqs.map((seq) => bySeq.get(seq)).filter((r): r is RawSeedRow => r !== undefined);
     next = () => encodeSeedCursor({ kind: "search", offset: offset + opts.limit, search: searchKey });
   } else {
     const cursor = opts.cursor ? decodeSeedCursor(opts.cursor, null) : null;

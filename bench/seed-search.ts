@@ -1,0 +1,182 @@
+/**
+ * Seed search at scale: 100,000 seeds in one account (the worst case: every match is the caller's), searched through
+ * the service (listSeeds) and through the whole HTTP pipeline (app.handle). Prints p50/p99 per query kind.
+ * Goal: search p99 < 5 ms. Run: `bun bench/seed-search.ts [count]`.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp } from "../src/app";
+import { bootstrap } from "../src/bootstrap";
+import { loadConfig } from "../src/config";
+import { silentLogger } from "../src/lib/log";
+import { newId } from "../src/lib/ids";
+import { createAccount } from "../src/modules/accounts/service";
+import { mintKey } from "../src/modules/auth/keys-service";
+import { SCOPES } from "../src/modules/auth/scopes";
+import { listSeeds } from "../src/modules/seeds/service";
+import { ftsMatchExpression } from "../src/modules/seeds/search-query";
+
+const COUNT = Number(process.argv[2] ?? 100_000);
+const ITERATIONS = Number(process.env.ITERATIONS ?? 400);
+
+/** A small deterministic PRNG (mulberry32), so every run searches the same corpus. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const rand = prng(42);
+
+/** The head of an English frequency list: in real text these make up about 40% of all words. */
+const STOPWORDS = (
+  "the of and to a in is it you that he was for on are with as his they be at one have this from or had by not " +
+  "but what some we can out other were all there when up use your how said an each she which do their time if will " +
+  "way about many then them would like so these her long make thing see him two has look more day could go come did"
+).split(" ");
+/** Topic words a seed search would use, placed at ranks where content words sit in a Zipf distribution. */
+const TOPIC_WORDS = (
+  "launch product coffee bakery spring summer autumn winter sale discount recipe tutorial webinar podcast team " +
+  "hiring customer story behind scenes update release feature design community event workshop meetup garden " +
+  "running marathon travel city market festival music guide tips question poll announcement newsletter blog " +
+  "sustainability kitchen bread croissant espresso latte pastry cake harvest farm local organic shipping order"
+).split(" ");
+const SYLLABLES = "ka ri to mu ne sa lo vi da pe qu ar en is on ul tr st ch bl gr fl".split(" ");
+const VOCABULARY: string[] = [...STOPWORDS];
+const synthetic = new Set<string>();
+while (VOCABULARY.length < 30_000) {
+  // Topic words take every 5th rank from 150 on (ranks 150–395): common, but not stopwords.
+  const rank = VOCABULARY.length;
+  const topic = rank >= 150 && (rank - 150) % 5 === 0 ? TOPIC_WORDS[(rank - 150) / 5] : undefined;
+  if (topic) {
+    VOCABULARY.push(topic);
+    continue;
+  }
+  const n = 2 + Math.floor(rand() * 3);
+  let w = "";
+  for (let i = 0; i < n; i++) w += SYLLABLES[Math.floor(rand() * SYLLABLES.length)];
+  if (!synthetic.has(w) && !STOPWORDS.includes(w) && !TOPIC_WORDS.includes(w)) {
+    synthetic.add(w);
+    VOCABULARY.push(w);
+  }
+}
+/** Zipf's law (s = 1), as word frequencies in natural language: rank r is drawn with probability ∝ 1/r. */
+const CUMULATIVE: number[] = [];
+{
+  let sum = 0;
+  for (let r = 1; r <= VOCABULARY.length; r++) CUMULATIVE.push((sum += 1 / r));
+}
+function word(): string {
+  const x = rand() * (CUMULATIVE[CUMULATIVE.length - 1] as number);
+  let lo = 0;
+  let hi = CUMULATIVE.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((CUMULATIVE[mid] as number) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return VOCABULARY[lo] as string;
+}
+function sentence(words: number): string {
+  const out: string[] = [];
+  for (let i = 0; i < words; i++) out.push(word());
+  const s = out.join(" ");
+  return `${s.charAt(0).toUpperCase()}${s.slice(1)}.`;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), "seedcast-bench-"));
+try {
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: "silent", RATE_LIMIT_PER_MINUTE: "100000000" });
+  const deps = bootstrap(config, { log: silentLogger });
+  const app = createApp(deps);
+  const { accountId, userId } = await createAccount(deps, {
+    name: "Bench",
+    email: "bench@example.test",
+    password: "correct horse battery",
+    credits: 0,
+  });
+  const { key } = mintKey(deps, { accountId, userId, name: "bench", groups: SCOPES, expiresDays: null });
+
+  const categories = ["announcement", "tip", "question", "story", "event", "behind the scenes", null];
+  const started = performance.now();
+  const insert = deps.sqlite.prepare(
+    "INSERT INTO seeds (id, account_id, title, content, category, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  );
+  const now = Date.now();
+  deps.sqlite.transaction(() => {
+    for (let i = 0; i < COUNT; i++) {
+      const paragraphs = 1 + Math.floor(rand() * 3);
+      const content = Array.from({ length: paragraphs }, () => sentence(12 + Math.floor(rand() * 25))).join("\n\n");
+      const category = categories[Math.floor(rand() * categories.length)] ?? null;
+      insert.run(newId(), accountId, sentence(3 + Math.floor(rand() * 6)), content, category, now - (COUNT - i) * 1000, now);
+    }
+  })();
+  deps.sqlite.exec("INSERT INTO seeds_fts(seeds_fts) VALUES ('optimize')");
+  deps.sqlite.exec("ANALYZE");
+  console.log(`inserted ${COUNT} seeds (with FTS triggers) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+
+  const kinds: Record<string, string[]> = {
+    "stopword (worst case)": ["the", "and", "with"],
+    "common word": ["launch", "coffee", "product", "spring", "team"],
+    "word prefix": ["launc", "coff", "bak", "cro", "webi"],
+    "two words": ["coffee bakery", "spring launch", "team update", "product release"],
+    "rare word": VOCABULARY.slice(4000, 4010),
+    "prefix of a long word": ["sustainab", "newslet", "announc"],
+    "no match": ["xylophone", "zzzzq"],
+    "newest first (no search)": [""],
+  };
+
+  const matchCount = deps.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM seeds_fts WHERE seeds_fts MATCH ?");
+  for (const [kind, queries] of Object.entries(kinds)) {
+    const counts = queries.filter(Boolean).map((q) => `${q}=${matchCount.get(ftsMatchExpression(q) ?? "")?.n ?? 0}`);
+    if (counts.length) console.log(`matches, ${kind}: ${counts.join(", ")}`);
+  }
+
+  const results: [string, string, number, number, number][] = [];
+  for (const [kind, queries] of Object.entries(kinds)) {
+    const service: number[] = [];
+    const http: number[] = [];
+    let hits = 0;
+    for (let i = 0; i < ITERATIONS; i++) {
+      const q = queries[i % queries.length] as string;
+      let t0 = performance.now();
+      const page = listSeeds(deps, accountId, { search: q || null, limit: 50 });
+      service.push(performance.now() - t0);
+      hits += page.seeds.length;
+      t0 = performance.now();
+      const res = await app.handle(
+        new Request(`http://localhost/api/v1/seeds?limit=50${q ? `&search=${encodeURIComponent(q)}` : ""}`, {
+          headers: { authorization: `Bearer ${key}` },
+        }),
+      );
+      await res.arrayBuffer();
+      http.push(performance.now() - t0);
+      if (res.status !== 200) throw new Error(`HTTP ${res.status} for ${q}`);
+    }
+    service.sort((x, y) => x - y);
+    http.sort((x, y) => x - y);
+    results.push([kind, "service", percentile(service, 50), percentile(service, 99), hits / ITERATIONS]);
+    results.push([kind, "http", percentile(http, 50), percentile(http, 99), hits / ITERATIONS]);
+  }
+  const all = results.filter((r) => r[1] === "service" && !r[0].startsWith("newest"));
+  console.log(`\nseed search over ${COUNT} seeds, ${ITERATIONS} runs per kind, limit 50 (ms):`);
+  console.log("kind                         path      p50     p99    rows/page");
+  for (const [kind, path, p50, p99, rows] of results) {
+    console.log(`${kind.padEnd(28)} ${path.padEnd(8)} ${p50.toFixed(3).padStart(7)} ${p99.toFixed(3).padStart(7)}  ${rows.toFixed(1)}`);
+  }
+  const worst = Math.max(...all.map((r) => r[3]));
+  console.log(`\nworst search p99 (service): ${worst.toFixed(3)} ms — goal < 5 ms: ${worst < 5 ? "met" : "NOT met"}`);
+  if (process.env.KEEP_DB) { deps.sqlite.close(); console.log("kept", dataDir); process.exit(0); }
+  deps.sqlite.close();
+} finally {
+  rmSync(dataDir, { recursive: true, force: true });
+}
