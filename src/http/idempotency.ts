@@ -17,6 +17,7 @@ import { and, eq, lt } from "drizzle-orm";
 import { Elysia } from "elysia";
 import { idempotencyKeys } from "../db/schema";
 import type { Deps } from "../deps";
+import type { JobDefinition } from "../jobs/registry";
 import { AppError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { appErrorResponse, JSON_HEADERS } from "./error-response";
@@ -284,3 +285,18 @@ export function idempotencyPlugin(deps: IdempotencyDeps) {
       releaseIdempotencyKey(deps, claim.scope, claim.lease);
     });
 }
+
+/** Reserved id of the hourly job that deletes answers past the 24-hour window (correctness never waits for it). */
+export const IDEMPOTENCY_TIDY_JOB_ID = "__idempotency_tidy__";
+
+/** The idempotency tidy job, for src/jobs/index.ts. */
+export const idempotencyJobs: readonly JobDefinition[] = [
+  {
+    id: IDEMPOTENCY_TIDY_JOB_ID,
+    schedule: "0 23 * * * *",
+    run: (deps) => {
+      const removed = tidyIdempotencyKeys(deps);
+      if (removed > 0) deps.log.info("tidied idempotency keys", { removed });
+    },
+  },
+];

@@ -1,4 +1,5 @@
 /** Every system job, in one place. */
+import { idempotencyJobs } from "../http/idempotency";
 import { tidyKeys } from "../modules/auth/keys-service";
 import { tidyUploadLinks } from "../modules/uploads/service";
 import { publishingJobs } from "../publishing/jobs";
@@ -29,5 +30,6 @@ export const systemJobs: readonly JobDefinition[] = [
     },
   },
   ...publishingJobs,
+  ...idempotencyJobs,
   ...dashboardJobs,
 ];
