@@ -99,6 +99,7 @@ CREATE TABLE `credit_ledger` (
 );
 --> statement-breakpoint
 CREATE INDEX `credit_ledger_account_idx` ON `credit_ledger` (`account_id`,`created_at`);--> statement-breakpoint
+CREATE UNIQUE INDEX `credit_ledger_one_resolution_per_hold` ON `credit_ledger` (`hold_id`) WHERE "credit_ledger"."kind" IN ('capture','release');--> statement-breakpoint
 CREATE TABLE `upload_links` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,

@@ -197,6 +197,19 @@ describe("holds", () => {
     assertLedgerInvariants(a.accountId);
   });
 
+  test("the database refuses a second resolution row for a hold, even to a direct write", async () => {
+    const a = await world.createAccount({ credits: 10 });
+    const h = reserveCredits(world.deps, a.accountId, 1, "test");
+    captureHold(world.deps, h);
+    expect(() =>
+      world.deps.sqlite
+        .query(
+          "INSERT INTO credit_ledger (id, account_id, kind, amount, hold_id, note, balance_after, created_at) VALUES (?, ?, 'release', 1, ?, '', 0, 0)",
+        )
+        .run(crypto.randomUUID(), a.accountId, h),
+    ).toThrow(/UNIQUE/);
+  });
+
   test("the CHECK constraints refuse negative totals even to a direct write", async () => {
     const a = await world.createAccount({ credits: 1 });
     expect(() =>

@@ -3,7 +3,7 @@
  * (captured with the result, or released on failure). accounts.credits_balance/credits_reserved are the running totals.
  */
 import { sql } from "drizzle-orm";
-import { check, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
 
 export const creditHolds = sqliteTable(
@@ -45,6 +45,10 @@ export const creditLedger = sqliteTable(
   },
   (t) => [
     index("credit_ledger_account_idx").on(t.accountId, t.createdAt),
+    // Each hold is resolved at most once: the database itself refuses a second capture or release row.
+    uniqueIndex("credit_ledger_one_resolution_per_hold")
+      .on(t.holdId)
+      .where(sql`${t.kind} IN ('capture','release')`),
     check("credit_ledger_kind_valid", sql`${t.kind} IN ('grant','reserve','capture','release')`),
     check("credit_ledger_amount_non_negative", sql`${t.amount} >= 0`),
   ],
