@@ -192,6 +192,11 @@ describe("dashboard in Chromium on the built binary", () => {
     await page.goto(`${base}/dashboard/keys`);
     expect(page.url()).toBe(`${base}/setup`); // no session → /login → no users → /setup
     await shoot("01-setup");
+    // Keyboard order: the skip link first, then the form's first field.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.className)).toBe("skip");
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("name");
     await page.getByLabel("Account name").fill(OWNER.name);
     await page.getByLabel("Your email").fill(OWNER.email);
     await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
