@@ -80,7 +80,10 @@ export function getOwnedSeed(deps: Pick<Deps, "db">, accountId: string, seedId: 
   return row;
 }
 
-function assertOwnedAsset(deps: Pick<Deps, "db">, accountId: string, assetId: string): void {
+type Tx = Parameters<Parameters<Deps["db"]["transaction"]>[0]>[0];
+
+/** 404 not_found("asset") unless `assetId` is an asset of `accountId`. Runs on the client or inside a transaction. */
+function assertOwnedAsset(deps: { db: Deps["db"] | Tx }, accountId: string, assetId: string): void {
   if (!isUuid(assetId)) throw notFound("asset");
   const row = deps.db
     .select({ id: assets.id })
@@ -127,10 +130,17 @@ export function createSeed(deps: SeedDeps, accountId: string, input: SeedInput):
   const category = cleanCategory(input.category);
   const imageUrl = cleanImageUrl(input.image_url);
   const imageAssetId = input.image_asset_id ?? null;
-  if (imageAssetId !== null) assertOwnedAsset(deps, accountId, imageAssetId);
   const now = deps.clock.now();
   const seed: Seed = { id: newId(), accountId, title, content, category, imageAssetId, imageUrl, createdAt: now, updatedAt: now };
-  deps.db.insert(seeds).values(seed).run();
+  // NB: check and insert in one immediate transaction, so an asset cannot be deleted between the two (the assets
+  // module counts references inside its own immediate transaction).
+  deps.db.transaction(
+    (tx) => {
+      if (imageAssetId !== null) assertOwnedAsset({ db: tx }, accountId, imageAssetId);
+      tx.insert(seeds).values(seed).run();
+    },
+    { behavior: "immediate" },
+  );
   return seed;
 }
 
@@ -142,23 +152,29 @@ export function patchSeed(deps: SeedDeps, accountId: string, seedId: string, pat
   if (patch.content !== undefined) next.content = cleanContent(patch.content);
   if (patch.category !== undefined) next.category = cleanCategory(patch.category);
   if (patch.image_url !== undefined) next.imageUrl = cleanImageUrl(patch.image_url);
-  if (patch.image_asset_id !== undefined) {
-    if (patch.image_asset_id !== null) assertOwnedAsset(deps, accountId, patch.image_asset_id);
-    next.imageAssetId = patch.image_asset_id;
-  }
+  if (patch.image_asset_id !== undefined) next.imageAssetId = patch.image_asset_id;
   next.updatedAt = deps.clock.now();
-  deps.db
-    .update(seeds)
-    .set({
-      title: next.title,
-      content: next.content,
-      category: next.category,
-      imageAssetId: next.imageAssetId,
-      imageUrl: next.imageUrl,
-      updatedAt: next.updatedAt,
-    })
-    .where(and(eq(seeds.id, seedId), eq(seeds.accountId, accountId)))
-    .run();
+  deps.db.transaction(
+    (tx) => {
+      if (patch.image_asset_id) assertOwnedAsset({ db: tx }, accountId, patch.image_asset_id);
+      const updated = tx
+        .update(seeds)
+        .set({
+          title: next.title,
+          content: next.content,
+          category: next.category,
+          imageAssetId: next.imageAssetId,
+          imageUrl: next.imageUrl,
+          updatedAt: next.updatedAt,
+        })
+        .where(and(eq(seeds.id, seedId), eq(seeds.accountId, accountId)))
+        .returning({ id: seeds.id })
+        .all();
+      // Deleted meanwhile: answer as for any missing seed.
+      if (updated.length === 0) throw notFound("seed");
+    },
+    { behavior: "immediate" },
+  );
   return next;
 }
 
