@@ -191,4 +191,22 @@ describe("publish", () => {
     expect((await pds.listRecords(bsky.did, COLLECTION)).length).toBe(before);
     expect(postRows(world.deps, post.id).targets[0]!.status).toBe("published");
   });
+
+  test("cancel after an unknown outcome: getRecord proves nothing landed, so the cancel withdraws it", async () => {
+    const creation = await makeCreation(world.deps, acct.accountId, { caption: "never sent" });
+    const res = await world.call("POST", "/api/v1/schedule", {
+      key: acct.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: isoAt(world.clock.now() + FIVE_MIN + 1000), targets: ["bluesky"] },
+    });
+    const id = res.json.post.id;
+    world.clock.advance(FIVE_MIN + 1000);
+    const target = postRows(world.deps, id).targets[0]!;
+    world.deps.sqlite
+      .query("UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?")
+      .run(world.clock.now() - 1, world.clock.now() - 5000, target.id);
+    const cancel = await world.call("DELETE", `/api/v1/schedule/${id}`, { key: acct.key });
+    expect(cancel.status).toBe(200);
+    expect(cancel.json).toEqual({ id, cancelled: true, providerPostWithdrawn: false });
+    expect(await pds.getRecord(bsky.did, COLLECTION, recordKeyForTarget(target.id))).toBeNull();
+  });
 });

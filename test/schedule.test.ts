@@ -516,3 +516,30 @@ describe("reconnect", () => {
     expect(postRows(world.deps, res.json.post.id).post!.status).toBe("published");
   });
 });
+
+describe("cancel after an unknown outcome", () => {
+  test("a webhook target whose last attempt may have landed is settled first: 502 now, then the truth (409)", async () => {
+    const a = await world.createAccount();
+    await webhookFor(a);
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "maybe out there" });
+    const res = await world.call("POST", "/api/v1/schedule", {
+      key: a.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: ["webhook"] },
+    });
+    const id = res.json.post.id;
+    world.clock.advance(FIVE_MIN + 60_000);
+    const target = postRows(world.deps, id).targets[0]!;
+    // A worker died after sending: lease expired, send started, outcome never recorded.
+    world.deps.sqlite
+      .query("UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?")
+      .run(world.clock.now() - 1, world.clock.now() - 5000, target.id);
+    const first = await world.call("DELETE", `/api/v1/schedule/${id}`, { key: a.key });
+    expect(first.status).toBe(502);
+    expect(first.json).toMatchObject({ error: "distribution_failed", retryable: true });
+    expect(postRows(world.deps, id).targets[0]!.sendStartedAt).not.toBeNull(); // still to be settled
+    await runDueOnce(world.deps);
+    const second = await world.call("DELETE", `/api/v1/schedule/${id}`, { key: a.key });
+    expect(second.status).toBe(409);
+    expect(second.json.error).toBe("already_published");
+  });
+});

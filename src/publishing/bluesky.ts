@@ -178,6 +178,7 @@ function classify(answer: XrpcAnswer, what: string): DeliveryError {
 export const blueskyConnector: Connector = {
   platform: "bluesky",
   captionLimit: () => ({ maxGraphemes: BLUESKY_MAX_GRAPHEMES, platformName: "Bluesky" }),
+  reconcileProvesAbsence: true,
   holdsNatively: () => false,
 
   async check(deps, connection): Promise<CheckResult> {

@@ -111,6 +111,11 @@ export interface Connector {
   /** Publishes now, or hands the post over to the provider. Throws DeliveryError. */
   deliver(ctx: DeliveryContext): Promise<DeliveryResult>;
   /**
+   * True when `reconcile` answering null PROVES nothing reached the provider (Bluesky: getRecord on the derived key).
+   * False when null only means "resending under the same Idempotency-Key is safe" (webhooks, Mastodon direct posts).
+   */
+  reconcileProvesAbsence: boolean;
+  /**
    * After an unknown outcome: asks the provider whether the earlier attempt took effect. Answers the result when it
    * did, null when it certainly did not (safe to send again). Throws DeliveryError when the provider cannot tell now.
    */

@@ -241,11 +241,12 @@ export async function deliverClaim(deps: Deps, claim: Claim): Promise<void> {
  * For cancel: asks the provider whether a claimed target's unknown earlier attempt took effect. Answers the result
  * (not recorded: the caller decides), or null when nothing reached the provider. Throws DeliveryError.
  */
-export async function reconcileClaim(deps: Deps, claim: Claim): Promise<DeliveryResult | null> {
+export async function reconcileClaim(deps: Deps, claim: Claim): Promise<{ result: DeliveryResult | null; provesAbsence: boolean }> {
   const loaded = loadClaimed(deps, claim);
   if (!loaded) throw new DeliveryError("transient", "The delivery lease was lost.");
   const { ctx, platform } = await buildContext(deps, claim, loaded.target, loaded.post);
-  return connectorFor(platform).reconcile(ctx);
+  const connector = connectorFor(platform);
+  return { result: await connector.reconcile(ctx), provesAbsence: connector.reconcileProvesAbsence };
 }
 
 /** Records a claimed target as published (fenced), e.g. when cancel learns the provider already published it. */

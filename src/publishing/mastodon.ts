@@ -118,6 +118,7 @@ export const mastodonConnector: Connector = {
     urlLength: MASTODON_URL_LENGTH,
     platformName: "Mastodon",
   }),
+  reconcileProvesAbsence: false,
   holdsNatively: (scheduledTime, now) => scheduledTime - now >= MIN_NATIVE_LEAD_MS,
 
   async check(deps, connection): Promise<CheckResult> {

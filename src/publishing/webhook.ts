@@ -40,6 +40,7 @@ async function send(ctxDeps: DeliveryContext["deps"], connection: OpenConnection
 export const webhookConnector: Connector = {
   platform: "webhook",
   captionLimit: () => null,
+  reconcileProvesAbsence: false,
   holdsNatively: () => false,
 
   async check(deps, connection): Promise<CheckResult> {

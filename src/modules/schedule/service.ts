@@ -391,7 +391,12 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
     try {
       let providerPostId = target.heldByProvider ? target.providerPostId : null;
       if (claim.outcomeUnknown && !target.heldByProvider) {
-        const found = await reconcileClaim(deps, claim);
+        const { result: found, provesAbsence } = await reconcileClaim(deps, claim);
+        if (found === null && !provesAbsence) {
+          // The last attempt may have reached a provider that cannot be asked (a webhook): withdrawing now could
+          // leave a post out there that the calendar calls cancelled. Let the dispatcher settle it first.
+          throw new DeliveryError("transient", "The outcome of the last delivery attempt is not known yet.");
+        }
         if (found?.kind === "published") {
           open.delete(claim);
           recordPublishedClaim(deps, claim, post.id, found.providerPostId, found.publishedUrl);
