@@ -11,6 +11,8 @@ log() { printf 'test setup: %s\n' "$*" >&2; }
 
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+# Emoji in screenshots render as boxes without a colour emoji font.
+dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || need_apt+=(fonts-noto-color-emoji)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 for tool in python3 make g++; do command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool"); done
 if ((${#need_apt[@]} > 0)); then
