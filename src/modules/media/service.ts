@@ -73,5 +73,7 @@ export async function serveMedia(deps: Deps, request: Request, file: string): Pr
       headers: { ...headers, "content-range": `bytes ${range.start}-${range.end}/${size}`, "content-length": String(length) },
     });
   }
-  return new Response(isHead ? null : blob, { status: 200, headers: { ...headers, "content-length": String(size) } });
+  // NB: HEAD gets the Blob too: Bun's server sends its length and drops the body, while a null body would be
+  // re-labelled Content-Length: 0 on the way out.
+  return new Response(blob, { status: 200, headers: { ...headers, "content-length": String(size) } });
 }
