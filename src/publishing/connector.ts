@@ -43,8 +43,6 @@ export interface DeliveryContext {
   deps: Deps;
   connection: OpenConnection;
   targetId: string;
-  /** The provider's id saved earlier (e.g. the Bluesky at-uri reserved before sending), if any. */
-  providerPostId: string | null;
   content: DeliveryContent;
   /** Persists the provider's post id the moment it is known (fenced by the caller's lease). */
   saveProviderPostId(id: string): void;

@@ -188,7 +188,6 @@ async function buildContext(deps: Deps, claim: Claim, target: TargetRow, post: P
     deps,
     connection,
     targetId: target.id,
-    providerPostId: target.providerPostId,
     content: await loadDeliveryContent(deps, post),
     saveProviderPostId: (id) => {
       if (!fencedUpdate(deps, claim, { providerPostId: id, updatedAt: deps.clock.now() })) {

@@ -23,7 +23,7 @@ import {
   withdrawClaim,
   type Claim,
 } from "../../publishing/dispatcher";
-import { loadDeliveryContent } from "../../publishing/content";
+import { loadDeliveryContent, loadSnapshotImage } from "../../publishing/content";
 import { refreshPostStatus } from "../../publishing/post-status";
 import { connectorFor } from "../../publishing/registry";
 import { decodeCursor, encodeCursor } from "../assets/cursor";
@@ -228,7 +228,7 @@ export async function schedulePost(deps: Deps, accountId: string, input: Schedul
   }
   if (creation.imageAssetId) {
     try {
-      await loadDeliveryContent(deps, { ...placeholderPost(), imageAssetId: creation.imageAssetId });
+      await loadSnapshotImage(deps, creation.imageAssetId);
     } catch (error) {
       problems.push({ field: "image", problem: error instanceof DeliveryError ? error.message : "the image cannot be read" });
     }
@@ -279,23 +279,6 @@ export async function schedulePost(deps: Deps, accountId: string, input: Schedul
   );
   if (handOver.length > 0) await runDueOnce(deps, {}, handOver);
   return { post: getPost(deps, accountId, postId).post };
-}
-
-/** A post row with nothing in it, for reading an image through the same loader the dispatcher uses. */
-function placeholderPost(): PostRow {
-  return {
-    id: "",
-    accountId: "",
-    creationId: "",
-    scheduledTime: 0,
-    status: "scheduled",
-    errorMessage: null,
-    caption: "",
-    altText: null,
-    imageAssetId: null,
-    createdAt: 0,
-    updatedAt: 0,
-  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
