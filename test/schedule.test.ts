@@ -543,3 +543,25 @@ describe("cancel after an unknown outcome", () => {
     expect(second.json.error).toBe("already_published");
   });
 });
+
+describe("the 30-minute credential check job", () => {
+  test("re-checks every connection: a receiver that stops answering 2xx blocks it, recovery unblocks it", async () => {
+    const { publishingJobs, PUBLISHING_JOB_IDS } = await import("../src/publishing/jobs");
+    const job = publishingJobs.find((j) => j.id === PUBLISHING_JOB_IDS.connectionChecks)!;
+    expect(job.schedule).toBe("0 */30 * * * *");
+    const a = await world.createAccount();
+    const conn = await webhookFor(a);
+    receiver.setMode("reject400");
+    try {
+      await job.run(world.deps);
+    } finally {
+      receiver.setMode("ok");
+    }
+    let target = (await world.call("GET", "/api/v1/schedule/targets", { key: a.key })).json.targets[0];
+    expect(target).toMatchObject({ accountId: conn.accountId, readyToPost: false });
+    expect(target.blockedReason).toContain("It must answer 2xx");
+    await job.run(world.deps);
+    target = (await world.call("GET", "/api/v1/schedule/targets", { key: a.key })).json.targets[0];
+    expect(target).toMatchObject({ readyToPost: true, blockedReason: null });
+  });
+});
