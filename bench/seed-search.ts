@@ -173,8 +173,11 @@ try {
   for (const [kind, path, p50, p99, rows] of results) {
     console.log(`${kind.padEnd(28)} ${path.padEnd(8)} ${p50.toFixed(3).padStart(7)} ${p99.toFixed(3).padStart(7)}  ${rows.toFixed(1)}`);
   }
-  const worst = Math.max(...all.map((r) => r[3]));
-  console.log(`\nworst search p99 (service): ${worst.toFixed(3)} ms — goal < 5 ms: ${worst < 5 ? "met" : "NOT met"}`);
+  const worstOf = (rows: typeof all) => Math.max(...rows.map((r) => r[3]));
+  const worst = worstOf(all);
+  const worstContent = worstOf(all.filter((r) => !r[0].startsWith("stopword")));
+  console.log(`\nworst search p99 (service), every kind: ${worst.toFixed(3)} ms — goal < 5 ms: ${worst < 5 ? "met" : "NOT met"}`);
+  console.log(`worst search p99 (service), without stopwords: ${worstContent.toFixed(3)} ms — goal < 5 ms: ${worstContent < 5 ? "met" : "NOT met"}`);
   if (process.env.KEEP_DB) { deps.sqlite.close(); console.log("kept", dataDir); process.exit(0); }
   deps.sqlite.close();
 } finally {

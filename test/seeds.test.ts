@@ -363,7 +363,7 @@ describe("list and search", () => {
         const id = newId();
         order.push(id);
         // The oldest seed and one inside the window carry the word in the title; the rest only in the content.
-        const title = i === 0 || i === total - 500 ? "Pelican pelican" : `Note ${i}`;
+        const title = i === 0 || i === total - 100 ? "Pelican pelican" : `Note ${i}`;
         insert.run(id, d.accountId, title, `A pelican note number ${i}.`, i, i);
       }
     })();
@@ -378,7 +378,7 @@ describe("list and search", () => {
     } while (cursor);
     expect(seen.length).toBe(total);
     expect(new Set(seen).size).toBe(total);
-    expect(seen[0]).toBe(order[total - 500]); // the title hit inside the window ranks first
+    expect(seen[0]).toBe(order[total - 100]); // the title hit inside the window ranks first
     // Older than the window: listed after it, newest first; the oldest (a title hit) comes last.
     expect(seen.slice(RANK_WINDOW)).toEqual(order.slice(0, 10).reverse());
   });

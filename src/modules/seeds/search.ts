@@ -14,7 +14,7 @@ import type { Database } from "bun:sqlite";
 import { SEEDS_ACCOUNT_INDEX } from "../../db/schema/seeds";
 
 /** How many of the most recent matches are ordered by relevance. */
-export const RANK_WINDOW = 1000;
+export const RANK_WINDOW = 500;
 /** bm25 weights of the FTS columns title, content, category. */
 const BM25_WEIGHTS = "10.0, 1.0, 4.0";
 
