@@ -173,12 +173,18 @@ describe("after the due time", () => {
     await confirmProviderHeldPosts(world.deps); // still held by the instance: pending
     expect(postRows(world.deps, id).targets[0]!.status).toBe("scheduled");
     const published = mastodon.state.publishDue();
-    expect(published.map((s) => s.text)).toContain("Goes out by itself");
+    const status = published.find((s) => s.text === "Goes out by itself");
+    expect(status).toBeDefined();
     const { confirmed } = await confirmProviderHeldPosts(world.deps);
     expect(confirmed).toBeGreaterThanOrEqual(1);
     const post = (await world.call("GET", `/api/v1/schedule/posts/${id}`, { key: acct.key })).json.post;
     expect(post.status).toBe("published");
     expect(post.targets[0].status).toBe("published");
+    // Found through GET /api/v1/accounts/:id/statuses: the public URL and the status id, not the scheduled id.
+    expect(post.targets[0].publishedUrl).toBe(status!.url);
+    expect(post.targets[0].providerPostId).toBe(status!.id);
+    const lookup = mastodon.state.requests.find((r) => r.method === "GET" && r.path === `/api/v1/accounts/${mastodon.state.account.id}/statuses`);
+    expect(lookup).toMatchObject({ status: 200, authorization: `Bearer ${DEFAULT_TOKEN}` });
     const cancel = await world.call("DELETE", `/api/v1/schedule/${id}`, { key: acct.key });
     expect(cancel.status).toBe(409);
     expect(cancel.json.error).toBe("already_published");

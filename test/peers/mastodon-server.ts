@@ -8,6 +8,7 @@
  *   real server ignores it and posts at once, and so does this fake;
  * - text length counted in grapheme clusters with every URL counting 23 characters;
  * - `Idempotency-Key`: the same key answers the same entity again and creates nothing new;
+ * - GET /api/v1/accounts/:id/statuses lists the account's statuses newest first (`limit` 20 by default, at most 40);
  * - 401 `{"error":"The access token is invalid"}` for a wrong or missing Bearer token.
  * Time comes from `opts.now` so tests can move a clock instead of sleeping.
  */
@@ -27,6 +28,9 @@ export const DEFAULT_TOKEN = "mastodon-test-token";
 export const SCHEDULED_DAILY_LIMIT = 25;
 export const SCHEDULED_TOTAL_LIMIT = 300;
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** GET /api/v1/accounts/:id/statuses: `limit` default and maximum (docs.joinmastodon.org/methods/accounts). */
+export const ACCOUNT_STATUSES_DEFAULT_LIMIT = 20;
+export const ACCOUNT_STATUSES_MAX_LIMIT = 40;
 
 const INVALID_TOKEN_BODY = { error: "The access token is invalid" };
 const NOT_FOUND_BODY = { error: "Record not found" };
@@ -464,6 +468,32 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
     return json(media.attachment, media.processed ? 200 : 206);
   }
 
+  /**
+   * GET /api/v1/accounts/:id/statuses: the account's statuses, newest first (ids are time-ordered snowflakes).
+   * `limit` defaults to 20 and is capped at 40; `max_id` / `since_id` / `min_id` page by id, as documented.
+   */
+  function listAccountStatuses(accountId: string, query: URLSearchParams): Response {
+    if (accountId !== account.id) return json(NOT_FOUND_BODY, 404);
+    const requested = Number.parseInt(query.get("limit") ?? "", 10);
+    const limit = Number.isFinite(requested) && requested > 0 ? Math.min(requested, ACCOUNT_STATUSES_MAX_LIMIT) : ACCOUNT_STATUSES_DEFAULT_LIMIT;
+    const bound = (name: string): bigint | null => {
+      const v = query.get(name);
+      return v !== null && /^\d+$/.test(v) ? BigInt(v) : null;
+    };
+    const maxId = bound("max_id");
+    const sinceId = bound("since_id");
+    const minId = bound("min_id");
+    let list = [...state.statuses.values()].filter((s) => {
+      const id = BigInt(s.id);
+      return (maxId === null || id < maxId) && (sinceId === null || id > sinceId) && (minId === null || id > minId);
+    });
+    list.sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : BigInt(b.id) < BigInt(a.id) ? -1 : 0));
+    // min_id answers the page just above it (the oldest statuses newer than min_id), still newest first.
+    list = minId !== null ? list.slice(-limit) : list.slice(0, limit);
+    // The plain `text` is only answered on DELETE by the real server, never in timelines.
+    return json(list.map(({ text: _text, ...entity }) => entity));
+  }
+
   async function route(req: Request): Promise<Response> {
     const url = new URL(req.url);
     const path = url.pathname;
@@ -500,6 +530,8 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
       return json({ ...account, url: `${origin}/@${username}`, source: { privacy: "public", sensitive: false, language: "en", note: "" } });
     }
     if (method === "POST" && path === "/api/v2/media") return postMedia(req);
+    const accountStatuses = path.match(/^\/api\/v1\/accounts\/([^/]+)\/statuses$/);
+    if (accountStatuses && method === "GET") return listAccountStatuses(accountStatuses[1]!, url.searchParams);
     let m = path.match(/^\/api\/v1\/media\/([^/]+)$/);
     if (m && method === "GET") return getMedia(m[1]!);
     if (m && method === "PUT") return updateMedia(req, m[1]!);
