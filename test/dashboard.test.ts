@@ -610,7 +610,7 @@ describe("connections, library and failed posts through the dashboard", () => {
 
   const connectionIds = () => (world.deps.sqlite.query("SELECT id FROM connections ORDER BY created_at").all() as { id: string }[]).map((r) => r.id);
 
-  test("a webhook with the wrong secret is stored not ready with what to fix; reconnecting with the right one replaces it", async () => {
+  test("a webhook with the wrong secret is stored not ready with what to fix; reconnecting keeps its id and fixes it", async () => {
     const b = new Browser(world);
     await b.login("o@gamma.test");
     const res = await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "webhook", url: `${receiver.url}/hook`, secret: "whsec-wrong-secret-0002" });
@@ -619,17 +619,19 @@ describe("connections, library and failed posts through the dashboard", () => {
     expect(page.text).toContain("needs attention");
     expect(page.text).toContain("same signing secret");
     const [oldId] = connectionIds();
-    // A wrong secret again: the old connection stays as it is.
+    // A wrong secret again: still one connection, same id, not ready, saying why.
     const refused = await b.submit(`/dashboard/connections/${oldId}/reconnect`, `/dashboard/connections/${oldId}/reconnect`, { url: `${receiver.url}/hook`, secret: "whsec-wrong-secret-0003" });
     expect(refused.status).toBe(400);
+    expect(refused.text).toContain("do not work yet");
     expect(connectionIds()).toEqual([oldId ?? ""]);
     const fixed = await b.submit(`/dashboard/connections/${oldId}/reconnect`, `/dashboard/connections/${oldId}/reconnect`, { url: `${receiver.url}/hook`, secret: SECRET });
     expect(fixed.location).toBe("/dashboard/connections?notice=connected");
+    // The id survives the reconnect, so posts already scheduled to this target keep it.
     const ids = connectionIds();
-    expect(ids.length).toBe(1);
-    expect(ids[0]).not.toBe(oldId);
+    expect(ids).toEqual([oldId ?? ""]);
     const after = await b.get("/dashboard/connections");
     expect(after.text).toContain("Ready to post.");
+    expect(after.text).toContain(`target id <code>${oldId}</code>`);
     expect(after.text).not.toContain(SECRET);
     // Check again keeps it ready.
     expect((await b.submit("/dashboard/connections", `/dashboard/connections/${ids[0]}/check`, {})).location).toContain("notice=checked");

@@ -1,6 +1,7 @@
 /**
  * Connections (the API's manageUrl): connect Bluesky, Mastodon or a webhook; each shows ready or what to fix;
- * re-check, reconnect (new credentials replace the old connection once they check out), remove. Owners and editors
+ * re-check, reconnect (new credentials replace the old ones in place: the connection keeps its id, so posts already
+ * scheduled to it go out with them), remove. Owners and editors
  * manage them; viewers see them. Credentials are never rendered back.
  */
 import { isoAt } from "../../../lib/clock";
@@ -14,6 +15,7 @@ import {
   getConnection,
   listConnections,
   removeConnection,
+  replaceConnectionCredentials,
 } from "../../connections/service";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
 import { type Html, html, timeTag } from "../html";
@@ -183,14 +185,17 @@ export function getReconnect(ctx: DashboardCtx, s: SessionContext, id: string): 
     page(
       s,
       { title: `Reconnect ${row.label}`, current: CURRENT },
-      html`<p class="muted">Enter the credentials again. The new connection replaces this one once its check passes; if it does not, this one stays as it is.</p>
+      html`<p class="muted">Enter the credentials again. They replace the old ones and are checked at once; the connection keeps its target id, so posts already scheduled to it go out with the new credentials.</p>
 ${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconnect ${PLATFORM_LABELS[row.platform]}`)}
 <p><a href="${CURRENT}">Back to connections</a></p>`,
     ),
   );
 }
 
-/** POST /dashboard/connections/:id/reconnect */
+/**
+ * POST /dashboard/connections/:id/reconnect: replaces the credentials in place (never remove + add, which would
+ * change the id and orphan the posts scheduled to it). A failed check keeps the new credentials, not ready, and says why.
+ */
 export async function postReconnect(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
   const account = managed(s);
   if (account instanceof Response) return account;
@@ -199,12 +204,11 @@ export async function postReconnect(ctx: DashboardCtx, s: SessionContext, id: st
   const input = inputFrom(account.accountId, { ...form, platform: row.platform });
   if (!input) return missing(s);
   try {
-    const added = await addConnection(ctx.deps, input);
-    if (!added.readyToPost) {
-      removeConnection(ctx.deps, account.accountId, added.accountId);
-      return htmlResponse(connectionsPage(ctx, s, account, [{ kind: "error", text: `Not reconnected: ${added.blockedReason ?? "the check failed"}` }]), 400);
+    const replaced = await replaceConnectionCredentials(ctx.deps, account.accountId, row.id, input);
+    if (!replaced.readyToPost) {
+      const reason = replaced.blockedReason ?? "the check failed";
+      return htmlResponse(connectionsPage(ctx, s, account, [{ kind: "error", text: `The new credentials were saved but do not work yet: ${reason}` }]), 400);
     }
-    removeConnection(ctx.deps, account.accountId, row.id);
     return redirect(`${CURRENT}?notice=connected`);
   } catch (error) {
     const { notice, status } = refusal(error);
