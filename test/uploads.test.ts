@@ -114,16 +114,19 @@ describe("the page at uploadUrl", () => {
     expect(res.text).toContain('name="file"');
     expect(res.text).toContain(`action="${link.path}"`);
     // No third-party resource: every src/href is relative to the page.
-    for (const [, url] of res.text.matchAll(/(?:src|href)="([^"]+)"/g)) expect(url).toMatch(/^_\/upload-page\.(css|js)$/);
-    for (const asset of ["_/upload-page.css", "_/upload-page.js"]) {
+    const refs = [...res.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    expect(refs.sort()).toEqual(["_/icon.svg", "_/upload-page.css", "_/upload-page.js"]);
+    for (const asset of ["_/upload-page.css", "_/upload-page.js", "_/icon.svg"]) {
       const file = await world.call("GET", `/upload/${asset}`);
       expect(file.status).toBe(200);
-      expect(file.text.length).toBeGreaterThan(500);
-      expect(file.text).not.toMatch(/https?:\/\//);
+      expect(file.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(file.text.replace("http://www.w3.org/2000/svg", "")).not.toMatch(/https?:\/\//);
     }
+    // The script counts down from the server's remaining seconds, not from the browser's clock.
+    expect(res.text).toContain('data-expires-in="900"');
   });
 
-  test("unknown token: 404 page; the token never appears in what is logged", async () => {
+  test("unknown or malformed token: 404 page with the same protective headers", async () => {
     const res = await world.call("GET", "/upload/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
     expect(res.status).toBe(404);
     expect(res.text).toContain("This upload link does not exist");

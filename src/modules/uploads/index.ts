@@ -14,7 +14,7 @@ import { isoAt } from "../../lib/clock";
 import { assetToApi } from "../assets/service";
 import { uploadLinkParams, uploadLinkResponse, uploadLinkStatusResponse } from "./model";
 import { readUploadedFile } from "./multipart";
-import { formatBytes, linkGonePage, uploadDonePage, uploadFormPage } from "./page";
+import { ICON_SVG, formatBytes, linkGonePage, uploadDonePage, uploadFormPage } from "./page";
 import {
   UPLOAD_PATH,
   assertLinkUsable,
@@ -94,6 +94,14 @@ function gonePageFor(error: AppError): Response {
 
 /** Mounts the upload-link API and the upload page. */
 export function uploadsModule(deps: Deps) {
+  const formPage = (request: Request, expiresAt: number, error?: string) =>
+    uploadFormPage({
+      action: new URL(request.url).pathname,
+      expiresAt: isoAt(expiresAt),
+      expiresInSeconds: (expiresAt - deps.clock.now()) / 1000,
+      maxBytes: deps.config.maxImageBytes,
+      error,
+    });
   return new Elysia()
     .use(scopePlugin)
     .post(
@@ -145,14 +153,24 @@ export function uploadsModule(deps: Deps) {
       { detail: { hide: true } },
     )
     .get(
+      `${UPLOAD_PATH}/_/icon.svg`,
+      () =>
+        new Response(ICON_SVG, {
+          headers: {
+            "content-type": "image/svg+xml",
+            "cache-control": STATIC_CACHE,
+            "x-content-type-options": "nosniff",
+            "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+          },
+        }),
+      { detail: { hide: true } },
+    )
+    .get(
       `${UPLOAD_PATH}/:token`,
       ({ params, request }) => {
         try {
           const link = assertLinkUsable(deps, findLinkByToken(deps, params.token));
-          return html(
-            200,
-            uploadFormPage({ action: new URL(request.url).pathname, expiresAt: isoAt(link.expiresAt), maxBytes: deps.config.maxImageBytes }),
-          );
+          return html(200, formPage(request, link.expiresAt));
         } catch (error) {
           if (error instanceof AppError) return gonePageFor(error);
           throw error;
@@ -165,10 +183,10 @@ export function uploadsModule(deps: Deps) {
       async ({ params, request }) => {
         const wantsJson = acceptsJson(request);
         const maxBytes = deps.config.maxImageBytes;
-        let expiresAt = "";
+        let expiresAt = 0;
         try {
           // The link is checked before the body is read: a dead link never costs an upload's worth of memory.
-          expiresAt = isoAt(assertLinkUsable(deps, findLinkByToken(deps, params.token)).expiresAt);
+          expiresAt = assertLinkUsable(deps, findLinkByToken(deps, params.token)).expiresAt;
           const file = await readUploadedFile(request, maxBytes);
           const asset = await uploadThroughLink(deps, params.token, file);
           if (wantsJson) return json(201, { asset: assetToApi(deps, asset) });
@@ -178,7 +196,7 @@ export function uploadsModule(deps: Deps) {
           const message = friendlyMessage(error, maxBytes);
           if (wantsJson) return json(error.status, { ...error.toBody(), message });
           if (error.status === 400) {
-            return html(400, uploadFormPage({ action: new URL(request.url).pathname, expiresAt, maxBytes, error: message }));
+            return html(400, formPage(request, expiresAt, message));
           }
           return gonePageFor(error);
         }

@@ -12,6 +12,11 @@ export function escapeHtml(value: string): string {
 /** Relative to /upload/<token>, so the page also works behind a path prefix. */
 const STYLE_HREF = "_/upload-page.css";
 const SCRIPT_SRC = "_/upload-page.js";
+const ICON_HREF = "_/icon.svg";
+
+/** The page's icon: the Seedcast mark, so the browser does not ask for /favicon.ico. */
+export const ICON_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><path d="M8 1a7 7 0 0 1 7 7 7 7 0 0 1-7 7H1V8a7 7 0 0 1 7-7z" fill="#2f6b4f"/></svg>';
 export const ACCEPT_ATTR = "image/png,image/jpeg,image/gif,image/webp";
 
 interface Shell {
@@ -28,6 +33,7 @@ function shell({ title, body, script }: Shell): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <title>${escapeHtml(title)} · Seedcast</title>
+<link rel="icon" href="${ICON_HREF}" type="image/svg+xml">
 <link rel="stylesheet" href="${STYLE_HREF}">
 ${script ? `<script src="${SCRIPT_SRC}" defer></script>` : ""}
 </head>
@@ -49,17 +55,25 @@ export function formatBytes(bytes: number): string {
 }
 
 /** The upload form. `error` is shown above it after a refused no-script post (the link stays valid). */
-export function uploadFormPage(opts: { action: string; expiresAt: string; maxBytes: number; error?: string | null }): string {
-  const maxLabel = formatBytes(opts.maxBytes);
+export function uploadFormPage(opts: {
+  action: string;
+  expiresAt: string;
+  /** Seconds left: the script counts from this, so a browser clock that is off does not matter. */
+  expiresInSeconds: number;
+  maxBytes: number;
+  error?: string | null;
+}): string {
+  // A no-break space keeps "10 MB" on one line.
+  const maxLabel = formatBytes(opts.maxBytes).replace(" ", "\u00a0");
   const error = opts.error ?? "";
   return shell({
     title: "Add an image",
     script: true,
-    body: `<h1>Add an image to your library</h1>
-<p class="lead">PNG, JPEG, GIF or WebP, up to ${escapeHtml(maxLabel)}. This link works once and expires
+    body: `<h1 id="title">Add an image to your library</h1>
+<p class="lead" id="lead">PNG, JPEG, GIF or WebP, up to ${escapeHtml(maxLabel)}. This link works once and expires
 <time datetime="${escapeHtml(opts.expiresAt)}" id="expires">at ${escapeHtml(opts.expiresAt.slice(11, 16))} UTC</time>.</p>
 <form id="upload-form" method="post" action="${escapeHtml(opts.action)}" enctype="multipart/form-data"
-  data-max-bytes="${opts.maxBytes}" data-expires-at="${escapeHtml(opts.expiresAt)}" novalidate>
+  data-max-bytes="${opts.maxBytes}" data-expires-in="${Math.max(0, Math.floor(opts.expiresInSeconds))}" novalidate>
   <label class="drop" id="drop" for="file">
     <input type="file" id="file" name="file" accept="${ACCEPT_ATTR}" required>
     <span class="drop-empty" id="drop-empty">

@@ -19,7 +19,8 @@
   const expires = document.getElementById("expires");
 
   const maxBytes = Number(form.dataset.maxBytes);
-  const expiresAt = Date.parse(form.dataset.expiresAt);
+  // Counted from page load with the server's remaining seconds: the browser's own clock may be off.
+  const expiresAt = Date.now() + Number(form.dataset.expiresIn) * 1000;
   const TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
   let chosen = null;
   let previewUrl = null;
@@ -70,6 +71,14 @@
   }
 
   input.addEventListener("change", () => choose(input.files && input.files[0]));
+  // A file that claims an image type but cannot be drawn: no broken-image icon, and say so before the upload.
+  preview.addEventListener("error", () => {
+    if (!preview.getAttribute("src")) return;
+    preview.hidden = true;
+    preview.removeAttribute("src");
+    empty.hidden = false;
+    showMessage("This file cannot be previewed; it may not be an image. You can still try to upload it.", "gone");
+  });
 
   for (const name of ["dragenter", "dragover"]) {
     drop.addEventListener(name, (event) => {
@@ -134,6 +143,9 @@
         bar.value = 100;
         barText.textContent = "100%";
         form.hidden = true;
+        document.getElementById("title").textContent = "Image added";
+        document.getElementById("lead").hidden = true;
+        document.title = "Image added · Seedcast";
         doneDetail.textContent = `Saved as ${body.asset.fileName} (${formatBytes(body.asset.sizeBytes)}).`;
         done.hidden = false;
         done.insertBefore(preview.cloneNode(true), done.firstChild).hidden = !previewUrl;
