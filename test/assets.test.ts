@@ -248,6 +248,22 @@ describe("POST /api/v1/assets/ingest-url: accepted images", () => {
   });
 });
 
+describe("Idempotency-Key on ingest-url", () => {
+  test("a repeat replays the first answer: one fetch, one asset", async () => {
+    const path = "/img/png.idem";
+    const headers = { "idempotency-key": "ingest-once-42" };
+    const body = { url: `${source.url}${path}`, label: "once" };
+    const before = stored();
+    const first = await world.call("POST", "/api/v1/assets/ingest-url", { key: owner.key, body, headers });
+    const second = await world.call("POST", "/api/v1/assets/ingest-url", { key: owner.key, body, headers });
+    expect(first.status).toBe(201);
+    expect(second.status).toBe(201);
+    expect(second.json).toEqual(first.json);
+    expect(hits.get(path)).toBe(1);
+    expect(stored().rows).toBe(before.rows + 1);
+  });
+});
+
 describe("fileName rules (decisions.md §4)", () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ["label without extension gets the detected one", { label: "Launch photo" }, "Launch photo.jpg"],
