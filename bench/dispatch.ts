@@ -129,7 +129,19 @@ try {
     },
   };
   const ok = result.delivered === POSTS && result.duplicates === 0 && result.latenessMs.p99 < 2000 && result.firstDueToLastArrivalMs <= WINDOW_MS + 2000;
-  if (json) console.log(JSON.stringify({ ...result, ok }));
+  if (json) {
+    console.log(
+      JSON.stringify({
+        bench: "dispatch",
+        figures: [
+          { label: `webhook posts delivered (${POSTS} due within ${WINDOW_MS / 1000} s)`, value: result.delivered, unit: "posts", goal: `= ${POSTS}`, ok: result.delivered === POSTS },
+          { label: "lateness p99", value: result.latenessMs.p99, unit: "ms", goal: "< 2000", ok: result.latenessMs.p99 < 2000 },
+          { label: "first due to last arrival", value: result.firstDueToLastArrivalMs, unit: "ms", goal: `≤ ${WINDOW_MS + 2000}`, ok: result.firstDueToLastArrivalMs <= WINDOW_MS + 2000 },
+          { label: "duplicate deliveries", value: result.duplicates, unit: "", goal: "= 0", ok: result.duplicates === 0 },
+        ],
+      }),
+    );
+  }
   else {
     console.log(`posts due within ${WINDOW_MS / 1000} s: ${POSTS}; delivered ${result.delivered} (db: ${published} published)`);
     console.log(`first due → last arrival: ${(result.firstDueToLastArrivalMs / 1000).toFixed(2)} s (last arrival ${result.afterLastDueMs} ms after the last due time)`);

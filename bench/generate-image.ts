@@ -5,7 +5,8 @@
 import { createBuiltinGenerator } from "../src/generation/builtin/index.ts";
 import { ASPECT_RATIOS, DEFAULT_VOICE, MEDIA_STYLES, type AspectRatio } from "../src/generation/generator.ts";
 
-const RUNS = Number(process.argv[2] ?? 30);
+const json = process.argv.includes("--json");
+const RUNS = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 30);
 const WARMUP = 2;
 
 const seed = {
@@ -33,4 +34,16 @@ for (let i = 0; i < RUNS + WARMUP; i++) {
 }
 times.sort((a, b) => a - b);
 const rss = Math.round(process.memoryUsage().rss / 1e6);
-console.log(`builtin caption+card, ${RUNS} runs: p50 ${percentile(times, 50).toFixed(0)} ms, p95 ${percentile(times, 95).toFixed(0)} ms, max ${times.at(-1)!.toFixed(0)} ms, rss ${rss} MB`);
+const p50 = Math.round(percentile(times, 50));
+if (json) {
+  console.log(
+    JSON.stringify({
+      bench: "generate-image",
+      figures: [
+        { label: `builtin caption+card p50 (${RUNS} runs)`, value: p50, unit: "ms", goal: "< 250", ok: p50 < 250 },
+        { label: "builtin caption+card p95", value: Math.round(percentile(times, 95)), unit: "ms", goal: "", ok: null },
+        { label: "bench process RSS", value: rss, unit: "MB", goal: "", ok: null },
+      ],
+    }),
+  );
+} else console.log(`builtin caption+card, ${RUNS} runs: p50 ${percentile(times, 50).toFixed(0)} ms, p95 ${percentile(times, 95).toFixed(0)} ms, max ${times.at(-1)!.toFixed(0)} ms, rss ${rss} MB`);

@@ -88,5 +88,17 @@ console.log(`iterations           ${ITERATIONS} × ${CAP / MIB} MiB${chunked ? "
 console.log(`baseline RSS         ${(baseline / MIB).toFixed(1)} MiB`);
 console.log(`peak RSS growth      ${(growth / MIB).toFixed(1)} MiB = ${(growth / CAP).toFixed(2)}× the cap (goal < 3×)`);
 console.log(`RSS after, GC'd      ${((after - baseline) / MIB).toFixed(1)} MiB over baseline (leak check)`);
+if (process.argv.includes("--json")) {
+  console.log(
+    JSON.stringify({
+      bench: "ingest-memory",
+      figures: [
+        { label: `peak RSS growth per 10 MiB ingest (${ITERATIONS}×)`, value: Number((growth / CAP).toFixed(2)), unit: "× cap", goal: "< 3", ok: growth < 3 * CAP },
+        { label: "RSS after, GC'd, over baseline", value: Number(((after - baseline) / MIB).toFixed(1)), unit: "MiB", goal: "", ok: null },
+        { label: "time per ingest", value: Number((elapsed / ITERATIONS).toFixed(1)), unit: "ms", goal: "", ok: null },
+      ],
+    }),
+  );
+}
 process.exitCode = growth < 3 * CAP ? 0 : 1;
 }

@@ -184,6 +184,7 @@ try {
   const creations: string[] = [];
   const scheduled = new Map<string, number>(); // post id → scheduled time (ms)
   const cancelled = new Set<string>();
+  const cancelling = new Set<string>();
   let requests = 0;
   let networkErrors = 0;
 
@@ -280,9 +281,11 @@ try {
         return;
       }
       case "cancel": {
-        const far = [...scheduled].filter(([id, at]) => !cancelled.has(id) && at - Date.now() > CANCEL_MARGIN_MS);
+        const far = [...scheduled].filter(([id, at]) => !cancelling.has(id) && at - Date.now() > CANCEL_MARGIN_MS);
         if (!far.length) return runOp("schedule");
         const [id] = pick(far);
+        // Claimed before the request, so two workers never cancel the same post (the second would get a 404).
+        cancelling.add(id);
         const r = await call(op, "DELETE", `/api/v1/schedule/${id}`);
         if (r.status === 200) cancelled.add(id);
         return;
