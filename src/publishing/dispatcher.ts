@@ -22,6 +22,7 @@ import { markConnectionBlocked, openConnection, saveConnectionSession } from "..
 import type { DeliveryContext, DeliveryResult } from "./connector";
 import { DeliveryError } from "./connector";
 import { loadDeliveryContent } from "./content";
+import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "./delivery-metrics";
 import { refreshPostStatus } from "./post-status";
 import { connectorFor } from "./registry";
 
@@ -126,22 +127,31 @@ function fencedUpdate(deps: Pick<Deps, "db">, claim: Claim, values: Partial<type
   return deps.db.update(scheduledPostTargets).set(values).where(fenced(claim)).returning({ id: scheduledPostTargets.id }).all().length === 1;
 }
 
-/** Records a successful delivery (fenced) and the post's new status, in one transaction. */
-function recordSuccess(deps: Pick<Deps, "db" | "clock">, claim: Claim, postId: string, result: DeliveryResult): boolean {
+/**
+ * Records a successful delivery (fenced) and the post's new status, in one transaction, and counts a publication.
+ * `scheduledTime` is given when this service sent the post itself (its lateness is then observed).
+ */
+function recordSuccess(deps: Pick<Deps, "db" | "clock" | "metrics">, claim: Claim, postId: string, result: DeliveryResult, scheduledTime?: number): boolean {
   const now = deps.clock.now();
-  return deps.db.transaction(
+  const written = deps.db.transaction(
     (tx) => {
       const base = { leaseToken: null, leaseExpiresAt: null, sendStartedAt: null, nextAttemptAt: null, errorMessage: null, updatedAt: now };
       const values =
         result.kind === "published"
           ? { ...base, status: "published" as const, providerPostId: result.providerPostId, publishedUrl: result.publishedUrl, publishedAt: now }
           : { ...base, status: "scheduled" as const, providerPostId: result.providerPostId, heldByProvider: true };
-      const ok = tx.update(scheduledPostTargets).set(values).where(fenced(claim)).returning({ id: scheduledPostTargets.id }).all().length === 1;
-      if (ok) refreshPostStatus(tx, postId, now);
-      return ok;
+      const rows = tx.update(scheduledPostTargets).set(values).where(fenced(claim)).returning({ platform: scheduledPostTargets.platform }).all();
+      if (rows.length === 1) refreshPostStatus(tx, postId, now);
+      return rows[0] ?? null;
     },
     { behavior: "immediate" },
   );
+  // A hand-over (the provider holds the post) is not an outcome yet: the confirmation job counts it when it went out.
+  if (written && result.kind === "published") {
+    const lateness = scheduledTime === undefined ? undefined : { scheduledTime, publishedAt: now };
+    recordDeliveryOutcome(deps, written.platform, DELIVERY_OUTCOME.published, lateness);
+  }
+  return written !== null;
 }
 
 /** The wait after the n-th failed attempt. */
@@ -150,12 +160,12 @@ export function backoffAfter(attempts: number): number {
 }
 
 /** Records a failed attempt (fenced): retry later with backoff, or fail for good with the platform's message. */
-function recordFailure(deps: Pick<Deps, "db" | "clock">, claim: Claim, postId: string, attemptsSoFar: number, error: DeliveryError): void {
+function recordFailure(deps: Pick<Deps, "db" | "clock" | "metrics">, claim: Claim, postId: string, attemptsSoFar: number, error: DeliveryError): void {
   const now = deps.clock.now();
   const attempts = attemptsSoFar + 1;
   const final = error.kind === "permanent" || attempts >= MAX_ATTEMPTS;
   const message = error.kind === "permanent" || attempts < MAX_ATTEMPTS ? error.message : `Gave up after ${attempts} attempts: ${error.message}`;
-  deps.db.transaction(
+  const written = deps.db.transaction(
     (tx) => {
       const values = final
         ? { status: "failed" as const, errorMessage: message, nextAttemptAt: null, sendStartedAt: null }
@@ -168,12 +178,14 @@ function recordFailure(deps: Pick<Deps, "db" | "clock">, claim: Claim, postId: s
         .update(scheduledPostTargets)
         .set({ ...values, attempts, leaseToken: null, leaseExpiresAt: null, updatedAt: now })
         .where(fenced(claim))
-        .returning({ id: scheduledPostTargets.id })
+        .returning({ platform: scheduledPostTargets.platform })
         .all();
       if (ok.length === 1) refreshPostStatus(tx, postId, now);
+      return ok[0] ?? null;
     },
     { behavior: "immediate" },
   );
+  if (written) recordDeliveryOutcome(deps, written.platform, final ? DELIVERY_OUTCOME.failed : DELIVERY_OUTCOME.retry);
 }
 
 type TargetRow = typeof scheduledPostTargets.$inferSelect;
@@ -224,7 +236,7 @@ export async function deliverClaim(deps: Deps, claim: Claim): Promise<void> {
       if (!fencedUpdate(deps, claim, { sendStartedAt: deps.clock.now(), updatedAt: deps.clock.now() })) return;
       result = await connector.deliver(ctx);
     }
-    if (!recordSuccess(deps, claim, post.id, result)) {
+    if (!recordSuccess(deps, claim, post.id, result, post.scheduledTime)) {
       deps.log.warn("delivery lease lost before its outcome was recorded", { targetId: target.id });
     }
   } catch (error) {
@@ -249,7 +261,7 @@ export async function reconcileClaim(deps: Deps, claim: Claim): Promise<{ result
 }
 
 /** Records a claimed target as published (fenced), e.g. when cancel learns the provider already published it. */
-export function recordPublishedClaim(deps: Pick<Deps, "db" | "clock">, claim: Claim, postId: string, providerPostId: string, publishedUrl: string | null): boolean {
+export function recordPublishedClaim(deps: Pick<Deps, "db" | "clock" | "metrics">, claim: Claim, postId: string, providerPostId: string, publishedUrl: string | null): boolean {
   return recordSuccess(deps, claim, postId, { kind: "published", providerPostId, publishedUrl });
 }
 
@@ -275,18 +287,20 @@ export function saveClaimProviderPostId(deps: Pick<Deps, "db" | "clock">, claim:
   return fencedUpdate(deps, claim, { providerPostId, heldByProvider: true, updatedAt: deps.clock.now() });
 }
 
-/** Withdraws a claimed, service-held target (fenced): it will never be delivered. Answers false when the lease was lost. */
-export function withdrawClaim(deps: Pick<Deps, "db" | "clock">, claim: Claim): boolean {
+/**
+ * Withdraws a claimed target (fenced): it will never be delivered (a provider-held one was deleted there first).
+ * Counted as a `withdrawn` delivery. Answers false when the lease was lost.
+ */
+export function withdrawClaim(deps: Pick<Deps, "db" | "clock" | "metrics">, claim: Claim): boolean {
   const now = deps.clock.now();
-  return fencedUpdate(deps, claim, {
-    status: "withdrawn",
-    withdrawnAt: now,
-    nextAttemptAt: null,
-    leaseToken: null,
-    leaseExpiresAt: null,
-    sendStartedAt: null,
-    updatedAt: now,
-  });
+  const rows = deps.db
+    .update(scheduledPostTargets)
+    .set({ status: "withdrawn", withdrawnAt: now, nextAttemptAt: null, leaseToken: null, leaseExpiresAt: null, sendStartedAt: null, updatedAt: now })
+    .where(fenced(claim))
+    .returning({ platform: scheduledPostTargets.platform })
+    .all();
+  if (rows[0]) recordDeliveryOutcome(deps, rows[0].platform, DELIVERY_OUTCOME.withdrawn);
+  return rows.length === 1;
 }
 
 /** Claims and delivers every due target (in batches of `concurrency`), awaiting all. For jobs and tests. */

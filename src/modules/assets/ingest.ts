@@ -35,6 +35,17 @@ export interface AssetOrigin {
   sourceUrl?: string | null;
 }
 
+/** Refusals of an image (bad bytes, bad source) are 400s; anything else (storage, a used link) is not counted. */
+const REFUSAL_STATUS = 400;
+
+/**
+ * Counts a refused image in `seedcast_ingest_refusals_total{reason}` when `error` is such a refusal. Each door an
+ * image comes in by (URL ingest, bytes ingest, the upload page) calls this once at its edge, so nothing counts twice.
+ */
+export function recordIngestRefusal(deps: Pick<Deps, "metrics">, error: unknown): void {
+  if (error instanceof AppError && error.status === REFUSAL_STATUS) deps.metrics.ingestRefusals.inc({ reason: error.code });
+}
+
 /** Outbound overrides for one deps: tests pass a throwaway CA and a scripted resolver. Production sets none. */
 export interface IngestFetchOverrides {
   resolver?: Resolver;
@@ -131,7 +142,13 @@ export async function ingestImageBytes(
   accountId: string,
   input: { bytes: Uint8Array; fileName?: string | null; source?: AssetSource },
 ): Promise<AssetRecord> {
-  const image = await checkImageBytes(deps, input.bytes);
+  let image: CheckedImage;
+  try {
+    image = await checkImageBytes(deps, input.bytes);
+  } catch (error) {
+    recordIngestRefusal(deps, error);
+    throw error;
+  }
   return storeImage(deps, accountId, image, {
     fileName: assetFileName(image.ext, input.fileName),
     source: input.source ?? "generated",
@@ -154,13 +171,19 @@ export async function ingestFromUrl(
     allowPrivateHosts: deps.config.allowPrivateHosts,
     ...overrides,
   };
-  let body: Uint8Array;
+  let image: CheckedImage;
   try {
-    body = (await safeFetchOk(input.url, options)).body;
+    let body: Uint8Array;
+    try {
+      body = (await safeFetchOk(input.url, options)).body;
+    } catch (error) {
+      throw toAppError(error, "image_too_large");
+    }
+    image = await checkImageBytes(deps, body);
   } catch (error) {
-    throw toAppError(error, "image_too_large");
+    recordIngestRefusal(deps, error);
+    throw error;
   }
-  const image = await checkImageBytes(deps, body);
   return storeImage(deps, accountId, image, {
     fileName: assetFileName(image.ext, input.label, lastPathSegment(input.url)),
     source: "url",

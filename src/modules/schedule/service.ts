@@ -24,6 +24,7 @@ import {
   type Claim,
 } from "../../publishing/dispatcher";
 import { loadDeliveryContent, loadSnapshotImage } from "../../publishing/content";
+import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "../../publishing/delivery-metrics";
 import { refreshPostStatus } from "../../publishing/post-status";
 import { connectorFor } from "../../publishing/registry";
 import { decodeCursor, encodeCursor } from "../assets/cursor";
@@ -475,7 +476,7 @@ export async function confirmProviderHeldPosts(deps: Deps): Promise<{ confirmed:
       const content = await loadDeliveryContent(deps, post);
       const outcome = await connector.confirm(deps, openConnection(deps, row), target.providerPostId, content);
       if (outcome.state === "pending") continue;
-      deps.db.transaction(
+      const recorded = deps.db.transaction(
         (tx) => {
           const values =
             outcome.state === "published"
@@ -493,13 +494,16 @@ export async function confirmProviderHeldPosts(deps: Deps): Promise<{ confirmed:
             )
             .returning({ id: scheduledPostTargets.id })
             .all();
-          if (updated.length === 1) {
-            refreshPostStatus(tx, post.id, deps.clock.now());
-            confirmed++;
-          }
+          if (updated.length === 1) refreshPostStatus(tx, post.id, deps.clock.now());
+          return updated.length === 1;
         },
         { behavior: "immediate" },
       );
+      if (recorded) {
+        confirmed++;
+        // No lateness: the provider published it at its own time; we only learn of it now.
+        recordDeliveryOutcome(deps, target.platform, outcome.state === "published" ? DELIVERY_OUTCOME.published : DELIVERY_OUTCOME.failed);
+      }
     } catch (error) {
       deps.log.warn("publication confirmation failed", { targetId: target.id, error: (error as Error).message });
     }

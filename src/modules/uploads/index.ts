@@ -11,6 +11,7 @@ import { authOf } from "../../http/request-context";
 import { scopePlugin } from "../../http/scope";
 import { AppError } from "../../lib/errors";
 import { isoAt } from "../../lib/clock";
+import { recordIngestRefusal } from "../assets/ingest";
 import { assetToApi } from "../assets/service";
 import { uploadLinkParams, uploadLinkResponse, uploadLinkStatusResponse } from "./model";
 import { readUploadedFile } from "./multipart";
@@ -193,6 +194,8 @@ export function uploadsModule(deps: Deps) {
           return html(200, uploadDonePage(asset));
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
+          // The one place upload-page refusals are counted (the streaming cap and every image check end up here).
+          recordIngestRefusal(deps, error);
           const message = friendlyMessage(error, maxBytes);
           if (wantsJson) return json(error.status, { ...error.toBody(), message });
           if (error.status === 400) {
