@@ -3,7 +3,7 @@
  * (reserve → async work → capture in the saving transaction, release on failure) and with POST /api/v1/seeds.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Elysia, t } from "elysia";
+import { Elysia, status, t } from "elysia";
 import { authOf } from "../src/http/request-context";
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_RETENTION_MS, tidyIdempotencyKeys } from "../src/http/idempotency";
 import { scopePlugin } from "../src/http/scope";
@@ -56,6 +56,13 @@ beforeAll(async () => {
       },
       { scope: "create", body: t.Object({ topic: t.String({ minLength: 1 }), n: t.Optional(t.Integer()) }) },
     ),
+  );
+  // Answers through Elysia's status() helper and as plain text: stored and replayed the same way.
+  world.app.use(
+    new Elysia()
+      .use(scopePlugin)
+      .post("/api/v1/__status", () => status(202, { id: newId() }), { scope: "create" })
+      .post("/api/v1/__text", () => `text ${newId()}`, { scope: "create" }),
   );
 });
 afterAll(() => world.close());
@@ -241,6 +248,20 @@ describe("Idempotency-Key on a metered route", () => {
     await world.call("POST", METERED, { key: a.key, body: { topic: "plain" } });
     expect(runs.get("plain")).toBe(2);
     expect(creditSummary(world.deps, a.accountId).balance).toBe(20 - 2 * PRICE);
+  });
+});
+
+describe("answer shapes", () => {
+  test("status(202, body) and text answers replay with their status, type and bytes", async () => {
+    const a = await world.createAccount();
+    for (const path of ["/api/v1/__status", "/api/v1/__text"]) {
+      const first = await world.call("POST", path, { key: a.key, headers: idem(`shape-${path}`) });
+      const again = await world.call("POST", path, { key: a.key, headers: idem(`shape-${path}`) });
+      expect(again.status).toBe(first.status);
+      expect(again.text).toBe(first.text);
+      expect(again.headers.get("content-type")).toBe(first.headers.get("content-type"));
+    }
+    expect((await world.call("POST", "/api/v1/__status", { key: a.key, headers: idem("s2") })).status).toBe(202);
   });
 });
 
