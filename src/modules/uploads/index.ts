@@ -95,9 +95,10 @@ function gonePageFor(error: AppError): Response {
 
 /** Mounts the upload-link API and the upload page. */
 export function uploadsModule(deps: Deps) {
-  const formPage = (request: Request, expiresAt: number, error?: string) =>
+  const formPage = (expiresAt: number, error?: string) =>
     uploadFormPage({
-      action: new URL(request.url).pathname,
+      // Empty: the form posts to the page's own URL, whatever path prefix a proxy put in front of it.
+      action: "",
       expiresAt: isoAt(expiresAt),
       expiresInSeconds: (expiresAt - deps.clock.now()) / 1000,
       maxBytes: deps.config.maxImageBytes,
@@ -168,10 +169,10 @@ export function uploadsModule(deps: Deps) {
     )
     .get(
       `${UPLOAD_PATH}/:token`,
-      ({ params, request }) => {
+      ({ params }) => {
         try {
           const link = assertLinkUsable(deps, findLinkByToken(deps, params.token));
-          return html(200, formPage(request, link.expiresAt));
+          return html(200, formPage(link.expiresAt));
         } catch (error) {
           if (error instanceof AppError) return gonePageFor(error);
           throw error;
@@ -199,7 +200,7 @@ export function uploadsModule(deps: Deps) {
           const message = friendlyMessage(error, maxBytes);
           if (wantsJson) return json(error.status, { ...error.toBody(), message });
           if (error.status === 400) {
-            return html(400, formPage(request, expiresAt, message));
+            return html(400, formPage(expiresAt, message));
           }
           return gonePageFor(error);
         }

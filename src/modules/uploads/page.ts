@@ -56,6 +56,7 @@ export function formatBytes(bytes: number): string {
 
 /** The upload form. `error` is shown above it after a refused no-script post (the link stays valid). */
 export function uploadFormPage(opts: {
+  /** Where the form posts; "" is the page's own URL. */
   action: string;
   expiresAt: string;
   /** Seconds left: the script counts from this, so a browser clock that is off does not matter. */
