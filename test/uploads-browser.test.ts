@@ -219,7 +219,15 @@ describe("the upload page in Chromium", () => {
     expect(list.json.assets[0].mimeType).toBe("image/webp");
   }, 60_000);
 
-  test("expired and unknown links show their pages", async () => {
+  test("expired and unknown links show their pages (and the form reads well in dark mode)", async () => {
+    const dark = await mintLink();
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.goto(dark.uploadUrl);
+    await page.setInputFiles("#file", { name: "notes.png", mimeType: "image/png", buffer: Buffer.from("not an image") });
+    await page.locator("#message").waitFor({ state: "visible" });
+    expect(await page.locator("#message").textContent()).toContain("cannot be previewed");
+    await shoot("10-dark-form");
+    await page.emulateMedia({ colorScheme: "light" });
     const link = await mintLink();
     world.clock.advance(16 * 60 * 1000);
     const expired = await page.goto(link.uploadUrl);
