@@ -8,6 +8,19 @@ export type GeneratorKind = (typeof GENERATOR_KINDS)[number];
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** Dispatcher tuning defaults (DISPATCH_CONCURRENCY, DISPATCH_LEASE_MS, DISPATCH_POLL_MS). */
+export const DISPATCH_DEFAULTS = Object.freeze({ concurrency: 32, leaseMs: 120_000, pollMs: 500 });
+
+/** How the continuous dispatcher runs inside `seedcast serve`. */
+export interface DispatchConfig {
+  /** Deliveries in flight at once. */
+  concurrency: number;
+  /** How long a claimed target stays leased before another worker may take it over (ms). */
+  leaseMs: number;
+  /** Longest idle sleep before looking for due work again (ms). */
+  pollMs: number;
+}
+
 export interface Prices {
   generateSocialPost: number;
   regenerateCaption: number;
@@ -36,6 +49,7 @@ export interface Config {
   metricsToken: string | null;
   /** Backups: nightly job when set (cron expression), with the number of archives kept. */
   backup: { cron: string | null; dir: string; keep: number };
+  dispatch: DispatchConfig;
 }
 
 export class ConfigError extends Error {
@@ -117,6 +131,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       cron: env.BACKUP_CRON?.trim() || null,
       dir: resolve(env.BACKUP_DIR?.trim() || `${dataDir}/backups`),
       keep: intVar(env, "BACKUP_KEEP", 7, 1, 1000),
+    },
+    dispatch: {
+      concurrency: intVar(env, "DISPATCH_CONCURRENCY", DISPATCH_DEFAULTS.concurrency, 1, 1000),
+      // Under a second, a slow provider call would lose its lease mid-flight and be taken over.
+      leaseMs: intVar(env, "DISPATCH_LEASE_MS", DISPATCH_DEFAULTS.leaseMs, 1000, 3_600_000),
+      pollMs: intVar(env, "DISPATCH_POLL_MS", DISPATCH_DEFAULTS.pollMs, 10, 60_000),
     },
   };
   if (config.generator === "openai" && !config.openai.apiKey) {

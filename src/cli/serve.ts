@@ -11,7 +11,7 @@ import { systemJobs } from "../jobs";
 import { startJobs } from "../jobs/registry";
 import { backupJobs } from "../modules/backup/job";
 import { SERVE_PID_FILE } from "../modules/backup/service";
-import { dispatcherOptionsFromEnv, startDispatcher } from "../publishing/dispatcher";
+import { startDispatcher } from "../publishing/dispatcher";
 import { VERSION } from "../version";
 
 /** Extra room over the image cap for multipart framing on the upload page. */
@@ -40,7 +40,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   });
   const jobs = startJobs(deps, [...systemJobs, ...backupJobs(config)]);
   // Delivery runs continuously (not as a cron tick) so posts leave within a second of their time.
-  const dispatcher = startDispatcher(deps, dispatcherOptionsFromEnv(process.env));
+  const dispatcher = startDispatcher(deps, deps.config.dispatch);
   deps.log.info("ready", {
     version: VERSION,
     url: `http://${server.hostname}:${server.port}`,

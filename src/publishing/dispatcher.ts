@@ -13,6 +13,7 @@
  *   A crash is not an attempt: it is reconciled instead.
  */
 import { and, asc, eq, inArray, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
+import { DISPATCH_DEFAULTS, type DispatchConfig } from "../config";
 import { connections } from "../db/schema/connections";
 import type { ConnectionRow } from "../modules/connections/service";
 import { scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
@@ -30,10 +31,10 @@ import { connectorFor } from "./registry";
 export const MAX_ATTEMPTS = 5;
 /** Wait after the n-th failed attempt (1-based) before the next one. */
 export const BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000] as const;
-export const DEFAULT_LEASE_MS = 120_000;
-export const DEFAULT_CONCURRENCY = 32;
+export const DEFAULT_LEASE_MS = DISPATCH_DEFAULTS.leaseMs;
+export const DEFAULT_CONCURRENCY = DISPATCH_DEFAULTS.concurrency;
 /** Longest the idle loop sleeps before looking for due work again. */
-export const DEFAULT_POLL_MS = 500;
+export const DEFAULT_POLL_MS = DISPATCH_DEFAULTS.pollMs;
 /** Never spin: even when work seems due, yield this long between empty claims. */
 const MIN_IDLE_SLEEP_MS = 5;
 const PENDING = ["scheduled", "publishing"] as const;
@@ -45,24 +46,8 @@ export interface Claim {
   outcomeUnknown: boolean;
 }
 
-export interface DispatcherOptions {
-  concurrency: number;
-  leaseMs: number;
-  pollMs: number;
-}
-
-/** Operational tuning from the environment (DISPATCH_CONCURRENCY, DISPATCH_LEASE_MS, DISPATCH_POLL_MS). */
-export function dispatcherOptionsFromEnv(env: Record<string, string | undefined>): DispatcherOptions {
-  const int = (name: string, fallback: number, min: number): number => {
-    const n = Number(env[name]);
-    return Number.isInteger(n) && n >= min ? n : fallback;
-  };
-  return {
-    concurrency: int("DISPATCH_CONCURRENCY", DEFAULT_CONCURRENCY, 1),
-    leaseMs: int("DISPATCH_LEASE_MS", DEFAULT_LEASE_MS, 1000),
-    pollMs: int("DISPATCH_POLL_MS", DEFAULT_POLL_MS, 10),
-  };
-}
+/** Operational tuning; read and validated with the rest of the configuration (Config.dispatch in src/config.ts). */
+export type DispatcherOptions = DispatchConfig;
 
 /** Condition: the target is pending, due (unless `anyTime`), and its lease is free or expired. */
 function claimable(now: number, anyTime = false) {

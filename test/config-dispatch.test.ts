@@ -1,0 +1,33 @@
+/** The dispatcher's tuning is part of the validated configuration (Config.dispatch), with the documented defaults. */
+import { describe, expect, test } from "bun:test";
+import { ConfigError, DISPATCH_DEFAULTS, loadConfig } from "../src/config";
+import { DEFAULT_CONCURRENCY, DEFAULT_LEASE_MS, DEFAULT_POLL_MS } from "../src/publishing/dispatcher";
+
+const BASE = { DATA_DIR: "/tmp/seedcast-config-test", BASE_URL: "http://localhost" };
+
+describe("DISPATCH_* variables", () => {
+  test("unset: the defaults (32 in flight, 120 s lease, 500 ms poll), the same the dispatcher uses", () => {
+    expect(loadConfig(BASE).dispatch).toEqual({ concurrency: 32, leaseMs: 120_000, pollMs: 500 });
+    expect(DISPATCH_DEFAULTS).toEqual({ concurrency: DEFAULT_CONCURRENCY, leaseMs: DEFAULT_LEASE_MS, pollMs: DEFAULT_POLL_MS });
+    expect(loadConfig({ ...BASE, DISPATCH_CONCURRENCY: " ", DISPATCH_POLL_MS: "" }).dispatch.concurrency).toBe(32);
+  });
+
+  test("set: read into config.dispatch", () => {
+    const config = loadConfig({ ...BASE, DISPATCH_CONCURRENCY: "8", DISPATCH_LEASE_MS: "1500", DISPATCH_POLL_MS: "100" });
+    expect(config.dispatch).toEqual({ concurrency: 8, leaseMs: 1500, pollMs: 100 });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  test.each([
+    ["DISPATCH_CONCURRENCY", "0"],
+    ["DISPATCH_CONCURRENCY", "many"],
+    ["DISPATCH_CONCURRENCY", "2.5"],
+    ["DISPATCH_LEASE_MS", "999"],
+    ["DISPATCH_LEASE_MS", "3600001"],
+    ["DISPATCH_POLL_MS", "5"],
+    ["DISPATCH_POLL_MS", "-1"],
+  ])("%s=%s stops at start with a message naming the variable", (name, raw) => {
+    expect(() => loadConfig({ ...BASE, [name]: raw })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...BASE, [name]: raw })).toThrow(`${name} must be a whole number`);
+  });
+});
