@@ -130,13 +130,15 @@ describe("first-run setup", () => {
     const form = await b.get("/setup");
     expect(form.status).toBe(200);
     expect(form.text).toContain('<label for="email">');
+    expect(form.text).toContain('<label for="ownerName">Your name</label>');
 
     // Without the form token nothing is created.
     const stale = await b.request("POST", "/setup", { name: "Acme", email: "admin@acme.test", password: PASSWORD, confirm: PASSWORD, _csrf: "x".repeat(43) });
     expect(stale.status).toBe(403);
     expect(world.deps.sqlite.query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 0 });
 
-    const done = await b.request("POST", "/setup", { _csrf: b.csrf(), name: "Acme", email: "admin@acme.test", password: PASSWORD, confirm: PASSWORD });
+    // The person's name is asked for separately from the account's.
+    const done = await b.request("POST", "/setup", { _csrf: b.csrf(), name: "Acme", ownerName: "Ada Admin", email: "admin@acme.test", password: PASSWORD, confirm: PASSWORD });
     expect(done.status).toBe(303);
     expect(done.location).toBe("/dashboard");
     const cookie = done.headers.getSetCookie().find((c) => c.startsWith("seedcast_session="));
@@ -144,8 +146,9 @@ describe("first-run setup", () => {
     expect(cookie).toContain("HttpOnly");
     expect(cookie).toContain("SameSite=Lax");
     expect(cookie).not.toContain("Secure"); // BASE_URL is http here
-    const admin = world.deps.sqlite.query("SELECT is_instance_admin AS a FROM users WHERE email = ?").get("admin@acme.test");
-    expect(admin).toEqual({ a: 1 });
+    const admin = world.deps.sqlite.query("SELECT is_instance_admin AS a, name FROM users WHERE email = ?").get("admin@acme.test");
+    expect(admin).toEqual({ a: 1, name: "Ada Admin" });
+    expect(world.deps.sqlite.query("SELECT name FROM accounts").all()).toEqual([{ name: "Acme" }]);
     // The stored session is a hash, never the cookie's token.
     const token = cookie?.split(";")[0]?.split("=")[1] ?? "";
     expect(world.deps.sqlite.query("SELECT count(*) AS n FROM sessions WHERE token_hash = ?").get(token)).toEqual({ n: 0 });

@@ -21,6 +21,10 @@ function checkPassword(password: string): void {
 }
 
 /** Creates a user row; the first user of the instance becomes its admin. */
+/** Account and person names: 1 to 120 characters after trimming. */
+const NAME_MIN = 1;
+const NAME_MAX = 120;
+
 async function insertUser(deps: Pick<Deps, "db" | "clock">, email: string, password: string, name: string): Promise<string> {
   const normalized = checkEmail(email);
   checkPassword(password);
@@ -45,14 +49,19 @@ export interface CreatedAccount {
   userId: string;
 }
 
-/** Creates an account with its first owner and the initial credit grant. */
+/**
+ * Creates an account with its first owner and the initial credit grant. `ownerName` is the person's name; left out
+ * (or blank), the owner is named after the account, as for a one-person account.
+ */
 export async function createAccount(
   deps: Pick<Deps, "db" | "clock" | "config">,
-  input: { name: string; email: string; password: string; credits?: number },
+  input: { name: string; email: string; password: string; credits?: number; ownerName?: string },
 ): Promise<CreatedAccount> {
   const name = input.name.trim();
-  if (name.length < 1 || name.length > 120) throw invalidField("name", "must be 1 to 120 characters");
-  const userId = await insertUser(deps, input.email, input.password, name);
+  if (name.length < NAME_MIN || name.length > NAME_MAX) throw invalidField("name", `must be ${NAME_MIN} to ${NAME_MAX} characters`);
+  const ownerName = input.ownerName?.trim() || name;
+  if (ownerName.length > NAME_MAX) throw invalidField("ownerName", `must be at most ${NAME_MAX} characters`);
+  const userId = await insertUser(deps, input.email, input.password, ownerName);
   const accountId = newId();
   const now = deps.clock.now();
   deps.db.transaction(

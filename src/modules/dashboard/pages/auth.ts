@@ -30,7 +30,14 @@ function sessionCookie(ctx: DashboardCtx, token: string): string {
   return setCookie(ctx.deps.config, cookieNames(ctx.deps.config).session, token, Math.floor(SESSION_ABSOLUTE_MS / 1000));
 }
 
-function setupForm(token: string, values: { name?: string; email?: string }, notices: Notice[] = []) {
+/** What the setup form sends back on a refusal (never the passwords). */
+interface SetupValues {
+  name?: string;
+  ownerName?: string;
+  email?: string;
+}
+
+function setupForm(token: string, values: SetupValues, notices: Notice[] = []) {
   return publicPage(
     "Set up Seedcast",
     html`<p>Create the first account. Its owner is also the administrator of this instance.</p>
@@ -38,6 +45,9 @@ function setupForm(token: string, values: { name?: string; email?: string }, not
   <input type="hidden" name="_csrf" value="${token}">
   <div class="row"><label for="name">Account name</label>
     <input id="name" name="name" type="text" required maxlength="120" autocomplete="organization" value="${values.name ?? ""}"></div>
+  <div class="row"><label for="ownerName">Your name</label>
+    <input id="ownerName" name="ownerName" type="text" maxlength="120" autocomplete="name" aria-describedby="owner-hint" value="${values.ownerName ?? ""}">
+    <p class="hint" id="owner-hint">How other members see you. Left empty, the account name is used.</p></div>
   <div class="row"><label for="email">Your email</label>
     <input id="email" name="email" type="email" required autocomplete="email" value="${values.email ?? ""}"></div>
   <div class="row"><label for="password">Password</label>
@@ -80,7 +90,7 @@ export function getSetup(ctx: DashboardCtx, request: Request): Response {
 export async function postSetup(ctx: DashboardCtx, request: Request, form: Form | undefined): Promise<Response> {
   if (!needsSetup(ctx.deps)) return redirect("/login");
   const { token, cookie } = formToken(ctx, request);
-  const values = { name: field(form, "name"), email: field(form, "email") };
+  const values = { name: field(form, "name"), ownerName: field(form, "ownerName"), email: field(form, "email") };
   if (!formTokenValid(ctx, request, form)) return htmlResponse(setupForm(token, values, [STALE_FORM]), 403, { "set-cookie": cookie });
   const password = field(form, "password");
   if (password !== field(form, "confirm")) {
@@ -92,7 +102,7 @@ export async function postSetup(ctx: DashboardCtx, request: Request, form: Form 
   setupInFlight = true;
   try {
     if (!needsSetup(ctx.deps)) return redirect("/login");
-    const created = await createAccount(ctx.deps, { name: values.name, email: values.email, password });
+    const created = await createAccount(ctx.deps, { name: values.name, ownerName: values.ownerName, email: values.email, password });
     const { token: sessionToken } = createSession(ctx.deps, created.userId);
     return redirect("/dashboard", [sessionCookie(ctx, sessionToken)]);
   } catch (error) {
