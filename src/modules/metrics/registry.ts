@@ -66,7 +66,7 @@ export function createMetrics(sqlite: Database, clock: Clock): Metrics {
   });
   const dispatchLateness = new Histogram({
     name: "seedcast_dispatch_lateness_seconds",
-    help: "How long after its scheduled time a target was published.",
+    help: "How long after its scheduled time a target this service sent itself was published (provider-held posts are not timed).",
     labelNames: ["platform"] as const,
     buckets: LATENESS_BUCKETS,
     registers: [registry],
