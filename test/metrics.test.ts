@@ -160,3 +160,23 @@ describe("deliveries, dispatch lateness and ingest refusals are recorded where t
     expect(text).not.toMatch(/^seedcast_ingest_refusals_total\{reason="upload_link_used"\}/m);
   });
 });
+
+test("answers the idempotency layer gives before any handler (replays, 422) are counted like every request", async () => {
+  const w = await createWorld();
+  try {
+    const acct = await w.createAccount();
+    const headers = { "idempotency-key": "metrics-replay-1" };
+    const body = { title: "Counted", content: "Replays are requests too." };
+    expect((await w.call("POST", "/api/v1/seeds", { key: acct.key, body, headers })).status).toBe(201);
+    const replay = await w.call("POST", "/api/v1/seeds", { key: acct.key, body, headers });
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect((await w.call("POST", "/api/v1/seeds", { key: acct.key, body: { ...body, title: "Other" }, headers })).status).toBe(422);
+    await Bun.sleep(20);
+    const text = (await w.call("GET", "/metrics")).text;
+    expect(value(text, /^seedcast_http_requests_total\{method="POST",route="\/api\/v1\/seeds",status="201"\}/)).toBe(2);
+    expect(value(text, /^seedcast_http_requests_total\{method="POST",route="\/api\/v1\/seeds",status="422"\}/)).toBe(1);
+  } finally {
+    w.close();
+  }
+});

@@ -211,8 +211,11 @@ function customStatus(value: unknown): { code: number; response: unknown } | nul
   return null;
 }
 
+/** Receives every answer the plugin gives before a handler runs, so the pipeline logs and counts it like any other. */
+export type EarlyAnswer = (request: Request, response: Response) => Response;
+
 /** The plugin. Mount it right after the pipeline so its onRequest runs after the pipeline's checks. */
-export function idempotencyPlugin(deps: IdempotencyDeps) {
+export function idempotencyPlugin(deps: IdempotencyDeps, answer: EarlyAnswer = (_request, response) => response) {
   const pending = new WeakMap<Request, { scope: IdempotencyScope; lease: string }>();
 
   return new Elysia({ name: "seedcast.idempotency" })
@@ -226,9 +229,9 @@ export function idempotencyPlugin(deps: IdempotencyDeps) {
       // NB: the pipeline refused unauthenticated API requests before this hook; no auth means not ours to handle.
       if (!state?.auth) return;
       const headers = { "x-request-id": state.id };
-      if (key.trim() === "") return appErrorResponse(keyRefusal("must not be empty"), headers);
+      if (key.trim() === "") return answer(request, appErrorResponse(keyRefusal("must not be empty"), headers));
       if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-        return appErrorResponse(keyRefusal(`must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`), headers);
+        return answer(request, appErrorResponse(keyRefusal(`must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`), headers));
       }
       const body = await readCapped(request, MAX_FINGERPRINT_BYTES);
       if (body === null) return;
@@ -236,14 +239,17 @@ export function idempotencyPlugin(deps: IdempotencyDeps) {
       try {
         const claim = claimIdempotencyKey(deps, scope, requestFingerprint(url.search, body));
         if (claim.kind === "replay") {
-          return new Response(claim.body, {
-            status: claim.status,
-            headers: { "content-type": claim.contentType, [REPLAYED_HEADER]: "true", ...headers },
-          });
+          return answer(
+            request,
+            new Response(claim.body, {
+              status: claim.status,
+              headers: { "content-type": claim.contentType, [REPLAYED_HEADER]: "true", ...headers },
+            }),
+          );
         }
         pending.set(request, { scope, lease: claim.lease });
       } catch (error) {
-        if (error instanceof AppError) return appErrorResponse(error, headers);
+        if (error instanceof AppError) return answer(request, appErrorResponse(error, headers));
         throw error;
       }
     })

@@ -94,7 +94,12 @@ export function pipeline(deps: Deps, routes: () => readonly RouteLike[], observe
       }
     })
     // Idempotency-Key claims run after every check above (its onRequest is registered after ours) and keyed on the account.
-    .use(idempotencyPlugin(deps))
+    .use(
+      idempotencyPlugin(deps, (request, response) => {
+        const path = new URL(request.url).pathname;
+        return refuse(request, path, routeTable().match(request.method, path)?.route ?? "unmatched", response);
+      }),
+    )
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       // NB: a chunked body has no content-length; count what actually arrives before parsing it.
       if (!contentType?.startsWith("application/json")) return;
