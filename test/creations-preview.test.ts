@@ -4,16 +4,16 @@
  * test-artifacts/creations/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { launchChromium } from "./helpers/browser";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { createBuiltinGenerator } from "../src/generation/builtin";
 import { escapeHtml } from "../src/modules/dashboard/html";
 import type { CaptionRequest, Generator } from "../src/generation/generator";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 
 const ARTIFACTS = join(import.meta.dir, "..", "test-artifacts", "creations");
-const CHROMIUM = "/usr/bin/chromium";
 const HOSTILE_CAPTION = `Tom & Jerry's <b>launch</b> is "today" <script>alert(1)</script>\nSecond line </p><img src=x onerror=alert(2)>`;
 const HOSTILE_TITLE = `<script>alert("title")</script> Launch & "Learn"`;
 
@@ -135,21 +135,8 @@ describe("preview page", () => {
   describe("in a browser", () => {
     let browser: Browser | null = null;
     beforeAll(async () => {
-      if (!existsSync(CHROMIUM)) return;
       // NB: playwright makes a fresh throwaway profile per launch (it refuses --user-data-dir here).
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-dev-shm-usage",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync",
-          "--no-first-run",
-        ],
-      });
+      browser = await launchChromium();
       mkdirSync(ARTIFACTS, { recursive: true });
     });
     afterAll(async () => {

@@ -9,15 +9,15 @@
  * dir with scripts/compile.ts, the same compile step and flags `npm run build` uses.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { launchChromium } from "./helpers/browser";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { type Browser, type BrowserContext, type Page, chromium } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
 import { compile } from "../scripts/compile";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/dashboard");
 const PASSWORD = "correct horse battery";
 const OWNER = { name: "Northwind Studio", email: "owner@northwind.test" };
@@ -131,7 +131,6 @@ async function mint(name: string, groups: string[]): Promise<string> {
 }
 
 beforeAll(async () => {
-  expect(existsSync(CHROMIUM)).toBe(true);
   mkdirSync(ARTIFACTS, { recursive: true });
   work = mkdtempSync(join(tmpdir(), "seedcast-dash-e2e-"));
   let bin = process.env.SEEDCAST_BIN ?? "";
@@ -164,10 +163,7 @@ beforeAll(async () => {
     for await (const chunk of server.stderr as ReadableStream<Uint8Array>) serverLog += new TextDecoder().decode(chunk);
   })();
   await waitReady(base);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: SIZES.desktop });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
   page = await context.newPage();

@@ -5,13 +5,13 @@
  * origin and the strict CSP reports nothing. Screenshots go to test-artifacts/uploads/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { launchChromium } from "./helpers/browser";
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type Browser, type BrowserContext, type Page, chromium } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/uploads");
 const DESKTOP = { width: 1100, height: 820 };
 const PHONE = { width: 390, height: 844 };
@@ -83,19 +83,7 @@ beforeAll(async () => {
   server = Bun.serve({ hostname: "127.0.0.1", port, fetch: (request) => world.app.handle(request) });
   photo = await makePhoto();
   // playwright gives every launch a fresh temporary profile (user-data dir) of its own.
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-dev-shm-usage",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: DESKTOP });
   page = await context.newPage();
   context.on("request", (request) => {

@@ -22,6 +22,7 @@ import { AppError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { appErrorResponse, JSON_HEADERS } from "./error-response";
 import { requestState } from "./request-context";
+import { readStreamCapped } from "../lib/read-capped";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 /** Set on a replayed answer so clients and logs can tell it from a fresh one. */
@@ -156,21 +157,7 @@ function canonicalJson(value: unknown): string {
 /** Reads at most `limit` bytes of a clone of the body; null when it is longer (the parser will refuse it). */
 async function readCapped(request: Request, limit: number): Promise<Uint8Array | null> {
   if (!request.body) return new Uint8Array();
-  const reader = request.clone().body?.getReader();
-  if (!reader) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
+  return readStreamCapped(request.clone().body, limit);
 }
 
 /** SHA-256 of the query string and the body (canonical JSON when it parses, the raw bytes otherwise). */

@@ -16,6 +16,7 @@
 import { lookup } from "node:dns/promises";
 import { AppError } from "./errors.ts";
 import { classifyAddress, parseHostLiteral, type AddressClassification } from "./net-address.ts";
+import { readStreamCapped } from "./read-capped";
 
 /** Refusal reasons; every name but `too_large` is an ErrorCode of decisions.md §4. */
 export const SAFE_FETCH_REASONS = [
@@ -212,27 +213,8 @@ async function readCapped(response: Response, maxBytes: number): Promise<Uint8Ar
     await response.body?.cancel().catch(() => undefined);
     throw new SafeFetchError("too_large", `The response declares ${declared} bytes, over the ${maxBytes}-byte limit.`);
   }
-  if (!response.body) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw new SafeFetchError("too_large", `The response is over the ${maxBytes}-byte limit.`);
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1 && chunks[0]) return chunks[0];
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+  const body = await readStreamCapped(response.body, maxBytes);
+  if (body === null) throw new SafeFetchError("too_large", `The response is over the ${maxBytes}-byte limit.`);
   return body;
 }
 
