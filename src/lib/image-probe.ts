@@ -3,7 +3,6 @@
  * "dimensions read from the header before anything is decoded"). The type comes from content only, never
  * from a name or a Content-Type; SVG and everything else that is not PNG, JPEG, GIF or WebP is refused.
  */
-import { fileTypeFromBuffer } from "file-type";
 
 export const DEFAULT_MAX_PIXELS = 40_000_000;
 
@@ -39,6 +38,15 @@ export class ProbeError extends Error {
     this.name = "ProbeError";
     this.reason = reason;
   }
+}
+
+type FileTypeFromBuffer = typeof import("file-type").fileTypeFromBuffer;
+let fileTypeModule: Promise<FileTypeFromBuffer> | null = null;
+
+/** file-type pulls in `debug` (~60 ms to evaluate); it loads on the first probe, not at every start of the binary. */
+function loadFileType(): Promise<FileTypeFromBuffer> {
+  fileTypeModule ??= import("file-type").then((m) => m.fileTypeFromBuffer);
+  return fileTypeModule;
 }
 
 /** file-type's MIME answers that count as each accepted kind (an animated PNG is still a PNG file). */
@@ -188,7 +196,7 @@ export function probeImageHeader(prefix: Uint8Array, maxPixels = DEFAULT_MAX_PIX
  */
 export async function probeImage(bytes: Uint8Array, maxPixels = DEFAULT_MAX_PIXELS): Promise<ImageProbe> {
   if (bytes.length === 0) throw new ProbeError("empty_body", "The body is empty.");
-  const detected = await fileTypeFromBuffer(bytes);
+  const detected = await (await loadFileType())(bytes);
   const kind = detected ? FILE_TYPE_KINDS[detected.mime] : undefined;
   if (kind === undefined || sniffKind(bytes) !== kind) {
     throw new ProbeError("unsupported_type", "The content is not a PNG, JPEG, GIF or WebP image.");
