@@ -5,7 +5,7 @@
  * Bun.serve; seed search over HTTP: the service call alone) or paired here (generate through the API: the builtin
  * generator alone). BENCH_QUICK=0 runs the full lengths. Writes each bench's raw output to BENCH_LOG_DIR (a temp dir).
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -42,6 +42,14 @@ const BENCHES: { name: string; args: [string[], string[]]; env: [Record<string, 
   { name: "soak", args: [["bench/soak.ts"], ["bench/soak.ts"]], env: [{ SOAK_MINUTES: "1" }, {}] },
 ];
 
+/** Scripts in bench/ that are not benchmarks themselves. */
+const NOT_BENCHES = new Set(["run.ts", "bare-server.ts"]);
+// Every other bench script runs too, with its own defaults, so a new bench is never silently left out.
+for (const file of readdirSync(join(ROOT, "bench")).filter((f) => f.endsWith(".ts") && !NOT_BENCHES.has(f)).sort()) {
+  const name = file.replace(/\.ts$/, "");
+  if (!BENCHES.some((b) => b.name === name)) BENCHES.push({ name, args: [[`bench/${file}`], [`bench/${file}`]], env: [{}, {}] });
+}
+
 /** The last stdout line that parses as a bench result. */
 function lastResult(stdout: string): BenchResult | null {
   for (const line of stdout.trim().split("\n").reverse()) {
@@ -67,9 +75,8 @@ for (const b of BENCHES) {
   writeFileSync(join(LOG_DIR, `${b.name}.log`), `${stdout}\n--- stderr ---\n${stderr}`);
   process.stderr.write(` ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
   const result = lastResult(stdout);
-  results.push(
-    result ?? { bench: b.name, figures: [{ label: `did not finish (exit ${code}; see ${LOG_DIR}/${b.name}.log)`, value: "", unit: "", goal: "", ok: false }] },
-  );
+  const noJson = code === 0 ? `ran, printed no --json result line (see ${LOG_DIR}/${b.name}.log)` : `did not finish (exit ${code}; see ${LOG_DIR}/${b.name}.log)`;
+  results.push(result ?? { bench: b.name, figures: [{ label: noJson, value: "", unit: "", goal: "", ok: code === 0 ? null : false }] });
 }
 
 // generate through the whole API against the builtin generator alone: the API's ceiling for the same work.
