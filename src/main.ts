@@ -91,4 +91,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+// NB: no top-level await, so the bundle can be compiled to bytecode (faster start).
+void main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

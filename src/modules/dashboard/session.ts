@@ -143,13 +143,21 @@ export async function verifyLogin(deps: Pick<Deps, "db">, email: string, passwor
     .from(users)
     .where(sql`lower(${users.email}) = lower(${email.trim()})`)
     .get();
-  const hash = user?.passwordHash ?? DUMMY_HASH;
-  const ok = await Bun.password.verify(password, await hash);
+  const hash = user?.passwordHash ?? (await dummyHash());
+  const ok = await Bun.password.verify(password, hash);
   return ok && user ? user.id : null;
 }
 
-// A real argon2id hash to verify against when the email is unknown, so both paths cost the same.
-const DUMMY_HASH: Promise<string> = Bun.password.hash(randomToken(), { algorithm: "argon2id" });
+let dummy: Promise<string> | null = null;
+
+/**
+ * A real argon2id hash to verify against when the email is unknown, so both paths cost the same. NB: made on the
+ * first login, not at import: hashing costs ~200 ms and tens of MB, which every CLI call and every start would pay.
+ */
+function dummyHash(): Promise<string> {
+  dummy ??= Bun.password.hash(randomToken(), { algorithm: "argon2id" });
+  return dummy;
+}
 
 /** True when the instance has no users yet (first-run setup is open). */
 export function needsSetup(deps: Pick<Deps, "db">): boolean {
