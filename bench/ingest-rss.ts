@@ -120,8 +120,23 @@ async function measure(): Promise<void> {
     goal: "one ingest grows RSS by < 3× the cap; after a collection RSS is back within 2× the cap of the baseline",
     pass: ratio < 3 && leak < 2 * CAP,
   };
-  console.log(JSON.stringify(result, null, 2));
-  if (!result.pass) process.exit(1);
+  if (process.argv.includes("--json")) {
+    // One line in the shape bench/run reads.
+    console.log(
+      JSON.stringify({
+        bench: "ingest-rss",
+        figures: [
+          { label: `whole ingest path, peak RSS growth per ingest (worst of ${iterations}, ${result.mode})`, value: result.perIngestWorstOverCap, unit: "× cap", goal: "< 3", ok: ratio < 3 },
+          { label: "back-to-back peak RSS growth", value: result.backToBackPeakGrowthMiB, unit: "MiB", goal: "", ok: null },
+          { label: "RSS over baseline after a collection", value: result.settledAfterGcGrowthMiB, unit: "MiB", goal: "< 2 × cap", ok: leak < 2 * CAP },
+          { label: "time per ingest", value: result.msPerIngest, unit: "ms", goal: "", ok: null },
+        ],
+      }),
+    );
+  } else {
+    console.log(JSON.stringify(result, null, 2));
+  }
+  if (!result.pass) process.exitCode = 1;
 }
 
 if (process.argv.includes(SERVE_FLAG)) await serve();
