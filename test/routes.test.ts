@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { declaredGroup } from "../src/http/route-table";
 import { SCOPES, type Scope } from "../src/modules/auth/scopes";
+import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { type World, createWorld } from "./helpers/world";
 
 /** Routes that need no key, by exact path or by prefix (ending in "/"). Each is a page, a probe or a public file. */
@@ -37,6 +38,18 @@ beforeAll(async () => {
   world = await createWorld();
 });
 afterAll(() => world.close());
+
+// The shared auth matrix over every /api/v1 route the app has, so a route added later is covered without anyone
+// remembering to list it (module tests also run it with realistic bodies).
+const inventory = await createWorld();
+describeAuthMatrix(
+  "every /api/v1 route",
+  () => inventory,
+  inventory.app.routes
+    .filter((r) => r.path.startsWith("/api/v1") && r.method !== "ALL")
+    .map((r) => ({ method: r.method, path: r.path.replace(/:[A-Za-z_]+/g, SAMPLE_ID), validBody: {} })),
+);
+afterAll(() => inventory.close());
 
 describe("route inventory", () => {
   test("every /api/v1 route declares a group; every other route is public by name", () => {
