@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { isoAt } from "../src/lib/clock";
-import { addConnection, checkConnection } from "../src/modules/connections/service";
+import { AppError } from "../src/lib/errors";
+import { REMOVED_CONNECTION_MESSAGE, addConnection, checkConnection, getConnection, removeConnection } from "../src/modules/connections/service";
 import { confirmProviderHeldPosts } from "../src/modules/schedule/service";
 import { runDueOnce } from "../src/publishing/dispatcher";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
@@ -158,6 +159,49 @@ describe("cancel", () => {
       world.deps.sqlite.query("DELETE FROM connections WHERE id = ?").run(view.accountId);
     } finally {
       await second.stop();
+    }
+  });
+});
+
+describe("removing the connection", () => {
+  test("withdraws the scheduled status and fails the target; unreachable refuses and keeps everything", async () => {
+    const other = await startMastodonServer({ now: () => world.clock.now(), username: "leaving" });
+    try {
+      const view = await addConnection(world.deps, { accountId: acct.accountId, platform: "mastodon", instance: other.url, token: DEFAULT_TOKEN });
+      const res = await schedule("Removed before it went out", { targets: [view.accountId] });
+      const id = res.json.post.id;
+      const scheduledId = res.json.post.targets[0].providerPostId;
+      expect(other.state.scheduled.has(scheduledId)).toBe(true);
+
+      await other.setMode("unreachable");
+      const refused = await removeConnection(world.deps, acct.accountId, view.accountId).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(AppError);
+      expect(refused).toMatchObject({ code: "distribution_failed", extra: { retryable: true } });
+      expect((refused as AppError).message).toContain("try again");
+      expect(getConnection(world.deps, acct.accountId, view.accountId)).not.toBeNull();
+      const kept = postRows(world.deps, id).targets[0]!;
+      expect(kept).toMatchObject({ status: "scheduled", heldByProvider: true, providerPostId: scheduledId, leaseToken: null, errorMessage: null });
+
+      await other.setMode("ok");
+      await removeConnection(world.deps, acct.accountId, view.accountId);
+      expect(getConnection(world.deps, acct.accountId, view.accountId)).toBeNull();
+      expect(other.state.deletedScheduled).toContain(scheduledId);
+      expect(other.state.scheduled.has(scheduledId)).toBe(false);
+      const post = (await world.call("GET", `/api/v1/schedule/posts/${id}`, { key: acct.key })).json.post;
+      expect(post.status).toBe("failed");
+      expect(post.targets[0]).toMatchObject({ status: "failed", errorMessage: REMOVED_CONNECTION_MESSAGE, withdrawn: false });
+      expect(post.errorMessage).toContain(REMOVED_CONNECTION_MESSAGE);
+      // Nothing left for the dispatcher or the confirmation job.
+      world.clock.advance(HOUR + 2 * 60_000);
+      await runDueOnce(world.deps);
+      await confirmProviderHeldPosts(world.deps);
+      expect(postRows(world.deps, id).targets[0]!.status).toBe("failed");
+      expect(other.state.publishDue()).toHaveLength(0);
+    } finally {
+      await other.stop();
     }
   });
 });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { scheduledPostTargets } from "../src/db/schema/scheduled-posts";
 import { isoAt } from "../src/lib/clock";
-import { addConnection } from "../src/modules/connections/service";
+import { REMOVED_CONNECTION_MESSAGE, addConnection, getConnection, removeConnection } from "../src/modules/connections/service";
 import { claimDueTargets, deliverClaim, runDueOnce } from "../src/publishing/dispatcher";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
@@ -324,6 +324,44 @@ describe("webhook delivery", () => {
     expect(keyed[1]!.repeat).toBe(true);
     expect(receiver.duplicates()).toBe(0);
     expect(postRows(world.deps, res.json.post.id).post!.status).toBe("published");
+  });
+});
+
+describe("removing a connection", () => {
+  test("its pending webhook target fails at once, the post's status is recomputed, and nothing is ever delivered", async () => {
+    const a = await world.createAccount();
+    const leaving = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/leaving`, secret: WEBHOOK_SECRET });
+    const staying = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/staying`, secret: WEBHOOK_SECRET });
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "half of this goes out" });
+    const res = await world.call("POST", "/api/v1/schedule", {
+      key: a.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: [leaving.accountId, staying.accountId] },
+    });
+    expect(res.status).toBe(200);
+    const id = res.json.post.id;
+
+    await removeConnection(world.deps, a.accountId, leaving.accountId);
+    const now = (await world.call("GET", `/api/v1/schedule/posts/${id}`, { key: a.key })).json.post;
+    expect(now.status).toBe("scheduled"); // the other target is still to go
+    const gone = now.targets.find((t: { accountId: string }) => t.accountId === leaving.accountId);
+    expect(gone).toMatchObject({ status: "failed", errorMessage: REMOVED_CONNECTION_MESSAGE });
+    expect(postRows(world.deps, id).targets.find((t) => t.connectionId === leaving.accountId)!.nextAttemptAt).toBeNull();
+    const targets = (await world.call("GET", "/api/v1/schedule/targets", { key: a.key })).json.targets;
+    expect(targets.map((t: { accountId: string }) => t.accountId)).toEqual([staying.accountId]);
+
+    world.clock.advance(FIVE_MIN + 60_000);
+    const before = receiver.deliveries.length;
+    await runDueOnce(world.deps);
+    const got = receiver.deliveries.slice(before).filter((d) => (d.body as { post?: { id?: string } }).post?.id === id);
+    const stayingTarget = postRows(world.deps, id).targets.find((t) => t.connectionId === staying.accountId)!;
+    expect(got.map((d) => d.idempotencyKey)).toEqual([stayingTarget.id]); // the removed connection's target never went
+    const after = (await world.call("GET", `/api/v1/schedule/posts/${id}`, { key: a.key })).json.post;
+    expect(after.status).toBe("partially_failed");
+    expect(after.errorMessage).toContain(REMOVED_CONNECTION_MESSAGE);
+    // Another account's connection id is a 404, and nothing changes.
+    const b = await world.createAccount();
+    await expect(removeConnection(world.deps, b.accountId, staying.accountId)).rejects.toMatchObject({ code: "not_found" });
+    expect(getConnection(world.deps, a.accountId, staying.accountId)).not.toBeNull();
   });
 });
 
