@@ -1,6 +1,7 @@
 /** Every system job, in one place. */
 import { idempotencyJobs } from "../http/idempotency";
 import { tidyKeys } from "../modules/auth/keys-service";
+import { MEDIA_SWEEP_JOB_ID, sweepOrphanMedia } from "../modules/assets/sweep";
 import { tidyUploadLinks } from "../modules/uploads/service";
 import { publishingJobs } from "../publishing/jobs";
 import { dashboardJobs } from "../modules/dashboard/jobs";
@@ -27,6 +28,13 @@ export const systemJobs: readonly JobDefinition[] = [
     run: (deps) => {
       const removed = tidyUploadLinks(deps);
       if (removed > 0) deps.log.info("tidied upload links", { removed });
+    },
+  },
+  {
+    id: MEDIA_SWEEP_JOB_ID,
+    schedule: "0 41 * * * *",
+    run: async (deps) => {
+      await sweepOrphanMedia(deps);
     },
   },
   ...publishingJobs,
