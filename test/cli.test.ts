@@ -69,6 +69,10 @@ describe("seedcast CLI", () => {
     const unknown = await cli("keys", "revoke", "00000000-0000-7000-8000-000000000000", "--json");
     expect(unknown.code).toBe(1);
     expect(unknown.json.error).toBe("not_found");
+    const created = await cli("account", "create", "--name", "Conn", "--email", "conn@cli.test", "--password", "hunter2hunter2", "--json");
+    const gone = await cli("connections", "remove", "00000000-0000-7000-8000-000000000000", "--account", created.json.accountId as string, "--json");
+    expect(gone.code).toBe(1);
+    expect(gone.json.error).toBe("not_found");
     const bad = await cli("frobnicate");
     expect(bad.code).toBe(2);
     expect(bad.err).toContain("unknown command");

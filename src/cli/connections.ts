@@ -71,7 +71,7 @@ export async function connectionsCommand(deps: Deps, argv: string[]): Promise<vo
     case "remove": {
       const id = positionals[0];
       if (!id) throw new UsageError(USAGE);
-      removeConnection(deps, required(flags, "account"), id);
+      await removeConnection(deps, required(flags, "account"), id);
       output(json, { accountId: id, removed: true });
       return;
     }

@@ -226,7 +226,7 @@ export function getRemoveConnection(ctx: DashboardCtx, s: SessionContext, id: st
     confirmPage(s, {
       title: "Remove connection",
       current: CURRENT,
-      question: html`Remove <strong>${PLATFORM_LABELS[row.platform]} ${row.label}</strong>? Posts still scheduled to it will fail at their time.`,
+      question: html`Remove <strong>${PLATFORM_LABELS[row.platform]} ${row.label}</strong>? Posts still scheduled to it will not be sent; posts Mastodon holds are withdrawn from it first.`,
       action: `${CURRENT}/${row.id}/remove`,
       confirmLabel: "Remove connection",
       cancelHref: CURRENT,
@@ -235,10 +235,16 @@ export function getRemoveConnection(ctx: DashboardCtx, s: SessionContext, id: st
 }
 
 /** POST /dashboard/connections/:id/remove */
-export function postRemoveConnection(ctx: DashboardCtx, s: SessionContext, id: string): Response {
+export async function postRemoveConnection(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = managed(s);
   if (account instanceof Response) return account;
   if (!getConnection(ctx.deps, account.accountId, id)) return missing(s);
-  removeConnection(ctx.deps, account.accountId, id);
+  try {
+    await removeConnection(ctx.deps, account.accountId, id);
+  } catch (error) {
+    // e.g. Mastodon unreachable while withdrawing a post it holds: nothing was removed; say so and why.
+    const { notice, status } = refusal(error);
+    return htmlResponse(connectionsPage(ctx, s, account, [notice]), status);
+  }
   return redirect(`${CURRENT}?notice=connection-removed`);
 }
