@@ -4,26 +4,17 @@
  * stores `readyToPost` and a `blockedReason` that tells a person what to fix. Removal withdraws and fails what the
  * connection still had to send (removeConnection).
  */
-import { and, asc, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lte, or } from "drizzle-orm";
 import { accounts } from "../../db/schema/accounts";
 import { type ConnectionPlatform, CONNECTION_PLATFORMS, connections } from "../../db/schema/connections";
-import { scheduledPosts, scheduledPostTargets } from "../../db/schema/scheduled-posts";
+import { scheduledPostTargets } from "../../db/schema/scheduled-posts";
 import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { BLUESKY_DEFAULT_SERVICE } from "../../publishing/bluesky";
 import type { CheckResult, ConnectionMeta, OpenConnection } from "../../publishing/connector";
-import { loadDeliveryContent } from "../../publishing/content";
-import {
-  DEFAULT_LEASE_MS,
-  claimDueTargets,
-  reconcileClaim,
-  recordPublishedClaim,
-  releaseClaim,
-  saveClaimProviderPostId,
-  withdrawClaim,
-} from "../../publishing/dispatcher";
 import { refreshPostStatus } from "../../publishing/post-status";
+import { withdrawPendingTargets } from "../../publishing/withdraw";
 import { outboundProblem } from "../../publishing/outbound";
 import { connectorFor } from "../../publishing/registry";
 import { openJson, sealJson } from "./sealing";
@@ -233,102 +224,52 @@ export async function removeConnection(deps: Deps, accountId: string, connection
     .from(scheduledPostTargets)
     .where(and(eq(scheduledPostTargets.connectionId, row.id), inArray(scheduledPostTargets.status, PENDING_TARGET)))
     .all();
-  const claims = pending.length === 0 ? [] : claimDueTargets(deps, pending.length, DEFAULT_LEASE_MS, pending.map((t) => t.id), true);
-  const open = new Map(claims.map((c) => [c.targetId, c]));
-  const byId = new Map(pending.map((t) => [t.id, t]));
-  const releaseAll = (): void => {
-    for (const claim of open.values()) releaseClaim(deps, claim, byId.get(claim.targetId)!.postId);
-  };
-  if (claims.length < pending.length) {
-    releaseAll();
-    throw removalRefused(`A delivery to ${row.label} is in progress right now; try removing the connection again in a moment.`);
-  }
-  const connection = openConnection(deps, row);
-  const connector = connectorFor(row.platform);
-  for (const claim of claims) {
-    const target = byId.get(claim.targetId)!;
-    try {
-      let providerPostId = target.heldByProvider ? target.providerPostId : null;
-      if (claim.outcomeUnknown && !target.heldByProvider) {
-        // An earlier attempt may have reached the provider: settle it first, as a cancel does.
-        const { result: found, provesAbsence } = await reconcileClaim(deps, claim);
-        if (found === null && !provesAbsence) throw new Error("The outcome of the last delivery attempt is not known yet.");
-        if (found?.kind === "published") {
-          recordPublishedClaim(deps, claim, target.postId, found.providerPostId, found.publishedUrl);
-          open.delete(claim.targetId);
-          continue;
-        }
-        if (found?.kind === "handed_over") {
-          saveClaimProviderPostId(deps, claim, found.providerPostId);
-          providerPostId = found.providerPostId;
-        }
-      }
-      if (providerPostId === null) continue;
-      const withdrawn = await connector.withdraw(deps, connection, providerPostId);
-      if (!withdrawn && connector.confirm) {
-        // The provider no longer holds it: it may have gone out already; then it stays published.
-        const post = deps.db.select().from(scheduledPosts).where(eq(scheduledPosts.id, target.postId)).get();
-        const outcome = post ? await connector.confirm(deps, connection, providerPostId, await loadDeliveryContent(deps, post)) : null;
-        if (outcome?.state === "published") {
-          recordPublishedClaim(deps, claim, target.postId, outcome.providerPostId, outcome.publishedUrl);
-          open.delete(claim.targetId);
-          continue;
-        }
-      }
-      withdrawClaim(deps, claim);
-      open.delete(claim.targetId);
-    } catch (error) {
-      releaseAll();
-      const why = error instanceof Error ? error.message : String(error);
-      throw removalRefused(`Could not withdraw a scheduled post from ${row.label}: ${why} The connection is kept; try again.`);
-    }
-  }
-  const tokens = [...open.values()].map((c) => c.leaseToken);
-  try {
-    deps.db.transaction(
-      (tx) => {
-        const now = deps.clock.now();
-        const ours = tokens.length === 0 ? sql`0` : inArray(scheduledPostTargets.leaseToken, tokens);
-        const failed = tx
-          .update(scheduledPostTargets)
-          .set({
-            status: "failed",
-            errorMessage: REMOVED_CONNECTION_MESSAGE,
-            nextAttemptAt: null,
-            leaseToken: null,
-            leaseExpiresAt: null,
-            sendStartedAt: null,
-            updatedAt: now,
-          })
-          .where(
-            and(
-              eq(scheduledPostTargets.connectionId, row.id),
-              or(
-                eq(scheduledPostTargets.status, "withdrawn"),
-                and(inArray(scheduledPostTargets.status, PENDING_TARGET), or(ours, isNull(scheduledPostTargets.leaseExpiresAt), lte(scheduledPostTargets.leaseExpiresAt, now))),
-              ),
+  const busy = () => removalRefused(`A delivery to ${row.label} is in progress right now; try removing the connection again in a moment.`);
+  await withdrawPendingTargets(deps, pending, {
+    busy,
+    failed: (_target, why) => removalRefused(`Could not withdraw a scheduled post from ${row.label}: ${why} The connection is kept; try again.`),
+    // A post that is out already stays published; removal goes on with the rest.
+    onPublished: () => {},
+  });
+  deps.db.transaction(
+    (tx) => {
+      const now = deps.clock.now();
+      const failed = tx
+        .update(scheduledPostTargets)
+        .set({
+          status: "failed",
+          errorMessage: REMOVED_CONNECTION_MESSAGE,
+          nextAttemptAt: null,
+          leaseToken: null,
+          leaseExpiresAt: null,
+          sendStartedAt: null,
+          updatedAt: now,
+        })
+        .where(
+          and(
+            eq(scheduledPostTargets.connectionId, row.id),
+            or(
+              eq(scheduledPostTargets.status, "withdrawn"),
+              and(inArray(scheduledPostTargets.status, PENDING_TARGET), or(isNull(scheduledPostTargets.leaseExpiresAt), lte(scheduledPostTargets.leaseExpiresAt, now))),
             ),
-          )
-          .returning({ postId: scheduledPostTargets.postId })
-          .all();
-        const busy = tx
-          .select({ id: scheduledPostTargets.id })
-          .from(scheduledPostTargets)
-          .where(and(eq(scheduledPostTargets.connectionId, row.id), inArray(scheduledPostTargets.status, PENDING_TARGET)))
-          .limit(1)
-          .all();
-        // A target claimed by a delivery after our claim pass: give up as a whole (the transaction rolls back).
-        if (busy.length > 0) throw removalRefused(`A delivery to ${row.label} is in progress right now; try removing the connection again in a moment.`);
-        for (const postId of new Set(failed.map((f) => f.postId))) refreshPostStatus(tx, postId, now);
-        const removed = tx.delete(connections).where(and(eq(connections.id, row.id), eq(connections.accountId, accountId))).returning().all();
-        if (removed.length === 0) throw notFound("connection");
-      },
-      { behavior: "immediate" },
-    );
-  } catch (error) {
-    releaseAll();
-    throw error;
-  }
+          ),
+        )
+        .returning({ postId: scheduledPostTargets.postId })
+        .all();
+      const claimedSince = tx
+        .select({ id: scheduledPostTargets.id })
+        .from(scheduledPostTargets)
+        .where(and(eq(scheduledPostTargets.connectionId, row.id), inArray(scheduledPostTargets.status, PENDING_TARGET)))
+        .limit(1)
+        .all();
+      // A target claimed by a delivery after our claim pass: give up as a whole (the transaction rolls back).
+      if (claimedSince.length > 0) throw busy();
+      for (const postId of new Set(failed.map((f) => f.postId))) refreshPostStatus(tx, postId, now);
+      const removed = tx.delete(connections).where(and(eq(connections.id, row.id), eq(connections.accountId, accountId))).returning().all();
+      if (removed.length === 0) throw notFound("connection");
+    },
+    { behavior: "immediate" },
+  );
 }
 
 /** Re-checks every connection (the 30-minute job). Failures are recorded per connection, never thrown. */

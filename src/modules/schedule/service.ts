@@ -12,20 +12,11 @@ import { AppError, invalidField, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import type { CaptionLimit } from "../../publishing/connector";
 import { DeliveryError } from "../../publishing/connector";
-import {
-  DEFAULT_LEASE_MS,
-  claimDueTargets,
-  reconcileClaim,
-  recordPublishedClaim,
-  releaseClaim,
-  runDueOnce,
-  saveClaimProviderPostId,
-  withdrawClaim,
-  type Claim,
-} from "../../publishing/dispatcher";
+import { runDueOnce } from "../../publishing/dispatcher";
 import { loadDeliveryContent, loadSnapshotImage } from "../../publishing/content";
 import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "../../publishing/delivery-metrics";
 import { refreshPostStatus } from "../../publishing/post-status";
+import { withdrawPendingTargets } from "../../publishing/withdraw";
 import { connectorFor } from "../../publishing/registry";
 import { decodeCursor, encodeCursor } from "../assets/cursor";
 import { registerAssetReferenceCheck } from "../assets/references";
@@ -360,53 +351,13 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
     throw new AppError("already_published", "This post was already published; it can no longer be cancelled.");
   }
   const pending = targets.filter((t) => t.status === "scheduled" || t.status === "publishing");
-  const claims = pending.length === 0 ? [] : claimDueTargets(deps, pending.length, DEFAULT_LEASE_MS, pending.map((t) => t.id), true);
-  const open = new Set(claims);
-  const releaseAll = (): void => {
-    for (const claim of open) releaseClaim(deps, claim, post.id);
-  };
-  if (claims.length < pending.length) {
-    releaseAll();
-    throw distributionFailed("A delivery of this post is in progress right now; try the cancel again in a moment.");
-  }
-  const byId = new Map(pending.map((t) => [t.id, t]));
-  for (const claim of claims) {
-    const target = byId.get(claim.targetId)!;
-    try {
-      let providerPostId = target.heldByProvider ? target.providerPostId : null;
-      if (claim.outcomeUnknown && !target.heldByProvider) {
-        const { result: found, provesAbsence } = await reconcileClaim(deps, claim);
-        if (found === null && !provesAbsence) {
-          // The last attempt may have reached a provider that cannot be asked (a webhook): withdrawing now could
-          // leave a post out there that the calendar calls cancelled. Let the dispatcher settle it first.
-          throw new DeliveryError("transient", "The outcome of the last delivery attempt is not known yet.");
-        }
-        if (found?.kind === "published") {
-          open.delete(claim);
-          recordPublishedClaim(deps, claim, post.id, found.providerPostId, found.publishedUrl);
-          releaseAll();
-          throw new AppError("already_published", `This post was already published to ${target.label}; it can no longer be cancelled.`);
-        }
-        if (found?.kind === "handed_over") {
-          saveClaimProviderPostId(deps, claim, found.providerPostId);
-          providerPostId = found.providerPostId;
-        }
-      }
-      if (providerPostId !== null) {
-        await withdrawAtProvider(deps, claim, target, post, providerPostId);
-      }
-      withdrawClaim(deps, claim);
-      open.delete(claim);
-    } catch (error) {
-      if (error instanceof AppError) {
-        releaseAll();
-        throw error;
-      }
-      releaseAll();
-      const why = error instanceof DeliveryError ? error.message : String(error);
-      throw distributionFailed(`Could not withdraw the post from ${target.label}: ${why} The post is kept; try again.`);
-    }
-  }
+  await withdrawPendingTargets(deps, pending, {
+    busy: () => distributionFailed("A delivery of this post is in progress right now; try the cancel again in a moment."),
+    failed: (target, why) => distributionFailed(`Could not withdraw the post from ${target.label}: ${why} The post is kept; try again.`),
+    onPublished: (target) => {
+      throw new AppError("already_published", `This post was already published to ${target.label}; it can no longer be cancelled.`);
+    },
+  });
   const withdrawnFromProvider = deps.db
     .select({ n: sql<number>`count(*)` })
     .from(scheduledPostTargets)
@@ -425,23 +376,6 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
     { behavior: "immediate" },
   );
   return { id: post.id, cancelled: true, providerPostWithdrawn: (withdrawnFromProvider?.n ?? 0) > 0 };
-}
-
-/** Deletes a provider-held post. When the provider no longer has it after its time, it was published: 409. */
-async function withdrawAtProvider(deps: Deps, claim: Claim, target: TargetRow, post: PostRow, providerPostId: string): Promise<void> {
-  const row = target.connectionId ? deps.db.select().from(connections).where(eq(connections.id, target.connectionId)).get() : undefined;
-  if (!row) return; // the connection is gone: nothing we could withdraw with; the provider keeps what it has
-  const connection = openConnection(deps, row);
-  const connector = connectorFor(row.platform);
-  const withdrawn = await connector.withdraw(deps, connection, providerPostId);
-  if (!withdrawn && deps.clock.now() >= post.scheduledTime && connector.confirm) {
-    const content = await loadDeliveryContent(deps, post);
-    const outcome = await connector.confirm(deps, connection, providerPostId, content);
-    if (outcome.state === "published") {
-      recordPublishedClaim(deps, claim, post.id, outcome.providerPostId, outcome.publishedUrl);
-      throw new AppError("already_published", `This post was already published to ${target.label}; it can no longer be cancelled.`);
-    }
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
