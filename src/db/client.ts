@@ -14,9 +14,11 @@ export const DB_FILE_NAME = "seedcast.db";
 /** Opens (creating if needed) the database at `path` and applies the pragmas. */
 export function openDatabase(path: string): { sqlite: Database; db: Db } {
   const sqlite = new Database(path, { create: true, strict: true });
+  // NB: the busy timeout comes first, so even the journal-mode switch waits for a writer in another process
+  // (the server next to a CLI command, or a server restarted while a CLI still holds the file) instead of failing.
+  sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA foreign_keys = ON");
-  sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA synchronous = NORMAL");
   const db = drizzle(sqlite, { schema });
   return { sqlite, db };
