@@ -10,6 +10,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Subprocess, spawn } from "bun";
+import { type ChildServer, startChildServer } from "./helpers/child-server";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -38,32 +39,6 @@ let receiverProc: Subprocess<"ignore", "pipe", "inherit">;
 let receiverUrl: string;
 let logFile: string;
 
-async function firstLine(stream: ReadableStream<Uint8Array>, match: (line: string) => boolean, timeoutMs: number): Promise<string> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let buffered = "";
-  const deadline = Date.now() + timeoutMs;
-  try {
-    while (Date.now() < deadline) {
-      const { value, done } = await Promise.race([
-        reader.read(),
-        Bun.sleep(Math.max(1, deadline - Date.now())).then(() => ({ value: undefined, done: true as const })),
-      ]);
-      if (done) break;
-      buffered += decoder.decode(value, { stream: true });
-      let nl: number;
-      while ((nl = buffered.indexOf("\n")) !== -1) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        if (match(line)) return line;
-      }
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  throw new Error("the expected line never came");
-}
-
 /** Keeps reading a child's stdout so it never blocks on a full pipe. */
 function drain(stream: ReadableStream<Uint8Array>): void {
   void (async () => {
@@ -73,26 +48,40 @@ function drain(stream: ReadableStream<Uint8Array>): void {
   })().catch(() => {});
 }
 
-function startServer(): { proc: Subprocess<"ignore", "pipe", "inherit">; ready: Promise<void> } {
-  const proc = spawn([BUN, "src/main.ts", "serve"], {
+/** The first line of a child's stdout that `match`es (the receiver announces its URL this way). */
+async function firstLine(stream: ReadableStream<Uint8Array>, match: (line: string) => boolean): Promise<string> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the child closed its output before printing the expected line; it printed:\n${buffered}`);
+      buffered += decoder.decode(value, { stream: true });
+      const line = buffered.split("\n").find(match);
+      if (line !== undefined) return line;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+let runs = 0;
+/** `seedcast serve` from source with only the variables it needs (nothing else of the runner's environment). */
+function startServer(): Promise<ChildServer> {
+  return startChildServer([BUN, "src/main.ts", "serve"], {
     cwd: ROOT,
+    logFile: join(dataDir, `server-${++runs}.log`),
+    timeoutMs: READY_TIMEOUT_MS,
     env: {
-      ...process.env,
       DATA_DIR: dataDir,
-      PORT: "0",
-      HOST: "127.0.0.1",
       ALLOW_PRIVATE_HOSTS: "127.0.0.1",
       LOG_LEVEL: "info",
       DISPATCH_LEASE_MS: String(LEASE_MS),
       DISPATCH_CONCURRENCY: "8",
       DISPATCH_POLL_MS: "100",
     },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "inherit",
   });
-  const ready = firstLine(proc.stdout, (l) => l.includes('"msg":"ready"'), READY_TIMEOUT_MS).then(() => drain(proc.stdout));
-  return { proc, ready };
 }
 
 function targetStates(deps: Deps): Record<string, number> {
@@ -109,7 +98,7 @@ beforeAll(async () => {
     stdout: "pipe",
     stderr: "inherit",
   });
-  receiverUrl = (await firstLine(receiverProc.stdout, (l) => l.startsWith("listening "), 10_000)).slice("listening ".length).trim();
+  receiverUrl = (await firstLine(receiverProc.stdout, (l) => l.startsWith("listening "))).slice("listening ".length).trim();
   drain(receiverProc.stdout);
 });
 
@@ -125,6 +114,7 @@ test(
     const setup = bootstrap(config, { log: silentLogger });
     const { accountId } = await createAccount(setup, { name: "Crash", email: "crash@example.test", password: "correct horse battery", credits: 0 });
     const connection = await addConnection(setup, { accountId, platform: "webhook", url: `${receiverUrl}/hook`, secret: WEBHOOK_SECRET });
+    expect(connection.blockedReason).toBeNull();
     expect(connection.readyToPost).toBe(true);
     const creation = await makeCreation(setup, accountId, { caption: "Crash-safe delivery" });
     const start = Date.now() + 1500;
@@ -133,8 +123,7 @@ test(
 
     let killsDuringDispatch = 0;
     for (let i = 0; i < KILLS; i++) {
-      const server = startServer();
-      await server.ready;
+      const server = await startServer();
       await Bun.sleep(50 + Math.floor(Math.random() * 700));
       server.proc.kill("SIGKILL");
       await server.proc.exited;
@@ -142,8 +131,7 @@ test(
       if (accepted > 0 && accepted < POSTS) killsDuringDispatch++;
     }
 
-    const final = startServer();
-    await final.ready;
+    const final = await startServer();
     const watch = bootstrap(config, { log: silentLogger });
     const deadline = Date.now() + FINISH_TIMEOUT_MS;
     let states = targetStates(watch);
@@ -152,8 +140,9 @@ test(
       states = targetStates(watch);
     }
     final.proc.kill("SIGTERM");
-    expect(await final.proc.exited).toBe(0);
+    expect(await final.proc.exited, final.log()).toBe(0);
 
+    if ((states.published ?? 0) < POSTS) console.log(final.log().split("\n").slice(-40).join("\n"));
     expect(states).toEqual({ published: POSTS });
     const failedAttempts = watch.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM scheduled_post_targets WHERE attempts > 0").get()!.n;
     watch.sqlite.close();

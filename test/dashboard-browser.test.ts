@@ -10,6 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { launchChromium } from "./helpers/browser";
+import { type ChildServer, freePort, startChildServer } from "./helpers/child-server";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -26,33 +27,12 @@ const WEBHOOK_SECRET = "whsec-0123456789abcdef";
 const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
 
 let work: string;
-let server: ReturnType<typeof Bun.spawn> | null = null;
+let server: ChildServer | null = null;
 let base = "";
 let receiver: WebhookReceiver;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
-let serverLog = "";
-
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
-  const port = probe.port;
-  await probe.stop(true);
-  return port ?? 0;
-}
-
-async function waitReady(url: string, timeoutMs = 15_000): Promise<void> {
-  const until = performance.now() + timeoutMs;
-  while (performance.now() < until) {
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await Bun.sleep(50); // polling a child process's start-up: there is no clock to move here
-  }
-  throw new Error(`server did not become ready:\n${serverLog}`);
-}
 
 /** Basic accessibility of the page shown: one h1, a main landmark, every form control labelled, nothing wider than the screen. */
 async function checkPage(name: string): Promise<void> {
@@ -141,28 +121,12 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  server = Bun.spawn([bin, "serve"], {
+  server = await startChildServer([bin, "serve"], {
     cwd: work,
-    env: {
-      PATH: process.env.PATH ?? "",
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      BASE_URL: base,
-      DATA_DIR: join(work, "data"),
-      ALLOW_PRIVATE_HOSTS: "127.0.0.1",
-      LOG_LEVEL: "warn",
-      GENERATOR: "builtin",
-    },
-    stdout: "pipe",
-    stderr: "pipe",
+    port,
+    logFile: join(work, "server.log"),
+    env: { BASE_URL: base, DATA_DIR: join(work, "data"), ALLOW_PRIVATE_HOSTS: "127.0.0.1", LOG_LEVEL: "warn", GENERATOR: "builtin" },
   });
-  void (async () => {
-    for await (const chunk of server.stdout as ReadableStream<Uint8Array>) serverLog += new TextDecoder().decode(chunk);
-  })();
-  void (async () => {
-    for await (const chunk of server.stderr as ReadableStream<Uint8Array>) serverLog += new TextDecoder().decode(chunk);
-  })();
-  await waitReady(base);
   browser = await launchChromium();
   context = await browser.newContext({ viewport: SIZES.desktop });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
@@ -172,8 +136,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   if (server) {
-    server.kill("SIGTERM");
-    await server.exited;
+    server.proc.kill("SIGTERM");
+    await server.proc.exited;
   }
   await receiver?.stop();
   if (work) rmSync(work, { recursive: true, force: true });

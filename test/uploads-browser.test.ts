@@ -11,6 +11,7 @@ import { join, resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
+import { freePort } from "./helpers/child-server";
 
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/uploads");
 const DESKTOP = { width: 1100, height: 820 };
@@ -26,13 +27,6 @@ let page: Page;
 const foreignRequests: string[] = [];
 const consoleProblems: string[] = [];
 let photo: Buffer;
-
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
-  const port = probe.port ?? 0;
-  await probe.stop(true);
-  return port;
-}
 
 async function mintLink(): Promise<{ id: string; uploadUrl: string }> {
   const res = await world.call("POST", "/api/v1/assets/upload-link", { key: acct.key });

@@ -101,10 +101,10 @@ function parseTimestamp(value: string | null): number | null {
 /** Reads a receiver's JSON-lines log (what a separate receiver process accepted). */
 export function readWebhookLog(file: string): WebhookDelivery[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map((l) => JSON.parse(l) as WebhookDelivery);
+  // NB: the receiver may be appending while another process reads; a last line without its newline is not whole yet.
+  const lines = readFileSync(file, "utf8").split("\n");
+  lines.pop();
+  return lines.filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as WebhookDelivery);
 }
 
 /** Starts the receiver on 127.0.0.1. */
