@@ -18,7 +18,7 @@ let world: World;
 beforeAll(async () => {
   world = await createWorld();
   // A route that needs the create group and validates a body, to prove the order 401 → 403 → 400.
-  world.app.use(
+  world.app.elysia.use(
     new Elysia().use(scopePlugin).post("/api/v1/__probe", ({ request, body }) => ({ keyId: authOf(request).keyId, a: body.a }), {
       scope: "create",
       body: t.Object({ a: t.String() }),
@@ -173,6 +173,18 @@ describe("rotation and expiry on the clock", () => {
     } finally {
       other.close();
     }
+  });
+
+  test("a revocation made by a separate process applies on the very next request, with no query per request", async () => {
+    const a = await world.createAccount();
+    const k = a.mint(["read"]);
+    const health = () => world.call("GET", "/api/v1/health", { key: k.key });
+    for (let i = 0; i < 3; i++) expect((await health()).status).toBe(200);
+    const script = `const { Database } = require("bun:sqlite"); const db = new Database(${JSON.stringify(`${world.dataDir}/seedcast.db`)});
+      db.exec("PRAGMA busy_timeout = 5000"); db.query("UPDATE api_keys SET revoked_at = 1 WHERE id = ?").run(${JSON.stringify(k.id)}); db.close();`;
+    const cli = Bun.spawn([process.execPath, "-e", script], { stdout: "inherit", stderr: "inherit" });
+    expect(await cli.exited).toBe(0);
+    expect((await health()).text).toBe(INVALID_KEY_BODY);
   });
 
   test("lastUsedAt is recorded", async () => {
