@@ -7,6 +7,7 @@ import type { Database } from "bun:sqlite";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Clock } from "../../lib/clock";
 import type { RequestObserver } from "../../http/pipeline";
+import { RequestStats } from "./request-stats";
 
 export interface Metrics {
   registry: Registry;
@@ -34,19 +35,14 @@ export function createMetrics(sqlite: Database, clock: Clock): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "seedcast_" });
 
-  const requests = new Counter({
-    name: "seedcast_http_requests_total",
-    help: "HTTP requests by method, route pattern and status.",
-    labelNames: ["method", "route", "status"] as const,
-    registers: [registry],
-  });
-  const latency = new Histogram({
-    name: "seedcast_http_request_duration_seconds",
-    help: "Time from arrival to response, by method and route pattern.",
-    labelNames: ["method", "route"] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
+  // The per-request families are counted outside prom-client (the hot path); see request-stats.ts.
+  const requestStats = new RequestStats({ requests: "seedcast_http_requests_total", duration: "seedcast_http_request_duration_seconds" }, LATENCY_BUCKETS);
+  for (const collector of requestStats.collectors({
+    requests: "HTTP requests by method, route pattern and status.",
+    duration: "Time from arrival to response, by method and route pattern.",
+  })) {
+    registry.registerMetric(collector as unknown as Parameters<Registry["registerMetric"]>[0]);
+  }
   const authFailures = new Counter({
     name: "seedcast_auth_failures_total",
     help: "API requests refused with 401 Invalid API key.",
@@ -119,9 +115,7 @@ export function createMetrics(sqlite: Database, clock: Clock): Metrics {
     deliveries,
     dispatchLateness,
     observeRequest(event) {
-      const status = String(event.status);
-      requests.inc({ method: event.method, route: event.route, status });
-      latency.observe({ method: event.method, route: event.route }, event.durationMs / 1000);
+      requestStats.observe(event.method, event.route, event.status, event.durationMs / 1000);
       if (event.authFailed) authFailures.inc();
     },
   };
