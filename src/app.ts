@@ -3,7 +3,8 @@
  */
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
-import { pipeline, type RequestObserver } from "./http/pipeline";
+import { envelope } from "./http/envelope";
+import { type PipelinedApp, type RequestObserver, withPipeline } from "./http/pipeline";
 import { imageLibraryModule } from "./modules/assets/library";
 import { docsModule } from "./modules/docs";
 import { creationsModule } from "./modules/creations";
@@ -21,12 +22,12 @@ export interface AppOptions {
   observers?: RequestObserver[];
 }
 
-/** Assembles the whole HTTP surface. */
-export function createApp(deps: Deps, options: AppOptions = {}) {
+/** Assembles the whole HTTP surface: the modules in one Elysia app, inside the request pipeline. */
+export function createApp(deps: Deps, options: AppOptions = {}): PipelinedApp {
   const isReady = options.isReady ?? (() => true);
   const app: Elysia = new Elysia();
-  return app
-    .use(pipeline(deps, () => app.routes, [deps.metrics.observeRequest, ...(options.observers ?? [])]))
+  app
+    .use(envelope(deps))
     .use(docsModule(() => app.routes))
     .use(healthModule(deps, isReady))
     .use(metricsModule(deps))
@@ -37,6 +38,7 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
     .use(creationsModule(deps))
     .use(scheduleModule(deps))
     .use(dashboardModule(deps));
+  return withPipeline(deps, app, [deps.metrics.observeRequest, ...(options.observers ?? [])]);
 }
 
-export type App = ReturnType<typeof createApp>;
+export type App = PipelinedApp;

@@ -28,7 +28,7 @@ beforeAll(async () => {
   world = await createWorld();
   const deps = world.deps;
   // A generate-like metered route: reserve, a real await (the "model call"), then capture in the saving transaction.
-  world.app.use(
+  world.app.elysia.use(
     new Elysia().use(scopePlugin).post(
       GENERATE,
       async ({ request, body, set }) => {

@@ -33,7 +33,7 @@ function gate(topic: string): () => void {
 beforeAll(async () => {
   world = await createWorld();
   const deps = world.deps;
-  world.app.use(
+  world.app.elysia.use(
     new Elysia().use(scopePlugin).post(
       METERED,
       async ({ request, body, set }) => {
@@ -58,7 +58,7 @@ beforeAll(async () => {
     ),
   );
   // Answers through Elysia's status() helper and as plain text: stored and replayed the same way.
-  world.app.use(
+  world.app.elysia.use(
     new Elysia()
       .use(scopePlugin)
       .post("/api/v1/__status", () => status(202, { id: newId() }), { scope: "create" })

@@ -1,27 +1,26 @@
 /**
- * Idempotency-Key on every POST under /api/v1 (decisions.md §1), as one plugin mounted right after the pipeline:
+ * Idempotency-Key on every POST under /api/v1 (decisions.md §1). The pipeline calls it around the handler:
  *
- * - onRequest (runs after the pipeline's credential, group, size and rate checks, which return early on refusal):
- *   claims (account, route, key) in one immediate transaction. New → the request runs under a lease. Same body and
- *   answered → the stored answer is replayed (status, content type, body; header `Idempotent-Replayed: true`).
- *   Different body → 422 idempotency_key_reused. Still running → 409 idempotency_in_flight.
- * - mapResponse (sees handler results and error responses alike): stores the answer when it is < 500. A 5xx answer
- *   (500 internal_error, 502 generation_failed / distribution_failed) is NOT stored: the claim is dropped so a retry
- *   with the same key runs again. Nothing was charged on a 5xx, so re-running is safe.
- * - onAfterResponse: a safety net that drops a claim nothing completed (e.g. a response that bypassed mapResponse).
+ * - beginIdempotent (after the credential, group, size and rate checks): claims (account, route, key) in one
+ *   immediate transaction. New → the request runs under a lease. Same body and answered → the stored answer is
+ *   replayed (status, content type, body; header `Idempotent-Replayed: true`). Different body → 422
+ *   idempotency_key_reused. Still running → 409 idempotency_in_flight.
+ * - settleIdempotent (with the response that is about to be sent): stores the answer when it is < 500, exactly the
+ *   bytes sent, so a replay is byte-identical. A 5xx answer (500 internal_error, 502 generation_failed /
+ *   distribution_failed) is NOT stored: the claim is dropped so a retry with the same key runs again. Nothing was
+ *   charged on a 5xx, so re-running is safe. The pipeline drops the claim the same way if the handler throws.
  *
  * A claim whose process died keeps the key busy only until its lease ends (LEASE_MS); answers are kept 24 hours.
  * Keys are scoped per account and per route (`POST /api/v1/seeds`); the route is the concrete path.
  */
 import { and, eq, lt } from "drizzle-orm";
-import { Elysia } from "elysia";
 import { idempotencyKeys } from "../db/schema";
 import type { Deps } from "../deps";
 import type { JobDefinition } from "../jobs/registry";
 import { AppError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { appErrorResponse, JSON_HEADERS } from "./error-response";
-import { requestState } from "./request-context";
+import { requestSearch } from "./paths";
 import { readStreamCapped } from "../lib/read-capped";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
@@ -34,7 +33,6 @@ export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 export const IDEMPOTENCY_LEASE_MS = 10 * 60 * 1000;
 /** Bodies larger than this are not fingerprinted here; the pipeline's parser answers 413 for them. */
 const MAX_FINGERPRINT_BYTES = 1024 * 1024;
-const API_PREFIX = "/api/v1/";
 
 type IdempotencyDeps = Pick<Deps, "db" | "clock">;
 
@@ -183,100 +181,64 @@ function keyRefusal(problem: string): AppError {
   });
 }
 
-/** Status code of a finished request, from Elysia's `set.status` (a number or a status name). */
-function numericStatus(status: unknown, fallback: number): number {
-  const n = typeof status === "number" ? status : Number(status);
-  return Number.isInteger(n) && n >= 100 ? n : fallback;
+/** A claim held while its request runs; settled (or released) once the response is known. */
+export interface HeldClaim {
+  scope: IdempotencyScope;
+  lease: string;
 }
 
-/** `{ code, response }` of Elysia's `status(code, body)` helper, recognised structurally (its class is not exported). */
-function customStatus(value: unknown): { code: number; response: unknown } | null {
-  if (value && typeof value === "object" && value.constructor?.name === "ElysiaCustomStatusResponse") {
-    const v = value as { code: unknown; response: unknown };
-    return { code: numericStatus(v.code, 200), response: v.response };
+/** True for the requests beginIdempotent is for: a POST carrying Idempotency-Key. */
+export function carriesIdempotencyKey(request: Request): boolean {
+  return request.method === "POST" && request.headers.has(IDEMPOTENCY_HEADER);
+}
+
+/**
+ * Claims the request's key for `accountId` on `path`. Answers the response to send instead of running the handler
+ * (a replay or a refusal), the claim to settle once the handler has answered, or null when the body is too large to
+ * fingerprint (the parser refuses it with 413 before any handler runs).
+ */
+export async function beginIdempotent(
+  deps: IdempotencyDeps,
+  request: Request,
+  accountId: string,
+  path: string,
+  requestId: string,
+): Promise<Response | HeldClaim | null> {
+  const key = request.headers.get(IDEMPOTENCY_HEADER) ?? "";
+  const headers = { "x-request-id": requestId };
+  if (key.trim() === "") return appErrorResponse(keyRefusal("must not be empty"), headers);
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    return appErrorResponse(keyRefusal(`must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`), headers);
   }
-  return null;
+  const body = await readCapped(request, MAX_FINGERPRINT_BYTES);
+  if (body === null) return null;
+  const scope = { accountId, route: `POST ${path.replace(/\/+$/, "")}`, key };
+  try {
+    const claim = claimIdempotencyKey(deps, scope, requestFingerprint(requestSearch(request.url), body));
+    if (claim.kind === "replay") {
+      // The stored content type is "" when the first answer had none; the replay has none then either.
+      const type: Record<string, string> = claim.contentType === "" ? {} : { "content-type": claim.contentType };
+      return new Response(claim.body, { status: claim.status, headers: { ...type, [REPLAYED_HEADER]: "true", ...headers } });
+    }
+    return { scope, lease: claim.lease };
+  } catch (error) {
+    if (error instanceof AppError) return appErrorResponse(error, headers);
+    throw error;
+  }
 }
 
-/** Receives every answer the plugin gives before a handler runs, so the pipeline logs and counts it like any other. */
-export type EarlyAnswer = (request: Request, response: Response) => Response;
-
-/** The plugin. Mount it right after the pipeline so its onRequest runs after the pipeline's checks. */
-export function idempotencyPlugin(deps: IdempotencyDeps, answer: EarlyAnswer = (_request, response) => response) {
-  const pending = new WeakMap<Request, { scope: IdempotencyScope; lease: string }>();
-
-  return new Elysia({ name: "seedcast.idempotency" })
-    .onRequest(async ({ request }) => {
-      if (request.method !== "POST") return;
-      const key = request.headers.get(IDEMPOTENCY_HEADER);
-      if (key === null) return;
-      const url = new URL(request.url);
-      if (!url.pathname.startsWith(API_PREFIX)) return;
-      const state = requestState(request);
-      // NB: the pipeline refused unauthenticated API requests before this hook; no auth means not ours to handle.
-      if (!state?.auth) return;
-      const headers = { "x-request-id": state.id };
-      if (key.trim() === "") return answer(request, appErrorResponse(keyRefusal("must not be empty"), headers));
-      if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-        return answer(request, appErrorResponse(keyRefusal(`must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`), headers));
-      }
-      const body = await readCapped(request, MAX_FINGERPRINT_BYTES);
-      if (body === null) return;
-      const scope = { accountId: state.auth.accountId, route: `POST ${url.pathname.replace(/\/+$/, "")}`, key };
-      try {
-        const claim = claimIdempotencyKey(deps, scope, requestFingerprint(url.search, body));
-        if (claim.kind === "replay") {
-          return answer(
-            request,
-            new Response(claim.body, {
-              status: claim.status,
-              headers: { "content-type": claim.contentType, [REPLAYED_HEADER]: "true", ...headers },
-            }),
-          );
-        }
-        pending.set(request, { scope, lease: claim.lease });
-      } catch (error) {
-        if (error instanceof AppError) return answer(request, appErrorResponse(error, headers));
-        throw error;
-      }
-    })
-    .mapResponse({ as: "global" }, async ({ request, responseValue, set }) => {
-      const claim = pending.get(request);
-      if (!claim) return;
-      pending.delete(request);
-      let answer: StoredAnswer;
-      let reply: Response | undefined;
-      if (responseValue instanceof Response) {
-        answer = {
-          status: responseValue.status,
-          contentType: responseValue.headers.get("content-type") ?? "",
-          body: await responseValue.clone().text(),
-        };
-      } else {
-        const custom = customStatus(responseValue);
-        const value = custom ? custom.response : responseValue;
-        const status = custom ? custom.code : numericStatus(set.status, 200);
-        const isText = typeof value === "string";
-        answer = {
-          status,
-          contentType: isText ? "text/plain; charset=utf-8" : JSON_HEADERS["content-type"],
-          body: isText ? value : value === undefined ? "" : JSON.stringify(value),
-        };
-        // What is sent is built from exactly what is stored, so a replay is byte-identical.
-        const extra: Record<string, string> = {};
-        for (const [name, v] of Object.entries(set.headers)) if (typeof v === "string") extra[name] = v;
-        reply = new Response(answer.body, { status, headers: { ...extra, "content-type": answer.contentType } });
-      }
-      if (answer.status >= 500) releaseIdempotencyKey(deps, claim.scope, claim.lease);
-      else completeIdempotencyKey(deps, claim.scope, claim.lease, answer);
-      return reply;
-    })
-    .onAfterResponse({ as: "global" }, ({ request }) => {
-      const claim = pending.get(request);
-      if (!claim) return;
-      pending.delete(request);
-      releaseIdempotencyKey(deps, claim.scope, claim.lease);
-    });
+/** Stores what `response` sends (when < 500) under the claim, or drops the claim (5xx) so a retry runs again. */
+export async function settleIdempotent(deps: IdempotencyDeps, claim: HeldClaim, response: Response): Promise<void> {
+  if (response.status >= 500) {
+    releaseIdempotencyKey(deps, claim.scope, claim.lease);
+    return;
+  }
+  const answer: StoredAnswer = {
+    status: response.status,
+    contentType: response.headers.get("content-type") ?? "",
+    body: await response.clone().text(),
+  };
+  completeIdempotencyKey(deps, claim.scope, claim.lease, answer);
 }
 
 /** Reserved id of the hourly job that deletes answers past the 24-hour window (correctness never waits for it). */

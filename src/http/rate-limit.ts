@@ -22,10 +22,13 @@ export class RateLimiter {
   /** Takes one token for `key`. Returns 0 when allowed, else the seconds to wait. */
   take(key: string): number {
     const now = this.clock.now();
-    const bucket = this.buckets.get(key) ?? { tokens: this.perMinute, updatedAt: now };
+    let bucket = this.buckets.get(key);
+    if (!bucket) {
+      bucket = { tokens: this.perMinute, updatedAt: now };
+      this.buckets.set(key, bucket);
+    }
     bucket.tokens = Math.min(this.perMinute, bucket.tokens + (now - bucket.updatedAt) * this.perMs);
     bucket.updatedAt = now;
-    this.buckets.set(key, bucket);
     if (++this.calls % 1000 === 0) this.prune(now);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;

@@ -1,5 +1,5 @@
 /**
- * Per-request state set in onRequest (before parsing and validation) and read by handlers: the request id, the start
+ * Per-request state set by the pipeline (before parsing and validation) and read by handlers: the request id, the start
  * time and the authenticated key. Keyed by the Request object itself, so nothing leaks between requests.
  */
 import type { AuthContext } from "../modules/auth/authenticate";

@@ -8,6 +8,8 @@ const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 4
 const SECRET_HEADERS = new Set(["authorization", "cookie", "set-cookie", "x-api-key", "proxy-authorization"]);
 
 export interface Logger {
+  /** Whether lines at `level` are written (so a hot path can skip building them). */
+  enabled(level: LogLevel): boolean;
   debug(msg: string, fields?: Record<string, unknown>): void;
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
@@ -22,6 +24,7 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
     write(`${JSON.stringify({ ts: new Date().toISOString(), level: lvl, msg, ...fields })}\n`);
   };
   return {
+    enabled: (lvl) => RANK[lvl] >= min,
     debug: (m, f) => emit("debug", m, f),
     info: (m, f) => emit("info", m, f),
     warn: (m, f) => emit("warn", m, f),
