@@ -15,15 +15,10 @@ export function requestPath(url: string): string {
   const authority = url.indexOf("//");
   const start = url.indexOf("/", authority === -1 ? 0 : authority + 2);
   if (start === -1) return "/";
-  let end = url.length;
-  for (let i = start; i < url.length; i++) {
-    const c = url.charCodeAt(i);
-    if (c === 63 /* ? */ || c === 35 /* # */) {
-      end = i;
-      break;
-    }
-  }
-  return url.slice(start, end);
+  const query = url.indexOf("?", start);
+  const hash = url.indexOf("#", start);
+  const end = query === -1 ? hash : hash === -1 ? query : Math.min(query, hash);
+  return end === -1 ? url.slice(start) : url.slice(start, end);
 }
 
 /** The query of a Request's URL as `new URL(url).search` gives it: "" when there is none or it is empty. */

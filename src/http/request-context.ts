@@ -2,12 +2,24 @@
  * Per-request state set by the pipeline (before parsing and validation) and read by handlers: the request id, the start
  * time and the authenticated key. Keyed by the Request object itself, so nothing leaks between requests.
  */
+import { newId } from "../lib/ids";
 import type { AuthContext } from "../modules/auth/authenticate";
 
-export interface RequestState {
-  id: string;
-  startedAt: number;
-  auth: AuthContext | null;
+export class RequestState {
+  auth: AuthContext | null = null;
+  readonly startedAt = performance.now();
+  private madeId: string | null = null;
+
+  constructor(private readonly request: Request) {}
+
+  /**
+   * The request id: the client's `x-request-id` (at most 64 characters) or a new UUIDv7. Made on first use (the log
+   * line, an error answer), so a request nobody asks about costs no id.
+   */
+  get id(): string {
+    this.madeId ??= this.request.headers.get("x-request-id")?.slice(0, 64) || newId();
+    return this.madeId;
+  }
 }
 
 const states = new WeakMap<Request, RequestState>();

@@ -53,33 +53,37 @@ export interface RouteMatch {
 export class RouteTable {
   private readonly entries: RouteEntry[];
   /**
-   * Routes without parameters, by `METHOD path`, with their place in `entries`: most requests are answered from here
-   * without a pattern. Those routes sort first, so the earliest exact hit is what the scan would find.
+   * Routes without parameters, by method then path (trailing slash too, as the patterns accept it), where the earliest
+   * entry of the ordered scan wins, an `ALL` route included: most requests are answered here without a pattern. Those
+   * routes sort first, so an exact hit is what the scan would find.
    */
-  private readonly exact = new Map<string, { match: RouteMatch; order: number }>();
+  private readonly exact = new Map<string, Map<string, RouteMatch>>();
 
   constructor(routes: readonly RouteLike[]) {
     this.entries = routes
       .map((r) => ({ method: r.method.toUpperCase(), path: r.path, ...compile(r.path), group: declaredGroup(r) }))
       .sort((a, b) => a.params - b.params);
-    this.entries.forEach((entry, order) => {
-      if (entry.params > 0) return;
-      const found = { match: { route: entry.path, group: entry.group }, order };
-      // The pattern also accepts one trailing slash.
-      for (const path of entry.path.endsWith("/") ? [entry.path] : [entry.path, `${entry.path}/`]) {
-        const key = `${entry.method} ${path}`;
-        if (!this.exact.has(key)) this.exact.set(key, found);
+    const methods = new Set(["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", ...this.entries.map((e) => e.method)]);
+    methods.delete("ALL");
+    for (const method of methods) {
+      const byPath = new Map<string, RouteMatch>();
+      for (const entry of this.entries) {
+        if (entry.params > 0 || (entry.method !== method && entry.method !== "ALL")) continue;
+        const found = { route: entry.path, group: entry.group };
+        for (const path of entry.path.endsWith("/") ? [entry.path] : [entry.path, `${entry.path}/`]) {
+          if (!byPath.has(path)) byPath.set(path, found);
+        }
       }
-    });
+      this.exact.set(method, byPath);
+    }
   }
 
   /** The matched route's pattern and declared group (null when it declares none); undefined when nothing matches. */
   match(method: string, path: string): RouteMatch | undefined {
-    const m = method.toUpperCase() === "HEAD" ? "GET" : method.toUpperCase();
-    const own = this.exact.get(`${m} ${path}`);
-    const any = this.exact.get(`ALL ${path}`);
-    const exact = own && any ? (own.order < any.order ? own : any) : (own ?? any);
-    if (exact) return exact.match;
+    const upper = method.toUpperCase();
+    const m = upper === "HEAD" ? "GET" : upper;
+    const exact = this.exact.get(m)?.get(path);
+    if (exact) return exact;
     for (const entry of this.entries) {
       if ((entry.method === m || entry.method === "ALL") && entry.pattern.test(path)) {
         return { route: entry.path, group: entry.group };

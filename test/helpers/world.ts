@@ -11,7 +11,7 @@ import { loadConfig } from "../../src/config";
 import type { Deps } from "../../src/deps";
 import type { Generator } from "../../src/generation/generator";
 import { ManualClock } from "../../src/lib/clock";
-import { silentLogger } from "../../src/lib/log";
+import { type Logger, silentLogger } from "../../src/lib/log";
 import { createAccount, addMember } from "../../src/modules/accounts/service";
 import { mintKey } from "../../src/modules/auth/keys-service";
 import type { Scope } from "../../src/modules/auth/scopes";
@@ -59,11 +59,13 @@ export interface World {
 let counter = 0;
 
 /** Builds a world. `env` overrides configuration (DATA_DIR is always a fresh temp dir). */
-export async function createWorld(opts: { env?: Record<string, string>; generator?: Generator; clock?: ManualClock } = {}): Promise<World> {
+export async function createWorld(
+  opts: { env?: Record<string, string>; generator?: Generator; clock?: ManualClock; log?: Logger } = {},
+): Promise<World> {
   const dataDir = mkdtempSync(join(tmpdir(), "seedcast-test-"));
   const config = loadConfig({ BASE_URL: BASE, LOG_LEVEL: "silent", ...opts.env, DATA_DIR: dataDir });
   const clock = opts.clock ?? new ManualClock();
-  const deps = bootstrap(config, { clock, log: silentLogger, ...(opts.generator ? { generator: opts.generator } : {}) });
+  const deps = bootstrap(config, { clock, log: opts.log ?? silentLogger, ...(opts.generator ? { generator: opts.generator } : {}) });
   const app = createApp(deps);
 
   const call = async (method: string, path: string, o: CallOptions = {}): Promise<CallResult> => {

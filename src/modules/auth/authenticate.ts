@@ -68,9 +68,9 @@ interface CachedKey {
  * itself is re-read only when some transaction has committed since the last look (db/commit-watch.ts), so a
  * revocation by the CLI still applies on the very next request without a query on every request.
  *
- * Entries are keyed by the presented token itself, so a repeat skips the format check and the HMAC. Only tokens that
- * matched a stored key are kept (never misses), at most CACHE_LIMIT of them, in this process's memory only: the same
- * place every request's Authorization header passes through anyway.
+ * Entries are keyed by the Authorization header value itself, so a repeat skips parsing, the format check and the
+ * HMAC. Only values that matched a stored key are kept (never misses), at most CACHE_LIMIT of them, in this process's
+ * memory only: the same place every request's Authorization header passes through anyway.
  */
 class KeyLookup {
   private readonly lookup: { get(hash: string): KeyLookupRow | null };
@@ -85,13 +85,15 @@ class KeyLookup {
     this.commits = watchCommits(sqlite);
   }
 
-  find(deps: Pick<Deps, "instanceSecret">, token: string): CachedKey | null {
-    // The header is looked at before the counter is read: a commit in between shows up on the next look.
+  /** The key an Authorization header value presents, or null for anything that is not a working one. */
+  find(deps: Pick<Deps, "instanceSecret">, authorization: string): CachedKey | null {
+    // The WAL-index header is looked at before the counter is read: a commit in between shows up on the next look.
     if (this.commits.changed()) this.current = this.generation.get()?.n ?? -1;
     const generation = this.current;
-    const cached = this.cache.get(token);
+    const cached = this.cache.get(authorization);
     if (cached && cached.generation === generation) return cached;
-    if (!isWellFormedKey(token)) return null;
+    const token = bearerToken(authorization);
+    if (!token || !isWellFormedKey(token)) return null;
     const row = this.lookup.get(hashKeySecret(deps, token));
     if (!row) return null;
     if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
@@ -109,7 +111,7 @@ class KeyLookup {
         scopes: row.role === null ? [] : effectiveScopes(parseStoredScopes(row.scopes), row.role),
       },
     };
-    this.cache.set(token, entry);
+    this.cache.set(authorization, entry);
     return entry;
   }
 }
@@ -137,9 +139,8 @@ export function authenticate(
   deps: Pick<Deps, "sqlite" | "clock" | "instanceSecret">,
   authorization: string | null,
 ): AuthContext | null {
-  const token = bearerToken(authorization);
-  if (!token) return null;
-  const found = keyLookup(deps.sqlite).find(deps, token);
+  if (!authorization) return null;
+  const found = keyLookup(deps.sqlite).find(deps, authorization);
   if (!found || found.refused) return null;
   const now = deps.clock.now();
   const state = keyState(found.times, now);

@@ -40,9 +40,29 @@ interface LatencyEntry {
   count: number;
 }
 
+/** `outer → inner → value`, without building a combined key string per request. */
+function nested<K1, K2, V>(maps: Map<K1, Map<K2, V>>, a: K1, b: K2, make: () => V): V {
+  let inner = maps.get(a);
+  if (!inner) {
+    inner = new Map();
+    maps.set(a, inner);
+  }
+  let value = inner.get(b);
+  if (value === undefined) {
+    value = make();
+    inner.set(b, value);
+  }
+  return value;
+}
+
 export class RequestStats {
-  private readonly counts = new Map<string, CountEntry>();
-  private readonly latency = new Map<string, LatencyEntry>();
+  /** route → method → status → count */
+  private readonly counts = new Map<string, Map<string, Map<number, CountEntry>>>();
+  /** route → method → latency */
+  private readonly latency = new Map<string, Map<string, LatencyEntry>>();
+  /** The entries in the order they first appeared, which is the order prom-client prints label sets in. */
+  private readonly countOrder: CountEntry[] = [];
+  private readonly latencyOrder: LatencyEntry[] = [];
 
   constructor(
     private readonly names: { requests: string; duration: string },
@@ -51,17 +71,20 @@ export class RequestStats {
 
   /** Records one finished request. */
   observe(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${route}`;
-    const countKey = `${key} ${status}`;
-    const count = this.counts.get(countKey);
+    const byStatus = nested(this.counts, route, method, () => new Map<number, CountEntry>());
+    const count = byStatus.get(status);
     if (count) count.n++;
-    else this.counts.set(countKey, { method, route, status, n: 1 });
-
-    let entry = this.latency.get(key);
-    if (!entry) {
-      entry = { method, route, perBucket: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 };
-      this.latency.set(key, entry);
+    else {
+      const created = { method, route, status, n: 1 };
+      byStatus.set(status, created);
+      this.countOrder.push(created);
     }
+
+    const entry = nested(this.latency, route, method, () => {
+      const created = { method, route, perBucket: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 };
+      this.latencyOrder.push(created);
+      return created;
+    });
     let i = 0;
     while (i < this.bounds.length && seconds > (this.bounds[i] as number)) i++;
     entry.perBucket[i] = (entry.perBucket[i] as number) + 1;
@@ -81,9 +104,12 @@ export class RequestStats {
         help: requests.help,
         type: "counter",
         aggregator: "sum",
-        values: [...this.counts.values()].map((c) => ({ labels: { method: c.method, route: c.route, status: String(c.status) }, value: c.n })),
+        values: this.countOrder.map((c) => ({ labels: { method: c.method, route: c.route, status: String(c.status) }, value: c.n })),
       }),
-      reset: () => this.counts.clear(),
+      reset: () => {
+        this.counts.clear();
+        this.countOrder.length = 0;
+      },
     };
     const duration: Collector = {
       name: this.names.duration,
@@ -95,9 +121,12 @@ export class RequestStats {
         help: duration.help,
         type: "histogram",
         aggregator: "sum",
-        values: [...this.latency.values()].flatMap((e) => this.histogramSamples(e)),
+        values: this.latencyOrder.flatMap((e) => this.histogramSamples(e)),
       }),
-      reset: () => this.latency.clear(),
+      reset: () => {
+        this.latency.clear();
+        this.latencyOrder.length = 0;
+      },
     };
     return [requests, duration];
   }
