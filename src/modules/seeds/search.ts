@@ -9,9 +9,15 @@
  *
  * Ranking reads only the FTS index and the small (account_id, seq) index, never the seeds' rows: those are read only
  * for the page returned.
+ *
+ * Stopwords — words in at least half of all seeds and in over 5,000 of them ("the", "and"; term-stats.ts) — weigh
+ * nothing in bm25 yet cost a walk over every seed holding them, so they are left out: of the ranking and of the filter
+ * when the search has other words; a search made only of stopwords lists the seeds holding all of them, newest first.
  */
 import type { Database } from "bun:sqlite";
 import { SEEDS_ACCOUNT_INDEX } from "../../db/schema/seeds";
+import { matchExpressionOf } from "./search-query";
+import { termStats } from "./term-stats";
 
 /** How many of the most recent matches are ordered by relevance. */
 export const RANK_WINDOW = 500;
@@ -34,10 +40,19 @@ const NEWEST_SQL = `
   ORDER BY f.rowid DESC LIMIT ? OFFSET ?`;
 
 /**
- * The seq (rowid) of the matches at positions [offset, offset + count) of the result order above.
- * `match` must be a safe FTS5 expression (see search-query.ts).
+ * The seq (rowid) of the matches at positions [offset, offset + count) of the result order above, for the words of a
+ * search (search-query.ts).
  */
-export function searchSeedSeqs(sqlite: Database, accountId: string, match: string, offset: number, count: number): number[] {
+export function searchSeedSeqs(sqlite: Database, accountId: string, tokens: readonly string[], offset: number, count: number): number[] {
+  const stats = termStats(sqlite);
+  const weighted = tokens.filter((token) => !stats.stopword(token));
+  if (weighted.length === 0) {
+    return sqlite
+      .query<{ seq: number }, [string, string, number, number]>(NEWEST_SQL)
+      .all(matchExpressionOf(tokens), accountId, count, offset)
+      .map((r) => r.seq);
+  }
+  const match = matchExpressionOf(weighted);
   const out: number[] = [];
   if (offset < RANK_WINDOW) {
     const ranked = sqlite

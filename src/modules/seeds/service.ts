@@ -10,7 +10,7 @@ import { invalidField, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { decodeSeedCursor, encodeSeedCursor } from "./cursor";
 import { searchSeedSeqs } from "./search";
-import { ftsMatchExpression } from "./search-query";
+import { matchExpressionOf, searchTokens } from "./search-query";
 
 type SeedDeps = Pick<Deps, "db" | "sqlite" | "clock">;
 
@@ -231,15 +231,15 @@ export function listSeeds(
   accountId: string,
   opts: { search?: string | null; limit: number; cursor?: string | null },
 ): SeedPage {
-  const match = opts.search ? ftsMatchExpression(opts.search) : null;
+  const tokens = opts.search ? searchTokens(opts.search) : null;
   const take = opts.limit + 1;
   let rows: RawSeedRow[];
   let next: (last: RawSeedRow) => string;
-  if (match !== null) {
-    const searchKey = match;
+  if (tokens !== null) {
+    const searchKey = matchExpressionOf(tokens);
     const cursor = opts.cursor ? decodeSeedCursor(opts.cursor, searchKey) : null;
     const offset = cursor?.kind === "search" ? cursor.offset : 0;
-    const seqs = searchSeedSeqs(deps.sqlite, accountId, match, offset, take);
+    const seqs = searchSeedSeqs(deps.sqlite, accountId, tokens, offset, take);
     // NB: raw SQL for the page's rows by seq; the order is the search's, restored below.
     const found = seqs.length
       ? deps.sqlite
