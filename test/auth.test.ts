@@ -3,6 +3,7 @@ import { Database } from "bun:sqlite";
 import { connect } from "node:net";
 import { Elysia, t } from "elysia";
 import { authOf } from "../src/http/request-context";
+import { parseJsonBody } from "../src/http/json-body";
 import { scopePlugin } from "../src/http/scope";
 import { KEY_LENGTH, generateKeySecret, isWellFormedKey } from "../src/lib/api-key-format";
 import { AppError } from "../src/lib/errors";
@@ -20,6 +21,7 @@ beforeAll(async () => {
   // A route that needs the create group and validates a body, to prove the order 401 → 403 → 400.
   world.app.elysia.use(
     new Elysia().use(scopePlugin).post("/api/v1/__probe", ({ request, body }) => ({ keyId: authOf(request).keyId, a: body.a }), {
+      parse: parseJsonBody,
       scope: "create",
       body: t.Object({ a: t.String() }),
     }),

@@ -1,8 +1,8 @@
 /**
- * The two hooks every route needs from inside Elysia: the JSON body parser (counting what arrives, so a chunked body
- * over 1 MiB answers 413 too) and the error envelope of decisions.md §1 for whatever a handler, Elysia's validation,
- * its parser or its router throws. Everything before the handler (credential, group, size, rate, idempotency) and the
- * log line after it live in pipeline.ts, around the app.
+ * The hook every route needs from inside Elysia: the error envelope of decisions.md §1 for whatever a handler,
+ * Elysia's validation, a parser or its router throws. The JSON parser is each body route's own (json-body.ts).
+ * Everything before the handler (credential, group, size, rate, idempotency) and the log line after it live in
+ * pipeline.ts, around the app.
  */
 import { Elysia } from "elysia";
 import type { Deps } from "../deps";
@@ -11,27 +11,8 @@ import { appErrorResponse, jsonResponse, validationToAppError } from "./error-re
 import { requestState } from "./request-context";
 import { isApiPath, loggablePath } from "./paths";
 
-/** JSON bodies under /api/v1 larger than this answer 413. */
-export const MAX_JSON_BYTES = 1024 * 1024;
-
 export function envelope(deps: Deps) {
   return new Elysia({ name: "seedcast.envelope" })
-    .onParse({ as: "global" }, async ({ request, contentType }) => {
-      // NB: a chunked body has no content-length; count what actually arrives before parsing it.
-      if (!contentType?.startsWith("application/json")) return;
-      const bytes = await request.arrayBuffer();
-      if (bytes.byteLength > MAX_JSON_BYTES) {
-        throw new AppError("payload_too_large", `Request bodies are limited to ${MAX_JSON_BYTES} bytes.`);
-      }
-      if (bytes.byteLength === 0) return {};
-      try {
-        return JSON.parse(new TextDecoder().decode(bytes)) as unknown;
-      } catch {
-        throw new AppError("invalid_request", "The body is not valid JSON.", {
-          details: [{ field: "body", problem: "is not valid JSON" }],
-        });
-      }
-    })
     .onError({ as: "global" }, ({ error, code, request, path }) => {
       const id = requestState(request)?.id ?? "";
       const headers = { "x-request-id": id };

@@ -5,6 +5,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { authOf } from "../../http/request-context";
+import { parseJsonBody } from "../../http/json-body";
 import { scopePlugin } from "../../http/scope";
 import { ingestFromUrl } from "./ingest";
 import { assetIdParams, deleteResponse, ingestUrlBody, ingestUrlResponse, listQuery, listResponse } from "./model";
@@ -25,6 +26,7 @@ export function assetsModule(deps: Deps) {
         return { asset: assetToApi(deps, record), creditsCharged: 0 as const };
       },
       {
+        parse: parseJsonBody,
         scope: "create",
         body: ingestUrlBody,
         response: { 201: ingestUrlResponse },
@@ -54,6 +56,7 @@ export function assetsModule(deps: Deps) {
       "/api/v1/assets/:id",
       ({ request, params }) => deleteAsset(deps, authOf(request).accountId, params.id),
       {
+        parse: parseJsonBody,
         scope: "create",
         params: assetIdParams,
         response: deleteResponse,

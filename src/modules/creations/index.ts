@@ -5,6 +5,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { authOf } from "../../http/request-context";
+import { parseJsonBody } from "../../http/json-body";
 import { scopePlugin } from "../../http/scope";
 import {
   creationListResponse,
@@ -32,6 +33,7 @@ export function creationsModule(deps: Deps) {
         return result;
       },
       {
+        parse: parseJsonBody,
         scope: "create",
         body: generateBody,
         response: { 201: creationWithChargeResponse },
@@ -48,6 +50,7 @@ export function creationsModule(deps: Deps) {
       "/api/v1/creations/regenerate",
       async ({ request, body }) => regenerateCreation(deps, authOf(request).accountId, body),
       {
+        parse: parseJsonBody,
         scope: "create",
         body: regenerateBody,
         response: { 200: creationWithChargeResponse },

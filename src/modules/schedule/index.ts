@@ -5,6 +5,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { authOf } from "../../http/request-context";
+import { parseJsonBody } from "../../http/json-body";
 import { scopePlugin } from "../../http/scope";
 import { cancelResponse, listQuery, listResponse, postIdParams, postResponse, scheduleBody, targetsResponse } from "./model";
 import { cancelPost, getPost, listPosts, listTargets, schedulePost } from "./service";
@@ -29,6 +30,7 @@ export function scheduleModule(deps: Deps) {
       ({ request, body }) =>
         schedulePost(deps, authOf(request).accountId, { creationId: body.creation_id, scheduledTime: body.scheduled_time, targets: body.targets }),
       {
+        parse: parseJsonBody,
         scope: "schedule",
         body: scheduleBody,
         response: postResponse,
@@ -41,6 +43,7 @@ export function scheduleModule(deps: Deps) {
       },
     )
     .delete("/api/v1/schedule/:id", ({ request, params }) => cancelPost(deps, authOf(request).accountId, params.id), {
+      parse: parseJsonBody,
       scope: "schedule",
       params: postIdParams,
       response: cancelResponse,

@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { authOf } from "../../http/request-context";
+import { parseJsonBody } from "../../http/json-body";
 import { scopePlugin } from "../../http/scope";
 import {
   LIST_LIMIT_DEFAULT,
@@ -29,6 +30,7 @@ export function seedsModule(deps: Deps) {
         return seedView(seed);
       },
       {
+        parse: parseJsonBody,
         scope: "create",
         body: createSeedBody,
         response: { 201: seedResponse },
@@ -67,6 +69,7 @@ export function seedsModule(deps: Deps) {
       "/api/v1/seeds/:id",
       ({ request, params, body }) => seedView(patchSeed(deps, authOf(request).accountId, params.id, body)),
       {
+        parse: parseJsonBody,
         scope: "create",
         params: seedIdParams,
         body: patchSeedBody,
@@ -80,6 +83,6 @@ export function seedsModule(deps: Deps) {
         deleteSeed(deps, authOf(request).accountId, params.id);
         return { id: params.id, deleted: true as const };
       },
-      { scope: "create", params: seedIdParams, response: seedDeletedResponse, detail: { summary: "Delete a seed", tags: TAGS } },
+      { parse: parseJsonBody, scope: "create", params: seedIdParams, response: seedDeletedResponse, detail: { summary: "Delete a seed", tags: TAGS } },
     );
 }

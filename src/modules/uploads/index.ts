@@ -8,6 +8,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { jsonResponse } from "../../http/error-response";
 import { authOf } from "../../http/request-context";
+import { parseJsonBody } from "../../http/json-body";
 import { scopePlugin } from "../../http/scope";
 import { AppError } from "../../lib/errors";
 import { isoAt } from "../../lib/clock";
@@ -114,6 +115,7 @@ export function uploadsModule(deps: Deps) {
         return createUploadLink(deps, auth.accountId, auth.keyId);
       },
       {
+        parse: parseJsonBody,
         scope: "create",
         response: { 201: uploadLinkResponse },
         detail: {

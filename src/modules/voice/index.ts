@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { authOf } from "../../http/request-context";
+import { parseJsonBody } from "../../http/json-body";
 import { scopePlugin } from "../../http/scope";
 import { voicePatchSchema, voiceSchema } from "./model";
 import { getVoice, putVoice } from "./service";
@@ -16,6 +17,7 @@ export function voiceModule(deps: Deps) {
       detail: { summary: "The account's brand voice (defaults until saved)", tags: ["voice"] },
     })
     .put("/api/v1/voice", ({ request, body }) => putVoice(deps, authOf(request).accountId, body), {
+      parse: parseJsonBody,
       scope: "voice",
       body: voicePatchSchema,
       response: voiceSchema,
