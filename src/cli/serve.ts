@@ -35,7 +35,9 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     port: config.port,
     hostname: config.host,
     maxRequestBodySize: config.maxImageBytes + MULTIPART_OVERHEAD,
-    fetch: (request, srv) => app.handle(request),
+    // Bun's router finds each route; whatever it does not match goes through `handle` (served-routes.ts).
+    routes: app.servedRoutes(),
+    fetch: (request) => app.handle(request),
     error: () => new Response('{"error":"internal_error","message":"Something went wrong on our side."}', { status: 500 }),
   });
   const jobs = startJobs(deps, [...systemJobs, ...backupJobs(config)]);

@@ -7,19 +7,24 @@
  * It wraps the Elysia app rather than living in its hooks: the checks are plain synchronous calls before the app runs
  * and the log line is written once its response exists. (As Elysia hooks they made every route asynchronous and
  * scheduled an after-response task per request, which cost more than all the checks together.) The app itself keeps
- * the parser, the error envelope (envelope.ts) and each route's `scope` check, which repeats the group check here.
+ * the body parsers (json-body.ts), the error envelope (envelope.ts) and each route's `scope` check, which repeats the
+ * group check here.
+ *
+ * The server reaches it two ways: through each route's own handler when Bun's router found the route
+ * (served-routes.ts), or through `handle` for everything else, routed here and again by Elysia's router.
  */
 import type { Elysia } from "elysia";
 import type { Deps } from "../deps";
 import { AppError } from "../lib/errors";
 import { INVALID_KEY_BODY, authenticate } from "../modules/auth/authenticate";
-import { MAX_JSON_BYTES } from "./envelope";
+import { MAX_JSON_BYTES } from "./json-body";
 import { appErrorResponse, jsonResponse } from "./error-response";
 import { beginIdempotent, carriesIdempotencyKey, releaseIdempotencyKey, settleIdempotent } from "./idempotency";
 import { isApiPath, loggablePath, requestPath } from "./paths";
 import { RateLimiter } from "./rate-limit";
 import { RequestState, setRequestState } from "./request-context";
-import { RouteTable, type RouteLike } from "./route-table";
+import { RouteTable, declaredGroup, type RouteLike } from "./route-table";
+import { type RouteHandler, type ServedRoutes, servedRoutes } from "./served-routes";
 import { type RouteGroup, assertGroup } from "./scope";
 
 /** Listeners the metrics module (and tests) can attach to observe finished requests. */
@@ -29,7 +34,13 @@ export interface RequestObserver {
 
 /** The app as the server and the tests call it: the pipeline around the Elysia app. */
 export interface PipelinedApp {
+  /** Answers any request (the server's fallback, and how tests call the app in-process). */
   handle(request: Request): Response | Promise<Response>;
+  /**
+   * Bun.serve `routes`: each route through the same pipeline, found by Bun's native router instead of being routed in
+   * JavaScript twice (served-routes.ts). Build it once the app has all its routes.
+   */
+  servedRoutes(): ServedRoutes;
   /** The Elysia app's routes (the route inventory, the docs). */
   readonly routes: readonly RouteLike[];
   /** The Elysia app inside (tests mount probe routes on it before the first request). */
@@ -55,14 +66,14 @@ function withRequestId(response: Response, id: string): Response {
   }
 }
 
-/** Wraps `app` in the pipeline. The route table is built from `app.routes` at the first request. */
+/** Wraps `app` in the pipeline. The route table is built from `app.routes` at the first request it routes itself. */
 export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver[] = []): PipelinedApp {
   const limiter = new RateLimiter(deps.config.rateLimitPerMinute, deps.clock);
   let table: RouteTable | null = null;
   const logRequests = deps.log.enabled("info");
 
   /** The refusal of an /api/v1 request by the checks before the handler, or null when it may go on. */
-  const admit = (request: Request, state: RequestState, group: RouteGroup | null | undefined): Response | null => {
+  const admit = (request: Request, state: RequestState, group: RouteGroup | null): Response | null => {
     const auth = authenticate(deps, request.headers.get("authorization"));
     if (!auth) return invalidKeyResponse();
     state.auth = auth;
@@ -85,14 +96,14 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
   };
 
   /** One log line and one observer event per request, however it ended. */
-  const finish = (request: Request, state: RequestState, status: number, route: string, path: string, authFailed: boolean) => {
+  const finish = (request: Request, state: RequestState, status: number, route: string, path: string | null, authFailed: boolean) => {
     const durationMs = performance.now() - state.startedAt;
     for (const observe of observers) observe({ method: request.method, route, status, durationMs, authFailed });
     if (!logRequests) return;
     deps.log.info("request", {
       reqId: state.id,
       method: request.method,
-      path: loggablePath(path),
+      path: loggablePath(path ?? requestPath(request.url)),
       route,
       status,
       ms: Math.round(durationMs * 10) / 10,
@@ -101,10 +112,10 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
   };
 
   /** A 500 for what nothing else caught, logged with the request id. */
-  const failure = (state: RequestState, path: string, error: unknown): Response => {
+  const failure = (request: Request, state: RequestState, path: string | null, error: unknown): Response => {
     deps.log.error("unhandled error", {
       reqId: state.id,
-      path: loggablePath(path),
+      path: loggablePath(path ?? requestPath(request.url)),
       error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
       stack: error instanceof Error ? error.stack : undefined,
     });
@@ -112,11 +123,11 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
   };
 
   /** A POST carrying Idempotency-Key: claimed before the handler, settled (or released) with its answer. */
-  const runIdempotent = async (request: Request, state: RequestState, path: string): Promise<Response> => {
+  const runIdempotent = async (request: Request, state: RequestState, path: string, call: RouteHandler): Promise<Response> => {
     const begun = await beginIdempotent(deps, request, state.auth?.accountId ?? "", path, state.id);
-    if (begun === null || begun instanceof Response) return begun ?? (await app.fetch(request));
+    if (begun === null || begun instanceof Response) return begun ?? (await call(request));
     try {
-      const response = await app.fetch(request);
+      const response = await call(request);
       await settleIdempotent(deps, begun, response);
       return response;
     } catch (error) {
@@ -126,16 +137,23 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
   };
 
   /**
+   * One request through the pipeline to `call`, once it is known which route it is for: `route` (the pattern, the
+   * metrics label), the `group` it declared and whether it is under /api/v1. `path` is the request's path when the
+   * caller already read it; otherwise it is read off the URL only if something needs it (a log line, a claim).
+   *
    * NB: not an async function, on purpose. Most requests need no await before the app, and the extra promise and
    * microtask per request showed in the throughput; only the app's own promise is chained.
    */
-  const handle = (request: Request): Response | Promise<Response> => {
+  const run = (
+    request: Request,
+    route: string,
+    group: RouteGroup | null,
+    api: boolean,
+    path: string | null,
+    call: RouteHandler,
+  ): Response | Promise<Response> => {
     const state = new RequestState(request);
     setRequestState(request, state);
-    const path = requestPath(request.url);
-    table ??= new RouteTable(app.routes);
-    const matched = table.match(request.method, path);
-    const route = matched?.route ?? "unmatched";
     let authFailed = false;
 
     const done = (answer: Response): Response => {
@@ -146,18 +164,19 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
       finish(request, state, response.status, route, path, authFailed);
       return response;
     };
-    const failed = (error: unknown): Response => done(failure(state, path, error));
+    const failed = (error: unknown): Response => done(failure(request, state, path, error));
 
     try {
       let pending: Response | Promise<Response>;
-      if (isApiPath(path)) {
-        const refusal = admit(request, state, matched?.group);
+      if (api) {
+        const refusal = admit(request, state, group);
         authFailed = refusal !== null && state.auth === null;
         if (refusal) return done(refusal);
-        // app.fetch is the compiled handler itself (app.handle only wraps it in one more promise).
-        pending = carriesIdempotencyKey(request) ? runIdempotent(request, state, path) : app.fetch(request);
+        pending = carriesIdempotencyKey(request)
+          ? runIdempotent(request, state, path ?? requestPath(request.url), call)
+          : call(request);
       } else {
-        pending = app.fetch(request);
+        pending = call(request);
       }
       return pending instanceof Promise ? pending.then(done, failed) : done(pending);
     } catch (error) {
@@ -165,8 +184,23 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
     }
   };
 
+  /** Any request: routed by the route table here and by Elysia's router inside app.fetch. */
+  const handle = (request: Request): Response | Promise<Response> => {
+    const path = requestPath(request.url);
+    table ??= new RouteTable(app.routes);
+    const matched = table.match(request.method, path);
+    // app.fetch is the compiled handler itself (app.handle only wraps it in one more promise).
+    return run(request, matched?.route ?? "unmatched", matched?.group ?? null, isApiPath(path), path, app.fetch);
+  };
+
   return {
     handle,
+    servedRoutes: () =>
+      servedRoutes(app, handle, (route, call) => {
+        const group = declaredGroup(route);
+        const api = isApiPath(route.path);
+        return (request) => run(request, route.path, group, api, null, call);
+      }),
     get routes() {
       return app.routes as readonly RouteLike[];
     },

@@ -1,6 +1,7 @@
 /**
- * Maps method + path to the group a route declared, so the pipeline can refuse with 403 in onRequest, before
- * Elysia parses or validates the body (decisions.md §1: credential → group → validation).
+ * Maps method + path to the group a route declared, so the pipeline can refuse with 403 before Elysia parses or
+ * validates the body (decisions.md §1: credential → group → validation). Used for requests Bun's router did not find
+ * (served-routes.ts): those routes carry their group themselves.
  */
 import { GROUP_DETAIL_KEY, type RouteGroup } from "./scope";
 
