@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { createLogger } from "../src/lib/log";
 import { servable } from "../src/http/served-routes";
+import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 
 const SAMPLE_ID = "00000000-0000-7000-8000-000000000000";
@@ -213,3 +214,19 @@ describe("served routes", () => {
     expect(metrics).toMatch(/seedcast_http_requests_total\{method="GET",route="\/api\/v1\/seeds\/:id",status="404"\} [1-9]/);
   });
 });
+
+// The shared auth matrix over HTTP through the served routes (it moves the world's clock, so it runs last).
+describeAuthMatrix(
+  "served routes",
+  () => world,
+  [
+    { method: "GET", path: "/api/v1/health" },
+    { method: "GET", path: `/api/v1/seeds/${SAMPLE_ID}` },
+    { method: "POST", path: "/api/v1/seeds", validBody: { title: "t", content: "c" } },
+    { method: "DELETE", path: `/api/v1/schedule/${SAMPLE_ID}` },
+  ],
+  (request) => {
+    const url = new URL(request.url);
+    return fetch(`${base}${url.pathname}${url.search}`, request);
+  },
+);

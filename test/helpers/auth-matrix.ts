@@ -47,8 +47,16 @@ async function failingCredentials(world: World): Promise<[string, Record<string,
   ];
 }
 
-/** Declares the matrix tests for each route against `getWorld()`. */
-export function describeAuthMatrix(name: string, getWorld: () => World, routes: readonly MatrixRoute[]): void {
+/**
+ * Declares the matrix tests for each route against `getWorld()`. `send` answers each request: the world's app
+ * in-process by default; a real server's fetch to run the matrix over HTTP.
+ */
+export function describeAuthMatrix(
+  name: string,
+  getWorld: () => World,
+  routes: readonly MatrixRoute[],
+  send: (request: Request) => Response | Promise<Response> = (request) => getWorld().app.handle(request),
+): void {
   describe(`${name}: auth matrix`, () => {
     let cases: [string, Record<string, string>][] = [];
     beforeAll(async () => {
@@ -66,7 +74,7 @@ export function describeAuthMatrix(name: string, getWorld: () => World, routes: 
           for (const [bodyName, body, bodyHeaders] of bodies) {
             const init: RequestInit = { method: route.method, headers: { ...bodyHeaders, ...headers } };
             if (route.method !== "GET" && route.method !== "HEAD") init.body = body;
-            const res = await getWorld().app.handle(new Request(`http://localhost${route.path}`, init));
+            const res = await send(new Request(`http://localhost${route.path}`, init));
             const text = await res.text();
             expect({ caseName, bodyName, status: res.status }).toEqual({ caseName, bodyName, status: 401 });
             expect({ caseName, bodyName, text }).toEqual({ caseName, bodyName, text: INVALID_KEY_BODY });
