@@ -3,13 +3,13 @@
  * Documents) are resolved in client-metadata.ts and stored here too, so grants can refer to them.
  */
 import { timingSafeEqual } from "node:crypto";
-import { eq } from "drizzle-orm";
 import { oauthClients } from "../../db/schema";
 import type { Deps } from "../../deps";
 import { newId } from "../../lib/ids";
 import { SCOPES } from "../auth/scopes";
 import { OAuthError } from "./errors";
 import { redirectUriProblem } from "./redirect-uris";
+import { statements } from "./statements";
 import { CLIENT_SECRET_PREFIX, hashSecret, isSecret, newSecret } from "./token-format";
 
 export const AUTH_METHODS = ["none", "client_secret_basic", "client_secret_post"] as const;
@@ -47,7 +47,7 @@ export function toClient(row: ClientRow): OAuthClient {
 /** The stored client row, or null. */
 export function findClientRow(deps: Pick<Deps, "db">, clientId: string): ClientRow | null {
   if (clientId.length === 0 || clientId.length > 2000) return null;
-  return deps.db.select().from(oauthClients).where(eq(oauthClients.id, clientId)).get() ?? null;
+  return statements(deps.db).clientById.get({ id: clientId }) ?? null;
 }
 
 /** Checked client metadata, common to registration and metadata documents. */
