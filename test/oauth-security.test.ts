@@ -138,6 +138,17 @@ describe("redirect URIs", () => {
       expect(response.status).toBe(400);
       expect((await response.json()).error).toBe("invalid_redirect_uri");
     }
+    // Grant types Seedcast does not offer are left out of the registration (RFC 7591 §3.2.1), not refused.
+    const vscodeLike = await register({
+      redirect_uris: ["http://127.0.0.1:33418/", "https://vscode.dev/redirect"],
+      grant_types: ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
+      token_endpoint_auth_method: "none",
+      scope: "openid profile",
+    });
+    expect(vscodeLike.status).toBe(201);
+    expect((await vscodeLike.json()).grant_types).toEqual(["authorization_code", "refresh_token"]);
+    const noCode = await register({ redirect_uris: [REDIRECT], grant_types: ["client_credentials"], token_endpoint_auth_method: "none" });
+    expect((await noCode.json()).error).toBe("invalid_client_metadata");
     const noUris = await register({ client_name: "x" });
     expect((await noUris.json()).error).toBe("invalid_redirect_uri");
     const badMethod = await register({ redirect_uris: [REDIRECT], token_endpoint_auth_method: "private_key_jwt" });
