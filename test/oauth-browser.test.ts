@@ -54,8 +54,25 @@ afterAll(async () => {
   await world?.stop();
 });
 
+/** One h1, a main landmark, every control labelled, no horizontal scroll, at desktop and phone width; screenshots. */
 async function shoot(name: string): Promise<void> {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  for (const [size, viewport] of [["desktop", { width: 1280, height: 800 }], ["phone", { width: 390, height: 844 }]] as const) {
+    await page.setViewportSize(viewport);
+    const problems = await page.evaluate(() => {
+      const out: string[] = [];
+      if (document.querySelectorAll("h1").length !== 1) out.push("expected exactly one h1");
+      if (!document.querySelector("main")) out.push("no main landmark");
+      for (const el of document.querySelectorAll("input:not([type=hidden]), select, textarea")) {
+        const control = el as HTMLInputElement;
+        if ((control.labels?.length ?? 0) === 0 && !control.getAttribute("aria-label")) out.push(`unlabelled ${control.name || control.id}`);
+      }
+      if (document.documentElement.scrollWidth > window.innerWidth + 1) out.push(`horizontal scroll at ${window.innerWidth}px`);
+      return out;
+    });
+    expect([name, size, problems]).toEqual([name, size, []]);
+    await page.screenshot({ path: join(ARTIFACTS, `${name}-${size}.png`), fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
 }
 
 test("an assistant is connected through login and consent in Chromium", async () => {
@@ -76,6 +93,7 @@ test("an assistant is connected through login and consent in Chromium", async ()
 
   await page.goto(url.href);
   expect(new URL(page.url()).pathname).toBe("/login");
+  expect(await page.getByText("An app asked to connect to Seedcast").isVisible()).toBe(true);
   await shoot("1-login");
   await page.getByLabel("Email").fill(owner.email);
   await page.getByLabel("Password").fill(PASSWORD);
@@ -99,7 +117,7 @@ test("an assistant is connected through login and consent in Chromium", async ()
   await shoot("3-consent-edited");
   await page.getByRole("button", { name: "Allow" }).click();
   await page.waitForURL((u) => u.port === String(callback.port));
-  await shoot("4-back-at-the-assistant");
+  await page.screenshot({ path: join(ARTIFACTS, "4-back-at-the-assistant.png") });
 
   const back = received.at(-1) as URL;
   expect(back.searchParams.get("state")).toBe("chromium-state");
