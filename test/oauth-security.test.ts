@@ -389,3 +389,34 @@ describe("token endpoint errors (RFC 6749 §5.2)", () => {
     expect((await registerNow({ redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" })).status).toBe(201);
   });
 });
+
+describe("malformed input never answers 500", () => {
+  test("garbage at every OAuth endpoint gets a 4xx", async () => {
+    const clientId = await publicClient();
+    const form = { "content-type": "application/x-www-form-urlencoded" };
+    const cases: [string, string, RequestInit][] = [
+      ["token, binary body", "/oauth/token", { method: "POST", headers: form, body: new Uint8Array([0xff, 0xfe, 0x00, 0x80]) }],
+      ["token, broken percent-encoding", "/oauth/token", { method: "POST", headers: form, body: "grant_type=%E0%A4%A&client_id=%" }],
+      ["token, Basic without colon", "/oauth/token", { method: "POST", headers: { ...form, authorization: "Basic bm9jb2xvbg==" }, body: "grant_type=refresh_token&refresh_token=x" }],
+      ["token, Basic with bad escapes", "/oauth/token", { method: "POST", headers: { ...form, authorization: `Basic ${btoa("%zz:%zz")}` }, body: "grant_type=refresh_token&refresh_token=x" }],
+      ["token, huge body", "/oauth/token", { method: "POST", headers: form, body: `grant_type=refresh_token&refresh_token=${"a".repeat(200_000)}` }],
+      ["token, no body", "/oauth/token", { method: "POST" }],
+      ["token, long code", "/oauth/token", { method: "POST", headers: form, body: `grant_type=authorization_code&client_id=${clientId}&code=scc_${"A".repeat(5000)}` }],
+      ["register, array body", "/oauth/register", { method: "POST", headers: { "content-type": "application/json" }, body: "[1,2]" }],
+      ["register, null", "/oauth/register", { method: "POST", headers: { "content-type": "application/json" }, body: "null" }],
+      ["register, wrong types", "/oauth/register", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ redirect_uris: [1, {}], client_name: 5 }) }],
+      ["register, form body", "/oauth/register", { method: "POST", headers: form, body: "redirect_uris=x" }],
+      ["revoke, form without token", "/oauth/revoke", { method: "POST", headers: form, body: "token_type_hint=access_token" }],
+      ["authorize, repeated params", `/oauth/authorize?client_id=${clientId}&client_id=${clientId}`, {}],
+      ["authorize, huge client_id", `/oauth/authorize?client_id=${"x".repeat(5000)}`, {}],
+      ["authorize, URL client_id with spaces", `/oauth/authorize?client_id=${encodeURIComponent("https://exa mple.com/x")}`, {}],
+      ["authorize, URL client_id not normal", `/oauth/authorize?client_id=${encodeURIComponent("https://EXAMPLE.com/./x")}`, {}],
+      ["authorize POST without session", "/oauth/authorize", { method: "POST", headers: form, body: "%%%" }],
+      ["unknown OAuth path", "/oauth/nothing", {}],
+    ];
+    for (const [name, path, init] of cases) {
+      const response = await fetch(`${world.base}${path}`, { redirect: "manual", ...init });
+      expect([name, response.status >= 400 && response.status < 500 || response.status === 303]).toEqual([name, true]);
+    }
+  });
+});
