@@ -1,6 +1,6 @@
 /**
  * Grants and their tokens (decisions.md §9). A grant is what one member consented to for one client in one account;
- * it holds one live access token and one live refresh token at a time. Access tokens live 1 hour; refresh tokens
+ * it holds one live refresh token at a time and the access tokens issued with each (1 hour each). Refresh tokens
  * rotate at every use and live 30 days from their issue, so a connector used at least monthly stays connected.
  * Presenting a rotated refresh token again revokes the whole grant (OAuth 2.1 §4.3.1, reuse detection).
  */
@@ -79,36 +79,32 @@ export interface GrantInput {
 
 /** createGrant's body, for callers already inside a transaction (the code exchange). Throws AppError. */
 export function insertGrant(deps: ServiceDeps, input: GrantInput): TokenPair {
-  {
-    {
-      const client = deps.db.select({ id: oauthClients.id }).from(oauthClients).where(eq(oauthClients.id, input.clientId)).get();
-      if (!client) throw notFound("OAuth client");
-      const member = deps.db
-        .select({ role: members.role, disabledAt: accounts.disabledAt })
-        .from(members)
-        .innerJoin(accounts, eq(accounts.id, members.accountId))
-        .where(and(eq(members.accountId, input.accountId), eq(members.userId, input.userId)))
-        .get();
-      if (!member) throw notFound("member");
-      if (member.disabledAt !== null) throw new AppError("forbidden", "This account is disabled.");
-      const scopes = effectiveScopes(input.scopes, member.role);
-      if (scopes.length === 0) throw new AppError("invalid_request", "Choose at least one group this member's role allows.");
-      const grantId = newId();
-      deps.db
-        .insert(oauthGrants)
-        .values({
-          id: grantId,
-          clientId: input.clientId,
-          accountId: input.accountId,
-          userId: input.userId,
-          scopes: scopes.join(","),
-          resource: input.resource ?? mcpResource(deps),
-          createdAt: deps.clock.now(),
-        })
-        .run();
-      return insertPair(deps, grantId, scopes);
-    }
-  }
+  const client = deps.db.select({ id: oauthClients.id }).from(oauthClients).where(eq(oauthClients.id, input.clientId)).get();
+  if (!client) throw notFound("OAuth client");
+  const member = deps.db
+    .select({ role: members.role, disabledAt: accounts.disabledAt })
+    .from(members)
+    .innerJoin(accounts, eq(accounts.id, members.accountId))
+    .where(and(eq(members.accountId, input.accountId), eq(members.userId, input.userId)))
+    .get();
+  if (!member) throw notFound("member");
+  if (member.disabledAt !== null) throw new AppError("forbidden", "This account is disabled.");
+  const scopes = effectiveScopes(input.scopes, member.role);
+  if (scopes.length === 0) throw new AppError("invalid_request", "Choose at least one group this member's role allows.");
+  const grantId = newId();
+  deps.db
+    .insert(oauthGrants)
+    .values({
+      id: grantId,
+      clientId: input.clientId,
+      accountId: input.accountId,
+      userId: input.userId,
+      scopes: scopes.join(","),
+      resource: input.resource ?? mcpResource(deps),
+      createdAt: deps.clock.now(),
+    })
+    .run();
+  return insertPair(deps, grantId, scopes);
 }
 
 /**
