@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { launchChromium } from "./helpers/browser";
 import { type World, createWorld } from "./helpers/world";
 
 const scratch = mkdtempSync(join(tmpdir(), "seedcast-hardening-"));
@@ -49,5 +50,110 @@ describe("finding 2: seedcast backup FILE is readable by its owner only", () => 
     } finally {
       process.umask(previous);
     }
+  });
+});
+
+describe("finding 10: headers and exposure", () => {
+  test("/docs carries a CSP, frame protection and nosniff, and still renders in Chromium under that CSP", async () => {
+    const w = await createWorld({ env: { HOST: "127.0.0.1" } });
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", routes: w.app.servedRoutes(), fetch: (r) => w.app.handle(r) });
+    const browser = await launchChromium();
+    try {
+      const base = `http://127.0.0.1:${server.port}`;
+      const res = await fetch(`${base}/docs`);
+      const csp = res.headers.get("content-security-policy") ?? "";
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).toContain("object-src 'none'");
+      expect(csp).toContain("script-src 'self';");
+      expect(csp).not.toContain("unsafe-eval");
+      expect(res.headers.get("x-frame-options")).toBe("DENY");
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      await res.body?.cancel();
+      for (const asset of ["/docs/assets/swagger-ui-bundle.js", "/docs/assets/start.js", "/docs/assets/swagger-ui.css", "/openapi.json"]) {
+        const a = await fetch(`${base}${asset}`);
+        expect(a.headers.get("x-content-type-options")).toBe("nosniff");
+        await a.body?.cancel();
+      }
+      // A real browser: the page still draws every operation, and nothing on it was blocked by its own policy.
+      const page = await browser.newPage();
+      const violations: string[] = [];
+      page.on("console", (m) => {
+        if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
+      });
+      await page.goto(`${base}/docs`);
+      await page.locator(".opblock").first().waitFor({ timeout: 30_000 });
+      expect(await page.locator(".opblock").count()).toBeGreaterThan(20);
+      expect(violations).toEqual([]);
+      // Framed by another origin: refused.
+      const framer = Bun.serve({
+        port: 0,
+        hostname: "127.0.0.1",
+        fetch: () => new Response(`<iframe id="f" src="${base}/docs"></iframe>`, { headers: { "content-type": "text/html" } }),
+      });
+      try {
+        await page.goto(`http://127.0.0.1:${framer.port}/`);
+        await page.waitForTimeout(500); // let the frame load (or be refused); there is no event for a blocked frame
+        const frame = page.frames().find((f) => f.url().includes("/docs"));
+        const framedOps = frame ? await frame.locator(".opblock").count().catch(() => 0) : 0;
+        expect(framedOps).toBe(0);
+      } finally {
+        await framer.stop(true);
+      }
+    } finally {
+      await browser.close();
+      await server.stop(true);
+      w.close();
+    }
+  }, 90_000);
+
+  test("/metrics is closed on a public HOST without METRICS_TOKEN, open on loopback, guarded by its token", async () => {
+    const open = await createWorld({ env: { HOST: "0.0.0.0" } });
+    const acct = await open.createAccount({ credits: 10 });
+    try {
+      const res = await open.call("GET", "/metrics");
+      expect(res.status).toBe(403);
+      expect(res.text).not.toContain("seedcast_credits");
+      expect(res.text).toContain("METRICS_TOKEN");
+      expect(acct.accountId).toBeTruthy();
+    } finally {
+      open.close();
+    }
+    for (const host of ["127.0.0.1", "::1", "localhost", "127.0.0.2"]) {
+      const loop = await createWorld({ env: { HOST: host } });
+      try {
+        const res = await loop.call("GET", "/metrics");
+        expect(res.status).toBe(200);
+        expect(res.text).toContain("seedcast_credits_reserved");
+      } finally {
+        loop.close();
+      }
+    }
+    for (const host of ["::", "10.0.0.5", "example.test"]) {
+      const pub = await createWorld({ env: { HOST: host } });
+      try {
+        expect((await pub.call("GET", "/metrics")).status).toBe(403);
+      } finally {
+        pub.close();
+      }
+    }
+    const guarded = await createWorld({ env: { HOST: "0.0.0.0", METRICS_TOKEN: "scrape-me" } });
+    try {
+      expect((await guarded.call("GET", "/metrics")).status).toBe(401);
+      expect((await guarded.call("GET", "/metrics", { headers: { authorization: "Bearer scrape-me" } })).status).toBe(200);
+    } finally {
+      guarded.close();
+    }
+  });
+
+  test("the id comment states the random bits a UUIDv7 really has", async () => {
+    const source = await Bun.file(join(import.meta.dir, "../src/lib/ids.ts")).text();
+    const media = await Bun.file(join(import.meta.dir, "../src/modules/media/service.ts")).text();
+    expect(media.includes("74 random bits")).toBe(false);
+    expect(source.includes("62 random bits")).toBe(true);
+    // and 62 is right: of 128 bits, 48 are time, 4 version, 2 variant, and rand_a (12 bits) counts within a millisecond.
+    const ids = Array.from({ length: 64 }, () => Bun.randomUUIDv7());
+    const randA = ids.map((id) => Number.parseInt(id.slice(15, 18), 16));
+    const sameMs = ids.filter((id) => id.slice(0, 13) === ids[0]?.slice(0, 13)).length;
+    if (sameMs > 2) expect(randA[1]).toBe(((randA[0] ?? 0) + 1) % 4096);
   });
 });

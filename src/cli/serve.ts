@@ -9,6 +9,7 @@ import { bootstrap } from "../bootstrap";
 import type { Config } from "../config";
 import { systemJobs } from "../jobs";
 import { startJobs } from "../jobs/registry";
+import { metricsAccess } from "../modules/metrics";
 import { backupJobs } from "../modules/backup/job";
 import { SERVE_PID_FILE } from "../modules/backup/service";
 import { startDispatcher } from "../publishing/dispatcher";
@@ -28,6 +29,9 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     deps.log.warn("ALLOW_PRIVATE_HOSTS exempts these hosts from the public-address and port rules", {
       hosts: [...config.allowPrivateHosts],
     });
+  }
+  if (metricsAccess(config) === "closed") {
+    deps.log.warn("GET /metrics is closed: HOST is not loopback-only and METRICS_TOKEN is not set", { host: config.host });
   }
   let accepting = true;
   const app = createApp(deps, { isReady: () => accepting });
