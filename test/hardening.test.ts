@@ -6,8 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createAccount } from "../src/modules/accounts/service";
 import { launchChromium } from "./helpers/browser";
-import { type World, createWorld } from "./helpers/world";
+import { BASE, type World, createWorld } from "./helpers/world";
 
 const scratch = mkdtempSync(join(tmpdir(), "seedcast-hardening-"));
 let world: World;
@@ -18,6 +19,64 @@ afterAll(() => {
   world.close();
   rmSync(scratch, { recursive: true, force: true });
 });
+
+const PASSWORD = "correct horse battery";
+
+/** A cookie-keeping form client over app.handle (never follows redirects), as a browser would post the dashboard's forms. */
+class FormClient {
+  readonly cookies = new Map<string, string>();
+  lastHtml = "";
+  constructor(
+    private readonly w: World,
+    private readonly server?: { requestIP(r: Request): { address: string } | null },
+  ) {}
+
+  private absorb(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(";");
+      const eq = (pair ?? "").indexOf("=");
+      const name = (pair ?? "").slice(0, eq).trim();
+      const value = (pair ?? "").slice(eq + 1).trim();
+      if (/Max-Age=0/i.test(line) || value === "") this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  async request(method: string, path: string, form?: Record<string, string>, headers: Record<string, string> = {}) {
+    const h: Record<string, string> = { ...headers };
+    if (this.cookies.size > 0) h.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+    let body: string | undefined;
+    if (form) {
+      body = new URLSearchParams(form).toString();
+      h["content-type"] = "application/x-www-form-urlencoded";
+    }
+    const response = await this.w.app.handle(new Request(`${BASE}${path}`, { method, headers: h, body }), this.server);
+    this.absorb(response);
+    const text = await response.text();
+    if ((response.headers.get("content-type") ?? "").startsWith("text/html")) this.lastHtml = text;
+    return { status: response.status, location: response.headers.get("location"), headers: response.headers, text };
+  }
+
+  get(path: string) {
+    return this.request("GET", path);
+  }
+
+  csrf(): string {
+    const match = /name="_csrf" value="([^"]+)"/.exec(this.lastHtml);
+    if (!match?.[1]) throw new Error("no CSRF field on the last page");
+    return match[1];
+  }
+
+  async login(email: string, password = PASSWORD) {
+    await this.get("/login");
+    return this.request("POST", "/login", { _csrf: this.csrf(), email, password });
+  }
+}
+
+/** A user who can sign in to the dashboard of `w`. */
+async function dashboardUser(w: World, email: string): Promise<{ accountId: string; userId: string }> {
+  return createAccount(w.deps, { name: `Acct ${email}`, email, password: PASSWORD, credits: 10 });
+}
 
 /** Runs the CLI (`bun src/main.ts ...`) under `umask 022`, the common default. */
 async function cli(dataDir: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -156,4 +215,69 @@ describe("finding 10: headers and exposure", () => {
     const sameMs = ids.filter((id) => id.slice(0, 13) === ids[0]?.slice(0, 13)).length;
     if (sameMs > 2) expect(randA[1]).toBe(((randA[0] ?? 0) + 1) % 4096);
   });
+});
+
+describe("finding 5: cross-site logout", () => {
+  test("a POST /logout without the CSRF token changes nothing: no cookie cleared, session kept", async () => {
+    await dashboardUser(world, "logout@f5.test");
+    const b = new FormClient(world);
+    expect((await b.login("logout@f5.test")).status).toBe(303);
+    // A cross-site form post: under SameSite=Lax the browser sends no cookie with it.
+    const bare = await world.app.handle(new Request(`${BASE}/logout`, { method: "POST", body: new URLSearchParams({}), headers: { "content-type": "application/x-www-form-urlencoded" } }));
+    expect(bare.headers.getSetCookie()).toEqual([]);
+    // A same-site page that has the cookie but not the token (another app on a sibling subdomain, say).
+    const sessionCookie = [...b.cookies].find(([name]) => name.endsWith("seedcast_session"));
+    expect(sessionCookie).toBeDefined();
+    for (const form of [{}, { _csrf: "" }, { _csrf: "x".repeat(43) }] as Record<string, string>[]) {
+      const res = await b.request("POST", "/logout", form);
+      expect(res.headers.getSetCookie()).toEqual([]);
+      expect(res.status).toBe(403);
+    }
+    expect((await b.get("/dashboard")).status).toBe(200);
+    // With the token it signs out, server-side too.
+    const out = await b.request("POST", "/logout", { _csrf: b.csrf() });
+    expect(out.location).toBe("/login?out=1");
+    expect(out.headers.getSetCookie().some((c) => /seedcast_session=;.*Max-Age=0/.test(c))).toBe(true);
+    const replay = await world.app.handle(new Request(`${BASE}/dashboard`, { headers: { cookie: `${sessionCookie?.[0]}=${sessionCookie?.[1]}` } }));
+    expect(replay.headers.get("location")).toBe("/login");
+  });
+
+  test("in Chromium, another site's auto-submitting form does not sign the person out", async () => {
+    const w = await createWorld({ env: { HOST: "127.0.0.1" } });
+    await dashboardUser(w, "victim@f5.test");
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", routes: w.app.servedRoutes(), fetch: (r, s) => w.app.handle(r, s) });
+    const base = `http://127.0.0.1:${server.port}`;
+    // The attacker's site: another host name (localhost is another site than 127.0.0.1).
+    const evil = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () =>
+        new Response(`<form id="f" method="post" action="${base}/logout"></form><script>document.getElementById("f").submit()</script>`, {
+          headers: { "content-type": "text/html" },
+        }),
+    });
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${base}/login`);
+      await page.getByLabel("Email").fill("victim@f5.test");
+      await page.getByLabel("Password").fill(PASSWORD);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.waitForURL(`${base}/dashboard`);
+      const before = (await page.context().cookies(base)).map((c) => c.name);
+      expect(before).toContain("seedcast_session");
+      await page.goto(`http://localhost:${evil.port}/`);
+      await page.waitForURL((url) => url.port === String(server.port));
+      await page.waitForLoadState();
+      const after = (await page.context().cookies(base)).map((c) => c.name);
+      expect(after).toContain("seedcast_session");
+      await page.goto(`${base}/dashboard`);
+      expect(page.url()).toBe(`${base}/dashboard`);
+    } finally {
+      await browser.close();
+      await evil.stop(true);
+      await server.stop(true);
+      w.close();
+    }
+  }, 60_000);
 });

@@ -4,6 +4,7 @@
  * 403 page, never the data.
  */
 import type { Deps } from "../../deps";
+import { requestState } from "../../http/request-context";
 import { html } from "./html";
 import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, sameToken, setCookie } from "./http";
 import { page, publicPage } from "./layout";
@@ -88,7 +89,10 @@ export function requireAccount(s: SessionContext): Membership | Response {
   );
 }
 
-/** The client address for rate limiting (the socket's, never a forwarded header a client could forge). */
-export function clientAddress(server: { requestIP(r: Request): { address: string } | null } | null | undefined, request: Request): string {
-  return server?.requestIP(request)?.address ?? "local";
+/**
+ * The client address for login throttling: the socket's, as the pipeline recorded it (never a forwarded header a
+ * client could write). "local" for a request that came through no server (in-process calls).
+ */
+export function clientAddress(request: Request): string {
+  return requestState(request)?.peerAddress ?? "local";
 }

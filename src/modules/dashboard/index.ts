@@ -63,7 +63,7 @@ export function dashboardModule(deps: Deps) {
     .get("/setup", ({ request }) => getSetup(ctx, request), { detail })
     .post("/setup", ({ request, body }) => postSetup(ctx, request, body as Form), { detail })
     .get("/login", ({ request }) => getLogin(ctx, request), { detail })
-    .post("/login", ({ request, body, server }) => postLogin(ctx, request, body as Form, clientAddress(server, request)), { detail })
+    .post("/login", ({ request, body }) => postLogin(ctx, request, body as Form, clientAddress(request)), { detail })
     .post("/logout", ({ request, body }) => postLogout(ctx, request, body as Form), { detail })
     .get(
       "/dashboard/static/:name",

@@ -4,7 +4,7 @@
  */
 import { AppError } from "../../../lib/errors";
 import { createAccount } from "../../accounts/service";
-import { type DashboardCtx, safeNext, session } from "../guard";
+import { type DashboardCtx, csrfRefused, safeNext } from "../guard";
 import { html } from "../html";
 import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, sameToken, setCookie } from "../http";
 import { type Notice, publicPage } from "../layout";
@@ -157,12 +157,16 @@ export async function postLogin(ctx: DashboardCtx, request: Request, form: Form 
   return redirect(next ?? "/dashboard", [sessionCookie(ctx, sessionToken)]);
 }
 
-/** POST /logout: ends the session (CSRF-checked so no other site can sign a person out). */
+/**
+ * POST /logout: ends the session, only with the session's CSRF token. Without it nothing happens, not even a cookie
+ * change: a cross-site form post (which under SameSite=Lax arrives without the session cookie) must not be able to
+ * clear the browser's session cookie either.
+ */
 export function postLogout(ctx: DashboardCtx, request: Request, form: Form | undefined): Response {
-  const s = session(ctx, request);
-  const clear = setCookie(ctx.deps.config, cookieNames(ctx.deps.config).session, "", 0);
-  if (s instanceof Response) return redirect("/login", [clear]);
-  if (!sameToken(field(form, "_csrf"), s.csrfToken)) return redirect("/dashboard");
+  const token = readCookies(request).get(cookieNames(ctx.deps.config).session);
+  const s = token ? resolveSession(ctx.deps, token) : "missing";
+  if (typeof s !== "object") return redirect("/login");
+  if (!sameToken(field(form, "_csrf"), s.csrfToken)) return csrfRefused();
   destroySession(ctx.deps, s.sessionId);
-  return redirect("/login?out=1", [clear]);
+  return redirect("/login?out=1", [setCookie(ctx.deps.config, cookieNames(ctx.deps.config).session, "", 0)]);
 }
