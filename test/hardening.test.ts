@@ -281,3 +281,28 @@ describe("finding 5: cross-site logout", () => {
     }
   }, 60_000);
 });
+
+describe("finding 8: unhandled 500s become clear 400s", () => {
+  test("a calendar date past the largest Date and a seed title starting with NUL", async () => {
+    await dashboardUser(world, "cal@f8.test");
+    const b = new FormClient(world);
+    await b.login("cal@f8.test");
+    for (const date of ["%2B275760-09-13", "-271821-04-19", "2026-02-30", "10000-01-01"]) {
+      const res = await b.get(`/dashboard/calendar?date=${date}`);
+      expect(res.status).toBe(400);
+      expect(res.text).toContain("YYYY-MM-DD");
+    }
+    expect((await b.get("/dashboard/calendar?date=9999-12-24")).status).toBe(200);
+    expect((await b.get("/dashboard/calendar?date=2026-11-24&view=day")).status).toBe(200);
+    const acct = await world.createAccount();
+    for (const body of [{ title: "\u0000Launch", content: "x" }, { title: "Launch", content: "\u0000x" }, { title: "L", content: "x", category: "\u0000" }]) {
+      const res = await world.call("POST", "/api/v1/seeds", { key: acct.key, body });
+      expect(res.status).toBe(400);
+      expect(res.json.error).toBe("invalid_request");
+    }
+    // An escaped backslash before "u0000" is text, not NUL.
+    const literal = await world.call("POST", "/api/v1/seeds", { key: acct.key, rawBody: '{"title":"C:\\\\u0000","content":"path"}', headers: { "content-type": "application/json" } });
+    expect(literal.status).toBe(201);
+    expect(literal.json.title).toBe("C:\\u0000");
+  });
+});
