@@ -3,7 +3,7 @@
  * Every test here failed before its fix (checked by reverting the fix once).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAccount } from "../src/modules/accounts/service";
@@ -304,5 +304,45 @@ describe("finding 8: unhandled 500s become clear 400s", () => {
     const literal = await world.call("POST", "/api/v1/seeds", { key: acct.key, rawBody: '{"title":"C:\\\\u0000","content":"path"}', headers: { "content-type": "application/json" } });
     expect(literal.status).toBe(201);
     expect(literal.json.title).toBe("C:\\u0000");
+  });
+});
+
+describe("finding 3: the upload URL is not stored in clear in the idempotency cache", () => {
+  test("a minted link replays to its caller byte for byte, yet its token is nowhere in the database or a backup", async () => {
+    const acct = await world.createAccount();
+    const headers = { "idempotency-key": "mint-upload-link-1" };
+    const first = await world.call("POST", "/api/v1/assets/upload-link", { key: acct.key, headers });
+    expect(first.status).toBe(201);
+    const token = String(first.json.uploadUrl).split("/upload/")[1] ?? "";
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    const rows = world.deps.sqlite.query<{ body: string | null }, [string]>("SELECT body FROM idempotency_keys WHERE account_id = ?").all(acct.accountId);
+    expect(rows.length).toBe(1);
+    expect(rows[0]?.body?.includes(token)).toBe(false);
+    expect(rows[0]?.body?.includes("upload")).toBe(false);
+    // Not in any page of the database file or its write-ahead log, nor in a backup's copy of it.
+    world.deps.sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    for (const file of [join(world.dataDir, "seedcast.db"), join(world.dataDir, "seedcast.db-wal")]) {
+      if (existsSync(file)) expect(readFileSync(file).includes(token)).toBe(false);
+    }
+    const { createBackup } = await import("../src/modules/backup/service");
+    const archive = join(scratch, "f3.tar.gz");
+    await createBackup(world.deps, archive);
+    const unpacked = Bun.gunzipSync(readFileSync(archive));
+    expect(Buffer.from(unpacked).includes(token)).toBe(false);
+
+    // The caller who lost the answer gets it back, exactly.
+    const again = await world.call("POST", "/api/v1/assets/upload-link", { key: acct.key, headers });
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.text).toBe(first.text);
+    // Another key of the same account cannot pull the credential out of the cache.
+    const other = acct.mint(["create"]);
+    const stolen = await world.call("POST", "/api/v1/assets/upload-link", { key: other.key, headers });
+    expect(stolen.status).toBe(422);
+    expect(stolen.json.error).toBe("idempotency_key_reused");
+    expect(stolen.text.includes(token)).toBe(false);
+    // Nothing new was minted by either retry.
+    expect(world.deps.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM upload_links WHERE account_id = ?").get(acct.accountId)?.n).toBe(1);
   });
 });
