@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createDeflate } from "node:zlib";
 import { join } from "node:path";
 import { createAccount } from "../src/modules/accounts/service";
 import { launchChromium } from "./helpers/browser";
@@ -345,4 +346,63 @@ describe("finding 3: the upload URL is not stored in clear in the idempotency ca
     // Nothing new was minted by either retry.
     expect(world.deps.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM upload_links WHERE account_id = ?").get(acct.accountId)?.n).toBe(1);
   });
+});
+
+/** One PNG chunk: length, type, data, CRC. */
+function pngChunk(type: string, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(12 + data.length);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, data.length);
+  out.set(new TextEncoder().encode(type), 4);
+  out.set(data, 8);
+  view.setUint32(8 + data.length, Bun.hash.crc32(out.subarray(4, 8 + data.length)));
+  return out;
+}
+
+/** A real, valid PNG of `size`×`size` transparent pixels at `depth` bits per RGBA sample: tiny on disk, huge decoded. */
+async function bombPng(size: number, depth: 8 | 16): Promise<Uint8Array> {
+  const ihdr = new Uint8Array(13);
+  const view = new DataView(ihdr.buffer);
+  view.setUint32(0, size);
+  view.setUint32(4, size);
+  ihdr.set([depth, 6, 0, 0, 0], 8);
+  const row = new Uint8Array(1 + size * 4 * (depth / 8)); // filter byte 0, then zero samples
+  const deflate = createDeflate({ level: 9 });
+  const parts: Buffer[] = [];
+  deflate.on("data", (c: Buffer) => parts.push(c));
+  const done = new Promise((resolve) => deflate.on("end", resolve));
+  for (let y = 0; y < size; y++) {
+    if (!deflate.write(row)) await new Promise((resolve) => deflate.once("drain", resolve));
+  }
+  deflate.end();
+  await done;
+  const signature = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return new Uint8Array(Buffer.concat([signature, pngChunk("IHDR", ihdr), pngChunk("IDAT", Buffer.concat(parts)), pngChunk("IEND", new Uint8Array())]));
+}
+
+describe("finding 7: decompression bombs by bit depth", () => {
+  test("a 16-bit RGBA PNG of 6,300 × 6,300 (under 40 MP, 318 MB decoded) is refused before decoding, on every way in", async () => {
+    const bomb = await bombPng(6300, 16);
+    expect(bomb.length).toBeLessThan(1_000_000);
+    const acct = await world.createAccount();
+    // Through an upload link, as the probe did.
+    const link = await world.call("POST", "/api/v1/assets/upload-link", { key: acct.key });
+    const form = new FormData();
+    form.append("file", new File([bomb], "bomb.png", { type: "image/png" }));
+    const res = await world.app.handle(new Request(link.json.uploadUrl, { method: "POST", body: form, headers: { accept: "application/json" } }));
+    const body = (await res.json()) as { error: string; message: string };
+    expect(res.status).toBe(400);
+    expect(body.error).toBe("image_dimensions_too_large");
+    // Straight through ingest (what ingest-url ends in).
+    const { ingestImageBytes } = await import("../src/modules/assets/ingest");
+    const refused = await ingestImageBytes(world.deps, acct.accountId, { bytes: bomb, fileName: "bomb" }).catch((e: unknown) => e);
+    expect((refused as { code?: string }).code).toBe("image_dimensions_too_large");
+    // The streaming header probe refuses it from the first 33 bytes.
+    const { probeImageHeader } = await import("../src/lib/image-probe");
+    expect(() => probeImageHeader(bomb.subarray(0, 33))).toThrow(/decoded/);
+    // The same pixels at 8 bits (159 MB decoded) stay within the 40-megapixel promise.
+    const eight = await bombPng(6300, 8);
+    expect(probeImageHeader(eight.subarray(0, 33))).toMatchObject({ status: "ok", probe: { width: 6300, height: 6300 } });
+    expect(world.deps.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM assets WHERE account_id = ?").get(acct.accountId)?.n).toBe(0);
+  }, 60_000);
 });

@@ -72,7 +72,7 @@ function friendlyMessage(error: AppError, maxBytes: number): string {
     case "image_too_large":
       return `That image is larger than ${formatBytes(maxBytes)}. Choose a smaller file. ${still}`;
     case "image_dimensions_too_large":
-      return `That image has more than 40 megapixels. Choose a smaller one. ${still}`;
+      return `That image is too large to decode: over 40 megapixels, or over 160 MB once decoded (16-bit images count double). Choose a smaller one. ${still}`;
     case "empty_body":
       return `That file is empty. Choose another file. ${still}`;
     case "invalid_request":
