@@ -360,7 +360,7 @@ function pngChunk(type: string, data: Uint8Array): Uint8Array {
 }
 
 /** A real, valid PNG of `size`×`size` transparent pixels at `depth` bits per RGBA sample: tiny on disk, huge decoded. */
-async function bombPng(size: number, depth: 8 | 16): Promise<Uint8Array> {
+async function bombPng(size: number, depth: 8 | 16): Promise<Uint8Array<ArrayBuffer>> {
   const ihdr = new Uint8Array(13);
   const view = new DataView(ihdr.buffer);
   view.setUint32(0, size);
