@@ -7,7 +7,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs
 import { tmpdir } from "node:os";
 import { createDeflate } from "node:zlib";
 import { join } from "node:path";
-import { createAccount } from "../src/modules/accounts/service";
+import { createAccount, setAccountDisabled } from "../src/modules/accounts/service";
+import { addConnection } from "../src/modules/connections/service";
+import { isoAt } from "../src/lib/clock";
+import { nextWakeAt, runDueOnce } from "../src/publishing/dispatcher";
+import { startWebhookReceiver } from "./peers/webhook-receiver";
+import { FIVE_MIN, WEBHOOK_SECRET, makeCreation, postRows, solidPng } from "./publishing-fixtures";
 import { launchChromium } from "./helpers/browser";
 import { BASE, type World, createWorld } from "./helpers/world";
 
@@ -405,4 +410,67 @@ describe("finding 7: decompression bombs by bit depth", () => {
     expect(probeImageHeader(eight.subarray(0, 33))).toMatchObject({ status: "ok", probe: { width: 6300, height: 6300 } });
     expect(world.deps.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM assets WHERE account_id = ?").get(acct.accountId)?.n).toBe(0);
   }, 60_000);
+});
+
+describe("finding 6: a disabled account stops acting", () => {
+  test("no delivery and no upload while disabled; re-enabling fails what fell due meanwhile and resumes the rest", async () => {
+    const w = await createWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1" } });
+    const receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
+    try {
+      const acct = await w.createAccount();
+      await addConnection(w.deps, { accountId: acct.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
+      const schedule = async (caption: string, dueAt: number) => {
+        const creation = await makeCreation(w.deps, acct.accountId, { caption });
+        const res = await w.call("POST", "/api/v1/schedule", {
+          key: acct.key,
+          body: { type: "social_post", creation_id: creation.id, scheduled_time: isoAt(dueAt), targets: ["webhook"] },
+        });
+        expect(res.status).toBe(200);
+        return res.json.post.id as string;
+      };
+      const t0 = w.clock.now();
+      const sent = () => receiver.effects().filter((e) => e.event !== "ping").length;
+      const dueSoon = await schedule("due while disabled", t0 + FIVE_MIN + 60_000);
+      const dueLater = await schedule("due after re-enabling", t0 + 2 * 60 * 60_000);
+      const link = await w.call("POST", "/api/v1/assets/upload-link", { key: acct.key });
+      const upload = async () => {
+        const form = new FormData();
+        form.append("file", new File([new Uint8Array(await solidPng())], "p.png", { type: "image/png" }));
+        return w.app.handle(new Request(link.json.uploadUrl, { method: "POST", body: form, headers: { accept: "application/json" } }));
+      };
+
+      setAccountDisabled(w.deps, acct.accountId, true);
+      // Its upload link stores nothing (the page says why).
+      const refused = await upload();
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as { error: string }).error).toBe("forbidden");
+      const page = await w.app.handle(new Request(link.json.uploadUrl));
+      expect(page.status).toBe(403);
+      expect(await page.text()).toContain("disabled");
+      // Its due post is not delivered, and the dispatcher does not keep waking up for it.
+      w.clock.set(t0 + FIVE_MIN + 61_000);
+      await runDueOnce(w.deps);
+      expect(sent()).toBe(0);
+      expect(postRows(w.deps, dueSoon).targets[0]?.status).toBe("scheduled");
+      expect(nextWakeAt(w.deps)).toBeNull();
+      expect(w.deps.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM assets WHERE account_id = ?").get(acct.accountId)?.n).toBe(0);
+
+      // Re-enabled: what fell due meanwhile fails with a clear message (not sent late), the rest goes out on time.
+      expect(setAccountDisabled(w.deps, acct.accountId, false) as unknown).toBe(1);
+      const missed = postRows(w.deps, dueSoon);
+      expect(missed.targets[0]?.status).toBe("failed");
+      expect(missed.targets[0]?.errorMessage).toContain("the account was disabled when this post was due");
+      expect(missed.post?.status).toBe("failed");
+      await runDueOnce(w.deps);
+      expect(sent()).toBe(0);
+      expect((await upload()).status).toBe(201); // the link is still within its 15 minutes
+      w.clock.set(t0 + 2 * 60 * 60_000 + 1000);
+      await runDueOnce(w.deps);
+      expect(sent()).toBe(1);
+      expect(postRows(w.deps, dueLater).post?.status).toBe("published");
+    } finally {
+      await receiver.stop();
+      w.close();
+    }
+  });
 });

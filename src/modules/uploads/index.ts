@@ -83,12 +83,15 @@ function friendlyMessage(error: AppError, maxBytes: number): string {
       return "This link has expired. Ask for a new one to add an image.";
     case "not_found":
       return "This upload link does not exist. Check the address, or ask for a new link.";
+    case "forbidden":
+      return "The account this link belongs to is disabled, so nothing can be added through it.";
     default:
       return error.message;
   }
 }
 
 function gonePageFor(error: AppError): Response {
+  if (error.code === "forbidden") return html(403, linkGonePage("disabled"));
   if (error.code === "upload_link_used") return html(410, linkGonePage("used"));
   if (error.code === "upload_link_expired") return html(410, linkGonePage("expired"));
   return html(404, linkGonePage("unknown"));
