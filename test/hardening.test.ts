@@ -474,3 +474,57 @@ describe("finding 6: a disabled account stops acting", () => {
     }
   });
 });
+
+describe("finding 9: login CSRF through a planted cookie", () => {
+  test("a form token the server never issued is refused, even when cookie and field agree", async () => {
+    await dashboardUser(world, "attacker@f9.test");
+    const planted = "A".repeat(43);
+    for (const value of [planted, `${planted}.${String(world.clock.now()).padStart(13, "0")}`]) {
+      const res = await world.app.handle(
+        new Request(`${BASE}/login`, {
+          method: "POST",
+          headers: { cookie: `seedcast_form=${value}`, "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ _csrf: value, email: "attacker@f9.test", password: PASSWORD }),
+        }),
+      );
+      expect(res.status).toBe(403);
+      expect(res.headers.getSetCookie().some((c) => c.includes("seedcast_session="))).toBe(false);
+    }
+    // The same for first-run setup, on an instance without users.
+    const fresh = await createWorld();
+    try {
+      const res = await fresh.app.handle(
+        new Request(`${BASE}/setup`, {
+          method: "POST",
+          headers: { cookie: `seedcast_form=${planted}`, "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ _csrf: planted, name: "Evil", email: "evil@f9.test", password: PASSWORD, confirm: PASSWORD }),
+        }),
+      );
+      expect(res.status).toBe(403);
+      expect(fresh.deps.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM users").get()?.n).toBe(0);
+    } finally {
+      fresh.close();
+    }
+    // A form the server did issue works; its token is not the cookie's value, and it lapses after an hour.
+    const b = new FormClient(world);
+    await b.get("/login");
+    const nonce = b.cookies.get("seedcast_form") ?? "";
+    expect(b.csrf()).not.toBe(nonce);
+    world.clock.advance(61 * 60 * 1000);
+    expect((await b.request("POST", "/login", { _csrf: b.csrf(), email: "attacker@f9.test", password: PASSWORD })).status).toBe(403);
+    expect((await b.login("attacker@f9.test")).status).toBe(303);
+    // A signed-in form: the session's token, and only from this site.
+    await b.get("/dashboard/keys");
+    const token = b.csrf();
+    const crossSite = await b.request("POST", "/dashboard/keys", { _csrf: token, name: "x", groups: "read", expires: "30" }, { "sec-fetch-site": "cross-site" });
+    expect(crossSite.status).toBe(403);
+    const other = new FormClient(world);
+    await other.login("attacker@f9.test");
+    await other.get("/dashboard/keys");
+    expect(other.csrf()).not.toBe(token);
+    expect((await other.request("POST", "/dashboard/keys", { _csrf: token, name: "x", groups: "read", expires: "30" })).status).toBe(403);
+    // Nothing of the token is stored: the sessions table has no CSRF column.
+    const columns = world.deps.sqlite.query<{ name: string }, []>("PRAGMA table_info(sessions)").all().map((c) => c.name);
+    expect(columns.some((c) => c.includes("csrf"))).toBe(false);
+  });
+});

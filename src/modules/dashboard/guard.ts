@@ -6,7 +6,8 @@
 import type { Deps } from "../../deps";
 import { requestState } from "../../http/request-context";
 import { html } from "./html";
-import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, sameToken, setCookie } from "./http";
+import { verifyCsrf } from "./csrf";
+import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, setCookie } from "./http";
 import { page, publicPage } from "./layout";
 import type { LoginLimiter } from "./login-limit";
 import { type Membership, type SessionContext, resolveSession } from "./session";
@@ -59,12 +60,20 @@ export function csrfRefused(): Response {
   );
 }
 
+/**
+ * True for a request the browser says another site started (Sec-Fetch-Site: cross-site): no dashboard form is ever
+ * posted from another site, whatever token it carries. Absent (older browsers, scripts), the token alone decides.
+ */
+export function crossSite(request: Request): boolean {
+  return request.headers.get("sec-fetch-site") === "cross-site";
+}
+
 /** The session of a POST whose form carries the session's CSRF token, or the answer to send instead. */
 export function postSession(ctx: DashboardCtx, request: Request, form: Form | undefined): SessionContext | Response {
   const s = session(ctx, request);
   if (s instanceof Response) return s;
   const sent = field(form, "_csrf") || request.headers.get("x-csrf-token") || "";
-  if (!sameToken(sent, s.csrfToken)) return csrfRefused();
+  if (crossSite(request) || !verifyCsrf(ctx.deps, s.sessionId, sent)) return csrfRefused();
   return s;
 }
 
