@@ -15,6 +15,7 @@ import { startWebhookReceiver } from "./peers/webhook-receiver";
 import { FIVE_MIN, WEBHOOK_SECRET, makeCreation, postRows, solidPng } from "./publishing-fixtures";
 import { launchChromium } from "./helpers/browser";
 import { BASE, type World, createWorld } from "./helpers/world";
+import { createApp } from "../src/app";
 
 const scratch = mkdtempSync(join(tmpdir(), "seedcast-hardening-"));
 let world: World;
@@ -526,5 +527,87 @@ describe("finding 9: login CSRF through a planted cookie", () => {
     // Nothing of the token is stored: the sessions table has no CSRF column.
     const columns = world.deps.sqlite.query<{ name: string }, []>("PRAGMA table_info(sessions)").all().map((c) => c.name);
     expect(columns.some((c) => c.includes("csrf"))).toBe(false);
+  });
+});
+
+/** A stand-in for Bun's server as the pipeline sees it: every request comes from `address`. */
+function fromAddress(address: string) {
+  return { requestIP: () => ({ address }) };
+}
+
+describe("finding 4: login throttling survives a spray", () => {
+  test("a lockout survives a restart, a spray of 10,000 other emails, and the right password", async () => {
+    const w = await createWorld();
+    try {
+      await dashboardUser(w, "victim@f4.test");
+      const attacker = new FormClient(w, fromAddress("198.51.100.7"));
+      for (let i = 0; i < 5; i++) expect((await attacker.login("victim@f4.test", `guess ${i}`)).status).toBe(401);
+      expect((await attacker.login("victim@f4.test")).status).toBe(429);
+
+      // A restart: a new app over the same database (the in-memory limiter started empty here).
+      const restarted = createApp(w.deps);
+      const again = new FormClient({ ...w, app: restarted }, fromAddress("198.51.100.7"));
+      expect((await again.login("victim@f4.test")).status).toBe(429);
+
+      // A spray of 10,000 other emails from 10,000 addresses (counted through the limiter itself: 10,000 argon2
+      // checks would take minutes) does not push the victim's lockout out.
+      const { beginLoginAttempt } = await import("../src/modules/dashboard/login-limit");
+      for (let i = 0; i < 10_001; i++) beginLoginAttempt(w.deps, `spray${i}@f4.test`, `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+      w.clock.advance(9 * 60 * 1000);
+      const later = new FormClient({ ...w, app: restarted }, fromAddress("198.51.100.7"));
+      const refused = await later.login("victim@f4.test");
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(5 * 60);
+      // Once the 15 minutes are over, the right password works.
+      w.clock.advance(6 * 60 * 1000 + 1000);
+      expect((await later.login("victim@f4.test")).status).toBe(303);
+    } finally {
+      w.close();
+    }
+  }, 60_000);
+
+  test("one address trying many emails is stopped across emails; other addresses are not", async () => {
+    const w = await createWorld();
+    try {
+      await dashboardUser(w, "someone@f4.test");
+      const { ADDRESS_MAX_FAILURES } = await import("../src/modules/dashboard/login-limit");
+      const sprayer = new FormClient(w, fromAddress("203.0.113.50"));
+      for (let i = 0; i < ADDRESS_MAX_FAILURES; i++) expect((await sprayer.login(`user${i}@f4.test`, "password1")).status).toBe(401);
+      const blocked = await sprayer.login("someone@f4.test");
+      expect(blocked.status).toBe(429);
+      expect(blocked.text).toContain("from your network");
+      // Signing in elsewhere works, and X-Forwarded-For is not believed without TRUSTED_PROXIES.
+      expect((await new FormClient(w, fromAddress("203.0.113.51")).login("someone@f4.test")).status).toBe(303);
+      const forged = new FormClient(w, fromAddress("203.0.113.50"));
+      await forged.get("/login");
+      const spoof = await forged.request("POST", "/login", { _csrf: forged.csrf(), email: "someone@f4.test", password: PASSWORD }, { "x-forwarded-for": "192.0.2.1" });
+      expect(spoof.status).toBe(429);
+      // What is stored names neither the emails nor the address.
+      const keys = w.deps.sqlite.query<{ key: string }, []>("SELECT key FROM login_throttle").all().map((r) => r.key).join(" ");
+      expect(keys.includes("f4.test")).toBe(false);
+      expect(keys.includes("203.0.113")).toBe(false);
+    } finally {
+      w.close();
+    }
+  }, 60_000);
+
+  test("behind a proxy listed in TRUSTED_PROXIES, the client is the right-most untrusted X-Forwarded-For hop", async () => {
+    const { clientAddress } = await import("../src/http/client-address");
+    const { RequestState, setRequestState } = await import("../src/http/request-context");
+    const at = (peer: string, xff?: string) => {
+      const request = new Request(`${BASE}/login`, { headers: xff ? { "x-forwarded-for": xff } : {} });
+      setRequestState(request, new RequestState(request, fromAddress(peer)));
+      return request;
+    };
+    const none = { trustedProxies: [] as string[] };
+    const proxies = { trustedProxies: ["127.0.0.1", "10.0.0.0/8"] };
+    expect(clientAddress(none, at("127.0.0.1", "192.0.2.1"))).toBe("127.0.0.1");
+    expect(clientAddress(proxies, at("127.0.0.1", "192.0.2.1"))).toBe("192.0.2.1");
+    expect(clientAddress(proxies, at("::ffff:127.0.0.1", "6.6.6.6, 192.0.2.1, 10.1.2.3"))).toBe("192.0.2.1");
+    expect(clientAddress(proxies, at("198.51.100.1", "192.0.2.1"))).toBe("198.51.100.1"); // not a proxy of ours
+    expect(clientAddress(proxies, at("127.0.0.1", "garbage"))).toBe("127.0.0.1");
+    expect(clientAddress(proxies, new Request(`${BASE}/login`))).toBe("local");
+    const { loadConfig, ConfigError } = await import("../src/config");
+    expect(() => loadConfig({ TRUSTED_PROXIES: "10.0.0.0/8, nonsense" })).toThrow(ConfigError);
   });
 });

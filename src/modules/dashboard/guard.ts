@@ -4,18 +4,15 @@
  * 403 page, never the data.
  */
 import type { Deps } from "../../deps";
-import { requestState } from "../../http/request-context";
 import { html } from "./html";
 import { verifyCsrf } from "./csrf";
 import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, setCookie } from "./http";
 import { page, publicPage } from "./layout";
-import type { LoginLimiter } from "./login-limit";
 import { type Membership, type SessionContext, resolveSession } from "./session";
 
 /** What every dashboard handler gets. */
 export interface DashboardCtx {
   deps: Deps;
-  limiter: LoginLimiter;
 }
 
 /** Pages a sign-in may return to: dashboard paths only, never another origin (no open redirect). */
@@ -98,10 +95,4 @@ export function requireAccount(s: SessionContext): Membership | Response {
   );
 }
 
-/**
- * The client address for login throttling: the socket's, as the pipeline recorded it (never a forwarded header a
- * client could write). "local" for a request that came through no server (in-process calls).
- */
-export function clientAddress(request: Request): string {
-  return requestState(request)?.peerAddress ?? "local";
-}
+

@@ -5,11 +5,11 @@
  */
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
-import { type DashboardCtx, clientAddress, postSession, session } from "./guard";
+import { clientAddress } from "../../http/client-address";
+import { type DashboardCtx, postSession, session } from "./guard";
 import { html } from "./html";
 import { type Form, field, htmlResponse, redirect } from "./http";
 import { page } from "./layout";
-import { LoginLimiter } from "./login-limit";
 import { getLogin, getSetup, postLogin, postLogout, postSetup } from "./pages/auth";
 import { getCredits, postGrant } from "./pages/credits";
 import { getInstance, getDisable, postCreateAccount, postGrantTo, postSetDisabled } from "./pages/instance";
@@ -35,7 +35,7 @@ interface RouteContext {
 
 /** Builds the dashboard module. */
 export function dashboardModule(deps: Deps) {
-  const ctx: DashboardCtx = { deps, limiter: new LoginLimiter(deps.clock) };
+  const ctx: DashboardCtx = { deps };
 
   /** A GET page: session or redirect. */
   const view =
@@ -63,7 +63,7 @@ export function dashboardModule(deps: Deps) {
     .get("/setup", ({ request }) => getSetup(ctx, request), { detail })
     .post("/setup", ({ request, body }) => postSetup(ctx, request, body as Form), { detail })
     .get("/login", ({ request }) => getLogin(ctx, request), { detail })
-    .post("/login", ({ request, body }) => postLogin(ctx, request, body as Form, clientAddress(request)), { detail })
+    .post("/login", ({ request, body }) => postLogin(ctx, request, body as Form, clientAddress(deps.config, request)), { detail })
     .post("/logout", ({ request, body }) => postLogout(ctx, request, body as Form), { detail })
     .get(
       "/dashboard/static/:name",

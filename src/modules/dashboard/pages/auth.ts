@@ -10,6 +10,7 @@ import { type DashboardCtx, crossSite, csrfRefused, safeNext } from "../guard";
 import { html } from "../html";
 import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, setCookie } from "../http";
 import { type Notice, publicPage } from "../layout";
+import { beginLoginAttempt, loginSucceeded } from "../login-limit";
 import { SESSION_ABSOLUTE_MS, createSession, destroySession, needsSetup, resolveSession, verifyLogin } from "../session";
 
 /** The token a pre-session form carries, and the nonce cookie to set when the request had none (or a stale one). */
@@ -135,23 +136,19 @@ export async function postLogin(ctx: DashboardCtx, request: Request, form: Form 
   const email = field(form, "email").trim();
   const next = safeNext(field(form, "next"));
   if (!formTokenValid(ctx, request, form)) return htmlResponse(loginForm(token, email, [STALE_FORM], next), 403, { "set-cookie": cookie });
-  const wait = ctx.limiter.retryAfter(email, address);
-  if (wait > 0) {
-    const minutes = Math.ceil(wait / 60);
-    return htmlResponse(
-      loginForm(token, email, [
-        { kind: "error", text: `Too many failed attempts for this email. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.` },
-      ], next),
-      429,
-      { "retry-after": String(wait) },
-    );
+  const limited = beginLoginAttempt(ctx.deps, email, address);
+  if (limited) {
+    const minutes = Math.ceil(limited.retryAfterSeconds / 60);
+    const wait = `Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`;
+    const text =
+      limited.reason === "email" ? `Too many failed attempts for this email. ${wait}` : `Too many failed sign-ins from your network. ${wait}`;
+    return htmlResponse(loginForm(token, email, [{ kind: "error", text }], next), 429, { "retry-after": String(limited.retryAfterSeconds) });
   }
   const userId = await verifyLogin(ctx.deps, email, field(form, "password"));
   if (!userId) {
-    ctx.limiter.fail(email, address);
     return htmlResponse(loginForm(token, email, [{ kind: "error", text: "That email and password do not match." }], next), 401);
   }
-  ctx.limiter.succeed(email, address);
+  loginSucceeded(ctx.deps, email, address);
   const { token: sessionToken } = createSession(ctx.deps, userId);
   return redirect(next ?? "/dashboard", [sessionCookie(ctx, sessionToken)]);
 }
