@@ -3,7 +3,7 @@
  * Every test here failed before its fix (checked by reverting the fix once).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { createDeflate } from "node:zlib";
 import { join } from "node:path";
@@ -14,6 +14,7 @@ import { nextWakeAt, runDueOnce } from "../src/publishing/dispatcher";
 import { startWebhookReceiver } from "./peers/webhook-receiver";
 import { FIVE_MIN, WEBHOOK_SECRET, makeCreation, postRows, solidPng } from "./publishing-fixtures";
 import { launchChromium } from "./helpers/browser";
+import { type ChildServer, freePort, startChildServer } from "./helpers/child-server";
 import { BASE, type World, createWorld } from "./helpers/world";
 import { createApp } from "../src/app";
 
@@ -610,4 +611,139 @@ describe("finding 4: login throttling survives a spray", () => {
     const { loadConfig, ConfigError } = await import("../src/config");
     expect(() => loadConfig({ TRUSTED_PROXIES: "10.0.0.0/8, nonsense" })).toThrow(ConfigError);
   });
+});
+
+/** Resident and peak-resident memory of a process, in MB, from /proc. */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+}
+
+/** Starts counting the peak (VmHWM) afresh: writing 5 to clear_refs resets it (Linux 4.0+). */
+function resetPeak(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, "5");
+}
+
+describe("finding 1: unauthenticated memory growth", () => {
+  const BODY_MB = 10;
+  const CONCURRENT = 40;
+  /**
+   * How far the server may rise above its resting size while 40 bodies of 10 MiB (400 MB in all) arrive. Unfixed it
+   * rose ~490 MB for the forms and ~480 MB for the upload link; fixed, ~1 MB and ~50–70 MB.
+   */
+  const MAX_FORM_GROWTH_MB = 64;
+  const MAX_UPLOAD_GROWTH_MB = 160;
+  let server: ChildServer;
+  let work: string;
+  let uploadUrl = "";
+  const big = new Uint8Array(BODY_MB * 1024 * 1024).fill(0x61); // "aaaa…": a valid urlencoded value, and not an image
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), "seedcast-rss-"));
+    const env = { DATA_DIR: join(work, "data"), LOG_LEVEL: "silent" };
+    const cliRun = async (...args: string[]) => {
+      const proc = Bun.spawn([process.execPath, "src/main.ts", ...args, "--json"], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+      const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+      expect(code).toBe(0);
+      return JSON.parse(out);
+    };
+    const created = await cliRun("account", "create", "--name", "R", "--email", "r@rss.test", "--password", "password123");
+    const minted = await cliRun("keys", "mint", "--account", created.accountId, "--name", "rss", "--groups", "read,create");
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    server = await startChildServer([process.execPath, "src/main.ts", "serve"], {
+      cwd: join(import.meta.dir, ".."),
+      port,
+      logFile: join(work, "server.log"),
+      env: { ...env, BASE_URL: base },
+    });
+    const link = await fetch(`${base}/api/v1/assets/upload-link`, { method: "POST", headers: { authorization: `Bearer ${minted.key}` } });
+    uploadUrl = ((await link.json()) as { uploadUrl: string }).uploadUrl;
+  }, 60_000);
+
+  afterAll(async () => {
+    if (server) {
+      server.proc.kill("SIGTERM");
+      await server.proc.exited;
+    }
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  /** Sends `count` requests at once, each `body`, and answers the statuses (0 when the server cut the connection). */
+  async function flood(count: number, url: string, body: BodyInit | (() => BodyInit), headers: Record<string, string>): Promise<number[]> {
+    return Promise.all(
+      Array.from({ length: count }, async () => {
+        try {
+          const res = await fetch(url, { method: "POST", body: typeof body === "function" ? body() : body, headers, redirect: "manual" });
+          await res.arrayBuffer();
+          return res.status;
+        } catch {
+          return 0;
+        }
+      }),
+    );
+  }
+
+  /** Runs `attack` and answers how far the server's resident memory rose above where it started (MB). */
+  async function growthDuring(attack: () => Promise<unknown>): Promise<number> {
+    await Bun.sleep(200); // let the server settle after the previous round (no clock to move in another process)
+    const before = memoryOf(server.proc.pid).rss;
+    resetPeak(server.proc.pid);
+    await attack();
+    const growth = memoryOf(server.proc.pid).peak - before;
+    console.log(`RSS growth ${growth.toFixed(0)} MB (from ${before.toFixed(0)} MB)`);
+    return growth;
+  }
+
+  test("40 concurrent 10 MiB posts to /login, /setup, /logout and a dashboard form: memory stays flat", async () => {
+    const form = { "content-type": "application/x-www-form-urlencoded" };
+    for (const path of ["/login", "/setup", "/logout", "/dashboard/keys"]) {
+      let statuses: number[] = [];
+      const growth = await growthDuring(async () => {
+        statuses = await flood(CONCURRENT, `${server.base}${path}`, () => new Blob([new TextEncoder().encode("email="), big]), form);
+      });
+      // Refused (413), or sent back to sign in (303), or cut off by the server (0); never read and answered otherwise.
+      expect(statuses.filter((s) => ![0, 303, 413].includes(s)).join(",")).toBe("");
+      expect(growth).toBeLessThan(MAX_FORM_GROWTH_MB);
+    }
+    // Chunked, with no Content-Length to refuse up front: cut off at the cap as it streams.
+    const chunked = () =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode("email="));
+          for (let i = 0; i < BODY_MB; i++) controller.enqueue(big.subarray(0, 1024 * 1024));
+          controller.close();
+        },
+      });
+    let statuses: number[] = [];
+    const growth = await growthDuring(async () => {
+      statuses = await flood(CONCURRENT, `${server.base}/login`, chunked, form);
+    });
+    expect(statuses.filter((s) => ![0, 413].includes(s)).join(",")).toBe("");
+    expect(growth).toBeLessThan(MAX_FORM_GROWTH_MB);
+    // The server still answers.
+    expect((await fetch(`${server.base}/login`)).status).toBe(200);
+  }, 120_000);
+
+  test("a valid upload link fed 40 concurrent 10 MiB non-images, twice: memory stays bounded, the link stays valid", async () => {
+    for (let round = 0; round < 2; round++) {
+      let statuses: number[] = [];
+      const growth = await growthDuring(async () => {
+        statuses = await flood(
+          CONCURRENT,
+          uploadUrl,
+          () => {
+            const data = new FormData();
+            data.append("file", new File([big], "not-an-image.png", { type: "image/png" }));
+            return data;
+          },
+          { accept: "application/json" },
+        );
+      });
+      expect(statuses.filter((s) => ![0, 400].includes(s))).toEqual([]);
+      expect(growth).toBeLessThan(MAX_UPLOAD_GROWTH_MB);
+    }
+    expect((await fetch(uploadUrl)).status).toBe(200);
+  }, 120_000);
 });

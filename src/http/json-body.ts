@@ -8,6 +8,7 @@
  * async handler; a global parser made every request pay for a promise it never needed.
  */
 import { AppError } from "../lib/errors";
+import { readStreamCapped } from "../lib/read-capped";
 
 /**
  * `\u0000` written as a JSON escape (an odd run of backslashes before `u0000`; a raw NUL is invalid JSON already).
@@ -21,8 +22,9 @@ export const MAX_JSON_BYTES = 1024 * 1024;
 /** Parses a JSON body; undefined (Elysia's parsers go on) for any other content type. */
 export async function parseJsonBody({ request, contentType }: { request: Request; contentType: string }): Promise<unknown> {
   if (!contentType?.startsWith("application/json")) return undefined;
-  const bytes = await request.arrayBuffer();
-  if (bytes.byteLength > MAX_JSON_BYTES) {
+  // Counted as it streams: a chunked body (no Content-Length for the pipeline to check) stops at the cap.
+  const bytes = await readStreamCapped(request.body, MAX_JSON_BYTES);
+  if (bytes === null) {
     throw new AppError("payload_too_large", `Request bodies are limited to ${MAX_JSON_BYTES} bytes.`);
   }
   if (bytes.byteLength === 0) return {};

@@ -5,6 +5,7 @@
  */
 import type { Deps } from "../../deps";
 import { html } from "./html";
+import type { BodyRefused } from "../../http/form-body";
 import { verifyCsrf } from "./csrf";
 import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, setCookie } from "./http";
 import { page, publicPage } from "./layout";
@@ -72,6 +73,19 @@ export function postSession(ctx: DashboardCtx, request: Request, form: Form | un
   const sent = field(form, "_csrf") || request.headers.get("x-csrf-token") || "";
   if (crossSite(request) || !verifyCsrf(ctx.deps, s.sessionId, sent)) return csrfRefused();
   return s;
+}
+
+/** The page answered when a form's body was refused before it was read (too large, malformed). */
+export function bodyRefusedPage(refused: BodyRefused): Response {
+  const tooLarge = refused.error.code === "payload_too_large";
+  return htmlResponse(
+    publicPage(
+      tooLarge ? "This form is too large" : "This form could not be read",
+      html`<p>${tooLarge ? "The form sent more than this page ever needs, so it was not read and nothing was changed." : `${refused.error.message} Nothing was changed.`}</p>
+<p><a class="button" href="/dashboard">Back to the dashboard</a></p>`,
+    ),
+    refused.error.status,
+  );
 }
 
 /** A 403 page for a signed-in person whose role does not open this page. */
