@@ -626,6 +626,36 @@ function resetPeak(pid: number): void {
 }
 
 describe("finding 1: unauthenticated memory growth", () => {
+  test("in process: an over-cap form answers 413 unread, a sessionless one is not read, an expired session still says so", async () => {
+    const w = await createWorld();
+    try {
+      await dashboardUser(w, "cap@f1.test");
+      const b = new FormClient(w);
+      await b.login("cap@f1.test");
+      await b.get("/dashboard/voice");
+      const huge = await b.request("POST", "/dashboard/voice", { _csrf: b.csrf(), tone: "x".repeat(20_000) });
+      expect(huge.status).toBe(413);
+      expect(huge.text).toContain("too large");
+      // Without a session cookie the body is never read: the answer is the sign-in redirect, whatever the body.
+      let pulled = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          pulled += 1;
+          if (pulled > 100) controller.close();
+          else controller.enqueue(new Uint8Array(64 * 1024));
+        },
+      });
+      const bare = await w.app.handle(new Request(`${BASE}/dashboard/voice`, { method: "POST", body, headers: { "content-type": "application/x-www-form-urlencoded" } }));
+      expect(bare.status).toBe(303);
+      expect(pulled).toBeLessThan(3);
+      w.clock.advance(13 * 60 * 60 * 1000);
+      const expired = await b.request("POST", "/dashboard/voice", { _csrf: "x", tone: "calm" });
+      expect(expired.location).toBe("/login?expired=1");
+    } finally {
+      w.close();
+    }
+  });
+
   const BODY_MB = 10;
   const CONCURRENT = 40;
   /**

@@ -9,7 +9,7 @@ import { clientAddress } from "../../http/client-address";
 import { BodyRefused, formParser } from "../../http/form-body";
 import { type DashboardCtx, bodyRefusedPage, postSession, session } from "./guard";
 import { html } from "./html";
-import { type Form, field, htmlResponse, redirect } from "./http";
+import { type Form, cookieNames, field, htmlResponse, readCookies, redirect } from "./http";
 import { page } from "./layout";
 import { getLogin, getSetup, postLogin, postLogout, postSetup } from "./pages/auth";
 import { getCredits, postGrant } from "./pages/credits";
@@ -23,7 +23,7 @@ import { getVoicePage, postVoice } from "./pages/voice";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
 import { getDeleteAsset, getLibrary, postDeleteAsset, postUpload } from "./pages/library";
 import type { SessionContext } from "./session";
-import { switchAccount } from "./session";
+import { sessionExists, switchAccount } from "./session";
 import { staticFiles } from "./static/assets";
 
 type Params = Record<string, string>;
@@ -42,8 +42,14 @@ const UPLOAD_FRAMING_BYTES = 64 * 1024;
 /** Builds the dashboard module. */
 export function dashboardModule(deps: Deps) {
   const ctx: DashboardCtx = { deps };
-  /** Signed-in forms are read only for a request with a live session: without one, not a byte of the body is. */
-  const signedIn = (request: Request) => !(session(ctx, request) instanceof Response);
+  /**
+   * Signed-in forms are read only for a request whose cookie names a session: without one, not a byte of the body is
+   * (the answer is the redirect to /login). Read-only on purpose: the handler still tells an expired session apart.
+   */
+  const signedIn = (request: Request) => {
+    const token = readCookies(request).get(cookieNames(deps.config).session);
+    return token !== undefined && sessionExists(deps, token);
+  };
   const signedInForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES, signedIn) };
   const publicForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES) };
   const uploadForm = { detail: { hide: true } as const, parse: formParser(deps.config.maxImageBytes + UPLOAD_FRAMING_BYTES, signedIn) };
@@ -59,10 +65,14 @@ export function dashboardModule(deps: Deps) {
   const action =
     (fn: (s: SessionContext, form: Form | undefined, params: Params, request: Request) => Answer) =>
     ({ request, params, body }: RouteContext): Answer => {
+      if (body instanceof BodyRefused) {
+        // The token was in the body that was not read: nothing is done either way; a signed-in person learns why.
+        const s = session(ctx, request);
+        return s instanceof Response ? s : bodyRefusedPage(body);
+      }
       const form = (body ?? undefined) as Form | undefined;
       const s = postSession(ctx, request, form);
-      if (s instanceof Response) return s;
-      return body instanceof BodyRefused ? bodyRefusedPage(body) : fn(s, form, params, request);
+      return s instanceof Response ? s : fn(s, form, params, request);
     };
   /** A public form (setup, login, logout): its body refusal, or the handler. */
   const publicAction =

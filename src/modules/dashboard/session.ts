@@ -120,6 +120,11 @@ export function resolveSession(deps: SessionDeps, token: string): SessionContext
   };
 }
 
+/** True when a session row exists for the cookie token (live or expired); reads only, unlike resolveSession. */
+export function sessionExists(deps: Pick<Deps, "db">, token: string): boolean {
+  return deps.db.select({ id: sessions.id }).from(sessions).where(eq(sessions.tokenHash, hashToken(token))).get() !== undefined;
+}
+
 /** Switches the account a session views; false unless the user is a member of it. */
 export function switchAccount(deps: SessionDeps, session: SessionContext, accountId: string): boolean {
   if (!session.memberships.some((m) => m.accountId === accountId)) return false;
