@@ -2,6 +2,7 @@
  * Environment → one frozen, validated Config. Fails fast with a message that names the variable.
  */
 import { resolve } from "node:path";
+import ipaddr from "ipaddr.js";
 
 export const GENERATOR_KINDS = ["builtin", "openai"] as const;
 export type GeneratorKind = (typeof GENERATOR_KINDS)[number];
@@ -45,6 +46,11 @@ export interface Config {
   prices: Prices;
   /** Caption limit in graphemes for generated captions. */
   captionMaxGraphemes: number;
+  /**
+   * Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For is believed, for the client address of login
+   * throttling. Empty: the socket's address is the client's, and X-Forwarded-For is ignored.
+   */
+  trustedProxies: readonly string[];
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   metricsToken: string | null;
   /** Backups: nightly job when set (cron expression), with the number of archives kept. */
@@ -92,6 +98,19 @@ function urlVar(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, "");
 }
 
+/** A comma-separated list of IP addresses and CIDR ranges (`10.0.0.0/8`, `::1`). */
+function proxiesVar(env: Env, name: string): string[] {
+  const entries = (env[name] ?? "")
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const ok = entry.includes("/") ? (() => { try { ipaddr.parseCIDR(entry); return true; } catch { return false; } })() : ipaddr.isValid(entry);
+    if (!ok) throw new ConfigError(`${name} must list IP addresses or CIDR ranges, comma-separated; got "${entry}".`);
+  }
+  return entries;
+}
+
 /** Reads the configuration from `env` (default: process.env). Throws ConfigError on any invalid value. */
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const port = intVar(env, "PORT", 8787, 0, 65535);
@@ -126,6 +145,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       regenerateBoth: intVar(env, "PRICE_REGENERATE_BOTH", 4, 0),
     },
     captionMaxGraphemes: intVar(env, "CAPTION_MAX_GRAPHEMES", 300, 20, 5000),
+    trustedProxies: proxiesVar(env, "TRUSTED_PROXIES"),
     metricsToken: env.METRICS_TOKEN?.trim() || null,
     backup: {
       cron: env.BACKUP_CRON?.trim() || null,

@@ -420,3 +420,41 @@ describe("malformed input never answers 500", () => {
     }
   });
 });
+
+describe("request bodies are capped as they stream (hardening finding 1, for the OAuth routes)", () => {
+  /** A chunked body of `total` bytes that records how much of it the server pulled. */
+  function countedBody(total: number): { body: ReadableStream<Uint8Array>; pulled: () => number } {
+    const chunk = new Uint8Array(64 * 1024).fill(0x61);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= total) return controller.close();
+        sent += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    return { body, pulled: () => sent };
+  }
+
+  test("a chunked 8 MiB token request is refused without the server reading it all", async () => {
+    const { body, pulled } = countedBody(8 * 1024 * 1024);
+    const response = await fetch(`${world.base}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toBe("invalid_request");
+    expect(pulled()).toBeLessThan(4 * 1024 * 1024);
+  });
+
+  test("a declared 5 MiB consent form is refused before a byte is read", async () => {
+    const response = await fetch(`${world.base}/oauth/authorize`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", "content-length": String(5 * 1024 * 1024) },
+      body: "a".repeat(5 * 1024 * 1024),
+    });
+    expect(response.status).toBe(413);
+  });
+});

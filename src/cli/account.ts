@@ -22,8 +22,9 @@ export async function accountCommand(deps: Deps, argv: string[]): Promise<void> 
   if (sub === "disable" || sub === "enable") {
     const id = positionals[0];
     if (!id) throw new UsageError(`usage: seedcast account ${sub} ACCOUNT_ID`);
-    setAccountDisabled(deps, id, sub === "disable");
-    output(json, { accountId: id, disabled: sub === "disable" });
+    const missed = setAccountDisabled(deps, id, sub === "disable");
+    if (sub === "disable") output(json, { accountId: id, disabled: true });
+    else output(json, { accountId: id, disabled: false, missedTargets: missed }, `account ${id} enabled; ${missed} post target(s) that fell due while it was disabled were marked failed`);
     return;
   }
   throw new UsageError("usage: seedcast account create --name N --email E --password P [--credits C] | disable ID | enable ID");

@@ -9,6 +9,7 @@ import { bootstrap } from "../bootstrap";
 import type { Config } from "../config";
 import { systemJobs } from "../jobs";
 import { startJobs } from "../jobs/registry";
+import { metricsAccess } from "../modules/metrics";
 import { backupJobs } from "../modules/backup/job";
 import { SERVE_PID_FILE } from "../modules/backup/service";
 import { startDispatcher } from "../publishing/dispatcher";
@@ -29,6 +30,9 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
       hosts: [...config.allowPrivateHosts],
     });
   }
+  if (metricsAccess(config) === "closed") {
+    deps.log.warn("GET /metrics is closed: HOST is not loopback-only and METRICS_TOKEN is not set", { host: config.host });
+  }
   let accepting = true;
   const app = createApp(deps, { isReady: () => accepting });
   const server = Bun.serve({
@@ -37,7 +41,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     maxRequestBodySize: config.maxImageBytes + MULTIPART_OVERHEAD,
     // Bun's router finds each route; whatever it does not match goes through `handle` (served-routes.ts).
     routes: app.servedRoutes(),
-    fetch: (request) => app.handle(request),
+    fetch: (request, server) => app.handle(request, server),
     error: () => new Response('{"error":"internal_error","message":"Something went wrong on our side."}', { status: 500 }),
   });
   const jobs = startJobs(deps, [...systemJobs, ...backupJobs(config)]);

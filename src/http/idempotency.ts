@@ -11,6 +11,11 @@
  *   charged on a 5xx, so re-running is safe. The pipeline drops the claim the same way if the handler throws.
  *
  * A claim whose process died keeps the key busy only until its lease ends (LEASE_MS); answers are kept 24 hours.
+ *
+ * Answers that hold a credential (the upload link's `uploadUrl`, whose token is stored only as an HMAC) are never
+ * stored in clear: they are sealed (AES-256-GCM) under a key derived from the request's own Authorization header and
+ * Idempotency-Key, neither of which the server keeps (API keys are stored as HMACs). A retry with the same API key
+ * opens and replays it byte for byte; the database, a backup, or the instance secret alone cannot.
  * Keys are scoped per account and per route (`POST /api/v1/seeds`); the route is the concrete path.
  */
 import { and, eq, lt } from "drizzle-orm";
@@ -22,6 +27,7 @@ import { newId } from "../lib/ids";
 import { appErrorResponse, JSON_HEADERS } from "./error-response";
 import { requestSearch } from "./paths";
 import { readStreamCapped } from "../lib/read-capped";
+import { isSealed, openText, sealText } from "../lib/aead";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 /** Set on a replayed answer so clients and logs can tell it from a fresh one. */
@@ -35,6 +41,24 @@ export const IDEMPOTENCY_LEASE_MS = 10 * 60 * 1000;
 const MAX_FINGERPRINT_BYTES = 1024 * 1024;
 
 type IdempotencyDeps = Pick<Deps, "db" | "clock">;
+
+/**
+ * Routes (as `POST <path>`) whose answers carry a credential, so their stored answers are sealed to the caller (see
+ * above). A route whose answer starts carrying a secret belongs here.
+ */
+export const CREDENTIAL_ANSWER_ROUTES: ReadonlySet<string> = new Set(["POST /api/v1/assets/upload-link"]);
+
+/** The key sealing a stored answer: HMAC-SHA256 keyed by the request's Authorization header, over the scope. */
+function replayKey(authorization: string, scope: IdempotencyScope): Uint8Array {
+  return new Uint8Array(
+    new Bun.CryptoHasher("sha256", authorization).update(`seedcast:idempotency-replay:v1\u0000${scope.route}\u0000${scope.key}`).digest(),
+  );
+}
+
+/** What a sealed answer is bound to: the exact row it is stored in. */
+function replayAad(scope: IdempotencyScope): string {
+  return `${scope.accountId}\u0000${scope.route}\u0000${scope.key}`;
+}
 
 export interface IdempotencyScope {
   accountId: string;
@@ -185,6 +209,8 @@ function keyRefusal(problem: string): AppError {
 export interface HeldClaim {
   scope: IdempotencyScope;
   lease: string;
+  /** Set for CREDENTIAL_ANSWER_ROUTES: the answer is stored sealed under this key (held in memory only). */
+  sealKey?: Uint8Array;
 }
 
 /** True for the requests beginIdempotent is for: a POST carrying Idempotency-Key. */
@@ -215,12 +241,25 @@ export async function beginIdempotent(
   const scope = { accountId, route: `POST ${path.replace(/\/+$/, "")}`, key };
   try {
     const claim = claimIdempotencyKey(deps, scope, requestFingerprint(requestSearch(request.url), body));
+    const sealKey = CREDENTIAL_ANSWER_ROUTES.has(scope.route) ? replayKey(request.headers.get("authorization") ?? "", scope) : undefined;
     if (claim.kind === "replay") {
+      let replayed = claim.body;
+      if (isSealed(claim.body)) {
+        const opened = sealKey ? openText(sealKey, replayAad(scope), claim.body) : null;
+        if (opened === null) {
+          const refusal = new AppError(
+            "idempotency_key_reused",
+            "This Idempotency-Key's answer holds a credential and is replayed only to the API key that made the request; use a new key.",
+          );
+          return appErrorResponse(refusal, headers);
+        }
+        replayed = opened;
+      }
       // The stored content type is "" when the first answer had none; the replay has none then either.
       const type: Record<string, string> = claim.contentType === "" ? {} : { "content-type": claim.contentType };
-      return new Response(claim.body, { status: claim.status, headers: { ...type, [REPLAYED_HEADER]: "true", ...headers } });
+      return new Response(replayed, { status: claim.status, headers: { ...type, [REPLAYED_HEADER]: "true", ...headers } });
     }
-    return { scope, lease: claim.lease };
+    return sealKey ? { scope, lease: claim.lease, sealKey } : { scope, lease: claim.lease };
   } catch (error) {
     if (error instanceof AppError) return appErrorResponse(error, headers);
     throw error;
@@ -233,10 +272,11 @@ export async function settleIdempotent(deps: IdempotencyDeps, claim: HeldClaim, 
     releaseIdempotencyKey(deps, claim.scope, claim.lease);
     return;
   }
+  const text = await response.clone().text();
   const answer: StoredAnswer = {
     status: response.status,
     contentType: response.headers.get("content-type") ?? "",
-    body: await response.clone().text(),
+    body: claim.sealKey ? sealText(claim.sealKey, replayAad(claim.scope), text) : text,
   };
   completeIdempotencyKey(deps, claim.scope, claim.lease, answer);
 }

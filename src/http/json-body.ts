@@ -8,6 +8,13 @@
  * async handler; a global parser made every request pay for a promise it never needed.
  */
 import { AppError } from "../lib/errors";
+import { readStreamCapped } from "../lib/read-capped";
+
+/**
+ * `\u0000` written as a JSON escape (an odd run of backslashes before `u0000`; a raw NUL is invalid JSON already).
+ * No text field takes NUL: SQLite's length() stops at it (a seed title starting with one failed a CHECK, a 500).
+ */
+const ESCAPED_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/i;
 
 /** JSON bodies under /api/v1 larger than this answer 413. */
 export const MAX_JSON_BYTES = 1024 * 1024;
@@ -15,16 +22,25 @@ export const MAX_JSON_BYTES = 1024 * 1024;
 /** Parses a JSON body; undefined (Elysia's parsers go on) for any other content type. */
 export async function parseJsonBody({ request, contentType }: { request: Request; contentType: string }): Promise<unknown> {
   if (!contentType?.startsWith("application/json")) return undefined;
-  const bytes = await request.arrayBuffer();
-  if (bytes.byteLength > MAX_JSON_BYTES) {
+  // Counted as it streams: a chunked body (no Content-Length for the pipeline to check) stops at the cap.
+  const bytes = await readStreamCapped(request.body, MAX_JSON_BYTES);
+  if (bytes === null) {
     throw new AppError("payload_too_large", `Request bodies are limited to ${MAX_JSON_BYTES} bytes.`);
   }
   if (bytes.byteLength === 0) return {};
+  const text = new TextDecoder().decode(bytes);
+  let parsed: unknown;
   try {
-    return JSON.parse(new TextDecoder().decode(bytes)) as unknown;
+    parsed = JSON.parse(text) as unknown;
   } catch {
     throw new AppError("invalid_request", "The body is not valid JSON.", {
       details: [{ field: "body", problem: "is not valid JSON" }],
     });
   }
+  if (text.includes("\\u") && ESCAPED_NUL.test(text)) {
+    throw new AppError("invalid_request", "The body holds a NUL character (\\u0000), which no field accepts.", {
+      details: [{ field: "body", problem: "must not contain NUL characters" }],
+    });
+  }
+  return parsed;
 }

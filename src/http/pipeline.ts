@@ -22,7 +22,7 @@ import { appErrorResponse, jsonResponse } from "./error-response";
 import { beginIdempotent, carriesIdempotencyKey, releaseIdempotencyKey, settleIdempotent } from "./idempotency";
 import { isApiPath, loggablePath, requestPath } from "./paths";
 import { RateLimiter } from "./rate-limit";
-import { RequestState, setRequestState } from "./request-context";
+import { type PeerSource, RequestState, setRequestState } from "./request-context";
 import { RouteTable, declaredGroup, type RouteLike } from "./route-table";
 import { type RouteHandler, type ServedRoutes, servedRoutes } from "./served-routes";
 import { type RouteGroup, assertGroup } from "./scope";
@@ -34,8 +34,11 @@ export interface RequestObserver {
 
 /** The app as the server and the tests call it: the pipeline around the Elysia app. */
 export interface PipelinedApp {
-  /** Answers any request (the server's fallback, and how tests call the app in-process). */
-  handle(request: Request): Response | Promise<Response>;
+  /**
+   * Answers any request (the server's fallback, and how tests call the app in-process). `server` is the Bun server it
+   * came through, whose `requestIP` gives the peer address; absent in-process.
+   */
+  handle(request: Request, server?: PeerSource): Response | Promise<Response>;
   /**
    * Bun.serve `routes`: each route through the same pipeline, found by Bun's native router instead of being routed in
    * JavaScript twice (served-routes.ts). Build it once the app has all its routes.
@@ -151,8 +154,9 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
     api: boolean,
     path: string | null,
     call: RouteHandler,
+    server: PeerSource | undefined,
   ): Response | Promise<Response> => {
-    const state = new RequestState(request);
+    const state = new RequestState(request, server ?? null);
     setRequestState(request, state);
     let authFailed = false;
 
@@ -185,12 +189,12 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
   };
 
   /** Any request: routed by the route table here and by Elysia's router inside app.fetch. */
-  const handle = (request: Request): Response | Promise<Response> => {
+  const handle = (request: Request, server?: PeerSource): Response | Promise<Response> => {
     const path = requestPath(request.url);
     table ??= new RouteTable(app.routes);
     const matched = table.match(request.method, path);
     // app.fetch is the compiled handler itself (app.handle only wraps it in one more promise).
-    return run(request, matched?.route ?? "unmatched", matched?.group ?? null, isApiPath(path), path, app.fetch);
+    return run(request, matched?.route ?? "unmatched", matched?.group ?? null, isApiPath(path), path, app.fetch, server);
   };
 
   return {
@@ -199,7 +203,7 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
       servedRoutes(app, handle, (route, call) => {
         const group = declaredGroup(route);
         const api = isApiPath(route.path);
-        return (request) => run(request, route.path, group, api, null, call);
+        return (request, server) => run(request, route.path, group, api, null, call, server);
       }),
     get routes() {
       return app.routes as readonly RouteLike[];

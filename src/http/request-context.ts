@@ -5,12 +5,30 @@
 import { newId } from "../lib/ids";
 import type { AuthContext } from "../modules/auth/authenticate";
 
+/** What the server knows of a request's connection (Bun's `Server`). */
+export interface PeerSource {
+  requestIP(request: Request): { address: string } | null;
+}
+
 export class RequestState {
   auth: AuthContext | null = null;
   readonly startedAt = performance.now();
   private madeId: string | null = null;
+  private peer: string | null | undefined = undefined;
 
-  constructor(private readonly request: Request) {}
+  constructor(
+    private readonly request: Request,
+    private readonly server: PeerSource | null = null,
+  ) {}
+
+  /**
+   * The address of the socket the request came in on (never a forwarded header a client could write), or null when
+   * the request did not come through a server (tests calling the app in-process). Read on first use.
+   */
+  get peerAddress(): string | null {
+    if (this.peer === undefined) this.peer = this.server?.requestIP(this.request)?.address ?? null;
+    return this.peer;
+  }
 
   /**
    * The request id: the client's `x-request-id` (at most 64 characters) or a new UUIDv7. Made on first use (the log

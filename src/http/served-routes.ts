@@ -11,9 +11,11 @@
  */
 import type { Elysia, InternalRoute } from "elysia";
 import { createBunRouteHandler } from "elysia/adapter/bun/compose";
+import type { PeerSource } from "./request-context";
 import type { RouteLike } from "./route-table";
 
-export type RouteHandler = (request: Request) => Response | Promise<Response>;
+/** A route's handler as Bun.serve calls it: the request, and the server it came through (for the peer address). */
+export type RouteHandler = (request: Request, server?: PeerSource) => Response | Promise<Response>;
 
 type ServedMethod = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
 export type ServedRoutes = Record<string, Partial<Record<ServedMethod, RouteHandler>>>;

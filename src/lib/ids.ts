@@ -1,4 +1,9 @@
-/** Random identifiers. UUIDv7 sorts by creation time, which makes "newest first" cursors cheap. */
+/**
+ * Random identifiers. UUIDv7 sorts by creation time, which makes "newest first" cursors cheap. NB: a UUIDv7 carries
+ * 62 random bits, not 74: 48 bits are the millisecond timestamp, 4 the version, 2 the variant, and Bun fills the
+ * 12-bit rand_a field with a sequence that keeps ids from one millisecond in order. 62 unguessable bits (with the
+ * time of creation guessable) is what an id-named public URL rests on.
+ */
 export function newId(): string {
   return Bun.randomUUIDv7();
 }

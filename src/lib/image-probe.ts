@@ -5,6 +5,12 @@
  */
 
 export const DEFAULT_MAX_PIXELS = 40_000_000;
+/**
+ * Decoded bytes per pixel the pixel limit is sized for: 8-bit RGBA. The decoded size (width × height × channels ×
+ * bytes per sample) may not exceed `maxPixels × BUDGET_BYTES_PER_PIXEL`, so a 16-bit RGBA PNG (8 bytes a pixel) is
+ * held to half the pixels: a 6,300 × 6,300 one is 318 MB decoded, over the 160 MB a 40-megapixel RGBA image takes.
+ */
+export const BUDGET_BYTES_PER_PIXEL = 4;
 
 /** The four accepted types and the extension each is stored with. */
 export const IMAGE_TYPES = {
@@ -83,7 +89,8 @@ function couldBecomeImage(bytes: Uint8Array): boolean {
   return candidates.some((sig) => sig.slice(0, bytes.length).every((b, i) => bytes[i] === b));
 }
 
-type Dimensions = { width: number; height: number };
+/** What decoding the image costs per pixel: channels × bytes per sample, as the decoder will hold it. */
+type Dimensions = { width: number; height: number; bytesPerPixel: number };
 /** null: the header is not complete in these bytes. */
 type DimensionResult = Dimensions | null;
 
@@ -92,15 +99,25 @@ const u16le = (b: Uint8Array, i: number): number => (b[i] ?? 0) | ((b[i + 1] ?? 
 const u24le = (b: Uint8Array, i: number): number => u16le(b, i) | ((b[i + 2] ?? 0) << 16);
 const u32be = (b: Uint8Array, i: number): number => u16be(b, i) * 0x10000 + u16be(b, i + 2);
 
+/** PNG colour type → channels once decoded (a palette expands to RGBA in the worst case). */
+const PNG_CHANNELS: Readonly<Record<number, number>> = { 0: 1, 2: 3, 3: 4, 4: 2, 6: 4 };
+
 function pngDimensions(b: Uint8Array): DimensionResult {
-  // Signature (8), IHDR length (4), "IHDR" (4), width (4), height (4): IHDR must be the first chunk.
-  if (b.length < 24) return null;
+  // Signature (8), IHDR length (4), "IHDR" (4), width (4), height (4), bit depth (1), colour type (1): IHDR first.
+  if (b.length < 26) return null;
   if (!startsWith(b, ascii("IHDR"), 12)) throw new ProbeError("unsupported_type", "The PNG has no IHDR header.");
-  return { width: u32be(b, 16), height: u32be(b, 20) };
+  const depth = b[24] ?? 0;
+  const channels = PNG_CHANNELS[b[25] ?? -1];
+  if (channels === undefined || ![1, 2, 4, 8, 16].includes(depth)) {
+    throw new ProbeError("unsupported_type", "The PNG header declares an unknown bit depth or colour type.");
+  }
+  // Palette entries are 8-bit whatever the index depth; samples below 8 bits decode to a byte each.
+  return { width: u32be(b, 16), height: u32be(b, 20), bytesPerPixel: channels * (depth === 16 ? 2 : 1) };
 }
 
 function gifDimensions(b: Uint8Array): DimensionResult {
-  return b.length < 10 ? null : { width: u16le(b, 6), height: u16le(b, 8) };
+  // Decoded as 8-bit RGBA.
+  return b.length < 10 ? null : { width: u16le(b, 6), height: u16le(b, 8), bytesPerPixel: 4 };
 }
 
 /** Start-of-frame markers: C0–CF except DHT (C4), JPG (C8) and DAC (CC). */
@@ -125,8 +142,11 @@ function jpegDimensions(b: Uint8Array): DimensionResult {
     const length = u16be(b, i);
     if (length < 2) throw new ProbeError("unsupported_type", "The JPEG has a malformed segment.");
     if (isStartOfFrame(marker)) {
-      if (i + 7 > b.length) return null;
-      return { height: u16be(b, i + 3), width: u16be(b, i + 5) };
+      // length (2), sample precision (1), height (2), width (2), components (1)
+      if (i + 8 > b.length) return null;
+      const precision = b[i + 2] ?? 8;
+      const components = Math.max(1, b[i + 7] ?? 1);
+      return { height: u16be(b, i + 3), width: u16be(b, i + 5), bytesPerPixel: components * (precision > 8 ? 2 : 1) };
     }
     i += length;
   }
@@ -134,17 +154,18 @@ function jpegDimensions(b: Uint8Array): DimensionResult {
 
 function webpDimensions(b: Uint8Array): DimensionResult {
   if (b.length < 30) return null;
+  // WebP decodes to 8-bit RGB or RGBA: counted as RGBA.
   if (startsWith(b, ascii("VP8X"), 12)) {
-    return { width: u24le(b, 24) + 1, height: u24le(b, 27) + 1 };
+    return { width: u24le(b, 24) + 1, height: u24le(b, 27) + 1, bytesPerPixel: 4 };
   }
   if (startsWith(b, ascii("VP8 "), 12)) {
     if (!startsWith(b, [0x9d, 0x01, 0x2a], 23)) throw new ProbeError("unsupported_type", "The WebP (VP8) frame is malformed.");
-    return { width: u16le(b, 26) & 0x3fff, height: u16le(b, 28) & 0x3fff };
+    return { width: u16le(b, 26) & 0x3fff, height: u16le(b, 28) & 0x3fff, bytesPerPixel: 4 };
   }
   if (startsWith(b, ascii("VP8L"), 12)) {
     if (b[20] !== 0x2f) throw new ProbeError("unsupported_type", "The WebP (VP8L) header is malformed.");
     const bits = (b[21] ?? 0) | ((b[22] ?? 0) << 8) | ((b[23] ?? 0) << 16) | ((b[24] ?? 0) << 24);
-    return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
+    return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1, bytesPerPixel: 4 };
   }
   throw new ProbeError("unsupported_type", "The WebP has no VP8, VP8L or VP8X chunk first.");
 }
@@ -164,6 +185,14 @@ function finish(kind: ImageKind, dims: Dimensions, maxPixels: number): ImageProb
     throw new ProbeError(
       "image_dimensions_too_large",
       `The image is ${dims.width}×${dims.height}, over the ${maxPixels}-pixel limit.`,
+    );
+  }
+  const decoded = dims.width * dims.height * dims.bytesPerPixel;
+  const budget = maxPixels * BUDGET_BYTES_PER_PIXEL;
+  if (decoded > budget) {
+    throw new ProbeError(
+      "image_dimensions_too_large",
+      `The image is ${dims.width}×${dims.height} at ${dims.bytesPerPixel} bytes a pixel: ${Math.ceil(decoded / 1e6)} MB decoded, over the ${budget / 1e6} MB limit.`,
     );
   }
   return { ...IMAGE_TYPES[kind], width: dims.width, height: dims.height };

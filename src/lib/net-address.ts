@@ -178,3 +178,15 @@ export function parseHostLiteral(host: string): HostLiteral {
   const name = hostname.endsWith(".") ? hostname.slice(0, -1) : hostname;
   return name === "" ? { kind: "invalid" } : { kind: "name", name };
 }
+
+/**
+ * True when a listen address (`HOST`) reaches the loopback interface only: `localhost`, 127.0.0.0/8 or ::1.
+ * `0.0.0.0`, `::` and every other address are reachable from elsewhere.
+ */
+export function isLoopbackOnlyHost(host: string): boolean {
+  const bare = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  if (bare === "localhost") return true;
+  if (!ipaddr.isValid(bare)) return false;
+  const ip = ipaddr.process(bare);
+  return ip.range() === "loopback";
+}

@@ -14,6 +14,7 @@
  */
 import { and, asc, eq, inArray, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
 import { DISPATCH_DEFAULTS, type DispatchConfig } from "../config";
+import { accounts } from "../db/schema/accounts";
 import { connections } from "../db/schema/connections";
 import type { ConnectionRow } from "../modules/connections/service";
 import { scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
@@ -49,11 +50,22 @@ export interface Claim {
 /** Operational tuning; read and validated with the rest of the configuration (Config.dispatch in src/config.ts). */
 export type DispatcherOptions = DispatchConfig;
 
-/** Condition: the target is pending, due (unless `anyTime`), and its lease is free or expired. */
+/**
+ * Condition: the target's account is not disabled. A disabled account delivers nothing; what becomes of its posts
+ * that fell due meanwhile is decided when it is re-enabled (accounts/service.ts, setAccountDisabled).
+ */
+function accountActive() {
+  return sql`${scheduledPostTargets.accountId} not in (select ${accounts.id} from ${accounts} where ${accounts.disabledAt} is not null)`;
+}
+
+/**
+ * Condition: the target is pending, due (unless `anyTime`), and its lease is free or expired; for delivery (not
+ * `anyTime`, which is cancel) also that its account is active.
+ */
 function claimable(now: number, anyTime = false) {
   return and(
     inArray(scheduledPostTargets.status, PENDING),
-    anyTime ? undefined : and(isNotNull(scheduledPostTargets.nextAttemptAt), lte(scheduledPostTargets.nextAttemptAt, now)),
+    anyTime ? undefined : and(isNotNull(scheduledPostTargets.nextAttemptAt), lte(scheduledPostTargets.nextAttemptAt, now), accountActive()),
     or(isNull(scheduledPostTargets.leaseExpiresAt), lte(scheduledPostTargets.leaseExpiresAt, now)),
   );
 }
@@ -307,7 +319,7 @@ export function nextWakeAt(deps: Pick<Deps, "db">): number | null {
   const row = deps.db
     .select({ at: sql<number | null>`min(max(${scheduledPostTargets.nextAttemptAt}, coalesce(${scheduledPostTargets.leaseExpiresAt}, 0)))` })
     .from(scheduledPostTargets)
-    .where(and(inArray(scheduledPostTargets.status, PENDING), isNotNull(scheduledPostTargets.nextAttemptAt)))
+    .where(and(inArray(scheduledPostTargets.status, PENDING), isNotNull(scheduledPostTargets.nextAttemptAt), accountActive()))
     .get();
   return row?.at ?? null;
 }

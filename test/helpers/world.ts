@@ -63,7 +63,8 @@ export async function createWorld(
   opts: { env?: Record<string, string>; generator?: Generator; clock?: ManualClock; log?: Logger } = {},
 ): Promise<World> {
   const dataDir = mkdtempSync(join(tmpdir(), "seedcast-test-"));
-  const config = loadConfig({ BASE_URL: BASE, LOG_LEVEL: "silent", ...opts.env, DATA_DIR: dataDir });
+  // HOST: a test world listens nowhere, like a server bound to loopback (which leaves /metrics open without a token).
+  const config = loadConfig({ BASE_URL: BASE, LOG_LEVEL: "silent", HOST: "127.0.0.1", ...opts.env, DATA_DIR: dataDir });
   const clock = opts.clock ?? new ManualClock();
   const deps = bootstrap(config, { clock, log: opts.log ?? silentLogger, ...(opts.generator ? { generator: opts.generator } : {}) });
   const app = createApp(deps);

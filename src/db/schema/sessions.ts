@@ -1,6 +1,7 @@
 /**
  * Dashboard sessions: the browser holds a random token in an HttpOnly cookie; only its SHA-256 is stored, so a copy
- * of the database cannot be replayed as a login. The CSRF synchronizer token lives beside it.
+ * of the database cannot be replayed as a login. Its forms' CSRF token is an HMAC of its id (dashboard/csrf.ts), so
+ * nothing of it is stored.
  */
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { accounts, users } from "./accounts";
@@ -16,8 +17,6 @@ export const sessions = sqliteTable(
       .references(() => users.id, { onDelete: "cascade" }),
     /** The account the person is looking at; membership is re-checked on every request. */
     accountId: text("account_id").references(() => accounts.id, { onDelete: "set null" }),
-    /** Synchronizer token every dashboard form carries. */
-    csrfToken: text("csrf_token").notNull(),
     createdAt: integer("created_at").notNull(),
     lastSeenAt: integer("last_seen_at").notNull(),
     /** Idle expiry, pushed forward on use up to `absoluteExpiresAt`. */

@@ -1,6 +1,7 @@
 /** Accounts, users and memberships: created by the CLI and the dashboard, never by the API. */
-import { and, asc, count, eq, sql } from "drizzle-orm";
-import { accounts, members, users } from "../../db/schema";
+import { and, asc, count, eq, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
+import { accounts, members, scheduledPostTargets, users } from "../../db/schema";
+import { refreshPostStatus } from "../../publishing/post-status";
 import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
@@ -137,13 +138,48 @@ export function memberRole(deps: Pick<Deps, "db">, accountId: string, userId: st
   return row?.role ?? null;
 }
 
-/** Disables or re-enables an account; every key of a disabled account answers 401. */
-export function setAccountDisabled(deps: Pick<Deps, "db" | "clock">, accountId: string, disabled: boolean): void {
-  const changed = deps.db
-    .update(accounts)
-    .set({ disabledAt: disabled ? deps.clock.now() : null })
-    .where(eq(accounts.id, accountId))
-    .returning({ id: accounts.id })
-    .all();
-  if (changed.length === 0) throw notFound("account");
+/** The message on a target that fell due while its account was disabled (set when the account is re-enabled). */
+export const MISSED_WHILE_DISABLED = "Not sent: the account was disabled when this post was due. Schedule it again to send it.";
+
+/**
+ * Disables or re-enables an account. While disabled, every key answers 401, its members do not see it in the
+ * dashboard, the dispatcher delivers none of its posts, and its upload links take no file.
+ *
+ * Re-enabling (in the same transaction): every target that fell due while the account was disabled (pending, not
+ * held by a provider, due now or earlier) fails with MISSED_WHILE_DISABLED instead of going out late all at once;
+ * posts due later go out at their time; upload links still within their 15 minutes work again. Answers how many
+ * targets were failed so.
+ */
+export function setAccountDisabled(deps: Pick<Deps, "db" | "clock">, accountId: string, disabled: boolean): number {
+  return deps.db.transaction(
+    (tx) => {
+      const now = deps.clock.now();
+      const changed = tx
+        .update(accounts)
+        .set({ disabledAt: disabled ? now : null })
+        .where(eq(accounts.id, accountId))
+        .returning({ id: accounts.id, disabledAt: accounts.disabledAt })
+        .all();
+      if (changed.length === 0) throw notFound("account");
+      if (disabled) return 0;
+      const missed = tx
+        .update(scheduledPostTargets)
+        .set({ status: "failed", errorMessage: MISSED_WHILE_DISABLED, nextAttemptAt: null, sendStartedAt: null, updatedAt: now })
+        .where(
+          and(
+            eq(scheduledPostTargets.accountId, accountId),
+            eq(scheduledPostTargets.status, "scheduled"),
+            eq(scheduledPostTargets.heldByProvider, false),
+            isNotNull(scheduledPostTargets.nextAttemptAt),
+            lte(scheduledPostTargets.nextAttemptAt, now),
+            or(isNull(scheduledPostTargets.leaseExpiresAt), lte(scheduledPostTargets.leaseExpiresAt, now)),
+          ),
+        )
+        .returning({ postId: scheduledPostTargets.postId })
+        .all();
+      for (const postId of new Set(missed.map((m) => m.postId))) refreshPostStatus(tx, postId, now);
+      return missed.length;
+    },
+    { behavior: "immediate" },
+  );
 }

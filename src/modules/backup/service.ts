@@ -8,7 +8,7 @@
  * staged is dropped from the snapshot too, so an archive never holds a row without its file.
  */
 import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
@@ -108,8 +108,13 @@ export async function createBackup(deps: Pick<Deps, "sqlite" | "config" | "clock
       mediaFiles,
     };
     writeFileSync(join(root, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
-    mkdirSync(dirname(target), { recursive: true });
+    // The archive holds instance.secret, which opens every sealed credential: owner-only whatever the umask (a
+    // directory made here is owner-only too). The partial file is created 0600 before tar opens it, so no moment
+    // exists where another local user could open it; chmod covers a leftover partial file of another mode.
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
     const partial = `${target}.partial-${process.pid}`;
+    writeFileSync(partial, "", { mode: 0o600 });
+    chmodSync(partial, 0o600);
     await tar.c({ gzip: true, file: partial, cwd: stage, portable: true }, [BACKUP_ROOT]);
     renameSync(partial, target);
     return manifest;

@@ -5,15 +5,15 @@
  */
 import type { Deps } from "../../deps";
 import { html } from "./html";
-import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, sameToken, setCookie } from "./http";
+import type { BodyRefused } from "../../http/form-body";
+import { verifyCsrf } from "./csrf";
+import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, setCookie } from "./http";
 import { page, publicPage } from "./layout";
-import type { LoginLimiter } from "./login-limit";
 import { type Membership, type SessionContext, resolveSession } from "./session";
 
 /** What every dashboard handler gets. */
 export interface DashboardCtx {
   deps: Deps;
-  limiter: LoginLimiter;
 }
 
 /**
@@ -61,13 +61,34 @@ export function csrfRefused(): Response {
   );
 }
 
+/**
+ * True for a request the browser says another site started (Sec-Fetch-Site: cross-site): no dashboard form is ever
+ * posted from another site, whatever token it carries. Absent (older browsers, scripts), the token alone decides.
+ */
+export function crossSite(request: Request): boolean {
+  return request.headers.get("sec-fetch-site") === "cross-site";
+}
+
 /** The session of a POST whose form carries the session's CSRF token, or the answer to send instead. */
 export function postSession(ctx: DashboardCtx, request: Request, form: Form | undefined): SessionContext | Response {
   const s = session(ctx, request);
   if (s instanceof Response) return s;
   const sent = field(form, "_csrf") || request.headers.get("x-csrf-token") || "";
-  if (!sameToken(sent, s.csrfToken)) return csrfRefused();
+  if (crossSite(request) || !verifyCsrf(ctx.deps, s.sessionId, sent)) return csrfRefused();
   return s;
+}
+
+/** The page answered when a form's body was refused before it was read (too large, malformed). */
+export function bodyRefusedPage(refused: BodyRefused): Response {
+  const tooLarge = refused.error.code === "payload_too_large";
+  return htmlResponse(
+    publicPage(
+      tooLarge ? "This form is too large" : "This form could not be read",
+      html`<p>${tooLarge ? "The form sent more than this page ever needs, so it was not read and nothing was changed." : `${refused.error.message} Nothing was changed.`}</p>
+<p><a class="button" href="/dashboard">Back to the dashboard</a></p>`,
+    ),
+    refused.error.status,
+  );
 }
 
 /** A 403 page for a signed-in person whose role does not open this page. */
@@ -91,7 +112,4 @@ export function requireAccount(s: SessionContext): Membership | Response {
   );
 }
 
-/** The client address for rate limiting (the socket's, never a forwarded header a client could forge). */
-export function clientAddress(server: { requestIP(r: Request): { address: string } | null } | null | undefined, request: Request): string {
-  return server?.requestIP(request)?.address ?? "local";
-}
+

@@ -83,11 +83,3 @@ export function fields(form: Form | undefined, name: string): string[] {
   if (Array.isArray(value)) return value.filter((v): v is string => typeof v === "string");
   return [];
 }
-
-/** Constant-time string comparison for tokens. */
-export function sameToken(a: string, b: string): boolean {
-  if (a.length === 0 || a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
-}

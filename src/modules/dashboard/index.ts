@@ -5,11 +5,12 @@
  */
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
-import { type DashboardCtx, clientAddress, postSession, session } from "./guard";
+import { clientAddress } from "../../http/client-address";
+import { BodyRefused, formParser } from "../../http/form-body";
+import { type DashboardCtx, bodyRefusedPage, postSession, session } from "./guard";
 import { html } from "./html";
-import { type Form, field, htmlResponse, redirect } from "./http";
+import { type Form, cookieNames, field, htmlResponse, readCookies, redirect } from "./http";
 import { page } from "./layout";
-import { LoginLimiter } from "./login-limit";
 import { getLogin, getSetup, postLogin, postLogout, postSetup } from "./pages/auth";
 import { getCredits, postGrant } from "./pages/credits";
 import { getInstance, getDisable, postCreateAccount, postGrantTo, postSetDisabled } from "./pages/instance";
@@ -23,7 +24,7 @@ import { getVoicePage, postVoice } from "./pages/voice";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
 import { getDeleteAsset, getLibrary, postDeleteAsset, postUpload } from "./pages/library";
 import type { SessionContext } from "./session";
-import { switchAccount } from "./session";
+import { sessionExists, switchAccount } from "./session";
 import { staticFiles } from "./static/assets";
 
 type Params = Record<string, string>;
@@ -34,9 +35,25 @@ interface RouteContext {
   body: unknown;
 }
 
+/** Every dashboard form but the image upload: a few short text fields (the longest, brand voice, is under 8 KiB). */
+export const FORM_MAX_BYTES = 16 * 1024;
+/** Room for the multipart framing around the image of the library upload. */
+const UPLOAD_FRAMING_BYTES = 64 * 1024;
+
 /** Builds the dashboard module. */
 export function dashboardModule(deps: Deps) {
-  const ctx: DashboardCtx = { deps, limiter: new LoginLimiter(deps.clock) };
+  const ctx: DashboardCtx = { deps };
+  /**
+   * Signed-in forms are read only for a request whose cookie names a session: without one, not a byte of the body is
+   * (the answer is the redirect to /login). Read-only on purpose: the handler still tells an expired session apart.
+   */
+  const signedIn = (request: Request) => {
+    const token = readCookies(request).get(cookieNames(deps.config).session);
+    return token !== undefined && sessionExists(deps, token);
+  };
+  const signedInForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES, signedIn) };
+  const publicForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES) };
+  const uploadForm = { detail: { hide: true } as const, parse: formParser(deps.config.maxImageBytes + UPLOAD_FRAMING_BYTES, signedIn) };
 
   /** A GET page: session or redirect. */
   const view =
@@ -49,10 +66,20 @@ export function dashboardModule(deps: Deps) {
   const action =
     (fn: (s: SessionContext, form: Form | undefined, params: Params, request: Request) => Answer) =>
     ({ request, params, body }: RouteContext): Answer => {
+      if (body instanceof BodyRefused) {
+        // The token was in the body that was not read: nothing is done either way; a signed-in person learns why.
+        const s = session(ctx, request);
+        return s instanceof Response ? s : bodyRefusedPage(body);
+      }
       const form = (body ?? undefined) as Form | undefined;
       const s = postSession(ctx, request, form);
       return s instanceof Response ? s : fn(s, form, params, request);
     };
+  /** A public form (setup, login, logout): its body refusal, or the handler. */
+  const publicAction =
+    (fn: (request: Request, form: Form, params: Params) => Answer) =>
+    ({ request, params, body }: RouteContext): Answer =>
+      body instanceof BodyRefused ? bodyRefusedPage(body) : fn(request, (body ?? {}) as Form, params);
 
   const notFoundPage = (s: SessionContext) =>
     htmlResponse(page(s, { title: "Page not found", current: "" }, html`<p class="card">There is no such page. <a href="/dashboard">Back to the overview</a>.</p>`), 404);
@@ -62,10 +89,10 @@ export function dashboardModule(deps: Deps) {
   return new Elysia({ name: "seedcast.dashboard" })
     .get("/", ({ request }) => { const s = session(ctx, request); return s instanceof Response ? redirect("/login") : redirect("/dashboard"); }, { detail })
     .get("/setup", ({ request }) => getSetup(ctx, request), { detail })
-    .post("/setup", ({ request, body }) => postSetup(ctx, request, body as Form), { detail })
+    .post("/setup", publicAction((request, f) => postSetup(ctx, request, f)), publicForm)
     .get("/login", ({ request }) => getLogin(ctx, request), { detail })
-    .post("/login", ({ request, body, server }) => postLogin(ctx, request, body as Form, clientAddress(server, request)), { detail })
-    .post("/logout", ({ request, body }) => postLogout(ctx, request, body as Form), { detail })
+    .post("/login", publicAction((request, f) => postLogin(ctx, request, f, clientAddress(deps.config, request))), publicForm)
+    .post("/logout", publicAction((request, f) => postLogout(ctx, request, f)), signedInForm)
     .get(
       "/dashboard/static/:name",
       async ({ params, request }) => {
@@ -84,58 +111,58 @@ export function dashboardModule(deps: Deps) {
         switchAccount(ctx.deps, s, field(form, "accountId"));
         return redirect("/dashboard");
       }),
-      { detail },
+      signedInForm,
     )
     // API keys
     .get("/dashboard/keys", view((s, r) => getKeys(ctx, s, r)), { detail })
-    .post("/dashboard/keys", action((s, f) => postMint(ctx, s, f)), { detail })
-    .post("/dashboard/keys/:id/rotate", action((s, _f, p) => postRotate(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/keys", action((s, f) => postMint(ctx, s, f)), signedInForm)
+    .post("/dashboard/keys/:id/rotate", action((s, _f, p) => postRotate(ctx, s, p.id ?? "")), signedInForm)
     .get("/dashboard/keys/:id/revoke", view((s, _r, p) => getRevoke(ctx, s, p.id ?? "")), { detail })
-    .post("/dashboard/keys/:id/revoke", action((s, _f, p) => postRevoke(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/keys/:id/revoke", action((s, _f, p) => postRevoke(ctx, s, p.id ?? "")), signedInForm)
     // Connected apps (OAuth grants)
     .get("/dashboard/apps", view((s, r) => getConnectedApps(ctx, s, r)), { detail })
     .get("/dashboard/apps/:id/revoke", view((s, _r, p) => getRevokeApp(ctx, s, p.id ?? "")), { detail })
-    .post("/dashboard/apps/:id/revoke", action((s, _f, p) => postRevokeApp(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/apps/:id/revoke", action((s, _f, p) => postRevokeApp(ctx, s, p.id ?? "")), signedInForm)
     // Members
     .get("/dashboard/members", view((s, r) => getMembers(ctx, s, r)), { detail })
-    .post("/dashboard/members", action((s, f) => postAddMember(ctx, s, f)), { detail })
-    .post("/dashboard/members/:userId/role", action((s, f, p) => postSetRole(ctx, s, p.userId ?? "", f)), { detail })
+    .post("/dashboard/members", action((s, f) => postAddMember(ctx, s, f)), signedInForm)
+    .post("/dashboard/members/:userId/role", action((s, f, p) => postSetRole(ctx, s, p.userId ?? "", f)), signedInForm)
     .get("/dashboard/members/:userId/remove", view((s, _r, p) => getRemoveMember(ctx, s, p.userId ?? "")), { detail })
-    .post("/dashboard/members/:userId/remove", action((s, _f, p) => postRemoveMember(ctx, s, p.userId ?? "")), { detail })
+    .post("/dashboard/members/:userId/remove", action((s, _f, p) => postRemoveMember(ctx, s, p.userId ?? "")), signedInForm)
     // Credits
     .get("/dashboard/credits", view((s, r) => getCredits(ctx, s, r)), { detail })
-    .post("/dashboard/credits/grant", action((s, f) => postGrant(ctx, s, f)), { detail })
+    .post("/dashboard/credits/grant", action((s, f) => postGrant(ctx, s, f)), signedInForm)
     // Instance
     .get("/dashboard/instance", view((s, r) => getInstance(ctx, s, r)), { detail })
-    .post("/dashboard/instance/accounts", action((s, f) => postCreateAccount(ctx, s, f)), { detail })
-    .post("/dashboard/instance/accounts/:id/grant", action((s, f, p) => postGrantTo(ctx, s, p.id ?? "", f)), { detail })
+    .post("/dashboard/instance/accounts", action((s, f) => postCreateAccount(ctx, s, f)), signedInForm)
+    .post("/dashboard/instance/accounts/:id/grant", action((s, f, p) => postGrantTo(ctx, s, p.id ?? "", f)), signedInForm)
     .get("/dashboard/instance/accounts/:id/disable", view((s, _r, p) => getDisable(ctx, s, p.id ?? "")), { detail })
-    .post("/dashboard/instance/accounts/:id/disable", action((s, _f, p) => postSetDisabled(ctx, s, p.id ?? "", true)), { detail })
-    .post("/dashboard/instance/accounts/:id/enable", action((s, _f, p) => postSetDisabled(ctx, s, p.id ?? "", false)), { detail })
+    .post("/dashboard/instance/accounts/:id/disable", action((s, _f, p) => postSetDisabled(ctx, s, p.id ?? "", true)), signedInForm)
+    .post("/dashboard/instance/accounts/:id/enable", action((s, _f, p) => postSetDisabled(ctx, s, p.id ?? "", false)), signedInForm)
     // Brand voice
     .get("/dashboard/voice", view((s, r) => getVoicePage(ctx, s, r)), { detail })
-    .post("/dashboard/voice", action((s, f) => postVoice(ctx, s, f)), { detail })
+    .post("/dashboard/voice", action((s, f) => postVoice(ctx, s, f)), signedInForm)
     // Connections (the API's manageUrl)
     .get("/dashboard/connections", view((s, r) => getConnections(ctx, s, r)), { detail })
-    .post("/dashboard/connections", action((s, f) => postConnect(ctx, s, f)), { detail })
-    .post("/dashboard/connections/:id/check", action((s, _f, p) => postCheck(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/connections", action((s, f) => postConnect(ctx, s, f)), signedInForm)
+    .post("/dashboard/connections/:id/check", action((s, _f, p) => postCheck(ctx, s, p.id ?? "")), signedInForm)
     .get("/dashboard/connections/:id/reconnect", view((s, _r, p) => getReconnect(ctx, s, p.id ?? "")), { detail })
-    .post("/dashboard/connections/:id/reconnect", action((s, f, p) => postReconnect(ctx, s, p.id ?? "", f)), { detail })
+    .post("/dashboard/connections/:id/reconnect", action((s, f, p) => postReconnect(ctx, s, p.id ?? "", f)), signedInForm)
     .get("/dashboard/connections/:id/remove", view((s, _r, p) => getRemoveConnection(ctx, s, p.id ?? "")), { detail })
-    .post("/dashboard/connections/:id/remove", action((s, _f, p) => postRemoveConnection(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/connections/:id/remove", action((s, _f, p) => postRemoveConnection(ctx, s, p.id ?? "")), signedInForm)
     // Library
     .get("/dashboard/library", view((s, r) => getLibrary(ctx, s, r)), { detail })
-    .post("/dashboard/library/upload", action((s, f, _p, r) => postUpload(ctx, s, f, r)), { detail })
+    .post("/dashboard/library/upload", action((s, f, _p, r) => postUpload(ctx, s, f, r)), uploadForm)
     .get("/dashboard/library/:id/delete", view((s, _r, p) => getDeleteAsset(ctx, s, p.id ?? "")), { detail })
-    .post("/dashboard/library/:id/delete", action((s, _f, p) => postDeleteAsset(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/library/:id/delete", action((s, _f, p) => postDeleteAsset(ctx, s, p.id ?? "")), signedInForm)
     // Calendar
     .get("/dashboard/calendar", view((s, r) => getCalendar(ctx, s, r)), { detail })
     .get("/dashboard/calendar/:id/cancel", view((s, _r, p) => getCancel(ctx, s, p.id ?? "")), { detail })
-    .post("/dashboard/calendar/:id/cancel", action((s, _f, p, r) => postCancel(ctx, s, p.id ?? "", r)), { detail })
+    .post("/dashboard/calendar/:id/cancel", action((s, _f, p, r) => postCancel(ctx, s, p.id ?? "", r)), signedInForm)
     // Seeds and creations
     .get("/dashboard/creations", view((s, r) => getCreations(ctx, s, r)), { detail })
     .get("/dashboard/creations/:id", view((s, _r, p) => getCreationPage(ctx, s, p.id ?? "")), { detail })
     // Anything else under /dashboard: still no answer without a session.
     .get("/dashboard/*", view((s) => notFoundPage(s)), { detail })
-    .post("/dashboard/*", action((s) => notFoundPage(s)), { detail });
+    .post("/dashboard/*", action((s) => notFoundPage(s)), signedInForm);
 }

@@ -1,5 +1,9 @@
-/** The dashboard's housekeeping job: expired sessions are deleted (requests check expiry themselves). */
+/**
+ * The dashboard's housekeeping job: expired sessions and login-throttle counts whose window has passed are deleted
+ * (requests check expiry themselves).
+ */
 import type { JobDefinition } from "../../jobs/registry";
+import { tidyLoginThrottle } from "./login-limit";
 import { tidySessions } from "./session";
 
 export const SESSIONS_TIDY_JOB_ID = "__sessions_tidy__";
@@ -12,6 +16,8 @@ export const dashboardJobs: readonly JobDefinition[] = [
     run: (deps) => {
       const removed = tidySessions(deps);
       if (removed > 0) deps.log.info("tidied sessions", { removed });
+      const counts = tidyLoginThrottle(deps);
+      if (counts > 0) deps.log.info("tidied login throttle counts", { removed: counts });
     },
   },
 ];

@@ -1,67 +1,100 @@
 /**
- * Login attempt limiting per (email, client address): after MAX_FAILURES failed attempts inside the window, further
- * attempts are refused until the window has passed since the first failure. A success clears the counter.
- * In memory on purpose: it resets on restart, which only ever helps the legitimate user.
+ * Dashboard sign-in throttling, in the database (table login_throttle), so no spray of other emails and no restart
+ * can lift an active lockout:
+ *
+ * - per email at one source address: LOGIN_MAX_FAILURES failed attempts inside LOGIN_WINDOW_MS lock that email from
+ *   that address until the window (from its first failure) has passed; a success clears it;
+ * - per source address across all emails: ADDRESS_MAX_FAILURES failed attempts inside the window lock every sign-in
+ *   from that address until the window has passed (a success does not clear it, so signing in to one's own account
+ *   cannot reset a spray).
+ *
+ * An attempt is counted BEFORE its password is checked, in one immediate transaction with the check of both limits,
+ * so concurrent guesses cannot all slip in before the first failure is recorded; a success then takes its count back.
+ * The source address is the socket's (or, behind a proxy named in TRUSTED_PROXIES, the client it names; see
+ * http/client-address.ts).
  */
-import type { Clock } from "../../lib/clock";
+import { eq, lte, sql } from "drizzle-orm";
+import { loginThrottle } from "../../db/schema";
+import type { Deps } from "../../deps";
+import { hmacHex } from "../../lib/instance-secret";
 
 export const LOGIN_MAX_FAILURES = 5;
 export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
-/** Bounds memory under a spray of distinct emails. */
-const MAX_TRACKED = 10_000;
+/** Failed sign-ins from one address, across every email, before the address waits out the window. */
+export const ADDRESS_MAX_FAILURES = 30;
 
-interface Entry {
-  failures: number;
-  windowStart: number;
+type ThrottleDeps = Pick<Deps, "db" | "clock" | "instanceSecret">;
+
+/** Which limit refused an attempt. */
+export type LoginLimitReason = "email" | "address";
+
+function emailKey(deps: ThrottleDeps, email: string, address: string): string {
+  return `email:${hmacHex(deps.instanceSecret, `login-throttle:email\u0000${email.trim().toLowerCase()}\u0000${address}`)}`;
 }
 
-/** Counts failed logins per email+address. */
-export class LoginLimiter {
-  private readonly entries = new Map<string, Entry>();
-  constructor(private readonly clock: Clock) {}
+function addressKey(deps: ThrottleDeps, address: string): string {
+  return `address:${hmacHex(deps.instanceSecret, `login-throttle:address\u0000${address}`)}`;
+}
 
-  private key(email: string, address: string): string {
-    return `${email.trim().toLowerCase()}\u0000${address}`;
-  }
+/**
+ * Counts one sign-in attempt for `email` from `address`, unless a limit is reached: then nothing is counted and the
+ * answer says which limit and how many seconds remain. Answers null when the attempt may go on (and was counted).
+ */
+export function beginLoginAttempt(
+  deps: ThrottleDeps,
+  email: string,
+  address: string,
+): { reason: LoginLimitReason; retryAfterSeconds: number } | null {
+  const ek = emailKey(deps, email, address);
+  const ak = addressKey(deps, address);
+  return deps.db.transaction(
+    (tx) => {
+      const now = deps.clock.now();
+      const cutoff = now - LOGIN_WINDOW_MS;
+      const wait = (row: { failures: number; windowStart: number } | undefined, max: number): number =>
+        row && row.windowStart > cutoff && row.failures >= max ? Math.ceil((row.windowStart + LOGIN_WINDOW_MS - now) / 1000) : 0;
+      const byAddress = wait(tx.select().from(loginThrottle).where(eq(loginThrottle.key, ak)).get(), ADDRESS_MAX_FAILURES);
+      if (byAddress > 0) return { reason: "address" as const, retryAfterSeconds: byAddress };
+      const byEmail = wait(tx.select().from(loginThrottle).where(eq(loginThrottle.key, ek)).get(), LOGIN_MAX_FAILURES);
+      if (byEmail > 0) return { reason: "email" as const, retryAfterSeconds: byEmail };
+      for (const key of [ek, ak]) {
+        // A window that has passed starts again at this attempt.
+        tx.insert(loginThrottle)
+          .values({ key, failures: 1, windowStart: now })
+          .onConflictDoUpdate({
+            target: loginThrottle.key,
+            set: {
+              failures: sql`case when ${loginThrottle.windowStart} <= ${cutoff} then 1 else ${loginThrottle.failures} + 1 end`,
+              windowStart: sql`case when ${loginThrottle.windowStart} <= ${cutoff} then ${now} else ${loginThrottle.windowStart} end`,
+            },
+          })
+          .run();
+      }
+      return null;
+    },
+    { behavior: "immediate" },
+  );
+}
 
-  /** Seconds until another attempt is allowed, or 0 when allowed now. */
-  retryAfter(email: string, address: string): number {
-    const entry = this.entries.get(this.key(email, address));
-    if (!entry) return 0;
-    const elapsed = this.clock.now() - entry.windowStart;
-    if (elapsed >= LOGIN_WINDOW_MS) {
-      this.entries.delete(this.key(email, address));
-      return 0;
-    }
-    return entry.failures >= LOGIN_MAX_FAILURES ? Math.ceil((LOGIN_WINDOW_MS - elapsed) / 1000) : 0;
-  }
+/** The attempt begun for `email` from `address` succeeded: the email's count is cleared, the address's takes it back. */
+export function loginSucceeded(deps: ThrottleDeps, email: string, address: string): void {
+  deps.db.transaction(
+    (tx) => {
+      tx.delete(loginThrottle).where(eq(loginThrottle.key, emailKey(deps, email, address))).run();
+      tx.update(loginThrottle)
+        .set({ failures: sql`case when ${loginThrottle.failures} > 0 then ${loginThrottle.failures} - 1 else 0 end` })
+        .where(eq(loginThrottle.key, addressKey(deps, address)))
+        .run();
+    },
+    { behavior: "immediate" },
+  );
+}
 
-  /** Records a failed attempt. */
-  fail(email: string, address: string): void {
-    const key = this.key(email, address);
-    const now = this.clock.now();
-    const entry = this.entries.get(key);
-    if (!entry || now - entry.windowStart >= LOGIN_WINDOW_MS) {
-      if (this.entries.size >= MAX_TRACKED) this.prune(now);
-      this.entries.set(key, { failures: 1, windowStart: now });
-      return;
-    }
-    entry.failures += 1;
-  }
-
-  /** Clears the counter after a successful login. */
-  succeed(email: string, address: string): void {
-    this.entries.delete(this.key(email, address));
-  }
-
-  private prune(now: number): void {
-    for (const [key, entry] of this.entries) {
-      if (now - entry.windowStart >= LOGIN_WINDOW_MS) this.entries.delete(key);
-    }
-    // Still full: drop the oldest entries (Map keeps insertion order).
-    for (const key of this.entries.keys()) {
-      if (this.entries.size < MAX_TRACKED) break;
-      this.entries.delete(key);
-    }
-  }
+/** Deletes counts whose window has passed (housekeeping: every check ignores them anyway). Returns how many. */
+export function tidyLoginThrottle(deps: Pick<Deps, "db" | "clock">): number {
+  return deps.db
+    .delete(loginThrottle)
+    .where(lte(loginThrottle.windowStart, deps.clock.now() - LOGIN_WINDOW_MS))
+    .returning({ key: loginThrottle.key })
+    .all().length;
 }

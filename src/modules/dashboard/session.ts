@@ -8,6 +8,7 @@ import { accounts, members, sessions, users } from "../../db/schema";
 import type { Deps } from "../../deps";
 import { newId } from "../../lib/ids";
 import type { Role } from "../auth/scopes";
+import { csrfToken } from "./csrf";
 
 /** A session ends after this long without a request. */
 export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
@@ -16,7 +17,7 @@ export const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
 /** Sliding the expiry writes at most once a minute per session. */
 const TOUCH_EVERY_MS = 60 * 1000;
 
-export type SessionDeps = Pick<Deps, "db" | "clock">;
+export type SessionDeps = Pick<Deps, "db" | "clock" | "instanceSecret">;
 
 export interface Membership {
   accountId: string;
@@ -31,6 +32,7 @@ export interface SessionContext {
   email: string;
   userName: string;
   isAdmin: boolean;
+  /** The token every form of this session carries: csrfToken(deps, sessionId) (csrf.ts). */
   csrfToken: string;
   /** The account being viewed, or null for an admin who belongs to none. */
   account: Membership | null;
@@ -73,7 +75,6 @@ export function createSession(deps: SessionDeps, userId: string): { token: strin
       tokenHash: hashToken(token),
       userId,
       accountId: first?.accountId ?? null,
-      csrfToken: randomToken(),
       createdAt: now,
       lastSeenAt: now,
       expiresAt: now + SESSION_IDLE_MS,
@@ -113,10 +114,15 @@ export function resolveSession(deps: SessionDeps, token: string): SessionContext
     email: user.email,
     userName: user.name,
     isAdmin: user.isInstanceAdmin,
-    csrfToken: row.csrfToken,
+    csrfToken: csrfToken(deps, row.id),
     account,
     memberships,
   };
+}
+
+/** True when a session row exists for the cookie token (live or expired); reads only, unlike resolveSession. */
+export function sessionExists(deps: Pick<Deps, "db">, token: string): boolean {
+  return deps.db.select({ id: sessions.id }).from(sessions).where(eq(sessions.tokenHash, hashToken(token))).get() !== undefined;
 }
 
 /** Switches the account a session views; false unless the user is a member of it. */

@@ -1,7 +1,7 @@
 /**
  * What /media answers for one request: the asset's bytes with the headers of decisions.md §4 (stored type, nosniff,
  * sandbox CSP, immutable caching, strong ETag from the SHA-256), 304 on a matching validator, 206/416 for Range.
- * The id is unguessable (UUIDv7 with 74 random bits) and the URL is public by design: it is what platforms fetch.
+ * The id is unguessable (UUIDv7 with 62 random bits, see lib/ids.ts) and the URL is public by design: it is what platforms fetch.
  */
 import type { Deps } from "../../deps";
 import { findAssetForMedia } from "../assets/service";

@@ -2,6 +2,7 @@
  * Reading the OAuth endpoints' request bodies: application/x-www-form-urlencoded (RFC 6749 §3.2) with each parameter
  * at most once, capped in size. The routes hand over the raw text (their `parse` hook) so nothing is parsed twice.
  */
+import { readStreamCapped } from "../../lib/read-capped";
 import { OAuthError } from "./errors";
 
 /** Bodies larger than this are refused (a token request is a few hundred bytes). */
@@ -12,10 +13,15 @@ export interface RawBody {
   raw: string;
 }
 
-/** Elysia `parse` hook: keeps the body as text (capped), whatever its type. */
+/**
+ * Elysia `parse` hook: keeps the body as text, whatever its type, counted as it streams: a declared or streamed body
+ * over the cap is not read past it (these routes take no credential, so nothing larger may reach memory).
+ */
 export async function keepRawBody({ request }: { request: Request }): Promise<RawBody> {
-  const bytes = await request.arrayBuffer();
-  if (bytes.byteLength > MAX_OAUTH_BODY_BYTES) return { raw: "\u0000too-large" };
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > MAX_OAUTH_BODY_BYTES) return { raw: "\u0000too-large" };
+  const bytes = await readStreamCapped(request.body, MAX_OAUTH_BODY_BYTES);
+  if (bytes === null) return { raw: "\u0000too-large" };
   return { raw: new TextDecoder().decode(bytes) };
 }
 

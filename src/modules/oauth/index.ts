@@ -5,9 +5,10 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { RateLimiter } from "../../http/rate-limit";
-import { type DashboardCtx, clientAddress } from "../dashboard/guard";
+import { clientAddress } from "../../http/client-address";
+import { type DashboardCtx, bodyRefusedPage } from "../dashboard/guard";
 import type { Form } from "../dashboard/http";
-import { LoginLimiter } from "../dashboard/login-limit";
+import { BodyRefused, formParser } from "../../http/form-body";
 import { getAuthorize, postAuthorize } from "./authorize-endpoint";
 import { preflight, withCors } from "./cors";
 import { oauthJson } from "./errors";
@@ -19,11 +20,13 @@ import { revokeEndpoint } from "./revoke-endpoint";
 import { tokenEndpoint } from "./token-endpoint";
 
 const TAG = "OAuth";
+/** The consent form carries a handful of short fields: anything larger is refused unread. */
+const CONSENT_FORM_MAX_BYTES = 16 * 1024;
 const doc = (summary: string, description: string, extra: object = {}) => ({ summary, description, tags: [TAG], security: [], ...extra });
 
 /** Builds the OAuth module. */
 export function oauthModule(deps: Deps) {
-  const ctx: DashboardCtx = { deps, limiter: new LoginLimiter(deps.clock) };
+  const ctx: DashboardCtx = { deps };
   const registrations = new RateLimiter(REGISTRATIONS_PER_MINUTE, deps.clock);
   const metadataAnswer = (body: Record<string, unknown>) =>
     withCors(new Response(JSON.stringify(body), { headers: { "content-type": "application/json", "cache-control": "public, max-age=3600" } }));
@@ -39,7 +42,7 @@ export function oauthModule(deps: Deps) {
     .options("/.well-known/oauth-authorization-server", () => preflight(), { detail: { hide: true } })
     .post(
       "/oauth/register",
-      ({ request, body, server }) => withCors(registerEndpoint(deps, registrations, clientAddress(server, request), request, body)),
+      ({ request, body }) => withCors(registerEndpoint(deps, registrations, clientAddress(deps.config, request), request, body)),
       {
         parse: keepRawBody,
         detail: doc("Register a client (RFC 7591)", "Open dynamic client registration, limited per address. Answers 201 with the client_id (and a client_secret for confidential clients).", registerDoc),
@@ -49,9 +52,11 @@ export function oauthModule(deps: Deps) {
     .get("/oauth/authorize", ({ request }) => getAuthorize(ctx, request), {
       detail: doc("Authorization endpoint", "Signs the person in to the dashboard if needed and asks for consent; redirects back with code, state and iss.", authorizeDoc),
     })
-    .post("/oauth/authorize", ({ request, body }) => postAuthorize(ctx, request, (body ?? undefined) as Form | undefined), {
-      detail: { hide: true },
-    })
+    .post(
+      "/oauth/authorize",
+      ({ request, body }) => (body instanceof BodyRefused ? bodyRefusedPage(body) : postAuthorize(ctx, request, (body ?? undefined) as Form | undefined)),
+      { detail: { hide: true }, parse: formParser(CONSENT_FORM_MAX_BYTES) },
+    )
     .post("/oauth/token", ({ request, body }) => withCors(tokenEndpoint(deps, request, body)), {
       parse: keepRawBody,
       detail: doc("Token endpoint", "authorization_code (with PKCE S256) and refresh_token grants, form-encoded. Answers {access_token, token_type, expires_in, refresh_token, scope}.", tokenDoc),

@@ -93,19 +93,30 @@ function assertOwnedAsset(deps: { db: Deps["db"] | Tx }, accountId: string, asse
   if (!row) throw notFound("asset");
 }
 
+/**
+ * NB: SQLite's length() stops at a NUL, so a title starting with one failed the table's CHECK (a 500). No text field
+ * has a use for NUL: it is refused here too, for callers that do not come through the HTTP body parser.
+ */
+function refuseNul(field: string, value: string): void {
+  if (value.includes("\u0000")) throw invalidField(field, "must not contain NUL characters");
+}
+
 function cleanTitle(title: string): string {
+  refuseNul("title", title);
   const value = title.trim();
   if (!value) throw invalidField("title", "must not be blank");
   return value;
 }
 
 function cleanContent(content: string): string {
+  refuseNul("content", content);
   // NB: stored as written (interface.md); only an all-blank text is refused.
   if (!content.trim()) throw invalidField("content", "must not be blank");
   return content;
 }
 
 function cleanCategory(category: string | null | undefined): string | null {
+  if (category) refuseNul("category", category);
   const value = category?.trim();
   return value ? value : null;
 }

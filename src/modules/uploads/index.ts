@@ -72,7 +72,7 @@ function friendlyMessage(error: AppError, maxBytes: number): string {
     case "image_too_large":
       return `That image is larger than ${formatBytes(maxBytes)}. Choose a smaller file. ${still}`;
     case "image_dimensions_too_large":
-      return `That image has more than 40 megapixels. Choose a smaller one. ${still}`;
+      return `That image is too large to decode: over 40 megapixels, or over 160 MB once decoded (16-bit images count double). Choose a smaller one. ${still}`;
     case "empty_body":
       return `That file is empty. Choose another file. ${still}`;
     case "invalid_request":
@@ -83,19 +83,44 @@ function friendlyMessage(error: AppError, maxBytes: number): string {
       return "This link has expired. Ask for a new one to add an image.";
     case "not_found":
       return "This upload link does not exist. Check the address, or ask for a new link.";
+    case "forbidden":
+      return "The account this link belongs to is disabled, so nothing can be added through it.";
     default:
       return error.message;
   }
 }
 
 function gonePageFor(error: AppError): Response {
+  if (error.code === "forbidden") return html(403, linkGonePage("disabled"));
   if (error.code === "upload_link_used") return html(410, linkGonePage("used"));
   if (error.code === "upload_link_expired") return html(410, linkGonePage("expired"));
   return html(404, linkGonePage("unknown"));
 }
 
+/**
+ * One body at a time per link: a second upload to the same link waits (unread, so it costs no memory) until the first
+ * has been refused or has consumed the link; then it finds the link used, or takes its turn. With a 10 MiB cap, a link
+ * so never holds more than one image's worth of memory, however many requests are aimed at it.
+ */
+class PerKeyQueue {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    const mine = previous.then(task, task);
+    const tail = mine.catch(() => undefined);
+    this.tails.set(key, tail);
+    try {
+      return await mine;
+    } finally {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}
+
 /** Mounts the upload-link API and the upload page. */
 export function uploadsModule(deps: Deps) {
+  const perLink = new PerKeyQueue();
   const formPage = (expiresAt: number, error?: string) =>
     uploadFormPage({
       // Empty: the form posts to the page's own URL, whatever path prefix a proxy put in front of it.
@@ -190,9 +215,14 @@ export function uploadsModule(deps: Deps) {
         let expiresAt = 0;
         try {
           // The link is checked before the body is read: a dead link never costs an upload's worth of memory.
-          expiresAt = assertLinkUsable(deps, findLinkByToken(deps, params.token)).expiresAt;
-          const file = await readUploadedFile(request, maxBytes);
-          const asset = await uploadThroughLink(deps, params.token, file);
+          const link = assertLinkUsable(deps, findLinkByToken(deps, params.token));
+          expiresAt = link.expiresAt;
+          const asset = await perLink.run(link.id, async () => {
+            // Checked again after waiting: the upload before this one may have used the link.
+            assertLinkUsable(deps, findLinkByToken(deps, params.token));
+            const file = await readUploadedFile(request, maxBytes);
+            return uploadThroughLink(deps, params.token, file);
+          });
           if (wantsJson) return json(201, { asset: assetToApi(deps, asset) });
           return html(200, uploadDonePage(asset));
         } catch (error) {

@@ -110,8 +110,9 @@ ${escapeHtml(formatBytes(opts.sizeBytes))}) is in your library now.</p>
 }
 
 /** The page for a link that can no longer take a file, or never existed. */
-export function linkGonePage(kind: "used" | "expired" | "unknown"): string {
+export function linkGonePage(kind: "used" | "expired" | "unknown" | "disabled"): string {
   const text: Record<typeof kind, readonly [title: string, detail: string]> = {
+    disabled: ["This link does not take files now", "The account this link belongs to is disabled, so nothing can be added through it."],
     used: ["This link was already used", "An image was already added through this link. Each link works once: ask for a new one to add another image."],
     expired: ["This link has expired", "Upload links work for 15 minutes. Ask for a new one to add an image."],
     unknown: ["This upload link does not exist", "Check that the whole address was copied, or ask for a new link."],

@@ -3,9 +3,9 @@
  * as an HMAC under the instance secret, bound to the minting account. A link is consumed by the first file that
  * passes every image check, atomically with the asset row; a refused file leaves it valid.
  */
-import { and, eq, gt, isNull, lte } from "drizzle-orm";
+import { and, eq, gt, isNull, lte, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { uploadLinks } from "../../db/schema";
+import { accounts, uploadLinks } from "../../db/schema";
 import { isoAt } from "../../lib/clock";
 import { AppError, notFound } from "../../lib/errors";
 import { newId, isUuid } from "../../lib/ids";
@@ -83,12 +83,25 @@ export function findLinkByToken(deps: Deps, token: string): UploadLinkRecord | n
   return deps.db.select().from(uploadLinks).where(eq(uploadLinks.tokenHash, hashToken(deps, token))).get() ?? null;
 }
 
-/** Throws the refusal for a link that cannot take a file now: 404 unknown, 410 used or expired. */
+/** The refusal of a link whose account is disabled (a disabled account stores nothing). */
+export const LINK_ACCOUNT_DISABLED = "This upload link belongs to a disabled account; it takes no file.";
+
+/** Condition: the link's account is not disabled (checked again inside the consuming transaction). */
+function linkAccountActive() {
+  return sql`${uploadLinks.accountId} not in (select ${accounts.id} from ${accounts} where ${accounts.disabledAt} is not null)`;
+}
+
+/**
+ * Throws the refusal for a link that cannot take a file now: 404 unknown, 410 used or expired, 403 when its account
+ * is disabled.
+ */
 export function assertLinkUsable(deps: Deps, link: UploadLinkRecord | null): UploadLinkRecord {
   if (!link) throw new AppError("not_found", "This upload link does not exist.");
   const status = linkStatus(link, deps.clock.now());
   if (status === "used") throw new AppError("upload_link_used", "This upload link was already used; ask for a new one.");
   if (status === "expired") throw new AppError("upload_link_expired", "This upload link has expired; ask for a new one.");
+  const account = deps.db.select({ disabledAt: accounts.disabledAt }).from(accounts).where(eq(accounts.id, link.accountId)).get();
+  if (!account || account.disabledAt !== null) throw new AppError("forbidden", LINK_ACCOUNT_DISABLED);
   return link;
 }
 
@@ -114,11 +127,12 @@ export async function uploadThroughLink(
       const claimed = deps.db
         .update(uploadLinks)
         .set({ usedAt: asset.createdAt, assetId: asset.id })
-        .where(and(eq(uploadLinks.id, link.id), isNull(uploadLinks.usedAt), gt(uploadLinks.expiresAt, asset.createdAt)))
+        .where(and(eq(uploadLinks.id, link.id), isNull(uploadLinks.usedAt), gt(uploadLinks.expiresAt, asset.createdAt), linkAccountActive()))
         .returning({ id: uploadLinks.id })
         .all();
       if (claimed.length !== 1) {
-        // Re-read inside the transaction to name the right reason (used by a concurrent upload, or expired meanwhile).
+        // Re-read inside the transaction to name the right reason (used by a concurrent upload, expired or its account
+        // disabled meanwhile).
         const now = deps.db.select().from(uploadLinks).where(eq(uploadLinks.id, link.id)).get() ?? null;
         assertLinkUsable(deps, now);
         throw new AppError("upload_link_used", "This upload link was already used; ask for a new one.");

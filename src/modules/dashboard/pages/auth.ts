@@ -1,29 +1,29 @@
 /**
- * First-run setup, sign-in and sign-out. Before a session exists, forms are protected by a double-submit token: a
- * random value in an HttpOnly cookie that the form must echo (a cross-site page can neither read nor set it).
+ * First-run setup, sign-in and sign-out. Before a session exists, forms are bound to a nonce the server issued in an
+ * HttpOnly cookie: the form carries csrfToken(nonce), an HMAC under the instance secret (csrf.ts), so a cookie and
+ * field an attacker planted together (double submit with a value of their choosing) are refused.
  */
 import { AppError } from "../../../lib/errors";
 import { createAccount } from "../../accounts/service";
-import { type DashboardCtx, safeNext, session } from "../guard";
+import { csrfToken, currentNonce, formNonce, verifyCsrf } from "../csrf";
+import { type DashboardCtx, crossSite, csrfRefused, safeNext } from "../guard";
 import { html } from "../html";
-import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, sameToken, setCookie } from "../http";
+import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, setCookie } from "../http";
 import { type Notice, publicPage } from "../layout";
-import { SESSION_ABSOLUTE_MS, createSession, destroySession, needsSetup, randomToken, resolveSession, verifyLogin } from "../session";
+import { beginLoginAttempt, loginSucceeded } from "../login-limit";
+import { SESSION_ABSOLUTE_MS, createSession, destroySession, needsSetup, resolveSession, verifyLogin } from "../session";
 
-/** Lifetime of the pre-login form cookie. */
-const FORM_COOKIE_SECONDS = 60 * 60;
-
+/** The token a pre-session form carries, and the nonce cookie to set when the request had none (or a stale one). */
 function formToken(ctx: DashboardCtx, request: Request): { token: string; cookie: string[] } {
-  const name = cookieNames(ctx.deps.config).preLogin;
-  const existing = readCookies(request).get(name);
-  if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return { token: existing, cookie: [] };
-  const token = randomToken();
-  return { token, cookie: [setCookie(ctx.deps.config, name, token, FORM_COOKIE_SECONDS)] };
+  const { nonce, cookie } = formNonce(ctx.deps, request, ctx.deps.clock.now());
+  return { token: csrfToken(ctx.deps, nonce), cookie };
 }
 
+/** The form echoes the token of the nonce in its cookie, a nonce this server issued within the hour. */
 function formTokenValid(ctx: DashboardCtx, request: Request, form: Form | undefined): boolean {
-  const cookie = readCookies(request).get(cookieNames(ctx.deps.config).preLogin) ?? "";
-  return sameToken(field(form, "_csrf"), cookie);
+  if (crossSite(request)) return false;
+  const nonce = currentNonce(ctx.deps.config, request, ctx.deps.clock.now());
+  return nonce !== null && verifyCsrf(ctx.deps, nonce, field(form, "_csrf"));
 }
 
 function sessionCookie(ctx: DashboardCtx, token: string): string {
@@ -139,33 +139,33 @@ export async function postLogin(ctx: DashboardCtx, request: Request, form: Form 
   const email = field(form, "email").trim();
   const next = safeNext(field(form, "next"));
   if (!formTokenValid(ctx, request, form)) return htmlResponse(loginForm(token, email, [STALE_FORM], next), 403, { "set-cookie": cookie });
-  const wait = ctx.limiter.retryAfter(email, address);
-  if (wait > 0) {
-    const minutes = Math.ceil(wait / 60);
-    return htmlResponse(
-      loginForm(token, email, [
-        { kind: "error", text: `Too many failed attempts for this email. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.` },
-      ], next),
-      429,
-      { "retry-after": String(wait) },
-    );
+  const limited = beginLoginAttempt(ctx.deps, email, address);
+  if (limited) {
+    const minutes = Math.ceil(limited.retryAfterSeconds / 60);
+    const wait = `Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`;
+    const text =
+      limited.reason === "email" ? `Too many failed attempts for this email. ${wait}` : `Too many failed sign-ins from your network. ${wait}`;
+    return htmlResponse(loginForm(token, email, [{ kind: "error", text }], next), 429, { "retry-after": String(limited.retryAfterSeconds) });
   }
   const userId = await verifyLogin(ctx.deps, email, field(form, "password"));
   if (!userId) {
-    ctx.limiter.fail(email, address);
     return htmlResponse(loginForm(token, email, [{ kind: "error", text: "That email and password do not match." }], next), 401);
   }
-  ctx.limiter.succeed(email, address);
+  loginSucceeded(ctx.deps, email, address);
   const { token: sessionToken } = createSession(ctx.deps, userId);
   return redirect(next ?? "/dashboard", [sessionCookie(ctx, sessionToken)]);
 }
 
-/** POST /logout: ends the session (CSRF-checked so no other site can sign a person out). */
+/**
+ * POST /logout: ends the session, only with the session's CSRF token. Without it nothing happens, not even a cookie
+ * change: a cross-site form post (which under SameSite=Lax arrives without the session cookie) must not be able to
+ * clear the browser's session cookie either.
+ */
 export function postLogout(ctx: DashboardCtx, request: Request, form: Form | undefined): Response {
-  const s = session(ctx, request);
-  const clear = setCookie(ctx.deps.config, cookieNames(ctx.deps.config).session, "", 0);
-  if (s instanceof Response) return redirect("/login", [clear]);
-  if (!sameToken(field(form, "_csrf"), s.csrfToken)) return redirect("/dashboard");
+  const token = readCookies(request).get(cookieNames(ctx.deps.config).session);
+  const s = token ? resolveSession(ctx.deps, token) : "missing";
+  if (typeof s !== "object") return redirect("/login");
+  if (crossSite(request) || !verifyCsrf(ctx.deps, s.sessionId, field(form, "_csrf"))) return csrfRefused();
   destroySession(ctx.deps, s.sessionId);
-  return redirect("/login?out=1", [clear]);
+  return redirect("/login?out=1", [setCookie(ctx.deps.config, cookieNames(ctx.deps.config).session, "", 0)]);
 }

@@ -91,8 +91,8 @@ function calendarPage(ctx: DashboardCtx, s: SessionContext, account: Membership,
   const view: View = params.get("view") === "day" ? "day" : "week";
   const filterKey = params.get("status") && FILTERS[params.get("status") ?? ""] ? (params.get("status") as string) : "all";
   const filter = FILTERS[filterKey] ?? { label: "All" };
-  const parsed = Date.parse(`${params.get("date") ?? ""}T00:00:00.000Z`);
-  const anchor = Number.isNaN(parsed) ? ctx.deps.clock.now() : parsed;
+  const date = calendarDate(params.get("date"));
+  const anchor = typeof date === "number" ? date : ctx.deps.clock.now();
   const from = view === "week" ? startOfWeek(anchor) : startOfDay(anchor);
   const span = view === "week" ? 7 * DAY_MS : DAY_MS;
   const to = from + span;
@@ -142,10 +142,37 @@ ${nextCursor ? html`<p class="hint">Showing the first ${VIEW_LIMIT} posts of thi
   );
 }
 
+/** The days a calendar can show: year 1970 to 9999 (a week's end and the next-week link stay valid dates). */
+const FIRST_DAY = Date.UTC(1970, 0, 1);
+const LAST_DAY = Date.UTC(9999, 11, 24);
+
+/**
+ * The `date` parameter as the start of its UTC day: null when absent or empty (today), "invalid" for anything that is
+ * not a real calendar day written YYYY-MM-DD within the range above. NB: Date.parse takes expanded years such as
+ * +275760-09-13, whose week ends past the largest Date, where toISOString throws a RangeError (a 500, issue 14).
+ */
+function calendarDate(value: string | null): number | null | "invalid" {
+  if (value === null || value === "") return null;
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (!match) return "invalid";
+  const ms = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
+  // Date.UTC rolls 2026-02-30 over into March: only a day that reads back the same is one.
+  if (Number.isNaN(ms) || ms < FIRST_DAY || ms > LAST_DAY || new Date(ms).toISOString().slice(0, 10) !== value) return "invalid";
+  return ms;
+}
+
 /** GET /dashboard/calendar[?view=week|day&date=YYYY-MM-DD&status=] */
 export function getCalendar(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
+  const date = new URL(request.url).searchParams.get("date");
+  if (calendarDate(date) === "invalid") {
+    // The calendar of today, saying why, with a 400: the address asked for a day that does not exist here.
+    const url = new URL(request.url);
+    url.searchParams.delete("date");
+    const notice: Notice = { kind: "error", text: "That date is not a day between 1970 and 9999 written YYYY-MM-DD; showing today instead." };
+    return htmlResponse(calendarPage(ctx, s, account, new Request(url), [notice]), 400);
+  }
   return htmlResponse(calendarPage(ctx, s, account, request, noticeFrom(request)));
 }
 

@@ -7,6 +7,7 @@ import { ROLE_SCOPES } from "../../auth/scopes";
 import { type AssetRecord, MEDIA_PATH, deleteAsset, findAsset, ingestImageBytes, listAssets } from "../../assets/service";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
 import { type Html, html, timeTag } from "../html";
+import { type UploadedFile, isUploadedFile } from "../../../http/form-body";
 import { type Form, htmlResponse, redirect } from "../http";
 import { type Notice, confirmPage, csrfField, page } from "../layout";
 import type { Membership, SessionContext } from "../session";
@@ -93,10 +94,10 @@ export function getLibrary(ctx: DashboardCtx, s: SessionContext, request: Reques
   return htmlResponse(libraryPage(ctx, s, account, cursor, noticeFrom(request)));
 }
 
-function filesOf(form: Form | undefined): File[] {
+function filesOf(form: Form | undefined): UploadedFile[] {
   const value = form?.file;
   const list = Array.isArray(value) ? value : [value];
-  return list.filter((v): v is File => v instanceof File && v.size > 0);
+  return list.filter((v): v is UploadedFile => isUploadedFile(v) && v.bytes.byteLength > 0);
 }
 
 /**
@@ -111,7 +112,7 @@ export async function postUpload(ctx: DashboardCtx, s: SessionContext, form: For
   try {
     if (files.length === 0) throw new AppError("empty_body", "Choose at least one image.");
     for (const file of files) {
-      await ingestImageBytes(ctx.deps, account.accountId, { bytes: new Uint8Array(await file.arrayBuffer()), fileName: file.name, source: "upload" });
+      await ingestImageBytes(ctx.deps, account.accountId, { bytes: file.bytes, fileName: file.name, source: "upload" });
     }
     if (scripted) return new Response("uploaded", { status: 200, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
     return redirect(`${CURRENT}?notice=uploaded`);
