@@ -128,7 +128,7 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
     if (begun === null || begun instanceof Response) return begun ?? (await call(request));
     try {
       const response = await call(request);
-      await settleIdempotent(deps, begun, response);
+      await settleIdempotent(deps, begun, response, state.withheld);
       return response;
     } catch (error) {
       releaseIdempotencyKey(deps, begun.scope, begun.lease);

@@ -17,6 +17,8 @@ import { runDueOnce } from "../../publishing/dispatcher";
 import { loadDeliveryContent, loadSnapshotImage } from "../../publishing/content";
 import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "../../publishing/delivery-metrics";
 import { refreshPostStatus } from "../../publishing/post-status";
+import { type PostApi, postToApi } from "../../publishing/post-view";
+import { recordEvent } from "../webhooks/events";
 import { withdrawPendingTargets } from "../../publishing/withdraw";
 import { connectorFor } from "../../publishing/registry";
 import { decodeCursor, encodeCursor } from "../assets/cursor";
@@ -37,26 +39,7 @@ const PENDING_TARGET = ["scheduled", "publishing"] as const;
 type PostRow = typeof scheduledPosts.$inferSelect;
 type TargetRow = typeof scheduledPostTargets.$inferSelect;
 
-export interface PostTargetApi {
-  accountId: string;
-  platform: string;
-  label: string;
-  status: "scheduled" | "publishing" | "published" | "failed";
-  providerPostId: string | null;
-  publishedUrl: string | null;
-  errorMessage: string | null;
-  withdrawn: boolean;
-}
-
-export interface PostApi {
-  id: string;
-  creationId: string;
-  scheduledTime: string;
-  status: PostStatus;
-  errorMessage?: string;
-  targets: PostTargetApi[];
-  createdAt: string;
-}
+export type { PostApi, PostTargetApi } from "../../publishing/post-view";
 
 // An asset blocks deletion only while a post that still has something to deliver uses it (the snapshot column is
 // scheduled_posts.image_asset_id).
@@ -76,34 +59,6 @@ export function assetReferencedByPendingPost(deps: Pick<Deps, "db">, assetId: st
 
 // ---------------------------------------------------------------------------------------------------------------
 // Views
-
-function targetToApi(row: TargetRow): PostTargetApi {
-  const withdrawn = row.status === "withdrawn";
-  return {
-    accountId: row.connectionId ?? row.id,
-    platform: row.platform,
-    label: row.label,
-    // A withdrawn target only exists while a cancel could not finish; it shows its last public state.
-    status: row.status === "withdrawn" ? "scheduled" : row.status,
-    providerPostId: row.providerPostId,
-    publishedUrl: row.publishedUrl,
-    errorMessage: row.errorMessage,
-    withdrawn,
-  };
-}
-
-function postToApi(post: PostRow, targets: TargetRow[]): PostApi {
-  const api: PostApi = {
-    id: post.id,
-    creationId: post.creationId,
-    scheduledTime: isoAt(post.scheduledTime),
-    status: post.status,
-    targets: targets.map(targetToApi),
-    createdAt: isoAt(post.createdAt),
-  };
-  if ((post.status === "failed" || post.status === "partially_failed") && post.errorMessage) api.errorMessage = post.errorMessage;
-  return api;
-}
 
 function targetsOf(deps: Pick<Deps, "db">, postIds: string[]): Map<string, TargetRow[]> {
   const byPost = new Map<string, TargetRow[]>();
@@ -380,6 +335,8 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
     throw new AppError("already_published", "This post was already published; it can no longer be cancelled.");
   }
   const pending = targets.filter((t) => t.status === "scheduled" || t.status === "publishing");
+  // The post as the client last saw it, for the post.cancelled event (withdrawing changes the targets' rows).
+  const before = postToApi(post, targets);
   await withdrawPendingTargets(deps, pending, {
     busy: () => distributionFailed("A delivery of this post is in progress right now; try the cancel again in a moment."),
     failed: (target, why) => distributionFailed(`Could not withdraw the post from ${target.label}: ${why} The post is kept; try again.`),
@@ -392,6 +349,7 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
     .from(scheduledPostTargets)
     .where(and(eq(scheduledPostTargets.postId, post.id), eq(scheduledPostTargets.status, "withdrawn"), eq(scheduledPostTargets.heldByProvider, true)))
     .get();
+  const providerPostWithdrawn = (withdrawnFromProvider?.n ?? 0) > 0;
   deps.db.transaction(
     (tx) => {
       const stillPending = tx
@@ -400,11 +358,12 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
         .where(and(eq(scheduledPostTargets.postId, post.id), inArray(scheduledPostTargets.status, ["scheduled", "publishing", "published"])))
         .all();
       if (stillPending.length > 0) throw distributionFailed("The post changed while it was being cancelled; try again.");
+      recordEvent(tx, deps.clock.now(), accountId, "post.cancelled", () => ({ post: before, providerPostWithdrawn }));
       tx.delete(scheduledPosts).where(eq(scheduledPosts.id, post.id)).run();
     },
     { behavior: "immediate" },
   );
-  return { id: post.id, cancelled: true, providerPostWithdrawn: (withdrawnFromProvider?.n ?? 0) > 0 };
+  return { id: post.id, cancelled: true, providerPostWithdrawn };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
