@@ -28,7 +28,6 @@ export function derivePostStatus(targets: ReadonlyArray<{ status: string }>): Po
  * (published, failed, partially_failed), the matching event is recorded for event webhooks in the same transaction.
  */
 export function refreshPostStatus(tx: Tx, postId: string, now: number): PostStatus {
-  const before = tx.select({ status: scheduledPosts.status, accountId: scheduledPosts.accountId }).from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get();
   const targets = tx
     .select({ status: scheduledPostTargets.status, label: scheduledPostTargets.label, errorMessage: scheduledPostTargets.errorMessage })
     .from(scheduledPostTargets)
@@ -40,8 +39,11 @@ export function refreshPostStatus(tx: Tx, postId: string, now: number): PostStat
     status === "failed" || status === "partially_failed"
       ? failed.map((t) => `${t.label}: ${t.errorMessage ?? "failed"}`).join(" | ")
       : null;
+  // Only a final status can be an event; the status before is read only then (most refreshes are claims).
+  const final = status in FINAL_EVENTS;
+  const before = final ? tx.select({ status: scheduledPosts.status, accountId: scheduledPosts.accountId }).from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get() : undefined;
   tx.update(scheduledPosts).set({ status, errorMessage, updatedAt: now }).where(eq(scheduledPosts.id, postId)).run();
-  if (before && before.status !== status && status in FINAL_EVENTS) {
+  if (before && before.status !== status) {
     const type = FINAL_EVENTS[status as keyof typeof FINAL_EVENTS];
     recordEvent(tx, now, before.accountId, type, () => ({ post: loadPostView(tx, postId) }));
   }
