@@ -367,6 +367,30 @@ describe("delivery", () => {
     }
   });
 
+  test("the hourly tidy job deletes events a week old once nothing is owed, never a pending one", async () => {
+    const { JOB_IDS, systemJobs } = await import("../src/jobs");
+    const job = systemJobs.find((j) => j.id === JOB_IDS.webhookEventsTidy)!;
+    const a = await accountWithTarget();
+    const sub = await subscribe(a, ["post.published"]);
+    const down = await subscribe(a, ["post.published"]);
+    down.receiver.setMode("error500");
+    await scheduleToTarget(a, "kept a week");
+    world.clock.advance(FIVE_MIN + 60_000);
+    await runDueOnce(world.deps);
+    await runDueEventsOnce(world.deps);
+    expect(deliveryRows(sub.webhookId)[0]!.status).toBe("delivered");
+    expect(deliveryRows(down.webhookId)[0]!.status).toBe("pending");
+    world.clock.advance(8 * 24 * 60 * 60 * 1000);
+    await job.run(world.deps);
+    expect(deliveryRows(sub.webhookId)).toHaveLength(1); // the event is still owed to `down`
+    down.receiver.setMode("ok");
+    await runDueEventsOnce(world.deps);
+    expect(deliveryRows(down.webhookId)[0]!.status).toBe("delivered");
+    await job.run(world.deps);
+    expect(deliveryRows(sub.webhookId)).toHaveLength(0);
+    expect(deliveryRows(down.webhookId)).toHaveLength(0);
+  });
+
   test("the running dispatcher delivers events too, after the due posts", async () => {
     const a = await accountWithTarget();
     const sub = await subscribe(a, ["post.published"]);
