@@ -13,6 +13,8 @@ export interface PeerSource {
 export class RequestState {
   auth: AuthContext | null = null;
   readonly startedAt = performance.now();
+  /** Top-level answer fields an Idempotency-Key replay must not repeat (a secret shown once), or null. */
+  withheld: readonly string[] | null = null;
   private madeId: string | null = null;
   private peer: string | null | undefined = undefined;
 

@@ -25,6 +25,7 @@ import type { DeliveryContext, DeliveryResult } from "./connector";
 import { DeliveryError } from "./connector";
 import { loadDeliveryContent } from "./content";
 import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "./delivery-metrics";
+import { claimDueEvents, deliverEvent, nextEventWakeAt } from "./event-delivery";
 import { refreshPostStatus } from "./post-status";
 import { connectorFor } from "./registry";
 
@@ -334,11 +335,16 @@ export interface RunningDispatcher {
 }
 
 /**
- * Runs the dispatcher continuously: keeps up to `concurrency` deliveries in flight, sleeps until the next due time
- * (at most `pollMs`) when idle. Inside `seedcast serve` only.
+ * Runs the dispatcher continuously: keeps up to `concurrency` deliveries in flight (due post targets first, then
+ * event webhook deliveries, event-delivery.ts), sleeps until the next due time (at most `pollMs`) when idle. Inside
+ * `seedcast serve` only.
  */
 export function startDispatcher(deps: Deps, options: DispatcherOptions): RunningDispatcher {
   const inFlight = new Set<Promise<void>>();
+  // Event webhook deliveries never take more than half the slots, so a post that comes due while a slow event receiver
+  // holds deliveries open still finds a free slot at once.
+  const eventSlots = Math.max(1, Math.floor(options.concurrency / 2));
+  let eventsInFlight = 0;
   let running = true;
   let wakeUp: (() => void) | null = null;
   const wake = (): void => {
@@ -364,10 +370,18 @@ export function startDispatcher(deps: Deps, options: DispatcherOptions): Running
       let claimed = 0;
       if (free > 0) {
         try {
+          // Posts first: event webhook deliveries only take the slots no due post needs.
           const claims = claimDueTargets(deps, free, options.leaseMs);
-          claimed = claims.length;
-          for (const claim of claims) {
-            const p: Promise<void> = deliverClaim(deps, claim)
+          const events = claimDueEvents(deps, Math.min(free - claims.length, eventSlots - eventsInFlight), options.leaseMs);
+          // Counted as a full batch (look again at once) only when posts filled every free slot.
+          claimed = claims.length === free ? free : claims.length;
+          eventsInFlight += events.length;
+          const work = [
+            ...claims.map((c) => () => deliverClaim(deps, c)),
+            ...events.map((c) => () => deliverEvent(deps, c).finally(() => (eventsInFlight -= 1))),
+          ];
+          for (const run of work) {
+            const p: Promise<void> = run()
               .catch((error) => deps.log.error("delivery crashed", { error: (error as Error).message }))
               .finally(() => {
                 inFlight.delete(p);
@@ -383,8 +397,11 @@ export function startDispatcher(deps: Deps, options: DispatcherOptions): Running
       if (free > 0 && claimed === free) continue; // more may be due right now
       let wait = options.pollMs;
       if (inFlight.size < options.concurrency) {
-        const next = nextWakeAt(deps);
-        if (next !== null) wait = Math.max(0, Math.min(wait, next - deps.clock.now()));
+        // With every event slot taken, a finishing event delivery wakes the loop; due events are no reason to poll.
+        const eventWake = eventsInFlight < eventSlots ? nextEventWakeAt(deps) : null;
+        for (const next of [nextWakeAt(deps), eventWake]) {
+          if (next !== null) wait = Math.max(0, Math.min(wait, next - deps.clock.now()));
+        }
       }
       await sleep(Math.max(wait, MIN_IDLE_SLEEP_MS));
     }

@@ -5,8 +5,13 @@
 import { eq } from "drizzle-orm";
 import { type PostStatus, scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
 import type { Db } from "../db/client";
+import { recordEvent } from "../modules/webhooks/events";
+import { postToApi } from "./post-view";
 
-type Tx = Pick<Db, "select" | "update">;
+type Tx = Pick<Db, "select" | "update" | "insert">;
+
+/** The final statuses, each reported to event webhooks as `post.<status>` when a post reaches it. */
+const FINAL_EVENTS = { published: "post.published", failed: "post.failed", partially_failed: "post.partially_failed" } as const;
 
 /** The post status for a set of target statuses (withdrawn ones are ignored). */
 export function derivePostStatus(targets: ReadonlyArray<{ status: string }>): PostStatus {
@@ -18,19 +23,33 @@ export function derivePostStatus(targets: ReadonlyArray<{ status: string }>): Po
   return published === 0 ? "failed" : "partially_failed";
 }
 
-/** Recomputes and stores the status (and errorMessage) of `postId` from its targets. */
+/**
+ * Recomputes and stores the status (and errorMessage) of `postId` from its targets. When that makes the post final
+ * (published, failed, partially_failed), the matching event is recorded for event webhooks in the same transaction.
+ */
 export function refreshPostStatus(tx: Tx, postId: string, now: number): PostStatus {
+  const status = derivePostStatus(
+    tx.select({ status: scheduledPostTargets.status }).from(scheduledPostTargets).where(eq(scheduledPostTargets.postId, postId)).all(),
+  );
+  // Only a final status has an error message or can be an event: the rows it needs are read only then (most refreshes
+  // are claims, which need nothing more).
+  if (!(status in FINAL_EVENTS)) {
+    tx.update(scheduledPosts).set({ status, errorMessage: null, updatedAt: now }).where(eq(scheduledPosts.id, postId)).run();
+    return status;
+  }
   const targets = tx
-    .select({ status: scheduledPostTargets.status, label: scheduledPostTargets.label, errorMessage: scheduledPostTargets.errorMessage })
+    .select()
     .from(scheduledPostTargets)
     .where(eq(scheduledPostTargets.postId, postId))
+    .orderBy(scheduledPostTargets.createdAt, scheduledPostTargets.id)
     .all();
-  const status = derivePostStatus(targets);
   const failed = targets.filter((t) => t.status === "failed");
-  const errorMessage =
-    status === "failed" || status === "partially_failed"
-      ? failed.map((t) => `${t.label}: ${t.errorMessage ?? "failed"}`).join(" | ")
-      : null;
+  const errorMessage = status === "published" ? null : failed.map((t) => `${t.label}: ${t.errorMessage ?? "failed"}`).join(" | ");
+  const before = tx.select().from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get();
   tx.update(scheduledPosts).set({ status, errorMessage, updatedAt: now }).where(eq(scheduledPosts.id, postId)).run();
+  if (before && before.status !== status) {
+    const type = FINAL_EVENTS[status as keyof typeof FINAL_EVENTS];
+    recordEvent(tx, now, before.accountId, type, () => ({ post: postToApi({ ...before, status, errorMessage, updatedAt: now }, targets) }));
+  }
   return status;
 }

@@ -13,3 +13,4 @@ export * from "./creations";
 export * from "./sessions";
 export * from "./oauth";
 export * from "./login-throttle";
+export * from "./event-webhooks";
