@@ -63,3 +63,16 @@ export const cancelPostInput = t.Object({ post_id: postIdParams.properties.id })
 export const getCreditsInput = nothing;
 export const getVoiceInput = nothing;
 export const setVoiceInput = voicePatchSchema;
+
+/**
+ * The REST error envelope (decisions.md §1) as a tool's structuredContent on a refusal. Each tool's output schema is
+ * its REST answer OR this, because 2025-era clients (the v1 SDK among them) check an isError result's
+ * structuredContent against the output schema too.
+ */
+export const errorEnvelopeSchema = t.Object(
+  {
+    error: t.String({ description: "Stable error code, e.g. not_found, insufficient_credits, invalid_request." }),
+    message: t.String({ description: "One sentence for a person." }),
+  },
+  { additionalProperties: true, description: "A refusal (isError: true): the REST error envelope, with its extra fields." },
+);

@@ -11,7 +11,8 @@ import type { Deps } from "../../deps";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../http/idempotency";
 import { AppError, invalidField } from "../../lib/errors";
 import { VERSION } from "../../version";
-import { IDEMPOTENCY_ARGUMENT } from "./model";
+import { t } from "elysia";
+import { IDEMPOTENCY_ARGUMENT, errorEnvelopeSchema } from "./model";
 import type { McpPrincipal } from "./principal";
 import { runIdempotent, type ToolAnswer } from "./tool-idempotency";
 import { type ArgumentCheck, argumentCheck, standardSchemaOf } from "./tool-schema";
@@ -44,7 +45,7 @@ const PREPARED: readonly PreparedTool[] = TOOLS.map((definition) => ({
     title: definition.title,
     description: definition.description,
     inputSchema: standardSchemaOf(definition.input),
-    outputSchema: standardSchemaOf(definition.output),
+    outputSchema: standardSchemaOf(t.Union([definition.output, errorEnvelopeSchema])),
     annotations: { title: definition.title, ...definition.annotations },
   },
 }));
