@@ -16,6 +16,7 @@ import { scheduleModule } from "./modules/schedule";
 import { seedsModule } from "./modules/seeds";
 import { voiceModule } from "./modules/voice";
 import { dashboardModule } from "./modules/dashboard";
+import { oauthModule } from "./modules/oauth";
 
 export interface AppOptions {
   /** False while draining for shutdown (readyz answers 503). */
@@ -38,6 +39,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): PipelinedApp {
     .use(voiceModule(deps))
     .use(creationsModule(deps))
     .use(scheduleModule(deps))
+    .use(oauthModule(deps))
     .use(mcpModule(deps))
     .use(dashboardModule(deps));
   return withPipeline(deps, app, [deps.metrics.observeRequest, ...(options.observers ?? [])]);

@@ -80,12 +80,24 @@ function insertPair(deps: ServiceDeps, grantId: string, scopes: Scope[]): TokenP
  * again at every request); at least one must remain. This is what the token endpoint calls when it exchanges an
  * authorization code, and what tests call to connect a member without a browser.
  */
-export function createGrant(
-  deps: ServiceDeps,
-  input: { clientId: string; accountId: string; userId: string; scopes: readonly string[]; resource?: string },
-): TokenPair {
-  return deps.db.transaction(
-    () => {
+export function createGrant(deps: ServiceDeps, input: GrantInput): TokenPair {
+  return deps.db.transaction(() => insertGrant(deps, input), { behavior: "immediate" });
+}
+
+/** What a grant is made of. */
+export interface GrantInput {
+  clientId: string;
+  accountId: string;
+  userId: string;
+  scopes: readonly string[];
+  /** Default: mcpResource(deps). */
+  resource?: string;
+}
+
+/** createGrant's body, for callers already inside a transaction (the code exchange). Throws AppError. */
+export function insertGrant(deps: ServiceDeps, input: GrantInput): TokenPair {
+  {
+    {
       const client = deps.db.select({ id: oauthClients.id }).from(oauthClients).where(eq(oauthClients.id, input.clientId)).get();
       if (!client) throw notFound("OAuth client");
       const member = deps.db
@@ -112,9 +124,8 @@ export function createGrant(
         })
         .run();
       return insertPair(deps, grantId, scopes);
-    },
-    { behavior: "immediate" },
-  );
+    }
+  }
 }
 
 /**
