@@ -108,3 +108,40 @@ export async function rawMcpPost(
 export function toolsCall(name: string, args: Record<string, unknown> = {}, id = 1): unknown {
   return { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } };
 }
+
+/**
+ * Calls every tool of §9 once, in an order where each finds what it needs (a seed to generate from, a creation to
+ * schedule, a post to cancel). The account must have a ready target named `webhook` and credits for one generation
+ * and one caption regeneration; `imageUrl` is an https image the server may fetch. Throws naming the first tool
+ * whose result is a refusal. Answers every result by tool name.
+ */
+export async function callEveryTool(client: McpClient, opts: { imageUrl: string; scheduledTime: string }): Promise<Map<string, ToolResult>> {
+  const results = new Map<string, ToolResult>();
+  const call = async (name: string, args: Record<string, unknown> = {}) => {
+    const result = await client.callTool(name, args);
+    if (result.isError) throw new Error(`${name} was refused: ${JSON.stringify(result.structuredContent)}`);
+    results.set(name, result);
+    return result.structuredContent;
+  };
+  await call("get_credits");
+  await call("set_voice", { tone: "friendly", emoji: "some" });
+  await call("get_voice");
+  const seed = await call("create_seed", { title: "Autumn opening hours", content: "From October we open at eight and close at six, Monday to Saturday.", idempotency_key: crypto.randomUUID() });
+  await call("list_seeds", { search: "autumn" });
+  await call("get_seed", { id: seed.id });
+  await call("update_seed", { id: seed.id, category: "news" });
+  const asset = (await call("ingest_image", { url: opts.imageUrl, label: "Shop front" })).asset;
+  await call("list_assets", { limit: 10 });
+  await call("create_upload_link");
+  const creation = (await call("generate_creation", { seed_id: seed.id, image_asset_id: asset.id })).creation;
+  await call("regenerate_creation", { creation_id: creation.id, parts: "caption", change_instructions: "shorter" });
+  await call("list_creations", { seed_id: seed.id });
+  await call("get_creation", { id: creation.id });
+  await call("list_targets");
+  const post = (await call("schedule_post", { creation_id: creation.id, scheduled_time: opts.scheduledTime, targets: ["webhook"] })).post;
+  await call("list_posts", { status: "scheduled" });
+  await call("get_post", { id: post.id });
+  await call("cancel_post", { post_id: post.id });
+  await call("delete_seed", { id: seed.id });
+  return results;
+}
