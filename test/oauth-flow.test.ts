@@ -53,6 +53,42 @@ describe("discovery", () => {
   });
 });
 
+describe("for browser-based clients and the API document", () => {
+  test("discovery, registration, token and revoke answer CORS preflights and carry Access-Control-Allow-Origin", async () => {
+    for (const path of ["/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource/mcp", "/oauth/register", "/oauth/token", "/oauth/revoke"]) {
+      const pre = await fetch(`${world.base}${path}`, {
+        method: "OPTIONS",
+        headers: { origin: "http://localhost:6274", "access-control-request-method": "POST", "access-control-request-headers": "content-type, mcp-protocol-version" },
+      });
+      expect([path, pre.status, pre.headers.get("access-control-allow-origin")]).toEqual([path, 204, "*"]);
+      expect(pre.headers.get("access-control-allow-headers")).toContain("mcp-protocol-version");
+    }
+    const metadata = await fetch(`${world.base}/.well-known/oauth-authorization-server`, { headers: { origin: "http://localhost:6274" } });
+    expect(metadata.headers.get("access-control-allow-origin")).toBe("*");
+    // The consent page is not for other origins.
+    const authorize = await fetch(`${world.base}/oauth/authorize`, { headers: { origin: "http://localhost:6274" } });
+    expect(authorize.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  test("the OpenAPI document lists every OAuth endpoint as public", async () => {
+    const spec = await (await fetch(`${world.base}/openapi.json`)).json();
+    for (const [path, method] of [
+      ["/.well-known/oauth-protected-resource/mcp", "get"],
+      ["/.well-known/oauth-protected-resource", "get"],
+      ["/.well-known/oauth-authorization-server", "get"],
+      ["/oauth/register", "post"],
+      ["/oauth/authorize", "get"],
+      ["/oauth/token", "post"],
+      ["/oauth/revoke", "post"],
+    ] as const) {
+      expect([path, spec.paths?.[path]?.[method]?.security]).toEqual([path, []]);
+      expect([path, Object.keys(spec.paths[path][method].responses ?? {}).length > 0]).toEqual([path, true]);
+    }
+    expect(Object.keys(spec.paths["/oauth/token"].post.requestBody.content)).toEqual(["application/x-www-form-urlencoded"]);
+    expect(Object.keys(spec.paths["/oauth/token"].post.responses).sort()).toEqual(["200", "400", "401"]);
+  });
+});
+
 /** Registers, authorizes through login and consent, and exchanges the code; answers what a client then holds. */
 async function connect(
   method: "none" | "client_secret_basic" | "client_secret_post",

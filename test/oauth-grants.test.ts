@@ -148,3 +148,32 @@ test("the per-grant rate limit counts each grant separately", async () => {
   expect(refused).toBe(1);
   expect(takeGrantRequest(world.deps, "another-grant")).toBe(0);
 });
+
+describe("the tidy job", () => {
+  test("deletes only what can never work again", async () => {
+    const { tidyOAuth } = await import("../src/modules/oauth/tidy");
+    const { oauthGrants, oauthTokens } = await import("../src/db/schema");
+    const { eq } = await import("drizzle-orm");
+    const a = await world.createAccount();
+    const live = createGrant(world.deps, { clientId, accountId: a.accountId, userId: a.userId, scopes: ["read"] });
+    const revoked = createGrant(world.deps, { clientId, accountId: a.accountId, userId: a.userId, scopes: ["read"] });
+    revokeAccountGrant(world.deps, a.accountId, revoked.grantId);
+    tidyOAuth(world.deps);
+    // Nothing expired yet: everything stays (the revoked grant too, for 30 days).
+    const tokensOf = (grantId: string) => world.deps.db.select().from(oauthTokens).where(eq(oauthTokens.grantId, grantId)).all().length;
+    expect(tokensOf(live.grantId)).toBe(2);
+    expect(tokensOf(revoked.grantId)).toBe(2);
+    // After two hours the access tokens are gone; the refresh token (30 days) stays and still works.
+    world.clock.advance(2 * 3600 * 1000);
+    tidyOAuth(world.deps);
+    expect(tokensOf(live.grantId)).toBe(1);
+    const next = refreshGrant(world.deps, { refreshToken: live.refreshToken, clientId });
+    expect(authenticateAccessToken(world.deps, next.accessToken)).not.toBeNull();
+    // 31 days on, the revoked grant and the unused grant's expired tokens are deleted, then the grant itself.
+    world.clock.advance(31 * 24 * 3600 * 1000);
+    tidyOAuth(world.deps);
+    const grants = world.deps.db.select({ id: oauthGrants.id }).from(oauthGrants).where(eq(oauthGrants.accountId, a.accountId)).all().map((g) => g.id);
+    expect(grants).not.toContain(revoked.grantId);
+    expect(grants).not.toContain(live.grantId);
+  });
+});

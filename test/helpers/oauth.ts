@@ -1,5 +1,6 @@
 /**
- * Helpers for the OAuth tests: the app served on a real socket (Bun.serve on 127.0.0.1, BASE_URL = its own address),
+ * Helpers for the OAuth tests: the app served on a real socket the way `seedcast serve` serves it (Bun.serve on
+ * 127.0.0.1 with the app's routes and fallback, BASE_URL = its own address),
  * a person with a known password, and a small cookie-keeping "browser" made of fetch that signs in on the dashboard's
  * login page and submits the consent form the way a browser would (reading the forms' hidden fields, CSRF included).
  */
@@ -27,6 +28,8 @@ export async function servedWorld(env: Record<string, string> = {}): Promise<Ser
   const base = `http://127.0.0.1:${server.port}`;
   world = await createWorld({ env: { BASE_URL: base, ...env } });
   const w = world;
+  // As `seedcast serve` does: Bun's router for the app's routes, the pipeline's handle for the rest.
+  server.reload({ routes: w.app.servedRoutes(), fetch: (request) => w.app.handle(request) });
   return Object.assign(w, {
     base,
     server,

@@ -46,7 +46,8 @@ export function docsModule(routes: () => readonly RouteWithBody[]) {
         path: "/docs",
         specPath: "/openapi.json",
         provider: "swagger-ui",
-        exclude: { paths: [/^\/docs/, /^\/openapi\.json$/] },
+        // staticFile: false, or every path with a dot (the OAuth /.well-known documents) would be left out.
+        exclude: { paths: [/^\/docs/, /^\/openapi\.json$/], staticFile: false },
         swagger: { cdn: "/docs/assets/swagger-ui-bundle.js", theme: "/docs/assets/swagger-ui.css", autoDarkMode: false },
         documentation: {
           info: {

@@ -5,11 +5,10 @@
  * per-grant rate limit, the counterpart of the per-key one in http/pipeline.ts.
  */
 import type { Database } from "bun:sqlite";
-import { and, eq } from "drizzle-orm";
-import { accounts, members, oauthGrants, oauthTokens } from "../../db/schema";
 import type { Deps } from "../../deps";
 import { RateLimiter } from "../../http/rate-limit";
 import { type Role, type Scope, effectiveScopes, parseStoredScopes } from "../auth/scopes";
+import { statements } from "./statements";
 import { ACCESS_TOKEN_PREFIX, hashSecret, isSecret } from "./token-format";
 
 export interface OAuthPrincipal {
@@ -29,32 +28,14 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 /** The principal an access token presents, or null for anything that is not a working one. Synchronous. */
 export function authenticateAccessToken(deps: Pick<Deps, "db" | "clock" | "instanceSecret">, token: string): OAuthPrincipal | null {
   if (!isSecret(ACCESS_TOKEN_PREFIX, token)) return null;
-  const row = deps.db
-    .select({
-      expiresAt: oauthTokens.expiresAt,
-      tokenRevokedAt: oauthTokens.revokedAt,
-      grantId: oauthGrants.id,
-      clientId: oauthGrants.clientId,
-      accountId: oauthGrants.accountId,
-      userId: oauthGrants.userId,
-      scopes: oauthGrants.scopes,
-      grantRevokedAt: oauthGrants.revokedAt,
-      lastUsedAt: oauthGrants.lastUsedAt,
-      role: members.role,
-      disabledAt: accounts.disabledAt,
-    })
-    .from(oauthTokens)
-    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
-    .innerJoin(accounts, eq(accounts.id, oauthGrants.accountId))
-    .leftJoin(members, and(eq(members.accountId, oauthGrants.accountId), eq(members.userId, oauthGrants.userId)))
-    .where(and(eq(oauthTokens.tokenHash, hashSecret(deps, token)), eq(oauthTokens.kind, "access")))
-    .get();
+  const run = statements(deps.db);
+  const row = run.accessLookup.get({ hash: hashSecret(deps, token) });
   if (!row || row.role === null || row.disabledAt !== null) return null;
   if (row.tokenRevokedAt !== null || row.grantRevokedAt !== null) return null;
   const now = deps.clock.now();
   if (now >= row.expiresAt) return null;
   if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
-    deps.db.update(oauthGrants).set({ lastUsedAt: now }).where(eq(oauthGrants.id, row.grantId)).run();
+    run.touchGrant.run({ now, id: row.grantId });
   }
   return {
     grantId: row.grantId,

@@ -1,6 +1,6 @@
 /**
  * Grants and their tokens (decisions.md §9). A grant is what one member consented to for one client in one account;
- * it holds one live access token and one live refresh token at a time. Access tokens live 1 hour; refresh tokens
+ * it holds one live refresh token at a time and the access tokens issued with each (1 hour each). Refresh tokens
  * rotate at every use and live 30 days from their issue, so a connector used at least monthly stays connected.
  * Presenting a rotated refresh token again revokes the whole grant (OAuth 2.1 §4.3.1, reuse detection).
  */
@@ -12,6 +12,7 @@ import { AppError, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { type Scope, effectiveScopes, parseStoredScopes } from "../auth/scopes";
 import { OAuthError } from "./errors";
+import { statements } from "./statements";
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, hashSecret, isSecret, newSecret } from "./token-format";
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
@@ -51,27 +52,9 @@ function insertPair(deps: ServiceDeps, grantId: string, scopes: Scope[]): TokenP
   const now = deps.clock.now();
   const accessToken = newSecret(ACCESS_TOKEN_PREFIX);
   const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
-  deps.db
-    .insert(oauthTokens)
-    .values([
-      {
-        id: newId(),
-        grantId,
-        kind: "access",
-        tokenHash: hashSecret(deps, accessToken),
-        expiresAt: now + ACCESS_TOKEN_TTL_SECONDS * 1000,
-        createdAt: now,
-      },
-      {
-        id: newId(),
-        grantId,
-        kind: "refresh",
-        tokenHash: hashSecret(deps, refreshToken),
-        expiresAt: now + REFRESH_TOKEN_TTL_MS,
-        createdAt: now,
-      },
-    ])
-    .run();
+  const insert = statements(deps.db).insertToken;
+  insert.run({ id: newId(), grantId, kind: "access", tokenHash: hashSecret(deps, accessToken), expiresAt: now + ACCESS_TOKEN_TTL_SECONDS * 1000, createdAt: now });
+  insert.run({ id: newId(), grantId, kind: "refresh", tokenHash: hashSecret(deps, refreshToken), expiresAt: now + REFRESH_TOKEN_TTL_MS, createdAt: now });
   return { grantId, accessToken, refreshToken, expiresIn: ACCESS_TOKEN_TTL_SECONDS, scopes };
 }
 
@@ -96,36 +79,32 @@ export interface GrantInput {
 
 /** createGrant's body, for callers already inside a transaction (the code exchange). Throws AppError. */
 export function insertGrant(deps: ServiceDeps, input: GrantInput): TokenPair {
-  {
-    {
-      const client = deps.db.select({ id: oauthClients.id }).from(oauthClients).where(eq(oauthClients.id, input.clientId)).get();
-      if (!client) throw notFound("OAuth client");
-      const member = deps.db
-        .select({ role: members.role, disabledAt: accounts.disabledAt })
-        .from(members)
-        .innerJoin(accounts, eq(accounts.id, members.accountId))
-        .where(and(eq(members.accountId, input.accountId), eq(members.userId, input.userId)))
-        .get();
-      if (!member) throw notFound("member");
-      if (member.disabledAt !== null) throw new AppError("forbidden", "This account is disabled.");
-      const scopes = effectiveScopes(input.scopes, member.role);
-      if (scopes.length === 0) throw new AppError("invalid_request", "Choose at least one group this member's role allows.");
-      const grantId = newId();
-      deps.db
-        .insert(oauthGrants)
-        .values({
-          id: grantId,
-          clientId: input.clientId,
-          accountId: input.accountId,
-          userId: input.userId,
-          scopes: scopes.join(","),
-          resource: input.resource ?? mcpResource(deps),
-          createdAt: deps.clock.now(),
-        })
-        .run();
-      return insertPair(deps, grantId, scopes);
-    }
-  }
+  const client = deps.db.select({ id: oauthClients.id }).from(oauthClients).where(eq(oauthClients.id, input.clientId)).get();
+  if (!client) throw notFound("OAuth client");
+  const member = deps.db
+    .select({ role: members.role, disabledAt: accounts.disabledAt })
+    .from(members)
+    .innerJoin(accounts, eq(accounts.id, members.accountId))
+    .where(and(eq(members.accountId, input.accountId), eq(members.userId, input.userId)))
+    .get();
+  if (!member) throw notFound("member");
+  if (member.disabledAt !== null) throw new AppError("forbidden", "This account is disabled.");
+  const scopes = effectiveScopes(input.scopes, member.role);
+  if (scopes.length === 0) throw new AppError("invalid_request", "Choose at least one group this member's role allows.");
+  const grantId = newId();
+  deps.db
+    .insert(oauthGrants)
+    .values({
+      id: grantId,
+      clientId: input.clientId,
+      accountId: input.accountId,
+      userId: input.userId,
+      scopes: scopes.join(","),
+      resource: input.resource ?? mcpResource(deps),
+      createdAt: deps.clock.now(),
+    })
+    .run();
+  return insertPair(deps, grantId, scopes);
 }
 
 /**
@@ -144,26 +123,8 @@ export function refreshGrant(
   const outcome = deps.db.transaction(
     (): TokenPair | OAuthError => {
       const now = deps.clock.now();
-      const row = deps.db
-        .select({
-          tokenId: oauthTokens.id,
-          expiresAt: oauthTokens.expiresAt,
-          usedAt: oauthTokens.usedAt,
-          tokenRevokedAt: oauthTokens.revokedAt,
-          grantId: oauthGrants.id,
-          clientId: oauthGrants.clientId,
-          scopes: oauthGrants.scopes,
-          resource: oauthGrants.resource,
-          grantRevokedAt: oauthGrants.revokedAt,
-          role: members.role,
-          disabledAt: accounts.disabledAt,
-        })
-        .from(oauthTokens)
-        .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
-        .innerJoin(accounts, eq(accounts.id, oauthGrants.accountId))
-        .leftJoin(members, and(eq(members.accountId, oauthGrants.accountId), eq(members.userId, oauthGrants.userId)))
-        .where(and(eq(oauthTokens.tokenHash, hash), eq(oauthTokens.kind, "refresh")))
-        .get();
+      const run = statements(deps.db);
+      const row = run.refreshLookup.get({ hash });
       const refused = new OAuthError("invalid_grant", "The refresh token is not valid.");
       if (!row || row.clientId !== input.clientId) return refused;
       if (row.grantRevokedAt !== null || row.tokenRevokedAt !== null) return refused;
@@ -187,7 +148,7 @@ export function refreshGrant(
         }
         scopes = scopes.filter((s) => asked.includes(s));
       }
-      deps.db.update(oauthTokens).set({ usedAt: now }).where(eq(oauthTokens.id, row.tokenId)).run();
+      run.markUsed.run({ now, id: row.tokenId });
       return insertPair(deps, row.grantId, scopes);
     },
     { behavior: "immediate" },
