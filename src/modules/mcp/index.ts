@@ -27,6 +27,18 @@ export function mcpModule(deps: Deps) {
         description: DESCRIPTION,
         tags: ["mcp"],
         security: [{ oauth2: [] }],
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: { type: "object", description: "One JSON-RPC 2.0 message (MCP)." } } },
+        },
+        responses: {
+          200: { description: "The JSON-RPC answer, as application/json or a text/event-stream of messages." },
+          202: { description: "A notification or response was accepted." },
+          401: { description: "No working OAuth access token; `WWW-Authenticate` names the resource metadata." },
+          403: { description: "A browser Origin other than the server's, or a tool outside the grant (`insufficient_scope`)." },
+          413: { description: "The body is over 1 MiB (`payload_too_large`)." },
+          429: { description: "Too many requests for this connection (`rate_limited`, `Retry-After`)." },
+        },
       },
     })
     .get(MCP_PATH, ({ request }) => endpoint(request), hidden)
