@@ -31,6 +31,8 @@ const PUBLIC_ROUTES = [
   "/.well-known/oauth-protected-resource/mcp",
   "/.well-known/oauth-authorization-server",
   "/oauth/",
+  // The MCP endpoint: outside the API key pipeline, it checks OAuth access tokens itself (test/mcp-security.test.ts).
+  "/mcp",
 ];
 
 function isPublic(path: string): boolean {

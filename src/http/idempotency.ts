@@ -47,7 +47,7 @@ type IdempotencyDeps = Pick<Deps, "db" | "clock">;
  * Routes (as `POST <path>`) whose answers carry a credential, so their stored answers are sealed to the caller (see
  * above). A route whose answer starts carrying a secret belongs here.
  */
-export const CREDENTIAL_ANSWER_ROUTES: ReadonlySet<string> = new Set(["POST /api/v1/assets/upload-link"]);
+export const CREDENTIAL_ANSWER_ROUTES: ReadonlySet<string> = new Set(["POST /api/v1/assets/upload-link", "MCP create_upload_link"]);
 
 /** The key sealing a stored answer: HMAC-SHA256 keyed by the request's Authorization header, over the scope. */
 function replayKey(authorization: string, scope: IdempotencyScope): Uint8Array {
@@ -59,6 +59,27 @@ function replayKey(authorization: string, scope: IdempotencyScope): Uint8Array {
 /** What a sealed answer is bound to: the exact row it is stored in. */
 function replayAad(scope: IdempotencyScope): string {
   return `${scope.accountId}\u0000${scope.route}\u0000${scope.key}`;
+}
+
+/**
+ * A stored answer for `scope`: sealed under the caller's `authorization` (the header, or an MCP bearer token) when the
+ * scope's route is a CREDENTIAL_ANSWER_ROUTES one, else the text itself.
+ */
+export function storedAnswerText(authorization: string, scope: IdempotencyScope, text: string): string {
+  return CREDENTIAL_ANSWER_ROUTES.has(scope.route) ? sealText(replayKey(authorization, scope), replayAad(scope), text) : text;
+}
+
+/** The text of a stored answer for `scope`, opened with the caller's `authorization` when sealed; null when it cannot be. */
+export function replayedAnswerText(authorization: string, scope: IdempotencyScope, stored: string): string | null {
+  return isSealed(stored) ? openText(replayKey(authorization, scope), replayAad(scope), stored) : stored;
+}
+
+/** The refusal of a replay whose sealed answer the caller cannot open (another key, or a renewed token). */
+export function sealedReplayRefusal(): AppError {
+  return new AppError(
+    "idempotency_key_reused",
+    "This Idempotency-Key's answer holds a credential and is replayed only to the API key that made the request; use a new key.",
+  );
 }
 
 export interface IdempotencyScope {
@@ -247,13 +268,7 @@ export async function beginIdempotent(
       let replayed = claim.body;
       if (isSealed(claim.body)) {
         const opened = sealKey ? openText(sealKey, replayAad(scope), claim.body) : null;
-        if (opened === null) {
-          const refusal = new AppError(
-            "idempotency_key_reused",
-            "This Idempotency-Key's answer holds a credential and is replayed only to the API key that made the request; use a new key.",
-          );
-          return appErrorResponse(refusal, headers);
-        }
+        if (opened === null) return appErrorResponse(sealedReplayRefusal(), headers);
         replayed = opened;
       }
       // The stored content type is "" when the first answer had none; the replay has none then either.

@@ -8,6 +8,8 @@ import type { AuthContext } from "../modules/auth/authenticate";
 /** What the server knows of a request's connection (Bun's `Server`). */
 export interface PeerSource {
   requestIP(request: Request): { address: string } | null;
+  /** Sets this request's idle timeout in seconds (0: none), for a route that streams (Bun's `server.timeout`). */
+  timeout?(request: Request, seconds: number): void;
 }
 
 export class RequestState {
@@ -20,7 +22,8 @@ export class RequestState {
 
   constructor(
     private readonly request: Request,
-    private readonly server: PeerSource | null = null,
+    /** The server the request came in on, when it came over HTTP (a route that streams lifts its idle timeout). */
+    readonly server: PeerSource | null = null,
   ) {}
 
   /**

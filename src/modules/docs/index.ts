@@ -94,7 +94,29 @@ export function docsModule(routes: () => readonly RouteWithBody[]) {
         exclude: { paths: [/^\/docs/, /^\/openapi\.json$/], staticFile: false },
         documentation: {
           info: { title: TITLE, version: "1", description: DESCRIPTION },
-          components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "svc_ API key" } } },
+          components: {
+            securitySchemes: {
+              apiKey: { type: "http", scheme: "bearer", description: "svc_ API key" },
+              // /mcp takes OAuth access tokens (sco_) from Seedcast's own authorization server, never an API key.
+              oauth2: {
+                type: "oauth2",
+                description: "OAuth 2.1 sign-in with the account (code + PKCE S256); discovery at /.well-known/oauth-authorization-server",
+                flows: {
+                  authorizationCode: {
+                    authorizationUrl: "/oauth/authorize",
+                    tokenUrl: "/oauth/token",
+                    refreshUrl: "/oauth/token",
+                    scopes: {
+                      read: "Read access",
+                      create: "Content creation",
+                      schedule: "Scheduling",
+                      voice: "Brand voice",
+                    },
+                  },
+                },
+              },
+            },
+          },
         },
       }),
     )
