@@ -20,10 +20,13 @@ import { getCalendar, getCancel, postCancel } from "./pages/calendar";
 import { getCreationPage, getCreations } from "./pages/creations";
 import { getVoicePage, postVoice } from "./pages/voice";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
+import { getAccount, postTimeZone } from "./pages/account";
+import { getDeleteSeed, getSeedPage, getSeeds, postDeleteSeed, postEditSeed, postGenerate, postSeed } from "./pages/seeds";
 import { getDeleteAsset, getLibrary, postDeleteAsset, postUpload } from "./pages/library";
 import type { SessionContext } from "./session";
 import { switchAccount } from "./session";
 import { staticFiles } from "./static/assets";
+import { rememberZone } from "./preferences";
 
 type Params = Record<string, string>;
 type Answer = Response | Promise<Response>;
@@ -42,7 +45,9 @@ export function dashboardModule(deps: Deps) {
     (fn: (s: SessionContext, request: Request, params: Params) => Answer) =>
     ({ request, params }: RouteContext): Answer => {
       const s = session(ctx, request);
-      return s instanceof Response ? s : fn(s, request, params);
+      if (s instanceof Response) return s;
+      rememberZone(deps, s);
+      return fn(s, request, params);
     };
   /** A POST action: session, CSRF, then the action. */
   const action =
@@ -50,7 +55,9 @@ export function dashboardModule(deps: Deps) {
     ({ request, params, body }: RouteContext): Answer => {
       const form = (body ?? undefined) as Form | undefined;
       const s = postSession(ctx, request, form);
-      return s instanceof Response ? s : fn(s, form, params, request);
+      if (s instanceof Response) return s;
+      rememberZone(deps, s);
+      return fn(s, form, params, request);
     };
 
   const notFoundPage = (s: SessionContext) =>
@@ -127,7 +134,18 @@ export function dashboardModule(deps: Deps) {
     .get("/dashboard/calendar", view((s, r) => getCalendar(ctx, s, r)), { detail })
     .get("/dashboard/calendar/:id/cancel", view((s, _r, p) => getCancel(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/calendar/:id/cancel", action((s, _f, p, r) => postCancel(ctx, s, p.id ?? "", r)), { detail })
-    // Seeds and creations
+    // Your settings (pages/account.ts)
+    .get("/dashboard/account", view((s, r) => getAccount(ctx, s, r)), { detail })
+    .post("/dashboard/account/time-zone", action((s, f, _p, r) => postTimeZone(ctx, s, f, r)), { detail })
+    // Seeds (pages/seeds.ts)
+    .get("/dashboard/seeds", view((s, r) => getSeeds(ctx, s, r)), { detail })
+    .post("/dashboard/seeds", action((s, f, _p, r) => postSeed(ctx, s, f, r)), { detail })
+    .get("/dashboard/seeds/:id", view((s, r, p) => getSeedPage(ctx, s, r, p.id ?? "")), { detail })
+    .post("/dashboard/seeds/:id", action((s, f, p) => postEditSeed(ctx, s, p.id ?? "", f)), { detail })
+    .get("/dashboard/seeds/:id/delete", view((s, _r, p) => getDeleteSeed(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/seeds/:id/delete", action((s, _f, p) => postDeleteSeed(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/seeds/:id/generate", action((s, f, p) => postGenerate(ctx, s, p.id ?? "", f)), { detail })
+    // Creations
     .get("/dashboard/creations", view((s, r) => getCreations(ctx, s, r)), { detail })
     .get("/dashboard/creations/:id", view((s, _r, p) => getCreationPage(ctx, s, p.id ?? "")), { detail })
     // Anything else under /dashboard: still no answer without a session.

@@ -25,6 +25,10 @@ const NOTICES: Record<string, string> = {
   cancelled: "The post was cancelled.",
   uploaded: "The image was added to the library.",
   deleted: "The image was deleted.",
+  "zone-saved": "Your time zone was saved.",
+  "seed-saved": "The seed was saved.",
+  "seed-deleted": "The seed was deleted.",
+  generated: "The post was generated. Check the caption, then schedule it.",
 };
 
 /** The notice named by `?notice=` on this request, if it is one of ours. */

@@ -60,7 +60,23 @@ export const CLIENT_SCRIPT = String.raw`"use strict";
     form.addEventListener("submit", function (e) { e.preventDefault(); send(input.files); });
   }
 
+  // The person's time zone, taken from the browser the first time (the server marks the body while it is unset).
+  function sendZone() {
+    var target = document.body.getAttribute("data-set-zone");
+    var csrf = document.body.getAttribute("data-csrf") || "";
+    var zone = "";
+    try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { zone = ""; }
+    if (!target || !zone || !window.fetch) return;
+    fetch(target, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "x-requested-with": "fetch", "content-type": "application/x-www-form-urlencoded" },
+      body: "_csrf=" + encodeURIComponent(csrf) + "&timeZone=" + encodeURIComponent(zone)
+    }).then(function (r) { if (r.status === 204) window.location.reload(); });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    sendZone();
     document.querySelectorAll("button[data-copy]").forEach(function (b) {
       b.hidden = false;
       b.addEventListener("click", function () { copyFrom(b); });
