@@ -474,12 +474,12 @@ export function regeneratePrice(deps: Pick<Deps, "config">, part: RegeneratePart
 }
 
 /**
- * Regenerates of one creation run one after another in this process: each must differ from the result of the one
+ * Regenerates (and hand edits, edit.ts) of one creation run one after another in this process: each must differ from the result of the one
  * before, which only holds if they do not overlap. The conditional update on `variant` is the backstop.
  */
 const regenerateQueues = new Map<string, Promise<unknown>>();
 
-async function serialized<T>(key: string, work: () => Promise<T>): Promise<T> {
+export async function serialized<T>(key: string, work: () => Promise<T>): Promise<T> {
   const before = regenerateQueues.get(key) ?? Promise.resolve();
   const run = before.catch(() => undefined).then(work);
   const settled = run.catch(() => undefined);
