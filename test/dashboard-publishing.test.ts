@@ -4,17 +4,26 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createAccount } from "../src/modules/accounts/service";
+import { addConnection } from "../src/modules/connections/service";
+import { generateCreation } from "../src/modules/creations/service";
+import { createSeed } from "../src/modules/seeds/service";
+import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 import { DashboardClient, PASSWORD } from "./helpers/dashboard-client";
 import { type World, createWorld } from "./helpers/world";
 
 let world: World;
 let accountId = "";
+let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  world = await createWorld();
+  receiver = await startWebhookReceiver({ secret: "whsec-0123456789abcdef" });
+  world = await createWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1" } });
   accountId = (await createAccount(world.deps, { name: "Garden Club", email: "gc@garden.test", password: PASSWORD })).accountId;
 });
-afterAll(() => world.close());
+afterAll(async () => {
+  world.close();
+  await receiver.stop();
+});
 
 async function signedIn(): Promise<DashboardClient> {
   const b = new DashboardClient(world);
@@ -99,5 +108,45 @@ describe("time zone", () => {
     const after = await b.get("/dashboard/account");
     expect(after.text).not.toContain("data-set-zone");
     expect(after.text).toContain('<option value="Europe/Berlin" selected>');
+  });
+});
+
+describe("the post page", () => {
+  test("caption edited by hand (counters per platform), scheduled at 09:00 in the person's zone, deleted only once free", async () => {
+    const b = await signedIn();
+    await b.request("POST", "/dashboard/account/time-zone", { _csrf: (await b.get("/dashboard")) && b.csrf(), timeZone: "Europe/Berlin" }, { "x-requested-with": "fetch" });
+    const seed = createSeed(world.deps, accountId, { title: "Leeks", content: "Earth up leeks for long white stems." });
+    const { creation } = await generateCreation(world.deps, accountId, { type: "social_post", seed_id: seed.id });
+    const hook = await addConnection(world.deps, { accountId, platform: "webhook", url: `${receiver.url}/garden`, secret: "whsec-0123456789abcdef" });
+    const path = `/dashboard/creations/${creation.id}`;
+
+    const shown = await b.get(path);
+    expect(shown.text).toContain('data-max="300"');
+    const empty = await b.submit(path, path, { caption: "   " });
+    expect(empty.status).toBe(400);
+    expect(empty.text).toContain('id="caption-error">Write a caption; it cannot be empty.</p>');
+    const long = await b.submit(path, path, { caption: "x".repeat(301) });
+    expect(long.status).toBe(400);
+    expect(long.text).toContain('class="counter over" data-max="300"');
+    expect(long.text).toContain("x".repeat(301));
+    const saved = await b.submit(path, path, { caption: "Earth up your leeks now for long white stems. 🌱" });
+    expect(saved.location).toBe(`${path}?notice=creation-saved`);
+    expect(world.deps.sqlite.query("SELECT caption FROM creations WHERE id = ?").get(creation.id)).toEqual({ caption: "Earth up your leeks now for long white stems. 🌱" });
+
+    const none = await b.submit(path, `${path}/schedule`, { date: "2026-11-25", time: "09:00" });
+    expect(none.status).toBe(400);
+    expect(none.text).toContain('id="targets-error">Choose at least one connection to post to.</p>');
+    expect(none.text).toContain('value="2026-11-25"');
+
+    const tomorrow = new Date(world.clock.now() + 24 * 3600 * 1000).toISOString().slice(0, 10);
+    const done = await b.submit(path, `${path}/schedule`, { date: tomorrow, time: "09:00", targets: [hook.accountId] });
+    expect(done.status).toBe(303);
+    const row = world.deps.sqlite.query("SELECT scheduled_time AS t FROM scheduled_posts").get() as { t: number };
+    // Berlin is UTC+1 in winter (the world's clock is in November).
+    expect(new Date(row.t).toISOString()).toBe(`${tomorrow}T08:00:00.000Z`);
+
+    const busy = await b.submit(`${path}/delete`, `${path}/delete`, {});
+    expect(busy.status).toBe(409);
+    expect(busy.text).toContain("Cancel it in the");
   });
 });

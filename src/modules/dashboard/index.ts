@@ -17,7 +17,7 @@ import { getKeys, getRevoke, postMint, postRevoke, postRotate } from "./pages/ke
 import { getMembers, getRemoveMember, postAddMember, postRemoveMember, postSetRole } from "./pages/members";
 import { getOverview } from "./pages/overview";
 import { getCalendar, getCancel, postCancel } from "./pages/calendar";
-import { getCreationPage, getCreations } from "./pages/creations";
+import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postScheduleCreation } from "./pages/creations";
 import { getVoicePage, postVoice } from "./pages/voice";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
 import { getAccount, postTimeZone } from "./pages/account";
@@ -147,7 +147,12 @@ export function dashboardModule(deps: Deps) {
     .post("/dashboard/seeds/:id/generate", action((s, f, p) => postGenerate(ctx, s, p.id ?? "", f)), { detail })
     // Creations
     .get("/dashboard/creations", view((s, r) => getCreations(ctx, s, r)), { detail })
-    .get("/dashboard/creations/:id", view((s, _r, p) => getCreationPage(ctx, s, p.id ?? "")), { detail })
+    .get("/dashboard/creations/:id", view((s, r, p) => getCreationPage(ctx, s, p.id ?? "", r)), { detail })
+    .post("/dashboard/creations/:id", action((s, f, p) => postEditCreation(ctx, s, p.id ?? "", f)), { detail })
+    .post("/dashboard/creations/:id/schedule", action((s, f, p) => postScheduleCreation(ctx, s, p.id ?? "", f)), { detail })
+    .post("/dashboard/creations/:id/regenerate", action((s, f, p) => postRegenerate(ctx, s, p.id ?? "", f)), { detail })
+    .get("/dashboard/creations/:id/delete", view((s, _r, p) => getDeleteCreation(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/creations/:id/delete", action((s, _f, p) => postDeleteCreation(ctx, s, p.id ?? "")), { detail })
     // Anything else under /dashboard: still no answer without a session.
     .get("/dashboard/*", view((s) => notFoundPage(s)), { detail })
     .post("/dashboard/*", action((s) => notFoundPage(s)), { detail });

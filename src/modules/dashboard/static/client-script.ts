@@ -75,8 +75,29 @@ export const CLIENT_SCRIPT = String.raw`"use strict";
     }).then(function (r) { if (r.status === 204) window.location.reload(); });
   }
 
+  // Caption counters: one per platform, recounted as the person types (graphemes, links at the platform's length).
+  var segmenter = window.Intl && Intl.Segmenter ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
+  function graphemes(text) { return segmenter ? Array.from(segmenter.segment(text)).length : Array.from(text).length; }
+  function setupCounters(list) {
+    var area = document.getElementById(list.getAttribute("data-for"));
+    if (!area) return;
+    function update() {
+      list.querySelectorAll(".counter").forEach(function (item) {
+        var max = Number(item.getAttribute("data-max"));
+        var urlLength = item.getAttribute("data-url-length");
+        var text = urlLength ? area.value.replace(/https?:\/\/[^\s<>"]+/g, new Array(Number(urlLength) + 1).join("x")) : area.value;
+        var n = graphemes(text);
+        item.querySelector(".count").textContent = String(n);
+        item.classList.toggle("over", n > max);
+        item.querySelector(".over-text").textContent = n > max ? " · too long" : "";
+      });
+    }
+    area.addEventListener("input", update);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     sendZone();
+    document.querySelectorAll("ul.counters[data-for]").forEach(setupCounters);
     document.querySelectorAll("button[data-copy]").forEach(function (b) {
       b.hidden = false;
       b.addEventListener("click", function () { copyFrom(b); });
