@@ -76,7 +76,11 @@ export function getCreations(ctx: DashboardCtx, s: SessionContext, request: Requ
   if (account instanceof Response) return account;
   const params = new URL(request.url).searchParams;
   const seedId = params.get("seed") ?? undefined;
-  if (seedId) return redirect(`/dashboard/seeds/${encodeURIComponent(seedId)}`);
+  // The older per-seed listing now lives on the seed's page.
+  if (seedId) {
+    if (seedTitle(ctx, account.accountId, seedId) === null) return htmlResponse(page(s, { title: "Seed not found", current: CURRENT }, html`<p class="card">No such seed in this account.</p>`), 404);
+    return redirect(`/dashboard/seeds/${seedId}`);
+  }
   let result: ReturnType<typeof listCreations>;
   try {
     result = listCreations(ctx.deps, account.accountId, { limit: PAGE_SIZE, cursor: params.get("cursor") ?? undefined });
