@@ -145,6 +145,23 @@ describe("the post page", () => {
     // Berlin is UTC+1 in winter (the world's clock is in November).
     expect(new Date(row.t).toISOString()).toBe(`${tomorrow}T08:00:00.000Z`);
 
+    const postId = (world.deps.sqlite.query("SELECT id FROM scheduled_posts").get() as { id: string }).id;
+    expect(done.location).toBe(`/dashboard/calendar?view=month&date=${tomorrow}&notice=scheduled#post-${postId}`);
+    const month = await b.get(`/dashboard/calendar?view=month&date=${tomorrow}`);
+    expect(month.text).toContain(`<time datetime="${tomorrow}T08:00:00.000Z">09:00</time>`);
+    expect(month.text).toContain("times in Europe/Berlin");
+    expect(month.text).toContain(`data-reschedule="/dashboard/calendar/posts/${postId}/reschedule" data-time="09:00"`);
+
+    // The keyboard way: the post's page has date and time fields.
+    const postPath = `/dashboard/calendar/posts/${postId}`;
+    const past = await b.submit(postPath, `${postPath}/reschedule`, { date: "2026-11-01", time: "09:00" });
+    expect(past.status).toBe(400);
+    expect(past.text).toContain('id="time-error">Choose a time at least 5 minutes from now.</p>');
+    const dayAfter = new Date(world.clock.now() + 2 * 24 * 3600 * 1000).toISOString().slice(0, 10);
+    const moved = await b.submit(postPath, `${postPath}/reschedule`, { date: dayAfter, time: "10:30" });
+    expect(moved.status).toBe(303);
+    expect((world.deps.sqlite.query("SELECT scheduled_time AS t FROM scheduled_posts").get() as { t: number }).t).toBe(Date.parse(`${dayAfter}T09:30:00Z`));
+
     const busy = await b.submit(`${path}/delete`, `${path}/delete`, {});
     expect(busy.status).toBe(409);
     expect(busy.text).toContain("Cancel it in the");

@@ -662,7 +662,7 @@ describe("connections, library and failed posts through the dashboard", () => {
     expect(post.status).toBe("failed");
     const calendar = await b.get(`/dashboard/calendar?status=failed&date=${when.slice(0, 10)}`);
     expect(calendar.text).toContain(`post-${post.id}`);
-    expect(calendar.text).toContain("state-failed");
+    expect(calendar.text).toContain("status-failed");
     expect(calendar.text).toContain(post.targets[0]?.errorMessage ?? "(no error message)");
     const upcoming = await b.get(`/dashboard/calendar?status=scheduled&date=${when.slice(0, 10)}`);
     expect(upcoming.text).not.toContain(`post-${post.id}`);

@@ -55,7 +55,7 @@ export function assetUses(deps: Pick<Deps, "db">, accountId: string, assetIds: r
     .innerJoin(scheduledPostTargets, eq(scheduledPostTargets.postId, scheduledPosts.id))
     .where(and(eq(scheduledPosts.accountId, accountId), inArray(scheduledPosts.imageAssetId, ids), inArray(scheduledPostTargets.status, [...PENDING])))
     .all()) {
-    add(row.assetId, { kind: "post", id: row.id, label: "A post waiting to go out", href: `/dashboard/calendar?post=${row.id}` });
+    add(row.assetId, { kind: "post", id: row.id, label: "A post waiting to go out", href: `/dashboard/calendar/posts/${row.id}` });
   }
   return out;
 }

@@ -16,7 +16,7 @@ import { getInstance, getDisable, postCreateAccount, postGrantTo, postSetDisable
 import { getKeys, getRevoke, postMint, postRevoke, postRotate } from "./pages/keys";
 import { getMembers, getRemoveMember, postAddMember, postRemoveMember, postSetRole } from "./pages/members";
 import { getOverview } from "./pages/overview";
-import { getCalendar, getCancel, postCancel } from "./pages/calendar";
+import { getCalendar, getCancel, getPostPage, postCancel, postReschedule, postRetry } from "./pages/calendar";
 import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postScheduleCreation } from "./pages/creations";
 import { getVoicePage, postVoice } from "./pages/voice";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
@@ -132,6 +132,9 @@ export function dashboardModule(deps: Deps) {
     .post("/dashboard/library/:id/delete", action((s, _f, p) => postDeleteAsset(ctx, s, p.id ?? "")), { detail })
     // Calendar
     .get("/dashboard/calendar", view((s, r) => getCalendar(ctx, s, r)), { detail })
+    .get("/dashboard/calendar/posts/:id", view((s, r, p) => getPostPage(ctx, s, p.id ?? "", r)), { detail })
+    .post("/dashboard/calendar/posts/:id/reschedule", action((s, f, p) => postReschedule(ctx, s, p.id ?? "", f)), { detail })
+    .post("/dashboard/calendar/posts/:id/retry", action((s, f, p) => postRetry(ctx, s, p.id ?? "", f)), { detail })
     .get("/dashboard/calendar/:id/cancel", view((s, _r, p) => getCancel(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/calendar/:id/cancel", action((s, _f, p, r) => postCancel(ctx, s, p.id ?? "", r)), { detail })
     // Your settings (pages/account.ts)

@@ -29,6 +29,8 @@ const NOTICES: Record<string, string> = {
   "creation-deleted": "The post was deleted. Its image stays in the library.",
   regenerated: "Regenerated.",
   scheduled: "Scheduled. Here it is on the calendar.",
+  rescheduled: "The post was moved.",
+  "retry-scheduled": "Scheduled again. It goes out at the time shown.",
   "zone-saved": "Your time zone was saved.",
   "seed-saved": "The seed was saved.",
   "seed-deleted": "The seed was deleted.",

@@ -95,8 +95,46 @@ export const CLIENT_SCRIPT = String.raw`"use strict";
     area.addEventListener("input", update);
   }
 
+  // Calendar: drag a post to another day; the drop submits the same reschedule form the post's page has (new date,
+  // same time of day), so the server answers as for the form.
+  function setupDrag(grid) {
+    var csrf = grid.getAttribute("data-csrf") || "";
+    var back = grid.getAttribute("data-back") || "";
+    grid.querySelectorAll(".chip[draggable=true]").forEach(function (chip) {
+      chip.addEventListener("dragstart", function (e) {
+        e.dataTransfer.setData("text/plain", chip.id);
+        e.dataTransfer.effectAllowed = "move";
+        chip.classList.add("dragging");
+      });
+      chip.addEventListener("dragend", function () { chip.classList.remove("dragging"); });
+    });
+    grid.querySelectorAll(".cal-day[data-date]").forEach(function (day) {
+      day.addEventListener("dragover", function (e) { e.preventDefault(); e.dataTransfer.dropEffect = "move"; day.classList.add("drop-over"); });
+      day.addEventListener("dragleave", function () { day.classList.remove("drop-over"); });
+      day.addEventListener("drop", function (e) {
+        e.preventDefault();
+        day.classList.remove("drop-over");
+        var chip = document.getElementById(e.dataTransfer.getData("text/plain"));
+        if (!chip || !chip.getAttribute("data-reschedule") || chip.closest(".cal-day") === day) return;
+        var form = document.createElement("form");
+        form.method = "post";
+        form.action = chip.getAttribute("data-reschedule");
+        [["_csrf", csrf], ["date", day.getAttribute("data-date")], ["time", chip.getAttribute("data-time")], ["back", back]].forEach(function (pair) {
+          var input = document.createElement("input");
+          input.type = "hidden";
+          input.name = pair[0];
+          input.value = pair[1];
+          form.appendChild(input);
+        });
+        document.body.appendChild(form);
+        form.submit();
+      });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     sendZone();
+    document.querySelectorAll(".cal-grid[data-csrf]").forEach(setupDrag);
     document.querySelectorAll("ul.counters[data-for]").forEach(setupCounters);
     document.querySelectorAll("button[data-copy]").forEach(function (b) {
       b.hidden = false;
