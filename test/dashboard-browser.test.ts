@@ -189,8 +189,9 @@ describe("dashboard in Chromium on the built binary", () => {
     expect(await page.locator("#new-secret").count()).toBe(0);
     await shoot("05-keys");
 
-    await page.getByRole("button", { name: "Rotate Zapier bridge" }).click();
-    await page.waitForLoadState();
+    await page.getByRole("link", { name: "Rotate Zapier bridge" }).click();
+    await page.getByRole("button", { name: "Rotate key" }).click();
+    await page.waitForURL(/\/dashboard\/keys\?shown=/);
     const replacement = await newSecret();
     expect(replacement).not.toBe(secret);
     expect(await page.getByText("keeps working until").count()).toBe(1);

@@ -338,7 +338,12 @@ describe("sessions, CSRF, rate limit", () => {
     test("a minted secret is shown once, works, and never appears again", async () => {
       const b = new Browser(world);
       await b.login("a@alpha.test");
-      const res = await b.submit("/dashboard/keys", "/dashboard/keys", { name: "CI <script>alert(1)</script>", groups: ["read", "schedule"], expires: "30" });
+      const posted = await b.submit("/dashboard/keys", "/dashboard/keys", { name: "CI <script>alert(1)</script>", groups: ["read", "schedule"], expires: "30" });
+      // Post/redirect/get: the secret is on the page the redirect leads to, once.
+      expect(posted.status).toBe(303);
+      expect(posted.location).toMatch(/^\/dashboard\/keys\?shown=[A-Za-z0-9_-]{43}$/);
+      expect(posted.location).not.toContain("svc_");
+      const res = await b.get(posted.location ?? "");
       expect(res.status).toBe(200);
       const secret = /value="(svc_[0-9A-Za-z]+)"/.exec(res.text)?.[1] ?? "";
       expect(secret).toMatch(/^svc_/);
@@ -348,6 +353,12 @@ describe("sessions, CSRF, rate limit", () => {
       const health = await world.call("GET", "/api/v1/health", { key: secret });
       expect(health.status).toBe(200);
       expect(health.json.scopes).toEqual(["read", "schedule"]);
+      // Reloading the page the redirect led to neither shows the secret again nor mints another key.
+      const keysBefore = listKeys(world.deps, accountA.accountId).length;
+      const reload = await b.get(posted.location ?? "");
+      expect(reload.text).not.toContain(secret);
+      expect(reload.text).toContain("is not shown again");
+      expect(listKeys(world.deps, accountA.accountId).length).toBe(keysBefore);
       for (const path of ["/dashboard/keys", "/dashboard", "/dashboard/credits"]) {
         expect((await b.get(path)).text).not.toContain(secret);
       }
@@ -359,10 +370,15 @@ describe("sessions, CSRF, rate limit", () => {
     test("rotate shows the replacement once with the grace end; revoke confirms then answers 401", async () => {
       const b = new Browser(world);
       await b.login("a@alpha.test");
-      const minted = await b.submit("/dashboard/keys", "/dashboard/keys", { name: "rotating", groups: "read", expires: "90" });
+      const mintedAt = await b.submit("/dashboard/keys", "/dashboard/keys", { name: "rotating", groups: "read", expires: "90" });
+      const minted = await b.get(mintedAt.location ?? "");
       const oldSecret = /value="(svc_[0-9A-Za-z]+)"/.exec(minted.text)?.[1] ?? "";
       const key = listKeys(world.deps, accountA.accountId).find((k) => k.name === "rotating");
-      const rotated = await b.submit("/dashboard/keys", `/dashboard/keys/${key?.id}/rotate`, {});
+      const ask = await b.get(`/dashboard/keys/${key?.id}/rotate`);
+      expect(ask.text).toContain("Rotate the key <strong>rotating</strong>");
+      const rotatedAt = await b.request("POST", `/dashboard/keys/${key?.id}/rotate`, { _csrf: b.csrf() });
+      expect(rotatedAt.status).toBe(303);
+      const rotated = await b.get(rotatedAt.location ?? "");
       expect(rotated.status).toBe(200);
       const newSecret = /value="(svc_[0-9A-Za-z]+)"/.exec(rotated.text)?.[1] ?? "";
       expect(newSecret).not.toBe(oldSecret);
@@ -394,7 +410,7 @@ describe("sessions, CSRF, rate limit", () => {
       }
       expect(listKeys(world.deps, accountA.accountId).length).toBe(before);
       const ok = await b.request("POST", "/dashboard/keys", { _csrf: b.csrf(), name: "read only", groups: "read", expires: "never" });
-      expect(ok.status).toBe(200);
+      expect(ok.status).toBe(303);
       // Viewers do not manage members and are not instance admins.
       expect((await b.get("/dashboard/members")).status).toBe(403);
       expect((await b.get("/dashboard/instance")).status).toBe(403);

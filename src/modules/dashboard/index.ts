@@ -13,7 +13,7 @@ import { LoginLimiter } from "./login-limit";
 import { getLogin, getSetup, postLogin, postLogout, postSetup } from "./pages/auth";
 import { getCredits, postGrant } from "./pages/credits";
 import { getInstance, getDisable, postCreateAccount, postGrantTo, postSetDisabled } from "./pages/instance";
-import { getKeys, getRevoke, postMint, postRevoke, postRotate } from "./pages/keys";
+import { getKeys, getRevoke, getRotate, postMint, postRevoke, postRotate } from "./pages/keys";
 import { getMembers, getRemoveMember, postAddMember, postRemoveMember, postSetRole } from "./pages/members";
 import { getOverview } from "./pages/overview";
 import { getCalendar, getCancel, getPostPage, postCancel, postReschedule, postRetry } from "./pages/calendar";
@@ -95,6 +95,7 @@ export function dashboardModule(deps: Deps) {
     // API keys
     .get("/dashboard/keys", view((s, r) => getKeys(ctx, s, r)), { detail })
     .post("/dashboard/keys", action((s, f) => postMint(ctx, s, f)), { detail })
+    .get("/dashboard/keys/:id/rotate", view((s, _r, p) => getRotate(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/keys/:id/rotate", action((s, _f, p) => postRotate(ctx, s, p.id ?? "")), { detail })
     .get("/dashboard/keys/:id/revoke", view((s, _r, p) => getRevoke(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/keys/:id/revoke", action((s, _f, p) => postRevoke(ctx, s, p.id ?? "")), { detail })

@@ -12,6 +12,7 @@ import { type Form, field, fields, htmlResponse, redirect } from "../http";
 import { type Notice, confirmPage, csrfField, page } from "../layout";
 import type { SessionContext } from "../session";
 import { noticeFrom, refusal } from "./common";
+import { stashSecret, takeSecret } from "../reveal";
 
 const CURRENT = "/dashboard/keys";
 
@@ -63,7 +64,7 @@ ${keys.map(
   <td data-label="Actions">${
     canManage(s, k)
       ? html`<div class="actions">
-    ${k.state === "active" ? html`<form method="post" action="/dashboard/keys/${k.id}/rotate">${csrfField(s.csrfToken)}<button type="submit" class="small secondary">Rotate<span class="sr-only"> ${k.name}</span></button></form>` : ""}
+    ${k.state === "active" ? html`<a class="button small secondary" href="/dashboard/keys/${k.id}/rotate">Rotate<span class="sr-only"> ${k.name}</span></a>` : ""}
     ${k.state === "active" || k.state === "grace" ? html`<a class="button small danger" href="/dashboard/keys/${k.id}/revoke">Revoke<span class="sr-only"> ${k.name}</span></a>` : ""}
   </div>`
       : ""
@@ -119,6 +120,15 @@ ${mintForm(s, opts.form)}`,
 export function getKeys(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
+  const shown = new URL(request.url).searchParams.get("shown");
+  if (shown) {
+    const revealed = takeSecret(s.sessionId, shown);
+    if (revealed) {
+      return htmlResponse(keysPage(ctx, s, account.accountId, { top: secretBlock(revealed.title, revealed.secret, revealed.note ? html`<p>${revealed.note}</p>` : "") }));
+    }
+    const gone: Notice = { kind: "warn", text: "That key was shown once and is not shown again; reloading never makes another. If it was not copied, rotate it or mint a new one." };
+    return htmlResponse(keysPage(ctx, s, account.accountId, { notices: [gone] }));
+  }
   return htmlResponse(keysPage(ctx, s, account.accountId, { notices: noticeFrom(request) }));
 }
 
@@ -135,7 +145,8 @@ export function postMint(ctx: DashboardCtx, s: SessionContext, form: Form | unde
       groups: values.groups,
       expiresDays: parseExpiryDays(values.expires),
     });
-    return htmlResponse(keysPage(ctx, s, account.accountId, { top: secretBlock(`Key “${values.name.trim()}” minted`, minted.key) }));
+    const token = stashSecret(s.sessionId, { title: `Key “${values.name.trim()}” minted`, secret: minted.key });
+    return redirect(`${CURRENT}?shown=${token}`);
   } catch (error) {
     const { notice, status } = refusal(error);
     return htmlResponse(keysPage(ctx, s, account.accountId, { notices: [notice], form: values }), status);
@@ -157,19 +168,35 @@ export function postRotate(ctx: DashboardCtx, s: SessionContext, keyId: string):
   if (key instanceof Response) return key;
   try {
     const rotated = rotateKey(ctx.deps, key.id, account.accountId);
-    return htmlResponse(
-      keysPage(ctx, s, account.accountId, {
-        top: secretBlock(
-          `Key “${key.name}” rotated`,
-          rotated.key,
-          html`<p>The old key (<code>${key.prefix}…</code>) keeps working until ${timeTag(rotated.previousKeyGraceUntil)}, then answers 401. Switch your tools over before then.</p>`,
-        ),
-      }),
-    );
+    const graceEnd = rotated.previousKeyGraceUntil ? `${rotated.previousKeyGraceUntil.slice(0, 10)} ${rotated.previousKeyGraceUntil.slice(11, 16)} UTC` : "the end of its grace period";
+    const token = stashSecret(s.sessionId, {
+      title: `Key “${key.name}” rotated`,
+      secret: rotated.key,
+      note: `The old key (${key.prefix}…) keeps working until ${graceEnd}, then answers 401. Switch your tools over before then.`,
+    });
+    return redirect(`${CURRENT}?shown=${token}`);
   } catch (error) {
     const { notice, status } = refusal(error);
     return htmlResponse(keysPage(ctx, s, account.accountId, { notices: [notice] }), status);
   }
+}
+
+/** GET /dashboard/keys/:id/rotate: the confirmation step. */
+export function getRotate(ctx: DashboardCtx, s: SessionContext, keyId: string): Response {
+  const account = requireAccount(s);
+  if (account instanceof Response) return account;
+  const key = findKey(ctx, s, account.accountId, keyId);
+  if (key instanceof Response) return key;
+  return htmlResponse(
+    confirmPage(s, {
+      title: "Rotate key",
+      current: CURRENT,
+      question: html`Rotate the key <strong>${key.name}</strong> (<code>${key.prefix}…</code>)? You get a new secret, shown once; the old one keeps working for a grace period so your tools can switch over, then answers 401.`,
+      action: `/dashboard/keys/${key.id}/rotate`,
+      confirmLabel: "Rotate key",
+      cancelHref: CURRENT,
+    }),
+  );
 }
 
 /** GET /dashboard/keys/:id/revoke: the confirmation step. */
