@@ -114,7 +114,7 @@ interface Counter {
 
 /** One counter per connected platform with a limit (Bluesky 300, each Mastodon instance's own), plus Seedcast's. */
 function counters(ctx: DashboardCtx, accountId: string): Counter[] {
-  const out: Counter[] = [{ name: "Seedcast", max: ctx.deps.config.captionMaxGraphemes, urlLength: null }];
+  const out: Counter[] = [{ name: "Seedcast limit", max: ctx.deps.config.captionMaxGraphemes, urlLength: null }];
   for (const row of listConnections(ctx.deps, accountId)) {
     const limit = connectorFor(row.platform).captionLimit(openConnection(ctx.deps, row));
     if (limit) out.push({ name: `${limit.platformName} · ${row.label}`, max: limit.maxGraphemes, urlLength: limit.urlLength ?? null });
