@@ -109,6 +109,19 @@ describe("time zone", () => {
     expect(after.text).not.toContain("data-set-zone");
     expect(after.text).toContain('<option value="Europe/Berlin" selected>');
   });
+
+  test("sign-in carries the browser's zone: adopted when none is set, never over a chosen one", async () => {
+    await createAccount(world.deps, { name: "Lisbon Club", email: "lx@garden.test", password: PASSWORD });
+    const b = new DashboardClient(world);
+    await b.get("/login");
+    expect(b.lastHtml).toContain('name="timeZone" value="" data-browser-zone');
+    await b.request("POST", "/login", { _csrf: b.csrf(), email: "lx@garden.test", password: PASSWORD, timeZone: "Europe/Lisbon" });
+    expect((await b.get("/dashboard/account")).text).toContain('<option value="Europe/Lisbon" selected>');
+    const again = new DashboardClient(world);
+    await again.get("/login");
+    await again.request("POST", "/login", { _csrf: again.csrf(), email: "lx@garden.test", password: PASSWORD, timeZone: "Asia/Tokyo" });
+    expect((await again.get("/dashboard/account")).text).toContain('<option value="Europe/Lisbon" selected>');
+  });
 });
 
 describe("the post page", () => {
@@ -165,5 +178,19 @@ describe("the post page", () => {
     const busy = await b.submit(`${path}/delete`, `${path}/delete`, {});
     expect(busy.status).toBe(409);
     expect(busy.text).toContain("Cancel it in the");
+  });
+});
+
+describe("connections", () => {
+  test("a connection that cannot be reached is announced as needing attention, in plain words (no ECONNREFUSED)", async () => {
+    const b = await signedIn();
+    const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+    const port = closed.port;
+    await closed.stop(true);
+    const res = await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "webhook", url: `http://127.0.0.1:${port}/hook`, secret: "whsec-0123456789abcdef" });
+    expect(res.location).toMatch(/notice=connected-attention/);
+    const shown = await b.get(res.location ?? "");
+    expect(shown.text).toContain("nothing accepted the connection there. Is the service running, and are the address and port right?");
+    expect(shown.text).not.toMatch(/ECONNREFUSED|ConnectionRefused/);
   });
 });

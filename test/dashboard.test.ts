@@ -633,8 +633,11 @@ describe("connections, library and failed posts through the dashboard", () => {
     const b = new Browser(world);
     await b.login("o@gamma.test");
     const res = await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "webhook", url: `${receiver.url}/hook`, secret: "whsec-wrong-secret-0002" });
-    expect(res.location).toBe("/dashboard/connections?notice=connected");
-    const page = await b.get("/dashboard/connections");
+    // Added, but announced as needing attention rather than as "added".
+    expect(res.location).toMatch(/^\/dashboard\/connections\?notice=connected-attention#connection-[0-9a-f-]{36}$/);
+    const page = await b.get(res.location ?? "");
+    expect(page.text).toContain("The connection was added, but it needs attention before it can post");
+    expect(page.text).not.toContain("The connection was added.");
     expect(page.text).toContain("needs attention");
     expect(page.text).toContain("same signing secret");
     const [oldId] = connectionIds();

@@ -59,3 +59,8 @@ export function zoneOf(session: object): string {
 export function zoneUnset(session: object): boolean {
   return sessionZones.has(session) && sessionZones.get(session) === null;
 }
+
+/** At sign-in and setup: the browser's zone (sent by the page script) becomes the person's, unless they chose one. */
+export function adoptBrowserZone(deps: Pick<Deps, "db" | "clock">, userId: string, zone: string): void {
+  if (isTimeZone(zone.trim()) && storedTimeZone(deps, userId) === null) saveTimeZone(deps, userId, zone.trim());
+}

@@ -156,7 +156,9 @@ export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Fo
   const input = inputFrom(account.accountId, form);
   if (!input) return htmlResponse(connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon or Webhook." }]), 400);
   try {
-    await addConnection(ctx.deps, input);
+    const added = await addConnection(ctx.deps, input);
+    // A connection whose first check failed is stored, but it is not "added" in the sense a person means.
+    if (!added.readyToPost) return redirect(`${CURRENT}?notice=connected-attention#connection-${added.accountId}`);
     return redirect(`${CURRENT}?notice=connected`);
   } catch (error) {
     const { notice, status } = refusal(error);

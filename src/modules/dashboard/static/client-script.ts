@@ -60,7 +60,8 @@ export const CLIENT_SCRIPT = String.raw`"use strict";
     form.addEventListener("submit", function (e) { e.preventDefault(); send(input.files); });
   }
 
-  // The person's time zone, taken from the browser the first time (the server marks the body while it is unset).
+  // The person's time zone, taken from the browser the first time (the server marks the body while it is unset): sent
+  // in the background, used from the next page on (no reload, so nothing jumps under the person's cursor).
   function sendZone() {
     var target = document.body.getAttribute("data-set-zone");
     var csrf = document.body.getAttribute("data-csrf") || "";
@@ -72,7 +73,14 @@ export const CLIENT_SCRIPT = String.raw`"use strict";
       credentials: "same-origin",
       headers: { "x-requested-with": "fetch", "content-type": "application/x-www-form-urlencoded" },
       body: "_csrf=" + encodeURIComponent(csrf) + "&timeZone=" + encodeURIComponent(zone)
-    }).then(function (r) { if (r.status === 204) window.location.reload(); });
+    });
+  }
+
+  // Sign-in and setup forms carry the browser's zone, so the first page after them already shows local times.
+  function fillZoneFields() {
+    var zone = "";
+    try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { zone = ""; }
+    document.querySelectorAll("input[data-browser-zone]").forEach(function (input) { input.value = zone; });
   }
 
   // Caption counters: one per platform, recounted as the person types (graphemes, links at the platform's length).
@@ -134,6 +142,7 @@ export const CLIENT_SCRIPT = String.raw`"use strict";
 
   document.addEventListener("DOMContentLoaded", function () {
     sendZone();
+    fillZoneFields();
     document.querySelectorAll(".cal-grid[data-csrf]").forEach(setupDrag);
     document.querySelectorAll("ul.counters[data-for]").forEach(setupCounters);
     document.querySelectorAll("button[data-copy]").forEach(function (b) {
