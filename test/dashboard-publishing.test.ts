@@ -7,6 +7,8 @@ import { createAccount } from "../src/modules/accounts/service";
 import { addConnection } from "../src/modules/connections/service";
 import { generateCreation } from "../src/modules/creations/service";
 import { createSeed } from "../src/modules/seeds/service";
+import { configureIngestFetch } from "../src/modules/assets/ingest";
+import { createTestCa, startHttpsServer } from "./helpers/test-ca";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 import { DashboardClient, PASSWORD } from "./helpers/dashboard-client";
 import { type World, createWorld } from "./helpers/world";
@@ -17,7 +19,7 @@ let receiver: WebhookReceiver;
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver({ secret: "whsec-0123456789abcdef" });
-  world = await createWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1" } });
+  world = await createWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1,localhost" } });
   accountId = (await createAccount(world.deps, { name: "Garden Club", email: "gc@garden.test", password: PASSWORD })).accountId;
 });
 afterAll(async () => {
@@ -192,5 +194,46 @@ describe("connections", () => {
     const shown = await b.get(res.location ?? "");
     expect(shown.text).toContain("nothing accepted the connection there. Is the service running, and are the address and port right?");
     expect(shown.text).not.toMatch(/ECONNREFUSED|ConnectionRefused/);
+  });
+});
+
+describe("library: from a web address and by upload link", () => {
+  test("an image address is fetched into the library; a bad one is refused beside its field, typed value kept", async () => {
+    const sharp = (await import("sharp")).default;
+    const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: "#6a994e" } }).png().toBuffer();
+    const ca = createTestCa();
+    const images = startHttpsServer((r) => (new URL(r.url).pathname === "/kale.png" ? new Response(png, { headers: { "content-type": "image/png" } }) : new Response("not here", { status: 404 })), { ca });
+    configureIngestFetch(world.deps, { extraCa: ca.caPem });
+    try {
+      const b = await signedIn();
+      const bad = await b.submit("/dashboard/library", "/dashboard/library/from-url", { url: "not an address" });
+      expect(bad.status).toBe(400);
+      expect(bad.text).toContain('id="url-error">');
+      expect(bad.text).toContain('value="not an address"');
+      const missing = await b.submit("/dashboard/library", "/dashboard/library/from-url", { url: `${images.url}/nothing.png` });
+      expect(missing.status).toBe(400);
+      expect(missing.text).toContain("The server did not hand over an image at that address.");
+      const ok = await b.submit("/dashboard/library", "/dashboard/library/from-url", { url: `${images.url}/kale.png` });
+      expect(ok.location).toBe("/dashboard/library?notice=uploaded");
+      expect((await b.get("/dashboard/library")).text).toContain("kale.png");
+    } finally {
+      await images.stop();
+      ca.dispose();
+    }
+  });
+
+  test("an upload link is made, shown once after a redirect, and opens the upload page", async () => {
+    const b = await signedIn();
+    const made = await b.submit("/dashboard/library", "/dashboard/library/upload-link", {});
+    expect(made.status).toBe(303);
+    expect(made.location).toMatch(/^\/dashboard\/library\?link=[A-Za-z0-9_-]{43}$/);
+    const shown = await b.get(made.location ?? "");
+    const link = /id="new-link" type="text" readonly value="([^"]+)"/.exec(shown.text)?.[1] ?? "";
+    expect(link).toMatch(/^http:\/\/localhost\/upload\/[A-Za-z0-9_-]+$/);
+    const again = await b.get(made.location ?? "");
+    expect(again.text).not.toContain(link);
+    expect(again.text).toContain("shown once");
+    const uploadPage = await world.app.handle(new Request(link));
+    expect(uploadPage.status).toBe(200);
   });
 });

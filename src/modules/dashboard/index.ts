@@ -22,7 +22,7 @@ import { getVoicePage, postVoice } from "./pages/voice";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
 import { getAccount, postTimeZone } from "./pages/account";
 import { getDeleteSeed, getSeedPage, getSeeds, postDeleteSeed, postEditSeed, postGenerate, postSeed } from "./pages/seeds";
-import { getDeleteAsset, getLibrary, postDeleteAsset, postUpload } from "./pages/library";
+import { getDeleteAsset, getLibrary, postDeleteAsset, postFromUrl, postUpload, postUploadLink } from "./pages/library";
 import type { SessionContext } from "./session";
 import { switchAccount } from "./session";
 import { staticFiles } from "./static/assets";
@@ -129,6 +129,8 @@ export function dashboardModule(deps: Deps) {
     // Library
     .get("/dashboard/library", view((s, r) => getLibrary(ctx, s, r)), { detail })
     .post("/dashboard/library/upload", action((s, f, _p, r) => postUpload(ctx, s, f, r)), { detail })
+    .post("/dashboard/library/from-url", action((s, f) => postFromUrl(ctx, s, f)), { detail })
+    .post("/dashboard/library/upload-link", action((s) => postUploadLink(ctx, s)), { detail })
     .get("/dashboard/library/:id/delete", view((s, _r, p) => getDeleteAsset(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/library/:id/delete", action((s, _f, p) => postDeleteAsset(ctx, s, p.id ?? "")), { detail })
     // Calendar

@@ -14,6 +14,8 @@ import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { noticeFrom, refusal } from "./common";
 import { type AssetUse, assetUses } from "../asset-uses";
+import type { FieldErrors } from "../fields";
+import { addForms, ingestUrl, linkBlock, makeUploadLink } from "./library-add";
 
 const CURRENT = "/dashboard/library";
 const PAGE_SIZE = 48;
@@ -57,7 +59,14 @@ function tile(s: SessionContext, a: AssetRecord, uses: readonly AssetUse[]): Htm
   </li>`;
 }
 
-function libraryPage(ctx: DashboardCtx, s: SessionContext, account: Membership, cursor: string | undefined, notices: Notice[]): Html {
+function libraryPage(
+  ctx: DashboardCtx,
+  s: SessionContext,
+  account: Membership,
+  cursor: string | undefined,
+  notices: Notice[],
+  extra: { top?: Html | null; urlErrors?: FieldErrors; urlValues?: { url: string } } = {},
+): Html {
   let result: ReturnType<typeof listAssets>;
   try {
     result = listAssets(ctx.deps, account.accountId, { limit: PAGE_SIZE, cursor });
@@ -69,7 +78,7 @@ function libraryPage(ctx: DashboardCtx, s: SessionContext, account: Membership, 
   return page(
     s,
     { title: "Library", current: CURRENT, notices },
-    html`${
+    html`${extra.top ?? ""}${
       canChange(s)
         ? html`<form method="post" action="${CURRENT}/upload" enctype="multipart/form-data" class="card" data-done="${CURRENT}?notice=uploaded" aria-labelledby="upload-title">
   <h2 id="upload-title">Add images</h2>
@@ -82,7 +91,8 @@ function libraryPage(ctx: DashboardCtx, s: SessionContext, account: Membership, 
   <progress id="upload-progress" max="100" value="0" hidden aria-label="Upload progress"></progress>
   <p id="upload-status" role="status" class="hint"></p>
   <button type="submit">Upload</button>
-</form>`
+</form>
+${addForms(s, extra.urlErrors, extra.urlValues)}`
         : ""
     }
 <section aria-labelledby="images-title">
@@ -109,7 +119,23 @@ export function getLibrary(ctx: DashboardCtx, s: SessionContext, request: Reques
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   const cursor = new URL(request.url).searchParams.get("cursor") ?? undefined;
-  return htmlResponse(libraryPage(ctx, s, account, cursor, noticeFrom(request)));
+  return htmlResponse(libraryPage(ctx, s, account, cursor, noticeFrom(request), { top: linkBlock(s, request) }));
+}
+
+/** POST /dashboard/library/from-url */
+export async function postFromUrl(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Promise<Response> {
+  const account = changer(s);
+  if (account instanceof Response) return account;
+  const result = await ingestUrl(ctx, account, form);
+  if (result instanceof Response) return result;
+  return htmlResponse(libraryPage(ctx, s, account, undefined, [], { urlErrors: result.errors, urlValues: result.values }), 400);
+}
+
+/** POST /dashboard/library/upload-link */
+export function postUploadLink(ctx: DashboardCtx, s: SessionContext): Response {
+  const account = changer(s);
+  if (account instanceof Response) return account;
+  return makeUploadLink(ctx, s, account);
 }
 
 function filesOf(form: Form | undefined): File[] {
