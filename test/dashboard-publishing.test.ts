@@ -237,3 +237,27 @@ describe("library: from a web address and by upload link", () => {
     expect(uploadPage.status).toBe(200);
   });
 });
+
+describe("credits", () => {
+  test("one line per action, in words, linking to the post it paid for", async () => {
+    const b = await signedIn();
+    const seed = createSeed(world.deps, accountId, { title: "Chard", content: "Rainbow chard keeps going all winter." });
+    const { creation } = await generateCreation(world.deps, accountId, { type: "social_post", seed_id: seed.id });
+    const path = `/dashboard/creations/${creation.id}`;
+    const regen = await b.submit(path, `${path}/regenerate`, { parts: "caption", change_instructions: "shorter" });
+    expect(regen.location).toBe(`${path}?notice=regenerated`);
+    const page = await b.get("/dashboard/credits");
+    const lines = [...page.text.matchAll(/<li><span class="when">[\s\S]*?<\/li>/g)].map((m) => m[0]);
+    const about = lines.filter((l) => l.includes(`href="${path}"`));
+    expect(about.length).toBe(2);
+    expect(about[0]).toContain("Regenerated the caption of");
+    expect(about[0]).toContain("−1 credit<");
+    expect(about[1]).toContain("Generated <a");
+    expect(about[1]).toContain("−5 credits");
+    // Reserve and capture are one line, not two.
+    const holds = world.deps.sqlite.query("SELECT count(*) AS n FROM credit_holds WHERE account_id = ?").get(accountId) as { n: number };
+    const grants = world.deps.sqlite.query("SELECT count(*) AS n FROM credit_ledger WHERE account_id = ? AND hold_id IS NULL").get(accountId) as { n: number };
+    expect(lines.length).toBe(holds.n + grants.n);
+    expect(lines.some((l) => l.includes("Credits granted"))).toBe(true);
+  });
+});

@@ -452,7 +452,7 @@ export async function generateCreation(
     const saved = await save(deps, accountId, image, (asset) => {
       const row: CreationRow = { ...base, imageAssetId: asset?.id ?? null };
       deps.db.insert(creations).values(row).run();
-      return { row, charged: captureHold(deps, holdId) };
+      return { row, charged: captureHold(deps, holdId, `creation:${row.id}`) };
     });
     return { creation: creationToApi(deps, { row: saved.result.row, asset: saved.asset }), creditsCharged: saved.result.charged };
   } catch (error) {
@@ -548,7 +548,7 @@ export async function regenerateCreation(
             retryable: true,
           });
         }
-        return { row, charged: captureHold(deps, holdId) };
+        return { row, charged: captureHold(deps, holdId, `creation:${row.id}`) };
       });
       return {
         creation: creationToApi(deps, { row: saved.result.row, asset: saved.asset ?? currentAsset }),
