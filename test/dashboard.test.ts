@@ -491,7 +491,7 @@ describe("sessions, CSRF, rate limit", () => {
       expect((await b.submit("/dashboard/credits", "/dashboard/credits/grant", { amount: "3", note: "launch bonus" })).location).toBe("/dashboard/credits?notice=granted");
       expect(world.deps.sqlite.query("SELECT credits_balance AS c FROM accounts WHERE id = ?").get(accountA.accountId)).toEqual({ c: before + 3 });
       const credits = await b.get("/dashboard/credits");
-      expect(credits.text).toContain("Granted");
+      expect(credits.text).toContain("Credits granted (launch bonus)");
       expect(credits.text).toContain("launch bonus");
     });
   });
