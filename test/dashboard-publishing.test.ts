@@ -261,3 +261,26 @@ describe("credits", () => {
     expect(lines.some((l) => l.includes("Credits granted"))).toBe(true);
   });
 });
+
+describe("your password", () => {
+  test("changed with the current one; errors beside their fields; other sessions end", async () => {
+    await createAccount(world.deps, { name: "Pw Club", email: "pw@garden.test", password: PASSWORD });
+    const b = new DashboardClient(world);
+    await b.login("pw@garden.test");
+    const other = new DashboardClient(world);
+    await other.login("pw@garden.test");
+    const wrong = await b.submit("/dashboard/account", "/dashboard/account/password", { currentPassword: "not it at all", newPassword: "a brand new one", confirmPassword: "a brand new one" });
+    expect(wrong.status).toBe(400);
+    expect(wrong.text).toContain('id="currentPassword-error">That is not your current password.</p>');
+    expect(wrong.text).not.toContain("a brand new one");
+    const differ = await b.submit("/dashboard/account", "/dashboard/account/password", { currentPassword: PASSWORD, newPassword: "a brand new one", confirmPassword: "a brand new two" });
+    expect(differ.text).toContain('id="confirmPassword-error">The two new passwords differ.</p>');
+    const ok = await b.submit("/dashboard/account", "/dashboard/account/password", { currentPassword: PASSWORD, newPassword: "a brand new one", confirmPassword: "a brand new one" });
+    expect(ok.location).toBe("/dashboard/account?notice=password-changed");
+    expect((await b.get("/dashboard")).status).toBe(200);
+    expect((await other.get("/dashboard")).status).toBe(303);
+    const fresh = new DashboardClient(world);
+    expect((await fresh.login("pw@garden.test", PASSWORD)).status).toBe(401);
+    expect((await fresh.login("pw@garden.test", "a brand new one")).status).toBe(303);
+  });
+});

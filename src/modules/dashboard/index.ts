@@ -20,7 +20,7 @@ import { getCalendar, getCancel, getPostPage, postCancel, postReschedule, postRe
 import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postScheduleCreation } from "./pages/creations";
 import { getVoicePage, postVoice } from "./pages/voice";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
-import { getAccount, postTimeZone } from "./pages/account";
+import { getAccount, postPassword, postTimeZone } from "./pages/account";
 import { getDeleteSeed, getSeedPage, getSeeds, postDeleteSeed, postEditSeed, postGenerate, postSeed } from "./pages/seeds";
 import { getDeleteAsset, getLibrary, postDeleteAsset, postFromUrl, postUpload, postUploadLink } from "./pages/library";
 import type { SessionContext } from "./session";
@@ -142,6 +142,7 @@ export function dashboardModule(deps: Deps) {
     .post("/dashboard/calendar/:id/cancel", action((s, _f, p, r) => postCancel(ctx, s, p.id ?? "", r)), { detail })
     // Your settings (pages/account.ts)
     .get("/dashboard/account", view((s, r) => getAccount(ctx, s, r)), { detail })
+    .post("/dashboard/account/password", action((s, f) => postPassword(ctx, s, f)), { detail })
     .post("/dashboard/account/time-zone", action((s, f, _p, r) => postTimeZone(ctx, s, f, r)), { detail })
     // Seeds (pages/seeds.ts)
     .get("/dashboard/seeds", view((s, r) => getSeeds(ctx, s, r)), { detail })

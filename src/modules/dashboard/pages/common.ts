@@ -44,6 +44,7 @@ const NOTICES: Record<string, string> = {
   scheduled: "Scheduled. Here it is on the calendar.",
   rescheduled: "The post was moved.",
   "retry-scheduled": "Scheduled again. It goes out at the time shown.",
+  "password-changed": "Your password was changed. Other browsers signed in as you were signed out.",
   "zone-saved": "Your time zone was saved.",
   "seed-saved": "The seed was saved.",
   "seed-deleted": "The seed was deleted.",
