@@ -284,3 +284,17 @@ describe("your password", () => {
     expect((await fresh.login("pw@garden.test", "a brand new one")).status).toBe(303);
   });
 });
+
+describe("keys form", () => {
+  test("no group chosen: 'Choose at least one group' beside the groups, typed name kept, nothing minted", async () => {
+    const b = await signedIn();
+    const before = world.deps.sqlite.query("SELECT count(*) AS n FROM api_keys").get() as { n: number };
+    const res = await b.submit("/dashboard/keys", "/dashboard/keys", { name: "Potting bench", expires: "30" });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('<fieldset id="groups-group" aria-invalid="true" aria-describedby="groups-error"><legend>Groups</legend><p class="field-error" id="groups-error">Choose at least one group.</p>');
+    expect(res.text).toContain('value="Potting bench"');
+    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM api_keys").get()).toEqual(before);
+    const blank = await b.submit("/dashboard/keys", "/dashboard/keys", { name: " ", groups: "read", expires: "30" });
+    expect(blank.text).toContain('id="name-error">Give the key a name of 1 to');
+  });
+});

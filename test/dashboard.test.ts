@@ -598,8 +598,12 @@ describe("content pages: isolation between accounts", () => {
     await b.login("a@media.test");
     const bad = await b.submit("/dashboard/voice", "/dashboard/voice", { tone: "x".repeat(201), audience: "", language: "en", emoji: "some", hashtags: "", bannedWords: "", signature: "" });
     expect(bad.status).toBe(400);
-    const badTag = await b.submit("/dashboard/voice", "/dashboard/voice", { tone: "calm", audience: "", language: "en", emoji: "some", hashtags: "two words", bannedWords: "", signature: "" });
+    expect(bad.text).toContain('id="tone-error">Describe the tone in at most 200 characters.</p>');
+    const badTag = await b.submit("/dashboard/voice", "/dashboard/voice", { tone: "calm", audience: "", language: "en", emoji: "some", hashtags: "sea, grow your own", bannedWords: "", signature: "" });
     expect(badTag.status).toBe(400);
+    // Beside its field, in words a person uses, naming the value; what was typed stays.
+    expect(badTag.text).toContain('id="hashtags-error">Hashtags are single words: “grow your own” has spaces.</p>');
+    expect(badTag.text).toMatch(/<textarea id="hashtags"[^>]*aria-invalid="true"[^>]*autofocus>sea, grow your own<\/textarea>/);
     const ok = await b.submit("/dashboard/voice", "/dashboard/voice", { tone: "calm", audience: "sailors", language: "en-GB", emoji: "none", hashtags: "sea, #boats", bannedWords: "cheap", signature: "— Alpha" });
     expect(ok.location).toBe("/dashboard/voice?notice=voice-saved");
     const page = await b.get("/dashboard/voice");

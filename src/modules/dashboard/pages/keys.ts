@@ -13,6 +13,8 @@ import { type Notice, confirmPage, csrfField, page } from "../layout";
 import type { SessionContext } from "../session";
 import { noticeFrom, refusal } from "./common";
 import { stashSecret, takeSecret } from "../reveal";
+import { type FieldErrors, FormState, errorsOf } from "../fields";
+import { AppError } from "../../../lib/errors";
 
 const CURRENT = "/dashboard/keys";
 
@@ -74,33 +76,48 @@ ${keys.map(
 </tbody></table></div>`;
 }
 
-function mintForm(s: SessionContext, values: { name?: string; groups?: string[]; expires?: string } = {}): Html {
+function mintForm(s: SessionContext, values: { name?: string; groups?: string[]; expires?: string } = {}, errors: FieldErrors = {}): Html {
   const role = s.account?.role ?? "viewer";
   const allowed = ROLE_SCOPES[role];
   const checked = values.groups ?? ["read"];
   const expires = values.expires ?? String(DEFAULT_EXPIRY_DAYS);
-  return html`<form method="post" action="/dashboard/keys" class="card form-card" aria-labelledby="mint-title">
+  const f = new FormState(errors);
+  return html`<form method="post" action="/dashboard/keys" class="card form-card" aria-labelledby="mint-title" novalidate>
   <h2 id="mint-title">Mint a key</h2>
   ${csrfField(s.csrfToken)}
-  <div class="row"><label for="key-name">Name</label>
-    <input id="key-name" name="name" type="text" required maxlength="${KEY_NAME_MAX}" value="${values.name ?? ""}" aria-describedby="key-name-hint">
-    <p class="hint" id="key-name-hint">Up to ${KEY_NAME_MAX} characters, e.g. the tool that will use it.</p></div>
-  <fieldset><legend>Groups</legend>
-    ${SCOPES.filter((sc) => allowed.includes(sc)).map(
+  ${f.input({ name: "name", label: "Name", value: values.name ?? "", required: true, hint: `Up to ${KEY_NAME_MAX} characters, e.g. the tool that will use it.`, attrs: html` maxlength="${KEY_NAME_MAX}"` })}
+  ${f.group(
+    "groups",
+    "Groups",
+    html`${SCOPES.filter((sc) => allowed.includes(sc)).map(
       (sc) => html`<label><input type="checkbox" name="groups" value="${sc}"${checked.includes(sc) ? html` checked` : ""}> ${SCOPE_LABELS[sc]} <code class="muted">${sc}</code></label>`,
     )}
-    ${allowed.length < SCOPES.length ? html`<p class="hint">Your role (${role}) can grant only ${allowed.map((sc) => SCOPE_LABELS[sc]).join(", ")}.</p>` : ""}
-  </fieldset>
-  <div class="row"><label for="key-expires">Expires after</label>
-    <select id="key-expires" name="expires">
-      ${EXPIRY_CHOICES.map((d) => html`<option value="${d}"${expires === String(d) ? html` selected` : ""}>${d} days</option>`)}
-      <option value="never"${expires === "never" ? html` selected` : ""}>Never</option>
-    </select></div>
+    ${allowed.length < SCOPES.length ? html`<p class="hint">Your role (${role}) can grant only ${allowed.map((sc) => SCOPE_LABELS[sc]).join(", ")}.</p>` : ""}`,
+  )}
+  ${f.select({
+    name: "expires",
+    label: "Expires after",
+    value: expires,
+    options: [...EXPIRY_CHOICES.map((d) => [String(d), `${d} days`] as const), ["never", "Never"] as const],
+  })}
   <button type="submit">Mint key</button>
 </form>`;
 }
 
-function keysPage(ctx: DashboardCtx, s: SessionContext, accountId: string, opts: { notices?: Notice[]; top?: Html; form?: Parameters<typeof mintForm>[1] } = {}): Html {
+/** Mint refusals in words, by field. */
+function mintWords(fieldName: string, problem: string, message: string): string {
+  if (fieldName === "name") return `Give the key a name of 1 to ${KEY_NAME_MAX} characters.`;
+  if (fieldName === "groups") return /at least one/.test(problem) ? "Choose at least one group." : "Choose groups from the list.";
+  if (fieldName === "expires") return "Choose when the key expires.";
+  return message;
+}
+
+function keysPage(
+  ctx: DashboardCtx,
+  s: SessionContext,
+  accountId: string,
+  opts: { notices?: Notice[]; top?: Html; form?: Parameters<typeof mintForm>[1]; errors?: FieldErrors } = {},
+): Html {
   const keys = listKeys(ctx.deps, accountId);
   const people = new Map(memberEmails(ctx, accountId));
   return page(
@@ -112,7 +129,7 @@ function keysPage(ctx: DashboardCtx, s: SessionContext, accountId: string, opts:
   <h2 id="list-title">Keys</h2>
   ${keysTable(s, keys, people)}
 </section>
-${mintForm(s, opts.form)}`,
+${mintForm(s, opts.form, opts.errors)}`,
   );
 }
 
@@ -148,6 +165,10 @@ export function postMint(ctx: DashboardCtx, s: SessionContext, form: Form | unde
     const token = stashSecret(s.sessionId, { title: `Key “${values.name.trim()}” minted`, secret: minted.key });
     return redirect(`${CURRENT}?shown=${token}`);
   } catch (error) {
+    if (error instanceof AppError && error.code === "invalid_request") {
+      const { fields: errors, general } = errorsOf(error, { name: "name", groups: "groups", expires: "expires" }, mintWords, "name");
+      return htmlResponse(keysPage(ctx, s, account.accountId, { errors, form: values, notices: general ? [{ kind: "error", text: general }] : [] }), error.status);
+    }
     const { notice, status } = refusal(error);
     return htmlResponse(keysPage(ctx, s, account.accountId, { notices: [notice], form: values }), status);
   }
