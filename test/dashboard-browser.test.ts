@@ -234,7 +234,7 @@ describe("dashboard in Chromium on the built binary", () => {
     const jpeg = await sharp({ create: { width: 480, height: 480, channels: 3, background: { r: 220, g: 140, b: 40 } } }).jpeg().toBuffer();
     await page.goto(`${base}/dashboard/library`);
     await page.getByLabel("Drop images here, or choose files").setInputFiles({ name: "harbour.png", mimeType: "image/png", buffer: png });
-    await page.getByRole("button", { name: "Upload" }).click();
+    await page.getByRole("button", { name: "Upload", exact: true }).click();
     await page.waitForURL(/notice=uploaded/);
     expect(await page.locator(".gallery li").count()).toBe(1);
     expect(await page.locator(".gallery .file-name").first().textContent()).toBe("harbour.png");

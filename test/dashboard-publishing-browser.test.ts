@@ -245,7 +245,7 @@ describe("the publishing path in Chromium", () => {
       { name: "bean-row.png", mimeType: "image/png", buffer: tall },
       { name: "plot.jpg", mimeType: "image/jpeg", buffer: wide },
     ]);
-    await page.getByRole("button", { name: "Upload" }).click();
+    await page.getByRole("button", { name: "Upload", exact: true }).click();
     await page.waitForURL(/notice=uploaded/);
     await page.waitForLoadState();
     expect(await page.locator(".gallery.library .file-name").allTextContents()).toEqual(["plot.jpg", "bean-row.png", expect.stringMatching(/\.png$/)]);
@@ -276,6 +276,11 @@ describe("the publishing path in Chromium", () => {
     expect(await used.getByRole("button", { name: /Delete/ }).count()).toBe(0);
     expect(await page.locator(".gallery.library > li").getByRole("button", { name: /Delete/ }).count()).toBe(2);
     await shoot("14-library");
+    // An upload link to hand to someone: shown once, with a copy button.
+    await page.getByRole("button", { name: "Make an upload link" }).click();
+    await page.waitForURL(/\/dashboard\/library\?link=/);
+    expect(await page.locator("#new-link").inputValue()).toMatch(new RegExp(`^${base}/upload/[A-Za-z0-9_-]+$`));
+    await shoot("14b-library-upload-link");
   }, 60_000);
 
   test("minting a key answers with a redirect and shows the secret once; a reload never mints another", async () => {
