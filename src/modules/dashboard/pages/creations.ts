@@ -58,14 +58,14 @@ function seedTitle(ctx: DashboardCtx, accountId: string, seedId: string | null):
   }
 }
 
-function creationCard(ctx: DashboardCtx, accountId: string, c: Creation, titles: Map<string, string | null>): Html {
+function creationCard(ctx: DashboardCtx, accountId: string, c: Creation, titles: Map<string, string | null>, zone: string): Html {
   const img = sameOrigin(ctx, c.body.imageUrl);
   if (!titles.has(c.seedId)) titles.set(c.seedId, seedTitle(ctx, accountId, c.seedId));
   const title = titles.get(c.seedId);
   return html`<li>
   ${img ? html`<img src="${img}" alt="${c.body.altText ?? ""}" loading="lazy">` : html`<div class="no-image muted">No image</div>`}
   <div class="meta">${title ? html`<p class="hint">From “${title}”</p>` : ""}<p class="caption-excerpt">${excerpt(c.body.caption)}</p>
-    <span class="muted">${timeTag(c.createdAt)}</span></div>
+    <span class="muted">${timeTag(c.createdAt, "—", zone)}</span></div>
   <p class="card-link"><a href="${CURRENT}/${c.id}">Open<span class="sr-only"> the post from ${c.createdAt.slice(0, 10)}</span></a></p>
 </li>`;
 }
@@ -98,7 +98,7 @@ export function getCreations(ctx: DashboardCtx, s: SessionContext, request: Requ
   ${
     result.creations.length === 0
       ? html`<p class="card">No posts yet. <a href="/dashboard/seeds">Write a seed</a> and generate a post from it.</p>`
-      : html`<ul class="gallery creations">${result.creations.map((c) => creationCard(ctx, account.accountId, c, titles))}</ul>`
+      : html`<ul class="gallery creations">${result.creations.map((c) => creationCard(ctx, account.accountId, c, titles, zoneOf(s)))}</ul>`
   }
   ${result.nextCursor ? html`<p><a href="${CURRENT}?cursor=${encodeURIComponent(result.nextCursor)}">Older posts</a></p>` : ""}
 </section>`,
@@ -182,7 +182,7 @@ function creationPage(ctx: DashboardCtx, s: SessionContext, account: Membership,
   return page(
     s,
     { title: "Post", current: CURRENT, notices: state.notices },
-    html`<p class="muted">${title && c.seedId ? html`From the seed <a href="/dashboard/seeds/${c.seedId}">${title}</a> · ` : ""}created ${timeTag(c.createdAt)}${c.updatedAt !== c.createdAt ? html`, changed ${timeTag(c.updatedAt)}` : ""} · <a href="${sameOrigin(ctx, c.url) ?? c.url}">public preview</a></p>
+    html`<p class="muted">${title && c.seedId ? html`From the seed <a href="/dashboard/seeds/${c.seedId}">${title}</a> · ` : ""}created ${timeTag(c.createdAt, "—", zoneOf(s))}${c.updatedAt !== c.createdAt ? html`, changed ${timeTag(c.updatedAt, "—", zoneOf(s))}` : ""} · <a href="${sameOrigin(ctx, c.url) ?? c.url}">public preview</a></p>
 <div class="grid2">
   <article class="card post-preview" aria-labelledby="preview-title">
     <h2 id="preview-title">As it will appear</h2>

@@ -17,6 +17,7 @@ import { imagePicker } from "../image-picker";
 import { type Notice, confirmPage, csrfField, page } from "../layout";
 import type { Membership, SessionContext } from "../session";
 import { noticeFrom, refusal } from "./common";
+import { zoneOf } from "../preferences";
 
 const CURRENT = "/dashboard/seeds";
 const PAGE_SIZE = 20;
@@ -99,7 +100,7 @@ ${
           (seed: Seed) => html`<li class="card">
     <h3><a href="${CURRENT}/${seed.id}">${seed.title}</a>${seed.category ? html` <span class="badge">${seed.category}</span>` : ""}</h3>
     <p class="seed-text">${excerpt(seed.content)}</p>
-    <p class="hint">Written ${timeTag(isoAt(seed.createdAt))}</p>
+    <p class="hint">Written ${timeTag(isoAt(seed.createdAt), "—", zoneOf(s))}</p>
   </li>`,
         )}</ul>`
   }
@@ -207,7 +208,7 @@ function seedPage(ctx: DashboardCtx, s: SessionContext, account: Membership, see
   return page(
     s,
     { title: seed.title, current: CURRENT, notices: state.notices },
-    html`<p class="muted"><a href="${CURRENT}">All seeds</a> · written ${timeTag(isoAt(seed.createdAt))}${seed.updatedAt !== seed.createdAt ? html`, changed ${timeTag(isoAt(seed.updatedAt))}` : ""}${seed.category ? html` · <span class="badge">${seed.category}</span>` : ""}</p>
+    html`<p class="muted"><a href="${CURRENT}">All seeds</a> · written ${timeTag(isoAt(seed.createdAt), "—", zoneOf(s))}${seed.updatedAt !== seed.createdAt ? html`, changed ${timeTag(isoAt(seed.updatedAt), "—", zoneOf(s))}` : ""}${seed.category ? html` · <span class="badge">${seed.category}</span>` : ""}</p>
 <section class="card" aria-labelledby="text-title"><h2 id="text-title">Text</h2><p class="seed-text">${seed.content}</p></section>
 ${writable ? generateForm(ctx, s, account, seed, state.genErrors, state.genValues ?? {}) : ""}
 <section aria-labelledby="made-title">
@@ -215,7 +216,7 @@ ${writable ? generateForm(ctx, s, account, seed, state.genErrors, state.genValue
   ${
     creations.length === 0
       ? html`<p class="muted">None yet.</p>`
-      : html`<ul class="plain seed-list">${creations.map((c) => html`<li><a href="/dashboard/creations/${c.id}">${excerpt(c.body.caption).slice(0, 120)}</a> <span class="muted">${timeTag(c.createdAt)}</span></li>`)}</ul>`
+      : html`<ul class="plain seed-list">${creations.map((c) => html`<li><a href="/dashboard/creations/${c.id}">${excerpt(c.body.caption).slice(0, 120)}</a> <span class="muted">${timeTag(c.createdAt, "—", zoneOf(s))}</span></li>`)}</ul>`
   }
 </section>
 ${
