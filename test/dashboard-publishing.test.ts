@@ -298,3 +298,20 @@ describe("keys form", () => {
     expect(blank.text).toContain('id="name-error">Give the key a name of 1 to');
   });
 });
+
+describe("calendar dates", () => {
+  test("a date that is not a real day answers 400 with today's calendar; the edges of the range work", async () => {
+    const b = await signedIn();
+    for (const date of ["%2B275760-09-13", "-271821-04-19", "2026-02-30", "10000-01-01", "1969-12-31", "junk"]) {
+      const res = await b.get(`/dashboard/calendar?date=${date}`);
+      expect([date, res.status]).toEqual([date, 400]);
+      expect(res.text).toContain("YYYY-MM-DD");
+    }
+    for (const view of ["month", "week", "day"]) {
+      for (const date of ["9999-12-24", "1970-01-01", "2026-03-29", "2026-10-25"]) {
+        const res = await b.get(`/dashboard/calendar?view=${view}&date=${date}`);
+        expect([view, date, res.status]).toEqual([view, date, 200]);
+      }
+    }
+  });
+});

@@ -81,12 +81,21 @@ export function zonedDateValid(date: string): boolean {
   return probe.getUTCFullYear() === Number(d[1]) && probe.getUTCMonth() === Number(d[2]) - 1 && probe.getUTCDate() === Number(d[3]);
 }
 
-/** "YYYY-MM-DD" plus `days` (calendar arithmetic, no zone involved). */
+/** The range of dates the dashboard works with: four-digit years from 1970 (past it, the result is clamped). */
+export const FIRST_DATE = "1970-01-01";
+export const LAST_DATE = "9999-12-31";
+
+function clampedDate(ms: number): string {
+  if (Number.isNaN(ms) || ms < Date.UTC(1970, 0, 1)) return FIRST_DATE;
+  if (ms > Date.UTC(9999, 11, 31)) return LAST_DATE;
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** "YYYY-MM-DD" plus `days` (calendar arithmetic, no zone involved), kept within FIRST_DATE…LAST_DATE. */
 export function addDays(date: string, days: number): string {
   const d = DATE_RE.exec(date);
   if (!d) return date;
-  const ms = Date.UTC(Number(d[1]), Number(d[2]) - 1, Number(d[3]) + days);
-  return new Date(ms).toISOString().slice(0, 10);
+  return clampedDate(Date.UTC(Number(d[1]), Number(d[2]) - 1, Number(d[3]) + days));
 }
 
 /** Weekday of a date, Monday 0 … Sunday 6. */
@@ -109,7 +118,7 @@ export function firstOfMonth(date: string): string {
 export function addMonths(date: string, months: number): string {
   const d = DATE_RE.exec(date);
   if (!d) return date;
-  return new Date(Date.UTC(Number(d[1]), Number(d[2]) - 1 + months, 1)).toISOString().slice(0, 10);
+  return clampedDate(Date.UTC(Number(d[1]), Number(d[2]) - 1 + months, 1));
 }
 
 /** A date for people: "Wednesday 25 November 2026". */

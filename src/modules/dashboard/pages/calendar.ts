@@ -21,6 +21,8 @@ import { zoneOf } from "../preferences";
 import type { Membership, SessionContext } from "../session";
 import {
   DATE_RE,
+  FIRST_DATE,
+  LAST_DATE,
   addDays,
   addMonths,
   firstOfMonth,
@@ -130,8 +132,13 @@ function targetsList(p: PostApi): Html {
   )}</ul>`;
 }
 
-function parseDate(value: string | null, fallback: string): string {
-  return value && DATE_RE.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) ? value : fallback;
+/** The last day a calendar may be asked for: its week and the next-week link stay within four-digit years. */
+const LAST_ASKABLE = "9999-12-24";
+
+/** The `date` parameter: null when absent (today), "invalid" unless a real day YYYY-MM-DD from 1970 to 9999-12-24. */
+function calendarDate(value: string | null): string | null | "invalid" {
+  if (value === null || value === "") return null;
+  return zonedDateValid(value) && value >= FIRST_DATE && value <= LAST_ASKABLE ? value : "invalid";
 }
 
 function calendarPage(ctx: DashboardCtx, s: SessionContext, account: Membership, request: Request, notices: Notice[]): Html {
@@ -143,7 +150,8 @@ function calendarPage(ctx: DashboardCtx, s: SessionContext, account: Membership,
   const view: View = wanted === "week" || wanted === "day" || wanted === "month" ? wanted : "month";
   const filterKey = params.get("status") && FILTERS[params.get("status") ?? ""] ? (params.get("status") as string) : "all";
   const filter = FILTERS[filterKey] ?? { label: "All" };
-  let anchor = parseDate(params.get("date"), today);
+  const asked = calendarDate(params.get("date"));
+  let anchor = typeof asked === "string" && asked !== "invalid" ? asked : today;
   const focusPost = params.get("post");
   if (focusPost) {
     try {
@@ -155,10 +163,16 @@ function calendarPage(ctx: DashboardCtx, s: SessionContext, account: Membership,
 
   // The days shown: a month as whole Monday-first weeks, a week from Monday, or the one day.
   const first = view === "month" ? mondayOf(firstOfMonth(anchor)) : view === "week" ? mondayOf(anchor) : anchor;
-  const monthEnd = addMonths(anchor, 1);
-  const last = view === "month" ? addDays(mondayOf(addDays(monthEnd, -1)), 6) : view === "week" ? addDays(first, 6) : anchor;
+  const monthLast = addDays(addMonths(anchor, 1), -1);
+  const last = view === "month" ? addDays(mondayOf(monthLast.slice(0, 7) === anchor.slice(0, 7) ? monthLast : LAST_DATE), 6) : view === "week" ? addDays(first, 6) : anchor;
   const days: string[] = [];
-  for (let d = first; d <= last; d = addDays(d, 1)) days.push(d);
+  // At most six weeks; addDays stops at the last date it knows, so the walk ends there too.
+  for (let d = first; days.length < 42; ) {
+    days.push(d);
+    const next = addDays(d, 1);
+    if (d >= last || next === d) break;
+    d = next;
+  }
 
   const from = zonedToUtc(first, "00:00", zone) ?? now;
   const to = zonedToUtc(addDays(last, 1), "00:00", zone) ?? now;
@@ -216,6 +230,11 @@ ${nextCursor ? html`<p class="hint">Showing the first ${VIEW_LIMIT} posts; use a
 export function getCalendar(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
+  if (calendarDate(new URL(request.url).searchParams.get("date")) === "invalid") {
+    // Today's calendar, saying why, with a 400: the address asked for a day that does not exist here.
+    const notice: Notice = { kind: "error", text: "That date is not a day between 1970 and 9999 written YYYY-MM-DD; showing today instead." };
+    return htmlResponse(calendarPage(ctx, s, account, request, [notice]), 400);
+  }
   return htmlResponse(calendarPage(ctx, s, account, request, noticeFrom(request)));
 }
 
