@@ -184,6 +184,18 @@ describe("the post page", () => {
 });
 
 describe("connections", () => {
+  test("a refused connect form shows the error beside its field, keeps the address, never echoes the secret", async () => {
+    const b = await signedIn();
+    const short = await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "webhook", url: "https://hooks.example.com/x", secret: "tooshort" });
+    expect(short.status).toBe(400);
+    expect(short.text).toContain('id="webhook-secret-error">The signing secret needs at least 16 characters.</p>');
+    expect(short.text).toMatch(/id="webhook-secret" name="secret" type="password" value="" required aria-invalid="true" aria-describedby="webhook-secret-hint webhook-secret-error" autofocus/);
+    expect(short.text).toContain('value="https://hooks.example.com/x"');
+    expect(short.text).not.toContain("tooshort");
+    const handle = await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "bluesky", handle: "not a handle", appPassword: "abcd-efgh-ijkl-mnop", service: "" });
+    expect(handle.text).toContain('id="bluesky-handle-error">Enter your Bluesky handle, such as alice.bsky.social.</p>');
+  });
+
   test("a connection that cannot be reached is announced as needing attention, in plain words (no ECONNREFUSED)", async () => {
     const b = await signedIn();
     const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
@@ -293,6 +305,8 @@ describe("keys form", () => {
     expect(res.status).toBe(400);
     expect(res.text).toContain('<fieldset id="groups-group" aria-invalid="true" aria-describedby="groups-error"><legend>Groups</legend><p class="field-error" id="groups-error">Choose at least one group.</p>');
     expect(res.text).toContain('value="Potting bench"');
+    // The focus goes to the first checkbox of the group in error.
+    expect(res.text).toContain('<input autofocus type="checkbox" name="groups" value="read">');
     expect(world.deps.sqlite.query("SELECT count(*) AS n FROM api_keys").get()).toEqual(before);
     const blank = await b.submit("/dashboard/keys", "/dashboard/keys", { name: " ", groups: "read", expires: "30" });
     expect(blank.text).toContain('id="name-error">Give the key a name of 1 to');

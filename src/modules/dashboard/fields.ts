@@ -4,13 +4,15 @@
  * `autofocus`, so the browser puts the cursor there without any script. Values typed are passed back in.
  */
 import { AppError } from "../../lib/errors";
-import { type Html, html } from "./html";
+import { Html, html } from "./html";
 
 /** Errors by form field name, in words a person uses. */
 export type FieldErrors = Record<string, string>;
 
 export interface ControlOptions {
   name: string;
+  /** The element id, when several forms on a page share field names (default: the name). */
+  id?: string;
   label: string;
   value?: string;
   type?: string;
@@ -28,7 +30,7 @@ export class FormState {
   constructor(readonly errors: FieldErrors = {}) {}
 
   private describe(o: ControlOptions): { invalid: Html; describedBy: Html; autofocus: Html; error: Html; hint: Html } {
-    const id = o.name;
+    const id = o.id ?? o.name;
     const message = this.errors[o.name];
     const ids = [o.hint ? `${id}-hint` : "", message ? `${id}-error` : ""].filter(Boolean).join(" ");
     const autofocus = message && !this.focused ? html` autofocus` : html``;
@@ -45,8 +47,8 @@ export class FormState {
   /** A labelled input with its hint and error. */
   input(o: ControlOptions): Html {
     const d = this.describe(o);
-    return html`<div class="row${this.errors[o.name] ? " has-error" : ""}"><label for="${o.name}">${o.label}</label>
-  <input id="${o.name}" name="${o.name}" type="${o.type ?? "text"}" value="${o.value ?? ""}"${o.required ? html` required` : ""}${d.invalid}${d.describedBy}${d.autofocus}${o.attrs ?? ""}>
+    return html`<div class="row${this.errors[o.name] ? " has-error" : ""}"><label for="${o.id ?? o.name}">${o.label}</label>
+  <input id="${o.id ?? o.name}" name="${o.name}" type="${o.type ?? "text"}" value="${o.value ?? ""}"${o.required ? html` required` : ""}${d.invalid}${d.describedBy}${d.autofocus}${o.attrs ?? ""}>
   ${d.error}${d.hint}</div>`;
   }
 
@@ -71,7 +73,9 @@ export class FormState {
   /** A fieldset (radio or checkbox group) with its error under the legend. `inner` is the controls. */
   group(name: string, legend: string, inner: Html, hint?: string): Html {
     const d = this.describe({ name, label: legend, hint });
-    return html`<fieldset id="${name}-group"${d.invalid}${d.describedBy}><legend>${legend}</legend>${d.error}${d.hint}${inner}</fieldset>`;
+    // A fieldset cannot take focus: the first control inside it does, when the group is the first in error.
+    const controls = d.autofocus.value ? new Html(inner.value.replace(/<input (?![^>]*type="hidden")/, "<input autofocus ")) : inner;
+    return html`<fieldset id="${name}-group"${d.invalid}${d.describedBy}><legend>${legend}</legend>${d.error}${d.hint}${controls}</fieldset>`;
   }
 }
 
