@@ -329,3 +329,16 @@ describe("calendar dates", () => {
     }
   });
 });
+
+describe("members form", () => {
+  test("a bad email or short password: the error beside its field, name and email kept", async () => {
+    const b = await signedIn();
+    const bad = await b.submit("/dashboard/members", "/dashboard/members", { name: "Sam", email: "sam-at-example", password: "long enough pw", role: "editor" });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('id="m-email-error">Enter an email address, such as sam@example.com.</p>');
+    expect(bad.text).toContain('value="sam-at-example"');
+    expect(bad.text).toContain('value="Sam"');
+    const short = await b.submit("/dashboard/members", "/dashboard/members", { name: "Sam", email: "sam@example.com", password: "short", role: "editor" });
+    expect(short.text).toContain('id="m-password-error">The initial password needs at least 8 characters.</p>');
+  });
+});

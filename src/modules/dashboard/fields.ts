@@ -55,16 +55,16 @@ export class FormState {
   /** A labelled textarea with its hint and error. */
   textarea(o: ControlOptions): Html {
     const d = this.describe(o);
-    return html`<div class="row${this.errors[o.name] ? " has-error" : ""}"><label for="${o.name}">${o.label}</label>
-  <textarea id="${o.name}" name="${o.name}" rows="${o.rows ?? 6}"${o.required ? html` required` : ""}${d.invalid}${d.describedBy}${d.autofocus}${o.attrs ?? ""}>${o.value ?? ""}</textarea>
+    return html`<div class="row${this.errors[o.name] ? " has-error" : ""}"><label for="${o.id ?? o.name}">${o.label}</label>
+  <textarea id="${o.id ?? o.name}" name="${o.name}" rows="${o.rows ?? 6}"${o.required ? html` required` : ""}${d.invalid}${d.describedBy}${d.autofocus}${o.attrs ?? ""}>${o.value ?? ""}</textarea>
   ${d.error}${d.hint}</div>`;
   }
 
   /** A labelled select. `options` are [value, label]. */
   select(o: ControlOptions & { options: readonly (readonly [string, string])[] }): Html {
     const d = this.describe(o);
-    return html`<div class="row${this.errors[o.name] ? " has-error" : ""}"><label for="${o.name}">${o.label}</label>
-  <select id="${o.name}" name="${o.name}"${d.invalid}${d.describedBy}${d.autofocus}${o.attrs ?? ""}>
+    return html`<div class="row${this.errors[o.name] ? " has-error" : ""}"><label for="${o.id ?? o.name}">${o.label}</label>
+  <select id="${o.id ?? o.name}" name="${o.name}"${d.invalid}${d.describedBy}${d.autofocus}${o.attrs ?? ""}>
     ${o.options.map(([value, label]) => html`<option value="${value}"${value === (o.value ?? "") ? html` selected` : ""}>${label}</option>`)}
   </select>
   ${d.error}${d.hint}</div>`;
