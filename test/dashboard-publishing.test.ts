@@ -342,3 +342,48 @@ describe("members form", () => {
     expect(short.text).toContain('id="m-password-error">The initial password needs at least 8 characters.</p>');
   });
 });
+
+describe("a failed post", () => {
+  test("shows what the receiver answered on the calendar and its page; retry schedules it again to the failed target", async () => {
+    const { runDueOnce } = await import("../src/publishing/dispatcher");
+    const { schedulePost } = await import("../src/modules/schedule/service");
+    const b = await signedIn();
+    const rejecting = await startWebhookReceiver({ secret: "whsec-0123456789abcdef" });
+    try {
+      const hook = await addConnection(world.deps, { accountId, platform: "webhook", url: `${rejecting.url}/reject`, secret: "whsec-0123456789abcdef" });
+      const seed = createSeed(world.deps, accountId, { title: "Onions", content: "Overwintering onions go in now." });
+      const { creation } = await generateCreation(world.deps, accountId, { type: "social_post", seed_id: seed.id });
+      const at = world.clock.now() + 10 * 60 * 1000;
+      const { post } = await schedulePost(world.deps, accountId, { creationId: creation.id, scheduledTime: new Date(at).toISOString(), targets: [hook.accountId] });
+      rejecting.setMode("reject400");
+      world.clock.advance(11 * 60 * 1000);
+      await runDueOnce(world.deps);
+      const failed = world.deps.sqlite.query("SELECT status FROM scheduled_posts WHERE id = ?").get(post.id) as { status: string };
+      expect(failed.status).toBe("failed");
+      const day = new Date(at).toISOString().slice(0, 10);
+      const month = await b.get(`/dashboard/calendar?view=month&date=${day}`);
+      expect(month.text).toContain(`id="post-${post.id}"`);
+      expect(month.text).toContain("status-failed");
+      expect(month.text).toMatch(/class="chip-error">[^<]*The webhook receiver answered receiver rejecting \(test mode\)/);
+      expect(month.text).not.toMatch(new RegExp(`id="post-${post.id}" draggable`));
+      const postPath = `/dashboard/calendar/posts/${post.id}`;
+      const shown = await b.get(postPath);
+      expect(shown.text).toContain("Try again");
+      expect(shown.text).toContain('<span class="error-text">The webhook receiver answered receiver rejecting (test mode)');
+      rejecting.setMode("ok");
+      const retryAt = new Date(world.clock.now() + 60 * 60 * 1000);
+      const berlin = new Intl.DateTimeFormat("en-CA", { timeZone: "Europe/Berlin", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).formatToParts(retryAt);
+      const part = (t: string) => berlin.find((p) => p.type === t)?.value ?? "";
+      const retried = await b.submit(postPath, `${postPath}/retry`, { date: `${part("year")}-${part("month")}-${part("day")}`, time: `${part("hour")}:${part("minute")}` });
+      expect(retried.status).toBe(303);
+      const again = world.deps.sqlite
+        .query("SELECT p.id, p.status, t.connection_id AS c FROM scheduled_posts p JOIN scheduled_post_targets t ON t.post_id = p.id WHERE p.creation_id = ? AND p.id <> ?")
+        .get(creation.id, post.id) as { id: string; status: string; c: string };
+      expect(again.status).toBe("scheduled");
+      expect(again.c).toBe(hook.accountId);
+      expect(retried.location).toBe(`/dashboard/calendar/posts/${again.id}?notice=retry-scheduled`);
+    } finally {
+      await rejecting.stop();
+    }
+  });
+});

@@ -128,7 +128,7 @@ function targetsList(p: PostApi): Html {
   return html`<ul class="targets">${p.targets.map(
     (t) => html`<li><span class="badge status status-${t.status}">${TARGET_LABELS[t.status] ?? t.status}</span> ${t.label} <span class="muted">(${t.platform})</span>${
       t.publishedUrl ? html` · <a href="${t.publishedUrl}">see the post</a>` : ""
-    }${t.errorMessage ? html`<br><span class="error-text">${t.platform === "webhook" ? "The receiver answered" : "The platform answered"}: ${t.errorMessage}</span>` : ""}</li>`,
+    }${t.errorMessage ? html`<br><span class="error-text">${t.errorMessage}</span>` : ""}</li>`,
   )}</ul>`;
 }
 
