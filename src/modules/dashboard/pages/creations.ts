@@ -188,6 +188,7 @@ function creationPage(ctx: DashboardCtx, s: SessionContext, account: Membership,
     <h2 id="preview-title">As it will appear</h2>
     ${img ? html`<img src="${img}" alt="${c.body.altText ?? ""}">` : html`<p class="muted">Text only, no image.</p>`}
     <p class="caption">${c.body.caption}</p>
+    ${c.seedId ? html`<p class="hint">A different image? Pick one from the library (or add one: upload, web address, upload link) when you <a href="/dashboard/seeds/${c.seedId}#generate-title">generate from the seed</a>.</p>` : ""}
   </article>
   ${
     writable
