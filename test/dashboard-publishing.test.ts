@@ -3,7 +3,7 @@
  * deleted with errors beside their fields; generating from a seed; the person's time zone; keys minted once.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createAccount } from "../src/modules/accounts/service";
+import { addMember, createAccount } from "../src/modules/accounts/service";
 import { addConnection } from "../src/modules/connections/service";
 import { generateCreation } from "../src/modules/creations/service";
 import { createSeed } from "../src/modules/seeds/service";
@@ -385,5 +385,82 @@ describe("a failed post", () => {
     } finally {
       await rejecting.stop();
     }
+  });
+});
+
+describe("the new pages keep the dashboard's rules", () => {
+  const ID = "00000000-0000-7000-8000-000000000000";
+  const PAGES = ["/dashboard/seeds", `/dashboard/seeds/${ID}`, `/dashboard/seeds/${ID}/delete`, `/dashboard/creations/${ID}/delete`, `/dashboard/calendar/posts/${ID}`, `/dashboard/keys/${ID}/rotate`, "/dashboard/account"];
+  const ACTIONS = [
+    "/dashboard/seeds",
+    `/dashboard/seeds/${ID}`,
+    `/dashboard/seeds/${ID}/delete`,
+    `/dashboard/seeds/${ID}/generate`,
+    `/dashboard/creations/${ID}`,
+    `/dashboard/creations/${ID}/schedule`,
+    `/dashboard/creations/${ID}/regenerate`,
+    `/dashboard/creations/${ID}/delete`,
+    `/dashboard/calendar/posts/${ID}/reschedule`,
+    `/dashboard/calendar/posts/${ID}/retry`,
+    "/dashboard/library/from-url",
+    "/dashboard/library/upload-link",
+    "/dashboard/account/time-zone",
+    "/dashboard/account/password",
+  ];
+
+  test("no page without a session; no action without the session's CSRF token", async () => {
+    const anonymous = new DashboardClient(world);
+    for (const path of PAGES) {
+      const res = await anonymous.get(path);
+      expect([path, res.status, (res.location ?? "").startsWith("/login")]).toEqual([path, 303, true]);
+    }
+    const b = await signedIn();
+    const seeds = world.deps.sqlite.query("SELECT count(*) AS n FROM seeds").get();
+    const links = world.deps.sqlite.query("SELECT count(*) AS n FROM upload_links").get();
+    for (const path of ACTIONS) {
+      const res = await b.request("POST", path, { _csrf: "x".repeat(43), title: "Sneaky", content: "x", timeZone: "Asia/Tokyo" });
+      expect([path, res.status]).toEqual([path, 403]);
+    }
+    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM seeds").get()).toEqual(seeds);
+    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM upload_links").get()).toEqual(links);
+  });
+
+  test("another account's ids answer the same 404 as random ones", async () => {
+    const other = await createAccount(world.deps, { name: "Other Club", email: "other@garden.test", password: PASSWORD });
+    const seed = createSeed(world.deps, other.accountId, { title: "Secret plot", content: "Private." });
+    const { creation } = await generateCreation(world.deps, other.accountId, { type: "social_post", seed_id: seed.id });
+    const b = await signedIn();
+    for (const path of [`/dashboard/seeds/${seed.id}`, `/dashboard/creations/${creation.id}`, `/dashboard/seeds/${ID}`]) {
+      const res = await b.get(path);
+      expect([path, res.status]).toEqual([path, 404]);
+      expect(res.text).not.toContain("Secret plot");
+    }
+    const edit = await b.request("POST", `/dashboard/creations/${creation.id}`, { _csrf: b.csrf(), caption: "mine now" });
+    expect(edit.status).toBe(404);
+    const gen = await b.request("POST", `/dashboard/seeds/${seed.id}/generate`, { _csrf: b.csrf(), aspect_ratio: "square", media_style: "minimal", image: "none" });
+    expect(gen.status).toBe(404);
+    expect(world.deps.sqlite.query("SELECT caption FROM creations WHERE id = ?").get(creation.id)).not.toEqual({ caption: "mine now" });
+  });
+});
+
+describe("a viewer", () => {
+  test("sees seeds, posts and the calendar but gets no forms to change them, and a forged post is refused", async () => {
+    await addMember(world.deps, { accountId, email: "viewer@garden.test", password: PASSWORD, role: "viewer" });
+    const seed = createSeed(world.deps, accountId, { title: "Viewer sees this", content: "Read only." });
+    const { creation } = await generateCreation(world.deps, accountId, { type: "social_post", seed_id: seed.id });
+    const v = new DashboardClient(world);
+    await v.login("viewer@garden.test");
+    const seeds = await v.get("/dashboard/seeds");
+    expect(seeds.text).toContain("Viewer sees this");
+    expect(seeds.text).not.toContain("Write a seed");
+    const post = await v.get(`/dashboard/creations/${creation.id}`);
+    expect(post.status).toBe(200);
+    expect(post.text).not.toContain(`action="/dashboard/creations/${creation.id}/schedule"`);
+    expect(post.text).not.toContain('name="caption"');
+    const forged = await v.request("POST", `/dashboard/creations/${creation.id}`, { _csrf: v.csrf(), caption: "viewer edit" });
+    expect(forged.status).toBe(403);
+    const gen = await v.request("POST", `/dashboard/seeds/${seed.id}/generate`, { _csrf: v.csrf(), aspect_ratio: "square", media_style: "minimal", image: "none" });
+    expect(gen.status).toBe(403);
+    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM creations WHERE seed_id = ?").get(seed.id)).toEqual({ n: 1 });
   });
 });
