@@ -13,6 +13,7 @@ import type { Membership, SessionContext } from "../session";
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { noticeFrom, refusal } from "./common";
+import { zoneOf } from "../preferences";
 import { type AssetUse, assetUses } from "../asset-uses";
 import type { FieldErrors } from "../fields";
 import { addForms, ingestUrl, linkBlock, makeUploadLink } from "./library-add";
@@ -53,7 +54,7 @@ function tile(s: SessionContext, a: AssetRecord, uses: readonly AssetUse[]): Htm
   return html`<li>
     <a class="thumb" href="${mediaPath(a)}"><img src="${mediaPath(a)}" alt="${a.fileName}" loading="lazy" width="${a.width}" height="${a.height}"></a>
     <div class="meta"><span class="file-name" title="${a.fileName}">${a.fileName}</span>
-      <span class="muted">${a.width}×${a.height} · ${size(a.sizeBytes)} · ${timeTag(isoAt(a.createdAt))}</span></div>
+      <span class="muted">${a.width}×${a.height} · ${size(a.sizeBytes)} · ${timeTag(isoAt(a.createdAt), "—", zoneOf(s))}</span></div>
     <div class="tile-actions">${inUse(uses)}
     ${canChange(s) && uses.length === 0 ? html`<form method="get" action="${CURRENT}/${a.id}/delete"><button type="submit" class="small danger">Delete<span class="sr-only"> ${a.fileName}</span></button></form>` : ""}</div>
   </li>`;
