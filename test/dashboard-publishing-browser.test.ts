@@ -323,6 +323,26 @@ describe("the publishing path in Chromium", () => {
       await page.goto(`${base}${path}`);
       await shoot(name);
     }
+    // The confirmation and edit pages reached from links, and the not-found page.
+    const linkOn = async (path: string, selector: string) => {
+      await page.goto(`${base}${path}`);
+      return (await page.locator(selector).first().getAttribute("href")) ?? "";
+    };
+    const more: [string, string][] = [
+      ["30-key-revoke", await linkOn("/dashboard/keys", 'a[href$="/revoke"]')],
+      ["31-image-delete", await linkOn("/dashboard/library", 'form[action$="/delete"]').then(async () => `${(await page.locator('form[action$="/delete"]').first().getAttribute("action")) ?? ""}`)],
+      ["32-seed", await linkOn("/dashboard/seeds", ".seed-cards h3 a")],
+      ["33-post-delete", `${creationPath}/delete`],
+      ["34-reconnect", await linkOn("/dashboard/connections", 'a[href$="/reconnect"]')],
+      ["35-not-found", "/dashboard/no-such-page"],
+    ];
+    for (const [name, path] of more) {
+      expect(path).toMatch(/^\/dashboard\//);
+      await page.goto(`${base}${path}`);
+      await shoot(name);
+    }
+    await page.goto(`${base}${more[2]?.[1] ?? ""}/delete`);
+    await shoot("36-seed-delete");
   }, 120_000);
 
   test("cancels it", async () => {
@@ -337,5 +357,9 @@ describe("the publishing path in Chromium", () => {
     // Nothing reached the receiver but the connection's ping.
     expect(receiver.deliveries.filter((d) => d.event !== "ping").length).toBe(0);
     expect([...checked].sort()).toContain("/dashboard/calendar/posts/:id");
+    // Signed out: the sign-in page passes too.
+    await page.getByRole("button", { name: /Sign out/ }).click();
+    await page.waitForURL(/\/login\?out=1$/);
+    await shoot("37-login");
   }, 60_000);
 });
