@@ -98,6 +98,27 @@ describe("seeds", () => {
   });
 });
 
+describe("generating with a library image", () => {
+  test("the picker offers the library; the chosen image becomes the post's, described in plain words", async () => {
+    const { ingestImageBytes } = await import("../src/modules/assets/service");
+    const sharp = (await import("sharp")).default;
+    const png = await sharp({ create: { width: 320, height: 240, channels: 3, background: "#3a7d44" } }).png().toBuffer();
+    const asset = await ingestImageBytes(world.deps, accountId, { bytes: new Uint8Array(png), fileName: "leeks.png", source: "upload" });
+    const b = await signedIn();
+    const made = await b.submit("/dashboard/seeds", "/dashboard/seeds", { title: "Leek trench", content: "Dig a trench for leeks." });
+    const seedPath = (made.location ?? "").split("?")[0] ?? "";
+    const shown = await b.get(seedPath);
+    expect(shown.text).toContain(`<input type="radio" name="image_asset_id" value="${asset.id}">`);
+    const gen = await b.submit(seedPath, `${seedPath}/generate`, { aspect_ratio: "square", media_style: "minimal", image: "library", image_asset_id: asset.id });
+    expect(gen.status).toBe(303);
+    const id = /\/dashboard\/creations\/([0-9a-f-]{36})/.exec(gen.location ?? "")?.[1] ?? "";
+    const row = world.deps.sqlite.query("SELECT image_asset_id AS a, alt_text AS alt FROM creations WHERE id = ?").get(id) as { a: string; alt: string };
+    expect(row.a).toBe(asset.id);
+    expect(row.alt).toContain("green");
+    expect(row.alt).not.toMatch(/\d+\s*×\s*\d+/);
+  });
+});
+
 describe("time zone", () => {
   test("unset: the page asks the script to send the browser's zone; a known zone is saved, an unknown one refused", async () => {
     const b = await signedIn();
