@@ -24,6 +24,7 @@ Commands (each takes --json):
   account disable ID | enable ID
   member add --account ID --email E --password P --role owner|editor|viewer
   member set-role USERID ROLE
+  member set-password USERID (reads the password from a prompt, or from stdin when piped)
   keys mint --account ID --name N --groups read,create,schedule,voice [--expires-days 30|90|365|never] [--member USERID]
   keys rotate ID | keys revoke ID | keys list --account ID
   credits grant --account ID --amount A

@@ -189,8 +189,9 @@ describe("dashboard in Chromium on the built binary", () => {
     expect(await page.locator("#new-secret").count()).toBe(0);
     await shoot("05-keys");
 
-    await page.getByRole("button", { name: "Rotate Zapier bridge" }).click();
-    await page.waitForLoadState();
+    await page.getByRole("link", { name: "Rotate Zapier bridge" }).click();
+    await page.getByRole("button", { name: "Rotate key" }).click();
+    await page.waitForURL(/\/dashboard\/keys\?shown=/);
     const replacement = await newSecret();
     expect(replacement).not.toBe(secret);
     expect(await page.getByText("keeps working until").count()).toBe(1);
@@ -233,7 +234,7 @@ describe("dashboard in Chromium on the built binary", () => {
     const jpeg = await sharp({ create: { width: 480, height: 480, channels: 3, background: { r: 220, g: 140, b: 40 } } }).jpeg().toBuffer();
     await page.goto(`${base}/dashboard/library`);
     await page.getByLabel("Drop images here, or choose files").setInputFiles({ name: "harbour.png", mimeType: "image/png", buffer: png });
-    await page.getByRole("button", { name: "Upload" }).click();
+    await page.getByRole("button", { name: "Upload", exact: true }).click();
     await page.waitForURL(/notice=uploaded/);
     expect(await page.locator(".gallery li").count()).toBe(1);
     expect(await page.locator(".gallery .file-name").first().textContent()).toBe("harbour.png");
@@ -262,7 +263,7 @@ describe("dashboard in Chromium on the built binary", () => {
     creationId = generated.json.id ?? generated.json.creation?.id;
     const caption: string = generated.json.body?.caption ?? generated.json.creation?.body?.caption;
     await page.goto(`${base}/dashboard/creations`);
-    expect(await page.getByRole("link", { name: "Harbour festival" }).count()).toBe(1);
+    expect(await page.getByText("From “Harbour festival”").count()).toBe(1);
     await shoot("10-creations");
     await page.locator(".gallery.creations a", { hasText: "Open" }).first().click();
     await page.waitForURL(`${base}/dashboard/creations/${creationId}`);
@@ -277,11 +278,13 @@ describe("dashboard in Chromium on the built binary", () => {
     const scheduled = await api("POST", "/api/v1/schedule", automationKey, { type: "social_post", creation_id: creationId, scheduled_time: when, targets: ["webhook"] });
     expect(scheduled.status).toBe(200);
     const postId: string = scheduled.json.post.id;
-    await page.goto(`${base}/dashboard/calendar?date=${when.slice(0, 10)}`);
+    await page.goto(`${base}/dashboard/calendar?view=day&date=${when.slice(0, 10)}`);
     const post = page.locator(`#post-${postId}`);
-    expect(await post.locator(".badge").first().textContent()).toBe("scheduled");
+    expect(await post.locator(".badge").first().textContent()).toContain("Scheduled");
     await shoot("12-calendar");
-    await post.getByRole("link", { name: /Cancel post/ }).click();
+    await post.getByRole("link", { name: /Details/ }).click();
+    await page.waitForURL(`${base}/dashboard/calendar/posts/${postId}`);
+    await page.getByRole("link", { name: /Cancel post/ }).click();
     await page.waitForURL(/\/cancel$/);
     await page.getByRole("button", { name: "Cancel post" }).click();
     await page.waitForURL(/notice=cancelled/);

@@ -338,7 +338,12 @@ describe("sessions, CSRF, rate limit", () => {
     test("a minted secret is shown once, works, and never appears again", async () => {
       const b = new Browser(world);
       await b.login("a@alpha.test");
-      const res = await b.submit("/dashboard/keys", "/dashboard/keys", { name: "CI <script>alert(1)</script>", groups: ["read", "schedule"], expires: "30" });
+      const posted = await b.submit("/dashboard/keys", "/dashboard/keys", { name: "CI <script>alert(1)</script>", groups: ["read", "schedule"], expires: "30" });
+      // Post/redirect/get: the secret is on the page the redirect leads to, once.
+      expect(posted.status).toBe(303);
+      expect(posted.location).toMatch(/^\/dashboard\/keys\?shown=[A-Za-z0-9_-]{43}$/);
+      expect(posted.location).not.toContain("svc_");
+      const res = await b.get(posted.location ?? "");
       expect(res.status).toBe(200);
       const secret = /value="(svc_[0-9A-Za-z]+)"/.exec(res.text)?.[1] ?? "";
       expect(secret).toMatch(/^svc_/);
@@ -348,6 +353,12 @@ describe("sessions, CSRF, rate limit", () => {
       const health = await world.call("GET", "/api/v1/health", { key: secret });
       expect(health.status).toBe(200);
       expect(health.json.scopes).toEqual(["read", "schedule"]);
+      // Reloading the page the redirect led to neither shows the secret again nor mints another key.
+      const keysBefore = listKeys(world.deps, accountA.accountId).length;
+      const reload = await b.get(posted.location ?? "");
+      expect(reload.text).not.toContain(secret);
+      expect(reload.text).toContain("is not shown again");
+      expect(listKeys(world.deps, accountA.accountId).length).toBe(keysBefore);
       for (const path of ["/dashboard/keys", "/dashboard", "/dashboard/credits"]) {
         expect((await b.get(path)).text).not.toContain(secret);
       }
@@ -359,10 +370,15 @@ describe("sessions, CSRF, rate limit", () => {
     test("rotate shows the replacement once with the grace end; revoke confirms then answers 401", async () => {
       const b = new Browser(world);
       await b.login("a@alpha.test");
-      const minted = await b.submit("/dashboard/keys", "/dashboard/keys", { name: "rotating", groups: "read", expires: "90" });
+      const mintedAt = await b.submit("/dashboard/keys", "/dashboard/keys", { name: "rotating", groups: "read", expires: "90" });
+      const minted = await b.get(mintedAt.location ?? "");
       const oldSecret = /value="(svc_[0-9A-Za-z]+)"/.exec(minted.text)?.[1] ?? "";
       const key = listKeys(world.deps, accountA.accountId).find((k) => k.name === "rotating");
-      const rotated = await b.submit("/dashboard/keys", `/dashboard/keys/${key?.id}/rotate`, {});
+      const ask = await b.get(`/dashboard/keys/${key?.id}/rotate`);
+      expect(ask.text).toContain("Rotate the key <strong>rotating</strong>");
+      const rotatedAt = await b.request("POST", `/dashboard/keys/${key?.id}/rotate`, { _csrf: b.csrf() });
+      expect(rotatedAt.status).toBe(303);
+      const rotated = await b.get(rotatedAt.location ?? "");
       expect(rotated.status).toBe(200);
       const newSecret = /value="(svc_[0-9A-Za-z]+)"/.exec(rotated.text)?.[1] ?? "";
       expect(newSecret).not.toBe(oldSecret);
@@ -394,7 +410,7 @@ describe("sessions, CSRF, rate limit", () => {
       }
       expect(listKeys(world.deps, accountA.accountId).length).toBe(before);
       const ok = await b.request("POST", "/dashboard/keys", { _csrf: b.csrf(), name: "read only", groups: "read", expires: "never" });
-      expect(ok.status).toBe(200);
+      expect(ok.status).toBe(303);
       // Viewers do not manage members and are not instance admins.
       expect((await b.get("/dashboard/members")).status).toBe(403);
       expect((await b.get("/dashboard/instance")).status).toBe(403);
@@ -475,7 +491,7 @@ describe("sessions, CSRF, rate limit", () => {
       expect((await b.submit("/dashboard/credits", "/dashboard/credits/grant", { amount: "3", note: "launch bonus" })).location).toBe("/dashboard/credits?notice=granted");
       expect(world.deps.sqlite.query("SELECT credits_balance AS c FROM accounts WHERE id = ?").get(accountA.accountId)).toEqual({ c: before + 3 });
       const credits = await b.get("/dashboard/credits");
-      expect(credits.text).toContain("Granted");
+      expect(credits.text).toContain("Credits granted (launch bonus)");
       expect(credits.text).toContain("launch bonus");
     });
   });
@@ -582,8 +598,12 @@ describe("content pages: isolation between accounts", () => {
     await b.login("a@media.test");
     const bad = await b.submit("/dashboard/voice", "/dashboard/voice", { tone: "x".repeat(201), audience: "", language: "en", emoji: "some", hashtags: "", bannedWords: "", signature: "" });
     expect(bad.status).toBe(400);
-    const badTag = await b.submit("/dashboard/voice", "/dashboard/voice", { tone: "calm", audience: "", language: "en", emoji: "some", hashtags: "two words", bannedWords: "", signature: "" });
+    expect(bad.text).toContain('id="tone-error">Describe the tone in at most 200 characters.</p>');
+    const badTag = await b.submit("/dashboard/voice", "/dashboard/voice", { tone: "calm", audience: "", language: "en", emoji: "some", hashtags: "sea, grow your own", bannedWords: "", signature: "" });
     expect(badTag.status).toBe(400);
+    // Beside its field, in words a person uses, naming the value; what was typed stays.
+    expect(badTag.text).toContain('id="hashtags-error">Hashtags are single words: “grow your own” has spaces.</p>');
+    expect(badTag.text).toMatch(/<textarea id="hashtags"[^>]*aria-invalid="true"[^>]*autofocus>sea, grow your own<\/textarea>/);
     const ok = await b.submit("/dashboard/voice", "/dashboard/voice", { tone: "calm", audience: "sailors", language: "en-GB", emoji: "none", hashtags: "sea, #boats", bannedWords: "cheap", signature: "— Alpha" });
     expect(ok.location).toBe("/dashboard/voice?notice=voice-saved");
     const page = await b.get("/dashboard/voice");
@@ -617,8 +637,11 @@ describe("connections, library and failed posts through the dashboard", () => {
     const b = new Browser(world);
     await b.login("o@gamma.test");
     const res = await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "webhook", url: `${receiver.url}/hook`, secret: "whsec-wrong-secret-0002" });
-    expect(res.location).toBe("/dashboard/connections?notice=connected");
-    const page = await b.get("/dashboard/connections");
+    // Added, but announced as needing attention rather than as "added".
+    expect(res.location).toMatch(/^\/dashboard\/connections\?notice=connected-attention#connection-[0-9a-f-]{36}$/);
+    const page = await b.get(res.location ?? "");
+    expect(page.text).toContain("The connection was added, but it needs attention before it can post");
+    expect(page.text).not.toContain("The connection was added.");
     expect(page.text).toContain("needs attention");
     expect(page.text).toContain("same signing secret");
     const [oldId] = connectionIds();
@@ -662,7 +685,7 @@ describe("connections, library and failed posts through the dashboard", () => {
     expect(post.status).toBe("failed");
     const calendar = await b.get(`/dashboard/calendar?status=failed&date=${when.slice(0, 10)}`);
     expect(calendar.text).toContain(`post-${post.id}`);
-    expect(calendar.text).toContain("state-failed");
+    expect(calendar.text).toContain("status-failed");
     expect(calendar.text).toContain(post.targets[0]?.errorMessage ?? "(no error message)");
     const upcoming = await b.get(`/dashboard/calendar?status=scheduled&date=${when.slice(0, 10)}`);
     expect(upcoming.text).not.toContain(`post-${post.id}`);

@@ -48,11 +48,13 @@ function hasWord(text: string, word: string): boolean {
 }
 
 describe("builtin captions", () => {
-  test("reads like a post: opener, seed sentences, signature and hashtags", async () => {
+  test("reads like a post: opener, seed sentences, signature and the hashtags that fit the seed", async () => {
     const c = await gen.writeCaption(req());
     expect(c).toContain("Seedcast 2.0 ships today.");
     expect(c).toContain("— The Seedcast team");
-    expect(c).toMatch(/#seedcast #SocialMedia$/);
+    // #seedcast fits (the seed is about Seedcast); #SocialMedia does not (the seed never says so).
+    expect(c).toMatch(/#seedcast$/);
+    expect(c).not.toContain("#SocialMedia");
     expect(emojiCount(c)).toBeGreaterThanOrEqual(1);
   });
 
@@ -197,6 +199,46 @@ describe("builtin captions", () => {
     expect(new Set(known).size).toBe(7);
   });
 
+  test("as a person would post it: no closing line promising a link the seed does not give", async () => {
+    const noLink = { title: "Broad beans", content: "Sow broad beans in November for an early crop. They need little care over winter.", category: null };
+    for (const category of ["announcement", "tip", "event", "product", "other", null]) {
+      for (const tone of ["formal", "", "playful"]) {
+        for (let variant = 0; variant < 9; variant++) {
+          for (const changeInstructions of [undefined, "longer"]) {
+            const c = await gen.writeCaption(req({ seed: { ...noLink, category }, voice: { ...DEFAULT_VOICE, tone }, variant, changeInstructions }));
+            expect([category, tone, variant, c]).not.toEqual([category, tone, variant, expect.stringMatching(/our site|check it out|take a look|sign-up|registration details/i)]);
+          }
+        }
+      }
+    }
+    // With a link in the seed, pointing to it is honest.
+    const linked = { ...noLink, category: "other", content: `${noLink.content} Our guide: https://garden.example/beans` };
+    const all = await Promise.all([0, 1, 2].map((variant) => gen.writeCaption(req({ seed: linked, voice: DEFAULT_VOICE, variant }))));
+    expect(all.some((c) => /our site/.test(c))).toBe(true);
+    // And the link is not broken by a full stop glued to its end.
+    for (const c of all) expect(c).not.toContain("https://garden.example/beans.");
+  });
+
+  test("hashtags only where they fit the seed: shared word stems or the category's theme", async () => {
+    const beans = { title: "Broad beans", content: "Sow broad beans in November for an early crop.", category: "tip" };
+    const voice = { ...DEFAULT_VOICE, hashtags: ["gardening", "beans", "SocialMedia", "tips", "growyourown"] };
+    const c = await gen.writeCaption(req({ seed: beans, voice }));
+    expect(c).toContain("#beans");
+    expect(c).toContain("#tips"); // a tip post
+    expect(c).not.toMatch(/#SocialMedia|#gardening|#growyourown/);
+    const none = await gen.writeCaption(req({ seed: beans, voice: { ...DEFAULT_VOICE, hashtags: ["marketing", "SaaS"] } }));
+    expect(none).not.toContain("#");
+  });
+
+  test("the brand voice's tone shows in the opener and closer", async () => {
+    const seed = { title: "Broad beans", content: "Sow broad beans in November for an early crop. They need little care over winter.", category: "tip" };
+    const formal = await Promise.all([0, 1, 2].map((variant) => gen.writeCaption(req({ seed, voice: { ...DEFAULT_VOICE, tone: "professional", emoji: "none" }, variant }))));
+    const warm = await Promise.all([0, 1, 2].map((variant) => gen.writeCaption(req({ seed, voice: { ...DEFAULT_VOICE, tone: "warm and upbeat", emoji: "none" }, variant }))));
+    for (const c of formal) expect(c).not.toContain("!");
+    expect(warm.some((c) => c.includes("!"))).toBe(true);
+    expect(new Set([...formal, ...warm]).size).toBe(6);
+  });
+
   test("non-English voices get no English template words", async () => {
     const seed = { title: "Neue Version", content: "Seit heute gibt es Version 2. Sie plant Beiträge für Bluesky.", category: "announcement" };
     const c = await gen.writeCaption(req({ seed, voice: { ...DEFAULT_VOICE, language: "de", emoji: "none" } }));
@@ -219,7 +261,8 @@ describe("builtin cards", () => {
         expect(img.bytes.byteLength).toBeLessThan(1_000_000);
         expect(img.altText).toContain('"Seedcast 2.0 is live"'.replace("Seedcast 2.0 is live", style === "bold" ? "SEEDCAST 2.0 IS LIVE" : "Seedcast 2.0 is live"));
         expect(img.altText).toMatch(/background/);
-        expect(img.altText).toContain(`${ASPECT_RATIOS[ratio].width}×${ASPECT_RATIOS[ratio].height}`);
+        // Pixel sizes mean nothing to a person hearing the alt text.
+        expect(img.altText).not.toContain(`${ASPECT_RATIOS[ratio].width}×${ASPECT_RATIOS[ratio].height}`);
       });
     }
   }
@@ -256,13 +299,14 @@ describe("builtin cards", () => {
     expect(emojiCount(img.altText)).toBe(0);
   });
 
-  test("describeImage names shape and dominant colour", async () => {
+  test("describeImage names shape and dominant colour in plain words, without pixel sizes", async () => {
     const sharp = loadSharp();
     const red = new Uint8Array(await sharp({ create: { width: 300, height: 200, channels: 3, background: "#c82828" } }).png().toBuffer());
     const alt = await gen.describeImage({ bytes: red, mimeType: "image/png", seed: SEED, voice: VOICE });
     expect(alt).toContain("landscape");
     expect(alt).toContain("red");
     expect(alt).toContain("Seedcast 2.0 is live");
+    expect(alt).not.toMatch(/\d+\s*[×x]\s*\d+|px|pixels/);
     expect(colourName(20, 30, 80)).toBe("navy");
   });
 });

@@ -1,6 +1,7 @@
 /** `seedcast account create|disable|enable` and `seedcast member add|set-role`. */
 import type { Deps } from "../deps";
-import { addMember, createAccount, setAccountDisabled, setMemberRole } from "../modules/accounts/service";
+import { addMember, createAccount, setAccountDisabled, setMemberRole, setPassword } from "../modules/accounts/service";
+import { readSecretInput } from "./secret-input";
 import { UsageError, optional, output, parse, required } from "./args";
 
 /** seedcast account create --name N --email E --password P [--credits C] */
@@ -30,7 +31,10 @@ export async function accountCommand(deps: Deps, argv: string[]): Promise<void> 
   throw new UsageError("usage: seedcast account create --name N --email E --password P [--credits C] | disable ID | enable ID");
 }
 
-/** seedcast member add --account ID --email E --password P --role R | member set-role USERID ROLE */
+/**
+ * seedcast member add --account ID --email E --password P --role R | member set-role USERID ROLE |
+ * member set-password USERID (the password from stdin, or a prompt that does not echo; never from argv)
+ */
 export async function memberCommand(deps: Deps, argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
   const { flags, positionals, json } = parse(rest, ["account", "email", "password", "role", "name"]);
@@ -52,5 +56,15 @@ export async function memberCommand(deps: Deps, argv: string[]): Promise<void> {
     output(json, { userId, role });
     return;
   }
-  throw new UsageError("usage: seedcast member add --account ID --email E --password P --role R | set-role USERID ROLE");
+  if (sub === "set-password") {
+    const [userId] = positionals;
+    if (!userId || flags.password !== undefined || positionals.length > 1) {
+      throw new UsageError("usage: seedcast member set-password USERID  (type the password at the prompt, or pipe it on stdin; never on the command line)");
+    }
+    const password = await readSecretInput("New password: ", "Same password again: ");
+    await setPassword(deps, userId, password);
+    output(json, { userId, passwordChanged: true });
+    return;
+  }
+  throw new UsageError("usage: seedcast member add --account ID --email E --password P --role R | set-role USERID ROLE | set-password USERID");
 }

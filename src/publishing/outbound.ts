@@ -94,6 +94,26 @@ export function encodeMultipart(parts: readonly MultipartPart[]): { bytes: Uint8
   return { bytes, contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
+/** Network failures in words a person uses (never a raw ECONNREFUSED), by the code found in the error. */
+const PLAIN_WORDS: readonly [readonly string[], string][] = [
+  [["ConnectionRefused", "ECONNREFUSED"], "nothing accepted the connection there. Is the service running, and are the address and port right?"],
+  [["ENOTFOUND"], "no server has that name. Check the address for typos."],
+  [["EAI_AGAIN"], "its name could not be looked up just now. Try again in a moment."],
+  [["EHOSTUNREACH", "ENETUNREACH"], "the network cannot reach it from this server."],
+  [["ECONNRESET", "ConnectionClosed", "socket hang up"], "the connection was dropped before an answer came."],
+  [["ETIMEDOUT", "took longer than", "TimeoutError", "timed out"], "it did not answer in time."],
+  [["CERT", "certificate", "SSL", "TLS"], "its HTTPS certificate could not be verified."],
+  [["FailedToOpenSocket"], "a connection to it could not be opened."],
+];
+
+/** What went wrong, in plain words, from a fetch failure's message and code. */
+export function plainNetworkProblem(error: unknown): string | null {
+  const code = String((error as { cause?: { code?: unknown } } | undefined)?.cause?.code ?? (error as { code?: unknown } | undefined)?.code ?? "");
+  const detail = `${error instanceof Error ? error.message : String(error)} ${code}`;
+  for (const [codes, words] of PLAIN_WORDS) if (codes.some((c) => detail.includes(c))) return words;
+  return null;
+}
+
 function classifyFetchError(error: unknown, host: string): DeliveryError {
   if (!(error instanceof SafeFetchError)) {
     return new DeliveryError("unknown", `The connection to ${host} failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -101,8 +121,9 @@ function classifyFetchError(error: unknown, host: string): DeliveryError {
   if (ADDRESS_REFUSALS.has(error.reason)) return new DeliveryError("permanent", `The address of ${host} cannot be used: ${error.message}`);
   if (error.reason === "host_unresolvable") return new DeliveryError("transient", `${host} could not be resolved.`);
   const detail = `${error.message} ${String((error.cause as { code?: string } | undefined)?.code ?? "")}`;
-  if (NOT_SENT_CODES.some((code) => detail.includes(code))) return new DeliveryError("transient", `Could not reach ${host}: ${error.message}`);
-  return new DeliveryError("unknown", `No complete answer from ${host}: ${error.message}`);
+  const words = plainNetworkProblem(error);
+  if (NOT_SENT_CODES.some((code) => detail.includes(code))) return new DeliveryError("transient", `Could not reach ${host}: ${words ?? error.message}`);
+  return new DeliveryError("unknown", `No complete answer from ${host}: ${words ?? error.message}`);
 }
 
 /** Why `url` may not be called (checked before anything is stored), or null. */

@@ -14,3 +14,4 @@ export * from "./sessions";
 export * from "./oauth";
 export * from "./login-throttle";
 export * from "./event-webhooks";
+export * from "./user-preferences";

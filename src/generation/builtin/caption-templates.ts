@@ -251,5 +251,5 @@ export const EMOJI: Record<Category, string[]> = {
 };
 
 /** Tone words (from the brand voice) that pick a register; anything else is neutral. */
-export const FORMAL_TONES = ["formal", "professional", "serious", "corporate", "authoritative", "polished", "academic", "official"];
-export const CASUAL_TONES = ["casual", "playful", "fun", "relaxed", "witty", "cheerful", "enthusiastic", "excited", "bubbly", "cheeky", "quirky"];
+export const FORMAL_TONES = ["formal", "professional", "serious", "corporate", "authoritative", "polished", "academic", "official", "measured", "reserved", "respectful"];
+export const CASUAL_TONES = ["casual", "playful", "fun", "relaxed", "witty", "cheerful", "enthusiastic", "excited", "bubbly", "cheeky", "quirky", "warm", "upbeat", "chatty", "lighthearted"];

@@ -100,6 +100,48 @@ function toHashtag(raw: string): string {
   return `#${body}`;
 }
 
+/** Words that fit a category's posts, so a voice hashtag such as #launch fits an announcement without naming it. */
+const CATEGORY_WORDS: Record<Category, readonly string[]> = {
+  announcement: ["launch", "release", "news", "update", "new", "announcement", "version"],
+  tip: ["tip", "tips", "howto", "advice", "guide", "hack", "hacks"],
+  question: ["question", "poll", "ask", "community"],
+  story: ["story", "stories", "journey", "behindthescenes", "team"],
+  event: ["event", "events", "meetup", "conference", "workshop", "festival", "live"],
+  product: ["product", "shop", "sale", "new", "store", "deal"],
+  other: [],
+};
+
+/** A word's stem for loose matching: its first five letters ("gardening" and "garden" share "garde"). */
+function stem(word: string): string {
+  return word.toLowerCase().slice(0, 5);
+}
+
+/**
+ * True when a hashtag fits the seed: one of its words shares a stem with a word of the seed (title, text or
+ * category), or names what the seed's category is about. A voice's hashtags are candidates, not a fixed footer:
+ * "#SocialMedia" under a post about broad beans reads as spam.
+ */
+export function hashtagFits(tag: string, seed: SeedText, category: Category): boolean {
+  const seedWords = new Set(
+    `${seed.title} ${seed.content} ${seed.category ?? ""}`
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]{3,}/gu)
+      ?.map(stem) ?? [],
+  );
+  const parts = tag
+    .replace(/^#/, "")
+    .split(/(?=[A-Z])|[^\p{L}\p{N}]+/u)
+    .map((w) => w.toLowerCase())
+    .filter((w) => w.length >= 3);
+  const whole = tag.replace(/^#/, "").toLowerCase();
+  if (CATEGORY_WORDS[category].includes(whole)) return true;
+  return parts.some((w) => seedWords.has(stem(w)) || CATEGORY_WORDS[category].includes(w));
+}
+
+/** Closers that point somewhere ("on our site", "check it out") are honest only when the seed gives a link. */
+const POINTS_ELSEWHERE = /\bour site\b|\bcheck it out\b|\btake a look\b|\bsign-up\b|\bregistration details\b/i;
+const LINK_RE = /https?:\/\/\S+|\bwww\.\S+/i;
+
 function contract(text: string): string {
   return text
     .replace(/\bWe are\b/g, "We're").replace(/\bwe are\b/g, "we're")
@@ -128,6 +170,8 @@ function applyRegister(text: string, register: Register): string {
 
 /** Ends a sentence with punctuation if it has none. */
 function terminate(s: string): string {
+  // A sentence ending in a link stays as it is: a full stop glued to it would become part of the address.
+  if (/(https?:\/\/|www\.)\S+$/i.test(s)) return s;
   return /[.!?…:)"”’]$/u.test(s) ? s : `${s}.`;
 }
 
@@ -216,10 +260,13 @@ function composeVariant(req: CaptionRequest, variant: number): string {
   else if (title && !saysTitle) opener = terminate(title);
   if (body.length === 0 && !title && english) opener = template.plain;
 
-  const closers = CLOSERS[category][register];
+  const hasLink = LINK_RE.test(seed.content);
+  const allClosers = CLOSERS[category][register];
+  const honest = allClosers.filter((c) => hasLink || !POINTS_ELSEWHERE.test(c));
+  const closers = honest.length > 0 ? honest : allClosers.filter((c) => !POINTS_ELSEWHERE.test(c));
   const questions = QUESTIONS[category][register];
-  let closer = english && length !== "shorter" ? closers[(variant + round) % closers.length]! : "";
-  if (length === "longer" && english) closer = [closer, closers[(variant + round + 1) % closers.length]!].join(" ");
+  let closer = english && length !== "shorter" && closers.length > 0 ? closers[(variant + round) % closers.length]! : "";
+  if (length === "longer" && english && closers.length > 1) closer = [closer, closers[(variant + round + 1) % closers.length]!].join(" ");
   const wantsQuestion = flags.addQuestion === true || (category === "question" && !body.some((s) => s.endsWith("?")));
   const question = english && wantsQuestion ? questions[variant % questions.length]! : "";
 
@@ -237,7 +284,10 @@ function composeVariant(req: CaptionRequest, variant: number): string {
   const hashtags = flags.noHashtags
     ? []
     : [...new Set(voice.hashtags.map(toHashtag))].filter(
-        (h) => h.length > 1 && !banned.some((w) => w.trim() && h.toLowerCase().includes(w.trim().toLowerCase())),
+        (h) =>
+          h.length > 1 &&
+          !banned.some((w) => w.trim() && h.toLowerCase().includes(w.trim().toLowerCase())) &&
+          hashtagFits(h, seed, category),
       );
   const parts: Parts = {
     opener: clean(applyRegister(opener, register)),

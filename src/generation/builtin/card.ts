@@ -193,7 +193,7 @@ export function designCard(input: CardInput): CardDesign {
 
   const shapesWords = palette.shapes ? `, with ${palette.shapes.map((s) => s.name).join(", ")} shapes` : "";
   const parts = [
-    `${style.description} (${width}×${height}) with ${colourWords(palette)}${shapesWords}.`,
+    `${style.description} with ${colourWords(palette)}${shapesWords}.`,
     `A small label reads ${quoted(kicker)}`,
     `The headline reads ${quoted(title.text)}`,
   ];

@@ -1,6 +1,7 @@
 /**
- * Alt text for an existing library image without a vision model: what sharp can measure (shape, size,
- * dominant colour, brightness) plus the seed it goes with. Honest and short rather than invented.
+ * Alt text for an existing library image without a vision model: what sharp can measure (shape, dominant
+ * colour, brightness) plus the seed it goes with, in plain words (no pixel sizes). Honest and short rather than
+ * invented.
  */
 import { loadSharp } from "../../lib/sharp.ts";
 import type { DescribeRequest } from "../generator.ts";
@@ -38,6 +39,8 @@ export async function describeImageBytes(req: DescribeRequest): Promise<string> 
   const brightness = (r * 299 + g * 587 + b * 114) / 1000;
   const mood = brightness < 70 ? "dark" : brightness > 190 ? "bright" : "mid-toned";
   const title = removeBannedWords(stripEmoji(req.seed.title), req.voice.bannedWords).trim();
-  const about = title ? ` accompanying "${title}"` : "";
-  return removeBannedWords(`A ${shape}, ${mood} image${about}, mostly ${colourName(r, g, b)} in colour (${w}×${h}).`, req.voice.bannedWords);
+  const about = title ? ` for “${title}”` : "";
+  // Plain words a screen reader user can picture; pixel sizes mean nothing to them and are left out.
+  const tone = mood === "mid-toned" ? "" : `${mood}, `;
+  return removeBannedWords(`A ${tone}mostly ${colourName(r, g, b)} ${shape === "square" ? "square" : shape} picture${about}.`, req.voice.bannedWords);
 }

@@ -9,7 +9,7 @@ import { type Role, isRole } from "../auth/scopes";
 import { grantCredits } from "../credits/grant";
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const MIN_PASSWORD = 8;
+export const MIN_PASSWORD = 8;
 
 function checkEmail(email: string): string {
   const trimmed = email.trim();
@@ -182,4 +182,24 @@ export function setAccountDisabled(deps: Pick<Deps, "db" | "clock">, accountId: 
     },
     { behavior: "immediate" },
   );
+}
+
+/** Sets a user's password (the instance admin, from the CLI). 404 when the user does not exist. */
+export async function setPassword(deps: Pick<Deps, "db">, userId: string, password: string): Promise<void> {
+  checkPassword(password);
+  const exists = deps.db.select({ id: users.id }).from(users).where(eq(users.id, userId)).get();
+  if (!exists) throw notFound("user");
+  const passwordHash = await Bun.password.hash(password, { algorithm: "argon2id" });
+  deps.db.update(users).set({ passwordHash }).where(eq(users.id, userId)).run();
+}
+
+/**
+ * A person changes their own password: the current one must match (400 invalid_request on `currentPassword`
+ * otherwise), the new one follows the same rule as at sign-up.
+ */
+export async function changeOwnPassword(deps: Pick<Deps, "db">, userId: string, current: string, next: string): Promise<void> {
+  const user = deps.db.select({ hash: users.passwordHash }).from(users).where(eq(users.id, userId)).get();
+  if (!user) throw notFound("user");
+  if (!(await Bun.password.verify(current, user.hash))) throw invalidField("currentPassword", "does not match your current password");
+  await setPassword(deps, userId, next);
 }

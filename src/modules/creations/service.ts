@@ -465,7 +465,7 @@ export async function generateCreation(
     const saved = await save(deps, accountId, image, (asset) => {
       const row: CreationRow = { ...base, imageAssetId: asset?.id ?? null };
       deps.db.insert(creations).values(row).run();
-      const charged = captureHold(deps, holdId);
+      const charged = captureHold(deps, holdId, `creation:${row.id}`);
       recordCreationEvent(deps, row, asset, charged, "generate");
       return { row, charged };
     });
@@ -563,7 +563,7 @@ export async function regenerateCreation(
             retryable: true,
           });
         }
-        const charged = captureHold(deps, holdId);
+        const charged = captureHold(deps, holdId, `creation:${row.id}`);
         recordCreationEvent(deps, row, (image && asset) || currentAsset, charged, "regenerate");
         return { row, charged };
       });

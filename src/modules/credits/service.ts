@@ -122,9 +122,10 @@ function resolveHold(tx: Runner, deps: CreditDeps, holdId: string, to: "captured
 /**
  * Captures an open hold (the credits are spent) and returns the amount captured. Works inside the caller's own
  * `deps.db.transaction(...)` so the saved result and the capture commit together. Throws if the hold is not open
- * (already captured or released, or unknown): a capture must never silently succeed twice.
+ * (already captured or released, or unknown): a capture must never silently succeed twice. `subject` (optional)
+ * names what was paid for, e.g. `creation:<id>`, and is appended to the ledger note.
  */
-export function captureHold(deps: CreditDeps, holdId: string): number {
+export function captureHold(deps: CreditDeps, holdId: string, subject?: string): number {
   return inImmediateTransaction(deps, (tx) => {
     const hold = resolveHold(tx, deps, holdId, "captured");
     if (!hold) throw new Error(`captureHold: hold ${holdId} is not open`);
@@ -150,7 +151,8 @@ export function captureHold(deps: CreditDeps, holdId: string): number {
       kind: "capture",
       amount: hold.amount,
       holdId,
-      note: hold.purpose,
+      // The subject (e.g. "creation:<id>") lets the dashboard's ledger link the charge to what it paid for.
+      note: subject ? `${hold.purpose} ${subject}` : hold.purpose,
       balanceAfter: row.balance,
     });
     return hold.amount;

@@ -46,9 +46,17 @@ export function attrIf(condition: boolean, name: string): Html {
   return new Html(condition ? ` ${name}` : "");
 }
 
-/** A short human date (UTC) for tables; the full ISO value goes in a <time datetime>. */
-export function timeTag(iso: string | null | undefined, fallback = "—"): Html {
+/**
+ * A short human date for tables, in `timeZone` when given (the person's zone), else UTC; the full ISO value goes in
+ * a <time datetime>.
+ */
+export function timeTag(iso: string | null | undefined, fallback = "—", timeZone?: string): Html {
   if (!iso) return html`${fallback}`;
+  if (timeZone && timeZone !== "UTC") {
+    const f = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+    const p = Object.fromEntries(f.formatToParts(new Date(iso)).map((x) => [x.type, x.value]));
+    return html`<time datetime="${iso}">${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}</time>`;
+  }
   const shown = `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
   return html`<time datetime="${iso}">${shown}</time>`;
 }

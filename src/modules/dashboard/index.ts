@@ -14,18 +14,21 @@ import { page } from "./layout";
 import { getLogin, getSetup, postLogin, postLogout, postSetup } from "./pages/auth";
 import { getCredits, postGrant } from "./pages/credits";
 import { getInstance, getDisable, postCreateAccount, postGrantTo, postSetDisabled } from "./pages/instance";
-import { getKeys, getRevoke, postMint, postRevoke, postRotate } from "./pages/keys";
+import { getKeys, getRevoke, getRotate, postMint, postRevoke, postRotate } from "./pages/keys";
 import { getMembers, getRemoveMember, postAddMember, postRemoveMember, postSetRole } from "./pages/members";
 import { getOverview } from "./pages/overview";
 import { getConnectedApps, getRevokeApp, postRevokeApp } from "./pages/connected-apps";
-import { getCalendar, getCancel, postCancel } from "./pages/calendar";
-import { getCreationPage, getCreations } from "./pages/creations";
+import { getCalendar, getCancel, getPostPage, postCancel, postReschedule, postRetry } from "./pages/calendar";
+import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postScheduleCreation } from "./pages/creations";
 import { getVoicePage, postVoice } from "./pages/voice";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
-import { getDeleteAsset, getLibrary, postDeleteAsset, postUpload } from "./pages/library";
+import { getAccount, postPassword, postTimeZone } from "./pages/account";
+import { getDeleteSeed, getSeedPage, getSeeds, postDeleteSeed, postEditSeed, postGenerate, postSeed } from "./pages/seeds";
+import { getDeleteAsset, getLibrary, postDeleteAsset, postFromUrl, postUpload, postUploadLink } from "./pages/library";
 import type { SessionContext } from "./session";
 import { sessionExists, switchAccount } from "./session";
 import { staticFiles } from "./static/assets";
+import { rememberZone } from "./preferences";
 
 type Params = Record<string, string>;
 type Answer = Response | Promise<Response>;
@@ -60,7 +63,9 @@ export function dashboardModule(deps: Deps) {
     (fn: (s: SessionContext, request: Request, params: Params) => Answer) =>
     ({ request, params }: RouteContext): Answer => {
       const s = session(ctx, request);
-      return s instanceof Response ? s : fn(s, request, params);
+      if (s instanceof Response) return s;
+      rememberZone(deps, s);
+      return fn(s, request, params);
     };
   /** A POST action: session, CSRF, then the action. */
   const action =
@@ -73,7 +78,9 @@ export function dashboardModule(deps: Deps) {
       }
       const form = (body ?? undefined) as Form | undefined;
       const s = postSession(ctx, request, form);
-      return s instanceof Response ? s : fn(s, form, params, request);
+      if (s instanceof Response) return s;
+      rememberZone(deps, s);
+      return fn(s, form, params, request);
     };
   /** A public form (setup, login, logout): its body refusal, or the handler. */
   const publicAction =
@@ -116,6 +123,7 @@ export function dashboardModule(deps: Deps) {
     // API keys
     .get("/dashboard/keys", view((s, r) => getKeys(ctx, s, r)), { detail })
     .post("/dashboard/keys", action((s, f) => postMint(ctx, s, f)), signedInForm)
+    .get("/dashboard/keys/:id/rotate", view((s, _r, p) => getRotate(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/keys/:id/rotate", action((s, _f, p) => postRotate(ctx, s, p.id ?? "")), signedInForm)
     .get("/dashboard/keys/:id/revoke", view((s, _r, p) => getRevoke(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/keys/:id/revoke", action((s, _f, p) => postRevoke(ctx, s, p.id ?? "")), signedInForm)
@@ -153,15 +161,37 @@ export function dashboardModule(deps: Deps) {
     // Library
     .get("/dashboard/library", view((s, r) => getLibrary(ctx, s, r)), { detail })
     .post("/dashboard/library/upload", action((s, f, _p, r) => postUpload(ctx, s, f, r)), uploadForm)
+    .post("/dashboard/library/from-url", action((s, f) => postFromUrl(ctx, s, f)), signedInForm)
+    .post("/dashboard/library/upload-link", action((s) => postUploadLink(ctx, s)), signedInForm)
     .get("/dashboard/library/:id/delete", view((s, _r, p) => getDeleteAsset(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/library/:id/delete", action((s, _f, p) => postDeleteAsset(ctx, s, p.id ?? "")), signedInForm)
     // Calendar
     .get("/dashboard/calendar", view((s, r) => getCalendar(ctx, s, r)), { detail })
+    .get("/dashboard/calendar/posts/:id", view((s, r, p) => getPostPage(ctx, s, p.id ?? "", r)), { detail })
+    .post("/dashboard/calendar/posts/:id/reschedule", action((s, f, p) => postReschedule(ctx, s, p.id ?? "", f)), signedInForm)
+    .post("/dashboard/calendar/posts/:id/retry", action((s, f, p) => postRetry(ctx, s, p.id ?? "", f)), signedInForm)
     .get("/dashboard/calendar/:id/cancel", view((s, _r, p) => getCancel(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/calendar/:id/cancel", action((s, _f, p, r) => postCancel(ctx, s, p.id ?? "", r)), signedInForm)
-    // Seeds and creations
+    // Your settings (pages/account.ts)
+    .get("/dashboard/account", view((s, r) => getAccount(ctx, s, r)), { detail })
+    .post("/dashboard/account/password", action((s, f) => postPassword(ctx, s, f)), signedInForm)
+    .post("/dashboard/account/time-zone", action((s, f, _p, r) => postTimeZone(ctx, s, f, r)), signedInForm)
+    // Seeds (pages/seeds.ts)
+    .get("/dashboard/seeds", view((s, r) => getSeeds(ctx, s, r)), { detail })
+    .post("/dashboard/seeds", action((s, f, _p, r) => postSeed(ctx, s, f, r)), signedInForm)
+    .get("/dashboard/seeds/:id", view((s, r, p) => getSeedPage(ctx, s, r, p.id ?? "")), { detail })
+    .post("/dashboard/seeds/:id", action((s, f, p) => postEditSeed(ctx, s, p.id ?? "", f)), signedInForm)
+    .get("/dashboard/seeds/:id/delete", view((s, _r, p) => getDeleteSeed(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/seeds/:id/delete", action((s, _f, p) => postDeleteSeed(ctx, s, p.id ?? "")), signedInForm)
+    .post("/dashboard/seeds/:id/generate", action((s, f, p) => postGenerate(ctx, s, p.id ?? "", f)), signedInForm)
+    // Creations
     .get("/dashboard/creations", view((s, r) => getCreations(ctx, s, r)), { detail })
-    .get("/dashboard/creations/:id", view((s, _r, p) => getCreationPage(ctx, s, p.id ?? "")), { detail })
+    .get("/dashboard/creations/:id", view((s, r, p) => getCreationPage(ctx, s, p.id ?? "", r)), { detail })
+    .post("/dashboard/creations/:id", action((s, f, p) => postEditCreation(ctx, s, p.id ?? "", f)), signedInForm)
+    .post("/dashboard/creations/:id/schedule", action((s, f, p) => postScheduleCreation(ctx, s, p.id ?? "", f)), signedInForm)
+    .post("/dashboard/creations/:id/regenerate", action((s, f, p) => postRegenerate(ctx, s, p.id ?? "", f)), signedInForm)
+    .get("/dashboard/creations/:id/delete", view((s, _r, p) => getDeleteCreation(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/creations/:id/delete", action((s, _f, p) => postDeleteCreation(ctx, s, p.id ?? "")), signedInForm)
     // Anything else under /dashboard: still no answer without a session.
     .get("/dashboard/*", view((s) => notFoundPage(s)), { detail })
     .post("/dashboard/*", action((s) => notFoundPage(s)), signedInForm);

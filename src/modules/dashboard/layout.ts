@@ -5,6 +5,7 @@
  */
 import { type Html, html } from "./html";
 import type { SessionContext } from "./session";
+import { zoneUnset } from "./preferences";
 
 export const STYLE_PATH = "/dashboard/static/dashboard.css";
 export const SCRIPT_PATH = "/dashboard/static/dashboard.js";
@@ -25,7 +26,8 @@ export const NAV: readonly NavItem[] = [
   { href: "/dashboard/connections", label: "Connections", show: hasAccount },
   { href: "/dashboard/calendar", label: "Calendar", show: hasAccount },
   { href: "/dashboard/library", label: "Library", show: hasAccount },
-  { href: "/dashboard/creations", label: "Seeds & creations", show: hasAccount },
+  { href: "/dashboard/seeds", label: "Seeds", show: hasAccount },
+  { href: "/dashboard/creations", label: "Posts", show: hasAccount },
   { href: "/dashboard/credits", label: "Credits", show: hasAccount },
   { href: "/dashboard/voice", label: "Brand voice", show: hasAccount },
   { href: "/dashboard/members", label: "Members", show: (s) => s.account?.role === "owner" },
@@ -43,7 +45,7 @@ export function csrfField(token: string): Html {
   return html`<input type="hidden" name="_csrf" value="${token}">`;
 }
 
-function documentShell(title: string, body: Html): Html {
+function documentShell(title: string, body: Html, bodyAttrs: Html = html``): Html {
   return html`<html lang="en">
 <head>
 <meta charset="utf-8">
@@ -52,7 +54,7 @@ function documentShell(title: string, body: Html): Html {
 <link rel="stylesheet" href="${STYLE_PATH}">
 <script src="${SCRIPT_PATH}" defer></script>
 </head>
-<body>
+<body${bodyAttrs}>
 <a class="skip" href="#main">Skip to content</a>
 ${body}
 </body>
@@ -95,6 +97,7 @@ export function page(
   <a class="brand" href="/dashboard">Seedcast</a>
   <div class="who">
     ${switcher}
+    <a class="settings-link" href="/dashboard/account"${opts.current === "/dashboard/account" ? html` aria-current="page"` : html``}>Your settings</a>
     <form method="post" action="/logout" class="inline">
       ${csrfField(session.csrfToken)}
       <button type="submit" class="link">Sign out <span class="sr-only">${session.email}</span></button>
@@ -114,6 +117,7 @@ export function page(
   ${noticeBlock(opts.notices ?? [])}
   ${content}
 </main>`,
+    zoneUnset(session) ? html` data-set-zone="/dashboard/account/time-zone" data-csrf="${session.csrfToken}"` : html``,
   );
 }
 

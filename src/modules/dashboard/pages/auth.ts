@@ -9,6 +9,7 @@ import { csrfToken, currentNonce, formNonce, verifyCsrf } from "../csrf";
 import { type DashboardCtx, crossSite, csrfRefused, safeNext } from "../guard";
 import { html } from "../html";
 import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, setCookie } from "../http";
+import { adoptBrowserZone } from "../preferences";
 import { type Notice, publicPage } from "../layout";
 import { beginLoginAttempt, loginSucceeded } from "../login-limit";
 import { SESSION_ABSOLUTE_MS, createSession, destroySession, needsSetup, resolveSession, verifyLogin } from "../session";
@@ -43,6 +44,7 @@ function setupForm(token: string, values: SetupValues, notices: Notice[] = []) {
     html`<p>Create the first account. Its owner is also the administrator of this instance.</p>
 <form method="post" action="/setup" class="card">
   <input type="hidden" name="_csrf" value="${token}">
+  <input type="hidden" name="timeZone" value="" data-browser-zone>
   <div class="row"><label for="name">Account name</label>
     <input id="name" name="name" type="text" required maxlength="120" autocomplete="organization" value="${values.name ?? ""}"></div>
   <div class="row"><label for="ownerName">Your name</label>
@@ -67,6 +69,7 @@ function loginForm(token: string, email: string, notices: Notice[] = [], next: s
     html`<form method="post" action="/login" class="card">
   <input type="hidden" name="_csrf" value="${token}">
   ${next ? html`<input type="hidden" name="next" value="${next}">` : ""}
+  <input type="hidden" name="timeZone" value="" data-browser-zone>
   <div class="row"><label for="email">Email</label>
     <input id="email" name="email" type="email" required autocomplete="username" value="${email}"></div>
   <div class="row"><label for="password">Password</label>
@@ -103,6 +106,7 @@ export async function postSetup(ctx: DashboardCtx, request: Request, form: Form 
   try {
     if (!needsSetup(ctx.deps)) return redirect("/login");
     const created = await createAccount(ctx.deps, { name: values.name, ownerName: values.ownerName, email: values.email, password });
+    adoptBrowserZone(ctx.deps, created.userId, field(form, "timeZone"));
     const { token: sessionToken } = createSession(ctx.deps, created.userId);
     return redirect("/dashboard", [sessionCookie(ctx, sessionToken)]);
   } catch (error) {
@@ -152,6 +156,7 @@ export async function postLogin(ctx: DashboardCtx, request: Request, form: Form 
     return htmlResponse(loginForm(token, email, [{ kind: "error", text: "That email and password do not match." }], next), 401);
   }
   loginSucceeded(ctx.deps, email, address);
+  adoptBrowserZone(ctx.deps, userId, field(form, "timeZone"));
   const { token: sessionToken } = createSession(ctx.deps, userId);
   return redirect(next ?? "/dashboard", [sessionCookie(ctx, sessionToken)]);
 }

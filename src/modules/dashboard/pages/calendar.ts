@@ -1,24 +1,48 @@
 /**
- * Calendar: the account's posts by day or by week (UTC), upcoming, published and failed, each with its targets'
- * states and errors; cancel a post that has not gone out (owners and editors, the roles that may hold Scheduling).
+ * Calendar: the account's posts by month, week or day, every time in the person's own time zone; each post with its
+ * image, a badge for its status and its targets' states (a failed target shows the platform's reason). Owners and
+ * editors (the roles that may hold Scheduling) reschedule, by dragging a post to another day in the month and week
+ * views (the page script) or with the date and time fields on the post's page (no script), retry a failed post, and
+ * cancel one that has not gone out.
  */
 import type { PostStatus } from "../../../db/schema/scheduled-posts";
+import { isoAt } from "../../../lib/clock";
+import { AppError } from "../../../lib/errors";
 import { ROLE_SCOPES } from "../../auth/scopes";
 import { findCreationRow } from "../../creations/service";
-import { type PostApi, cancelPost, getPost, listPosts } from "../../schedule/service";
+import { MIN_LEAD_MS, type PostApi, cancelPost, getPost, listPosts, reschedulePost, schedulePost } from "../../schedule/service";
+import { type FieldErrors, FormState } from "../fields";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html, timeTag } from "../html";
-import { htmlResponse, redirect } from "../http";
+import { type Html, html } from "../html";
+import { type Form, field, htmlResponse, redirect } from "../http";
 import { type Notice, confirmPage, csrfField, page } from "../layout";
+import { postThumbnails } from "../post-media";
+import { zoneOf } from "../preferences";
 import type { Membership, SessionContext } from "../session";
+import {
+  DATE_RE,
+  FIRST_DATE,
+  LAST_DATE,
+  addDays,
+  addMonths,
+  firstOfMonth,
+  longDate,
+  mondayOf,
+  monthTitle,
+  shortDate,
+  zoneAbbreviation,
+  zonedParts,
+  zonedDateValid,
+  zonedToUtc,
+} from "../zoned";
 import { noticeFrom, refusal } from "./common";
 
 const CURRENT = "/dashboard/calendar";
-const DAY_MS = 24 * 60 * 60 * 1000;
 /** The most posts one calendar view lists. */
-const VIEW_LIMIT = 200;
-const VIEWS = ["week", "day"] as const;
+const VIEW_LIMIT = 500;
+const VIEWS = ["month", "week", "day"] as const;
 type View = (typeof VIEWS)[number];
+const VIEW_LABELS: Record<View, string> = { month: "Month", week: "Week", day: "Day" };
 const FILTERS: Record<string, { label: string; status?: PostStatus }> = {
   all: { label: "All" },
   scheduled: { label: "Upcoming", status: "scheduled" },
@@ -26,160 +50,198 @@ const FILTERS: Record<string, { label: string; status?: PostStatus }> = {
   failed: { label: "Failed", status: "failed" },
   partially_failed: { label: "Partly failed", status: "partially_failed" },
 };
-const STATUS_LABELS: Record<string, string> = {
-  scheduled: "scheduled",
-  publishing: "publishing",
-  published: "published",
-  partially_failed: "partly failed",
-  failed: "failed",
+/** Each status its own colour, symbol and word, so none relies on colour alone. */
+const STATUS: Record<string, { label: string; symbol: string }> = {
+  scheduled: { label: "Scheduled", symbol: "◷" },
+  publishing: { label: "Publishing", symbol: "↻" },
+  published: { label: "Published", symbol: "✓" },
+  partially_failed: { label: "Partly failed", symbol: "◐" },
+  failed: { label: "Failed", symbol: "✕" },
 };
+const TARGET_LABELS: Record<string, string> = { scheduled: "waiting", publishing: "sending", published: "posted", failed: "failed", withdrawn: "withdrawn" };
+const EXCERPT = 80;
 
-function canCancel(s: SessionContext): boolean {
+function canSchedule(s: SessionContext): boolean {
   return s.account !== null && ROLE_SCOPES[s.account.role].includes("schedule");
 }
 
-function startOfDay(ms: number): number {
-  return Math.floor(ms / DAY_MS) * DAY_MS;
+function statusBadge(status: string): Html {
+  const st = STATUS[status] ?? { label: status, symbol: "•" };
+  return html`<span class="badge status status-${status}"><span aria-hidden="true">${st.symbol}</span> ${st.label}</span>`;
 }
-
-/** Monday 00:00 UTC of the week holding `ms`. */
-function startOfWeek(ms: number): number {
-  const day = startOfDay(ms);
-  const weekday = (new Date(day).getUTCDay() + 6) % 7;
-  return day - weekday * DAY_MS;
-}
-
-function dayKey(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}
-
-function dayHeading(ms: number): string {
-  return new Date(ms).toLocaleDateString("en-GB", { weekday: "long", day: "numeric", month: "long", year: "numeric", timeZone: "UTC" });
-}
-
-const EXCERPT = 90;
 
 /** The creation's caption, shortened, so a person recognises the post. */
-function captionOf(ctx: DashboardCtx, accountId: string, creationId: string): string {
+function captionOf(ctx: DashboardCtx, accountId: string, creationId: string, max = EXCERPT): string {
   const caption = (findCreationRow(ctx.deps, accountId, creationId)?.caption ?? "").replace(/\s+/g, " ").trim();
   const chars = [...caption];
-  return chars.length > EXCERPT ? `${chars.slice(0, EXCERPT).join("")}…` : caption;
+  return chars.length > max ? `${chars.slice(0, max).join("")}…` : caption;
 }
 
-function shortDay(ms: number): string {
-  return new Date(ms).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" });
+/** What each failed target's platform answered, once per distinct reason. */
+function failureReasons(p: PostApi): string[] {
+  const out = new Set<string>();
+  for (const t of p.targets) if (t.status === "failed" && t.errorMessage) out.add(`${t.label}: ${t.errorMessage}`);
+  return [...out];
 }
 
-function postBlock(ctx: DashboardCtx, s: SessionContext, accountId: string, p: PostApi): Html {
-  const pending = p.status === "scheduled" || p.status === "publishing" || p.status === "partially_failed" || p.status === "failed";
-  return html`<article class="post" id="post-${p.id}" aria-label="Post at ${p.scheduledTime.slice(11, 16)} UTC">
-  <p><strong>${p.scheduledTime.slice(11, 16)} UTC</strong> <span class="badge state-${p.status}">${STATUS_LABELS[p.status] ?? p.status}</span>
-</p>
-  <p class="post-caption"><a href="/dashboard/creations/${p.creationId}">${captionOf(ctx, accountId, p.creationId) || "(creation)"}</a></p>
-  ${p.errorMessage ? html`<p class="notice notice-error">${p.errorMessage}</p>` : ""}
-  <ul class="targets">${p.targets.map(
-    (t) => html`<li><span class="badge state-${t.status}">${t.status}</span> ${t.platform} · ${t.label}${
-      t.publishedUrl ? html` · <a href="${t.publishedUrl}">view</a>` : ""
-    }${t.errorMessage ? html`<br><span class="error-text">${t.errorMessage}</span>` : ""}</li>`,
-  )}</ul>
-  ${canCancel(s) && pending && p.status !== "published" ? html`<a class="button small danger" href="${CURRENT}/${p.id}/cancel">Cancel post<span class="sr-only"> at ${p.scheduledTime}</span></a>` : ""}
+function movable(p: PostApi): boolean {
+  return p.status === "scheduled" && p.targets.every((t) => t.status === "scheduled");
+}
+
+interface ViewCtx {
+  ctx: DashboardCtx;
+  s: SessionContext;
+  accountId: string;
+  zone: string;
+  thumbs: Map<string, string>;
+  back: string;
+}
+
+/** A post in a month or week cell: thumbnail, time, status, caption; draggable when it can move. */
+function chip(v: ViewCtx, p: PostApi): Html {
+  const at = zonedParts(Date.parse(p.scheduledTime), v.zone);
+  const thumb = v.thumbs.get(p.id);
+  const drag = canSchedule(v.s) && movable(p);
+  return html`<article class="chip status-border-${p.status}" id="post-${p.id}"${drag ? html` draggable="true" data-reschedule="${CURRENT}/posts/${p.id}/reschedule" data-time="${at.time}"` : ""}>
+  ${thumb ? html`<img src="${thumb}" alt="" width="40" height="40" loading="lazy">` : ""}
+  <div class="chip-body"><p class="chip-head"><time datetime="${p.scheduledTime}">${at.time}</time> ${statusBadge(p.status)}</p>
+  <p class="chip-caption"><a href="${CURRENT}/posts/${p.id}">${captionOf(v.ctx, v.accountId, p.creationId, 60) || "(post)"}</a></p>
+  ${failureReasons(p).map((r) => html`<p class="chip-error">${r}</p>`)}
+  ${failureReasons(p).length > 0 && canSchedule(v.s) ? html`<p><a href="${CURRENT}/posts/${p.id}">Retry or reschedule</a></p>` : ""}</div>
 </article>`;
+}
+
+/** A post in the day view: everything, with its actions. */
+function block(v: ViewCtx, p: PostApi): Html {
+  const at = zonedParts(Date.parse(p.scheduledTime), v.zone);
+  const thumb = v.thumbs.get(p.id);
+  return html`<article class="post" id="post-${p.id}">
+  <div class="post-row">${thumb ? html`<img class="thumb" src="${thumb}" alt="" width="72" height="72" loading="lazy">` : ""}
+  <div><p><strong><time datetime="${p.scheduledTime}">${at.time}</time></strong> ${statusBadge(p.status)}</p>
+  <p class="post-caption"><a href="${CURRENT}/posts/${p.id}">${captionOf(v.ctx, v.accountId, p.creationId) || "(post)"}</a></p></div></div>
+  ${targetsList(p)}
+  <p class="actions"><a class="button small secondary" href="${CURRENT}/posts/${p.id}">Details${movable(p) && canSchedule(v.s) ? ", reschedule" : ""}<span class="sr-only"> of the post at ${at.time}</span></a></p>
+</article>`;
+}
+
+function targetsList(p: PostApi): Html {
+  return html`<ul class="targets">${p.targets.map(
+    (t) => html`<li><span class="badge status status-${t.status}">${TARGET_LABELS[t.status] ?? t.status}</span> ${t.label} <span class="muted">(${t.platform})</span>${
+      t.publishedUrl ? html` · <a href="${t.publishedUrl}">see the post</a>` : ""
+    }${t.errorMessage ? html`<br><span class="error-text">${t.errorMessage}</span>` : ""}</li>`,
+  )}</ul>`;
+}
+
+/** The last day a calendar may be asked for: its week and the next-week link stay within four-digit years. */
+const LAST_ASKABLE = "9999-12-24";
+
+/** The `date` parameter: null when absent (today), "invalid" unless a real day YYYY-MM-DD from 1970 to 9999-12-24. */
+function calendarDate(value: string | null): string | null | "invalid" {
+  if (value === null || value === "") return null;
+  return zonedDateValid(value) && value >= FIRST_DATE && value <= LAST_ASKABLE ? value : "invalid";
 }
 
 function calendarPage(ctx: DashboardCtx, s: SessionContext, account: Membership, request: Request, notices: Notice[]): Html {
   const params = new URL(request.url).searchParams;
-  const view: View = params.get("view") === "day" ? "day" : "week";
+  const zone = zoneOf(s);
+  const now = ctx.deps.clock.now();
+  const today = zonedParts(now, zone).date;
+  const wanted = params.get("view");
+  const view: View = wanted === "week" || wanted === "day" || wanted === "month" ? wanted : "month";
   const filterKey = params.get("status") && FILTERS[params.get("status") ?? ""] ? (params.get("status") as string) : "all";
   const filter = FILTERS[filterKey] ?? { label: "All" };
-  const date = calendarDate(params.get("date"));
-  const anchor = typeof date === "number" ? date : ctx.deps.clock.now();
-  const from = view === "week" ? startOfWeek(anchor) : startOfDay(anchor);
-  const span = view === "week" ? 7 * DAY_MS : DAY_MS;
-  const to = from + span;
-  const { posts, nextCursor } = listPosts(ctx.deps, account.accountId, {
-    from: new Date(from).toISOString(),
-    to: new Date(to).toISOString(),
-    status: filter.status,
-    limit: VIEW_LIMIT,
-  });
+  const asked = calendarDate(params.get("date"));
+  let anchor = typeof asked === "string" && asked !== "invalid" ? asked : today;
+  const focusPost = params.get("post");
+  if (focusPost) {
+    try {
+      anchor = zonedParts(Date.parse(getPost(ctx.deps, account.accountId, focusPost).post.scheduledTime), zone).date;
+    } catch {
+      // an unknown id: show the default view
+    }
+  }
+
+  // The days shown: a month as whole Monday-first weeks, a week from Monday, or the one day.
+  const first = view === "month" ? mondayOf(firstOfMonth(anchor)) : view === "week" ? mondayOf(anchor) : anchor;
+  const monthLast = addDays(addMonths(anchor, 1), -1);
+  const last = view === "month" ? addDays(mondayOf(monthLast.slice(0, 7) === anchor.slice(0, 7) ? monthLast : LAST_DATE), 6) : view === "week" ? addDays(first, 6) : anchor;
+  const days: string[] = [];
+  // At most six weeks; addDays stops at the last date it knows, so the walk ends there too.
+  for (let d = first; days.length < 42; ) {
+    days.push(d);
+    const next = addDays(d, 1);
+    if (d >= last || next === d) break;
+    d = next;
+  }
+
+  const from = zonedToUtc(first, "00:00", zone) ?? now;
+  const to = zonedToUtc(addDays(last, 1), "00:00", zone) ?? now;
+  const { posts, nextCursor } = listPosts(ctx.deps, account.accountId, { from: isoAt(from), to: isoAt(to), status: filter.status, limit: VIEW_LIMIT });
   const byDay = new Map<string, PostApi[]>();
   for (const p of [...posts].sort((a, b) => a.scheduledTime.localeCompare(b.scheduledTime))) {
-    const key = p.scheduledTime.slice(0, 10);
+    const key = zonedParts(Date.parse(p.scheduledTime), zone).date;
     byDay.set(key, [...(byDay.get(key) ?? []), p]);
   }
-  const link = (changes: Record<string, string>) => {
-    const q = new URLSearchParams({ view, date: dayKey(from), status: filterKey, ...changes });
-    return `${CURRENT}?${q.toString()}`;
+  const link = (changes: Record<string, string>) => `${CURRENT}?${new URLSearchParams({ view, date: anchor, status: filterKey, ...changes }).toString()}`;
+  const v: ViewCtx = { ctx, s, accountId: account.accountId, zone, thumbs: postThumbnails(ctx.deps, account.accountId, posts.map((p) => p.id)), back: link({}) };
+  const prev = view === "month" ? addMonths(anchor, -1) : addDays(anchor, view === "week" ? -7 : -1);
+  const next = view === "month" ? addMonths(anchor, 1) : addDays(anchor, view === "week" ? 7 : 1);
+  const heading = view === "month" ? monthTitle(anchor) : view === "week" ? `Week of ${longDate(first)}` : longDate(anchor);
+  const month = anchor.slice(0, 7);
+
+  const cell = (d: string) => {
+    const list = byDay.get(d) ?? [];
+    const outside = view === "month" && d.slice(0, 7) !== month;
+    const isToday = d === today;
+    const label = `${longDate(d)}${isToday ? ", today" : ""}${list.length ? `, ${list.length} post${list.length === 1 ? "" : "s"}` : ""}`;
+    return html`<li class="cal-day${list.length === 0 ? " empty" : ""}${isToday ? " today" : ""}${outside ? " outside" : ""}" data-date="${d}" aria-label="${label}">
+  <h3 class="cal-date"><a href="${link({ view: "day", date: d })}">${view === "month" ? html`<span class="wd">${shortDate(d).split(" ")[0]} </span>${Number(d.slice(8))}` : shortDate(d)}</a>${isToday ? html` <span class="badge">today</span>` : ""}</h3>
+  ${list.map((p) => chip(v, p))}
+</li>`;
   };
-  const days: number[] = [];
-  for (let d = from; d < to; d += DAY_MS) days.push(d);
-  const title = view === "week" ? `Week of ${dayHeading(from)}` : dayHeading(from);
+
   return page(
     s,
     { title: "Calendar", current: CURRENT, notices },
     html`<nav class="tabs" aria-label="Calendar view">
-  ${VIEWS.map((v) => html`<a href="${link({ view: v })}"${v === view ? html` aria-current="page"` : ""}>${v === "week" ? "Week" : "Day"}</a>`)}
-  <span aria-hidden="true">·</span>
+  ${VIEWS.map((w) => html`<a href="${link({ view: w })}"${w === view ? html` aria-current="page"` : ""}>${VIEW_LABELS[w]}</a>`)}
+</nav>
+<nav class="tabs" aria-label="Which posts">
   ${Object.entries(FILTERS).map(([key, f]) => html`<a href="${link({ status: key })}"${key === filterKey ? html` aria-current="page"` : ""}>${f.label}</a>`)}
 </nav>
 <div class="actions cal-nav">
-  <a class="button small secondary" href="${link({ date: dayKey(from - span) })}">← Previous ${view}</a>
-  <a class="button small secondary" href="${link({ date: dayKey(ctx.deps.clock.now()) })}">Today</a>
-  <a class="button small secondary" href="${link({ date: dayKey(to) })}">Next ${view} →</a>
+  <a class="button small secondary" href="${link({ date: prev })}">← Previous<span class="sr-only"> ${view}</span></a>
+  <a class="button small secondary" href="${link({ date: today })}">Today</a>
+  <a class="button small secondary" href="${link({ date: next })}">Next<span class="sr-only"> ${view}</span> →</a>
 </div>
-<h2>${title} <span class="muted">(times in UTC)</span></h2>
-<div class="${view === "week" ? "week" : "single-day"}">
-${days.map((d) => {
-  const list = byDay.get(dayKey(d)) ?? [];
-  const today = dayKey(d) === dayKey(ctx.deps.clock.now());
-  return html`<section class="day${list.length === 0 ? " empty" : ""}${today ? " today" : ""}" aria-label="${dayHeading(d)}">
-  <h3>${view === "week" ? shortDay(d) : dayHeading(d)}${today ? html` <span class="badge">today</span>` : ""}</h3>
-  ${list.length === 0 ? html`<p class="muted">Nothing.</p>` : list.map((p) => postBlock(ctx, s, account.accountId, p))}
-</section>`;
-})}
-</div>
-${nextCursor ? html`<p class="hint">Showing the first ${VIEW_LIMIT} posts of this ${view}; switch to the day view to see all.</p>` : ""}`,
+<h2>${heading} <span class="muted zone-note">times in ${zone} (${zoneAbbreviation(from, zone)}) · <a href="/dashboard/account">change</a></span></h2>
+${
+  view === "day"
+    ? html`<section class="single-day" data-date="${anchor}" aria-label="${longDate(anchor)}">${(byDay.get(anchor) ?? []).length === 0 ? html`<p class="muted">Nothing on this day.</p>` : (byDay.get(anchor) ?? []).map((p) => block(v, p))}</section>`
+    : html`${view === "month" ? html`<ol class="cal-head plain" aria-hidden="true">${["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].map((d) => html`<li>${d}</li>`)}</ol>` : ""}
+<ol class="cal-grid cal-${view} plain"${canSchedule(s) ? html` data-csrf="${s.csrfToken}" data-back="${link({})}"` : ""}>${days.map(cell)}</ol>
+${canSchedule(s) ? html`<p class="hint">Drag a scheduled post to another day to move it (same time of day), or open it to choose a new date and time.</p>` : ""}`
+}
+${nextCursor ? html`<p class="hint">Showing the first ${VIEW_LIMIT} posts; use a narrower view to see all.</p>` : ""}`,
   );
 }
 
-/** The days a calendar can show: year 1970 to 9999 (a week's end and the next-week link stay valid dates). */
-const FIRST_DAY = Date.UTC(1970, 0, 1);
-const LAST_DAY = Date.UTC(9999, 11, 24);
-
-/**
- * The `date` parameter as the start of its UTC day: null when absent or empty (today), "invalid" for anything that is
- * not a real calendar day written YYYY-MM-DD within the range above. NB: Date.parse takes expanded years such as
- * +275760-09-13, whose week ends past the largest Date, where toISOString throws a RangeError (a 500, issue 14).
- */
-function calendarDate(value: string | null): number | null | "invalid" {
-  if (value === null || value === "") return null;
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  if (!match) return "invalid";
-  const ms = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
-  // Date.UTC rolls 2026-02-30 over into March: only a day that reads back the same is one.
-  if (Number.isNaN(ms) || ms < FIRST_DAY || ms > LAST_DAY || new Date(ms).toISOString().slice(0, 10) !== value) return "invalid";
-  return ms;
-}
-
-/** GET /dashboard/calendar[?view=week|day&date=YYYY-MM-DD&status=] */
+/** GET /dashboard/calendar[?view=month|week|day&date=YYYY-MM-DD&status=&post=] */
 export function getCalendar(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  const date = new URL(request.url).searchParams.get("date");
-  if (calendarDate(date) === "invalid") {
-    // The calendar of today, saying why, with a 400: the address asked for a day that does not exist here.
-    const url = new URL(request.url);
-    url.searchParams.delete("date");
+  if (calendarDate(new URL(request.url).searchParams.get("date")) === "invalid") {
+    // Today's calendar, saying why, with a 400: the address asked for a day that does not exist here.
     const notice: Notice = { kind: "error", text: "That date is not a day between 1970 and 9999 written YYYY-MM-DD; showing today instead." };
-    return htmlResponse(calendarPage(ctx, s, account, new Request(url), [notice]), 400);
+    return htmlResponse(calendarPage(ctx, s, account, request, [notice]), 400);
   }
   return htmlResponse(calendarPage(ctx, s, account, request, noticeFrom(request)));
 }
 
-function canceller(s: SessionContext): Membership | Response {
+function scheduler(s: SessionContext): Membership | Response {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  if (!canCancel(s)) return forbiddenPage(s, "Only owners and editors cancel posts.");
+  if (!canSchedule(s)) return forbiddenPage(s, "Only owners and editors change scheduled posts.");
   return account;
 }
 
@@ -192,41 +254,174 @@ function findPostOrNull(ctx: DashboardCtx, accountId: string, id: string): PostA
 }
 
 function missing(s: SessionContext): Response {
-  return htmlResponse(page(s, { title: "Not found", current: CURRENT }, html`<p class="card">No such post in this account.</p>`), 404);
+  return htmlResponse(page(s, { title: "Not found", current: CURRENT }, html`<p class="card">No such post in this account. <a href="${CURRENT}">Calendar</a></p>`), 404);
+}
+
+function dayLink(zone: string, p: PostApi, view = "month"): string {
+  return `${CURRENT}?view=${view}&date=${zonedParts(Date.parse(p.scheduledTime), zone).date}`;
+}
+
+interface PostPageState {
+  notices?: Notice[];
+  errors?: FieldErrors;
+  values?: { date: string; time: string };
+}
+
+/** The post's page: everything about it, and the keyboard way to reschedule (date and time fields). */
+function postPage(ctx: DashboardCtx, s: SessionContext, account: Membership, p: PostApi, state: PostPageState): Html {
+  const zone = zoneOf(s);
+  const at = zonedParts(Date.parse(p.scheduledTime), zone);
+  const thumb = postThumbnails(ctx.deps, account.accountId, [p.id]).get(p.id);
+  const failed = p.status === "failed" || p.status === "partially_failed";
+  const f = new FormState(state.errors);
+  const soon = zonedParts(ctx.deps.clock.now() + MIN_LEAD_MS + 60_000, zone);
+  const values = state.values ?? (failed ? { date: soon.date, time: soon.time } : { date: at.date, time: at.time });
+  const creationExists = findCreationRow(ctx.deps, account.accountId, p.creationId) !== null;
+  const timeFields = html`<div class="grid2 tight">${f.input({ name: "date", label: "Date", type: "date", value: values.date, required: true })}
+    ${f.input({ name: "time", label: "Time", type: "time", value: values.time, required: true, hint: `${zone} (${zoneAbbreviation(Date.parse(p.scheduledTime), zone)})` })}</div>`;
+  return page(
+    s,
+    { title: "Scheduled post", current: CURRENT, notices: state.notices },
+    html`<p><a href="${dayLink(zone, p)}">← Back to the calendar</a></p>
+<article class="card post">
+  <div class="post-row">${thumb ? html`<img class="thumb" src="${thumb}" alt="" width="96" height="96">` : ""}
+  <div><p><strong>${longDate(at.date)}, <time datetime="${p.scheduledTime}">${at.time}</time></strong> <span class="muted">${zone}</span> ${statusBadge(p.status)}</p>
+  <p class="post-caption">${captionOf(ctx, account.accountId, p.creationId, 400)}</p>
+  ${creationExists ? html`<p><a href="/dashboard/creations/${p.creationId}">Open the post it was made from</a></p>` : ""}</div></div>
+  ${p.errorMessage ? html`<p class="notice notice-error">${p.errorMessage}</p>` : ""}
+  <h2>Where it goes</h2>
+  ${targetsList(p)}
+</article>
+${
+  canSchedule(s) && movable(p)
+    ? html`<form method="post" action="${CURRENT}/posts/${p.id}/reschedule" class="card form-card" aria-labelledby="move-title" novalidate>
+  <h2 id="move-title">Reschedule</h2>
+  ${csrfField(s.csrfToken)}
+  ${timeFields}
+  <button type="submit">Move the post</button>
+</form>`
+    : ""
+}
+${
+  canSchedule(s) && failed && creationExists
+    ? html`<form method="post" action="${CURRENT}/posts/${p.id}/retry" class="card form-card" aria-labelledby="retry-title" novalidate>
+  <h2 id="retry-title">Try again</h2>
+  ${csrfField(s.csrfToken)}
+  <p>Schedules the post again to the connections where it failed, with its post's current caption and image. Fix what the platform answered first (for example on the <a href="/dashboard/connections">Connections</a> page).</p>
+  ${timeFields}
+  <button type="submit">Retry at this time</button>
+</form>`
+    : ""
+}
+${canSchedule(s) && p.status !== "published" ? html`<p><a class="button small danger" href="${CURRENT}/${p.id}/cancel">Cancel post…</a></p>` : ""}`,
+  );
+}
+
+/** GET /dashboard/calendar/posts/:id */
+export function getPostPage(ctx: DashboardCtx, s: SessionContext, id: string, request: Request): Response {
+  const account = requireAccount(s);
+  if (account instanceof Response) return account;
+  const p = findPostOrNull(ctx, account.accountId, id);
+  if (!p) return missing(s);
+  return htmlResponse(postPage(ctx, s, account, p, { notices: noticeFrom(request) }));
+}
+
+/** Reads date and time in the person's zone; errors in plain words beside the fields. */
+function readWhen(ctx: DashboardCtx, zone: string, form: Form | undefined): { at: number | null; values: { date: string; time: string }; errors: FieldErrors } {
+  const values = { date: field(form, "date"), time: field(form, "time") };
+  const errors: FieldErrors = {};
+  const at = zonedToUtc(values.date, values.time, zone);
+  if (!zonedDateValid(values.date)) errors.date = "Enter a date, such as 2026-11-25.";
+  if (!/^([01]\d|2[0-3]):[0-5]\d$/.test(values.time)) errors.time = "Enter a time, such as 09:00.";
+  else if (at !== null && at < ctx.deps.clock.now() + MIN_LEAD_MS) errors.time = `Choose a time at least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now.`;
+  return { at: Object.keys(errors).length === 0 ? at : null, values, errors };
+}
+
+/** Where to go after a move: the page the drag came from (a calendar URL only), or the post's month. */
+function backTo(form: Form | undefined, fallback: string): string {
+  const back = field(form, "back");
+  return /^\/dashboard\/calendar\?[A-Za-z0-9=&%_.-]*$/.test(back) ? back : fallback;
+}
+
+/** POST /dashboard/calendar/posts/:id/reschedule (the drag, or the form): the schedule service's reschedule. */
+export async function postReschedule(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
+  const account = scheduler(s);
+  if (account instanceof Response) return account;
+  const p = findPostOrNull(ctx, account.accountId, id);
+  if (!p) return missing(s);
+  const zone = zoneOf(s);
+  const { at, values, errors } = readWhen(ctx, zone, form);
+  if (at === null) return htmlResponse(postPage(ctx, s, account, p, { errors, values }), 400);
+  try {
+    const { post } = await reschedulePost(ctx.deps, account.accountId, id, { scheduledTime: isoAt(at) });
+    const fallback = `${dayLink(zone, post)}`;
+    const back = backTo(form, fallback);
+    return redirect(`${back}${back.includes("?") ? "&" : "?"}notice=rescheduled#post-${post.id}`);
+  } catch (error) {
+    if (error instanceof AppError && error.code === "scheduled_time_too_soon") {
+      return htmlResponse(postPage(ctx, s, account, p, { errors: { time: `Choose a time at least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now.` }, values }), 400);
+    }
+    const { notice, status } = refusal(error);
+    const fresh = findPostOrNull(ctx, account.accountId, id);
+    if (!fresh) return missing(s);
+    return htmlResponse(postPage(ctx, s, account, fresh, { notices: [notice], values }), status);
+  }
+}
+
+/** POST /dashboard/calendar/posts/:id/retry: schedules the creation again to the targets that failed. */
+export async function postRetry(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
+  const account = scheduler(s);
+  if (account instanceof Response) return account;
+  const p = findPostOrNull(ctx, account.accountId, id);
+  if (!p) return missing(s);
+  const zone = zoneOf(s);
+  const { at, values, errors } = readWhen(ctx, zone, form);
+  if (at === null) return htmlResponse(postPage(ctx, s, account, p, { errors, values }), 400);
+  const failedTargets = p.targets.filter((t) => t.status === "failed").map((t) => t.accountId);
+  try {
+    const { post } = await schedulePost(ctx.deps, account.accountId, { creationId: p.creationId, scheduledTime: isoAt(at), targets: failedTargets });
+    return redirect(`${CURRENT}/posts/${post.id}?notice=retry-scheduled`);
+  } catch (error) {
+    const { notice, status } = refusal(error);
+    return htmlResponse(postPage(ctx, s, account, p, { notices: [notice], values }), status);
+  }
 }
 
 /** GET /dashboard/calendar/:id/cancel: the confirmation step. */
 export function getCancel(ctx: DashboardCtx, s: SessionContext, id: string): Response {
-  const account = canceller(s);
+  const account = scheduler(s);
   if (account instanceof Response) return account;
   const post = findPostOrNull(ctx, account.accountId, id);
   if (!post) return missing(s);
+  const zone = zoneOf(s);
+  const at = zonedParts(Date.parse(post.scheduledTime), zone);
   return htmlResponse(
     confirmPage(s, {
       title: "Cancel post",
       current: CURRENT,
-      question: html`Cancel the post scheduled for ${timeTag(post.scheduledTime)} to ${post.targets.map((t) => t.label).join(", ")}? It is withdrawn from every provider that holds it, then removed from the calendar.`,
+      question: html`Cancel the post scheduled for ${longDate(at.date)} at ${at.time} (${zone}) to ${post.targets.map((t) => t.label).join(", ")}? It is withdrawn from every provider that holds it, then removed from the calendar.`,
       action: `${CURRENT}/${post.id}/cancel`,
       confirmLabel: "Cancel post",
-      cancelHref: `${CURRENT}?date=${post.scheduledTime.slice(0, 10)}`,
+      cancelHref: `${CURRENT}/posts/${post.id}`,
     }),
   );
 }
 
 /** POST /dashboard/calendar/:id/cancel */
 export async function postCancel(ctx: DashboardCtx, s: SessionContext, id: string, request: Request): Promise<Response> {
-  const account = canceller(s);
+  const account = scheduler(s);
   if (account instanceof Response) return account;
   const post = findPostOrNull(ctx, account.accountId, id);
   if (!post) return missing(s);
+  const zone = zoneOf(s);
   try {
     await cancelPost(ctx.deps, account.accountId, id);
-    return redirect(`${CURRENT}?date=${post.scheduledTime.slice(0, 10)}&notice=cancelled`);
+    return redirect(`${dayLink(zone, post)}&notice=cancelled`);
   } catch (error) {
     const { notice, status } = refusal(error);
     const url = new URL(request.url);
-    url.search = `?date=${post.scheduledTime.slice(0, 10)}`;
+    url.pathname = CURRENT;
+    url.search = `?date=${zonedParts(Date.parse(post.scheduledTime), zone).date}`;
     return htmlResponse(calendarPage(ctx, s, account, new Request(url), [notice]), status);
   }
 }
-

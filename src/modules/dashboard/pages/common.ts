@@ -2,9 +2,22 @@
 import { AppError } from "../../../lib/errors";
 import type { Notice } from "../layout";
 
+/** A refusal's message without the API's "field: " prefix (the page names the field itself). */
+export function plainMessage(error: AppError): string {
+  const details = Array.isArray(error.extra.details) ? (error.extra.details as { field?: unknown }[]) : [];
+  const fieldName = typeof details[0]?.field === "string" ? details[0].field : null;
+  const text = fieldName && error.message.startsWith(`${fieldName}: `) ? error.message.slice(fieldName.length + 2) : error.message;
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** Warnings chosen by key after a redirect. */
+const WARNINGS: Record<string, string> = {
+  "connected-attention": "The connection was added, but it needs attention before it can post: see what to fix below, then check it again or reconnect.",
+};
+
 /** A service refusal as a notice plus the status to answer; anything else is a bug and is rethrown. */
 export function refusal(error: unknown): { notice: Notice; status: number } {
-  if (error instanceof AppError) return { notice: { kind: "error", text: error.message }, status: error.status };
+  if (error instanceof AppError) return { notice: { kind: "error", text: plainMessage(error) }, status: error.status };
   throw error;
 }
 
@@ -25,11 +38,24 @@ const NOTICES: Record<string, string> = {
   cancelled: "The post was cancelled.",
   uploaded: "The image was added to the library.",
   deleted: "The image was deleted.",
+  "creation-saved": "Saved. Posts already scheduled keep the text they had.",
+  "creation-deleted": "The post was deleted. Its image stays in the library.",
+  regenerated: "Regenerated.",
+  scheduled: "Scheduled. Here it is on the calendar.",
+  rescheduled: "The post was moved.",
+  "retry-scheduled": "Scheduled again. It goes out at the time shown.",
+  "password-changed": "Your password was changed. Other browsers signed in as you were signed out.",
+  "zone-saved": "Your time zone was saved.",
+  "seed-saved": "The seed was saved.",
+  "seed-deleted": "The seed was deleted.",
+  generated: "The post was generated. Check the caption, then schedule it.",
 };
 
 /** The notice named by `?notice=` on this request, if it is one of ours. */
 export function noticeFrom(request: Request): Notice[] {
   const key = new URL(request.url).searchParams.get("notice");
+  const warning = key ? WARNINGS[key] : undefined;
+  if (warning) return [{ kind: "warn", text: warning }];
   const text = key ? NOTICES[key] : undefined;
   return text ? [{ kind: "ok", text }] : [];
 }

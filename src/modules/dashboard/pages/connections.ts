@@ -23,6 +23,8 @@ import { type Form, field, htmlResponse, redirect } from "../http";
 import { type Notice, confirmPage, csrfField, page } from "../layout";
 import type { Membership, SessionContext } from "../session";
 import { noticeFrom, refusal } from "./common";
+import { type FieldErrors, FormState, errorsOf } from "../fields";
+import { AppError } from "../../../lib/errors";
 
 const CURRENT = "/dashboard/connections";
 const PLATFORM_LABELS = { bluesky: "Bluesky", mastodon: "Mastodon", webhook: "Webhook" } as const;
@@ -53,36 +55,46 @@ function connectionCard(s: SessionContext, c: ConnectionRow): Html {
 </li>`;
 }
 
-function platformFields(platform: Platform, values: Record<string, string>, prefix: string): Html {
+function platformFields(platform: Platform, values: Record<string, string>, prefix: string, errors: FieldErrors = {}): Html {
+  const f = new FormState(errors);
   const id = (name: string) => `${prefix}-${name}`;
+  const off = html` autocomplete="off"`;
   switch (platform) {
     case "bluesky":
-      return html`<div class="row"><label for="${id("handle")}">Handle</label><input id="${id("handle")}" name="handle" type="text" required placeholder="alice.bsky.social" value="${values.handle ?? ""}" autocomplete="off"></div>
-  <div class="row"><label for="${id("appPassword")}">App password</label><input id="${id("appPassword")}" name="appPassword" type="password" required autocomplete="off" aria-describedby="${id("ap-hint")}">
-    <p class="hint" id="${id("ap-hint")}">Create one in Bluesky under Settings → Privacy and security → App passwords. Never your main password.</p></div>
-  <div class="row"><label for="${id("service")}">Service URL</label><input id="${id("service")}" name="service" type="url" value="${values.service ?? BLUESKY_DEFAULT_SERVICE}"></div>`;
+      return html`${f.input({ name: "handle", id: id("handle"), label: "Handle", value: values.handle ?? "", required: true, attrs: html` placeholder="alice.bsky.social"${off}` })}
+  ${f.input({ name: "appPassword", id: id("appPassword"), label: "App password", type: "password", required: true, hint: "Create one in Bluesky under Settings → Privacy and security → App passwords. Never your main password.", attrs: off })}
+  ${f.input({ name: "service", id: id("service"), label: "Service URL", type: "url", value: values.service ?? BLUESKY_DEFAULT_SERVICE })}`;
     case "mastodon":
-      return html`<div class="row"><label for="${id("instance")}">Instance URL</label><input id="${id("instance")}" name="instance" type="url" required placeholder="https://mastodon.social" value="${values.instance ?? ""}"></div>
-  <div class="row"><label for="${id("token")}">Access token</label><input id="${id("token")}" name="token" type="password" required autocomplete="off" aria-describedby="${id("tok-hint")}">
-    <p class="hint" id="${id("tok-hint")}">From Preferences → Development → New application, with the write:statuses and write:media scopes.</p></div>`;
+      return html`${f.input({ name: "instance", id: id("instance"), label: "Instance URL", type: "url", value: values.instance ?? "", required: true, attrs: html` placeholder="https://mastodon.social"` })}
+  ${f.input({ name: "token", id: id("token"), label: "Access token", type: "password", required: true, hint: "From Preferences → Development → New application, with the write:statuses and write:media scopes.", attrs: off })}`;
     case "webhook":
-      return html`<div class="row"><label for="${id("url")}">Webhook URL</label><input id="${id("url")}" name="url" type="url" required placeholder="https://hooks.example.com/seedcast" value="${values.url ?? ""}"></div>
-  <div class="row"><label for="${id("secret")}">Signing secret</label><input id="${id("secret")}" name="secret" type="password" required minlength="16" autocomplete="off" aria-describedby="${id("sec-hint")}">
-    <p class="hint" id="${id("sec-hint")}">At least 16 characters. Each delivery carries X-Seedcast-Signature: sha256=HMAC of the body under it. A signed ping is sent now to check it.</p></div>`;
+      return html`${f.input({ name: "url", id: id("url"), label: "Webhook URL", type: "url", value: values.url ?? "", required: true, attrs: html` placeholder="https://hooks.example.com/seedcast"` })}
+  ${f.input({ name: "secret", id: id("secret"), label: "Signing secret", type: "password", required: true, hint: "At least 16 characters. Each delivery carries X-Seedcast-Signature: sha256=HMAC of the body under it. A signed ping is sent now to check it.", attrs: html` minlength="16"${off}` })}`;
   }
 }
 
-function connectForm(s: SessionContext, platform: Platform, values: Record<string, string>, action = CURRENT, title?: string): Html {
-  return html`<form method="post" action="${action}" class="card" aria-labelledby="connect-${platform}-title">
+/** Refusals of the connect form in words a person uses, by field. */
+function connectWords(fieldName: string, problem: string, message: string): string {
+  if (fieldName === "handle") return "Enter your Bluesky handle, such as alice.bsky.social.";
+  if (fieldName === "appPassword") return "Paste the app password you created in Bluesky.";
+  if (fieldName === "token") return "Paste the access token from your Mastodon instance.";
+  if (fieldName === "secret") return "The signing secret needs at least 16 characters.";
+  const text = problem || message;
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+const CONNECT_FIELDS = { handle: "handle", appPassword: "appPassword", service: "service", instance: "instance", token: "token", url: "url", secret: "secret" };
+
+function connectForm(s: SessionContext, platform: Platform, values: Record<string, string>, action = CURRENT, title?: string, errors: FieldErrors = {}): Html {
+  return html`<form method="post" action="${action}" class="card" aria-labelledby="connect-${platform}-title" novalidate>
   <h3 id="connect-${platform}-title">${title ?? `Connect ${PLATFORM_LABELS[platform]}`}</h3>
   ${csrfField(s.csrfToken)}
   <input type="hidden" name="platform" value="${platform}">
-  ${platformFields(platform, values, platform)}
+  ${platformFields(platform, values, platform, errors)}
   <button type="submit">${title ? "Reconnect" : "Connect"}</button>
 </form>`;
 }
 
-function connectionsPage(ctx: DashboardCtx, s: SessionContext, account: Membership, notices: Notice[], values: Record<string, string> = {}): Html {
+function connectionsPage(ctx: DashboardCtx, s: SessionContext, account: Membership, notices: Notice[], values: Record<string, string> = {}, errors: FieldErrors = {}): Html {
   const rows = listConnections(ctx.deps, account.accountId);
   const failedPlatform = values.platform as Platform | undefined;
   return page(
@@ -98,7 +110,7 @@ ${
     ? html`<section aria-labelledby="add-title">
   <h2 id="add-title">Add a connection</h2>
   <div class="grid2">
-    ${(Object.keys(PLATFORM_LABELS) as Platform[]).map((p) => connectForm(s, p, failedPlatform === p ? values : {}))}
+    ${(Object.keys(PLATFORM_LABELS) as Platform[]).map((p) => connectForm(s, p, failedPlatform === p ? values : {}, CURRENT, undefined, failedPlatform === p ? errors : {}))}
   </div>
 </section>`
     : html`<p class="hint">Only owners and editors add or change connections.</p>`
@@ -156,9 +168,15 @@ export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Fo
   const input = inputFrom(account.accountId, form);
   if (!input) return htmlResponse(connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon or Webhook." }]), 400);
   try {
-    await addConnection(ctx.deps, input);
+    const added = await addConnection(ctx.deps, input);
+    // A connection whose first check failed is stored, but it is not "added" in the sense a person means.
+    if (!added.readyToPost) return redirect(`${CURRENT}?notice=connected-attention#connection-${added.accountId}`);
     return redirect(`${CURRENT}?notice=connected`);
   } catch (error) {
+    if (error instanceof AppError && error.code === "invalid_request") {
+      const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, connectWords);
+      return htmlResponse(connectionsPage(ctx, s, account, general ? [{ kind: "error", text: general }] : [], safeValues(form), errors), 400);
+    }
     const { notice, status } = refusal(error);
     return htmlResponse(connectionsPage(ctx, s, account, [notice], safeValues(form)), status);
   }

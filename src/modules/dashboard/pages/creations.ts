@@ -1,22 +1,35 @@
 /**
- * Seeds and creations: browse and search seeds, list creations (all, or one seed's), and see a creation as it will
- * appear: image with its alt text, caption. Read only: seeds and creations are made through the API.
+ * Posts (creations): the list, and one creation's page, the composer: the preview, the caption and alt text edited by
+ * hand (creations' `editCreation`, the service of PATCH /creations/{id}) with a counter per connected platform that
+ * turns red when over, regenerate (parts, change instructions), "Schedule" to chosen connections at a date and time
+ * in the person's own zone (`schedulePost`), and delete (`deleteCreation`) so its image can be freed.
  */
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
-import type { Creation } from "../../creations/model";
-import { findCreationRow, getCreation, listCreations } from "../../creations/service";
-import { type Seed, getOwnedSeed, listSeeds } from "../../seeds/service";
-import type { DashboardCtx } from "../guard";
-import { requireAccount } from "../guard";
+import { connectorFor } from "../../../publishing/registry";
+import { ROLE_SCOPES } from "../../auth/scopes";
+import { listConnections, openConnection } from "../../connections/service";
+import { deleteCreation, editCreation } from "../../creations/edit";
+import { type Creation, REGENERATE_PARTS, type RegeneratePart } from "../../creations/model";
+import { findCreationRow, getCreation, graphemeCount, listCreations, regenerateCreation, regeneratePrice } from "../../creations/service";
+import { MIN_LEAD_MS, schedulePost } from "../../schedule/service";
+import { getOwnedSeed } from "../../seeds/service";
+import { type FieldErrors, FormState, errorsOf } from "../fields";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
 import { type Html, html, timeTag } from "../html";
-import { htmlResponse } from "../http";
-import { page } from "../layout";
+import { type Form, field, fields, htmlResponse, redirect } from "../http";
+import { type Notice, confirmPage, csrfField, page } from "../layout";
+import { zoneOf } from "../preferences";
 import type { Membership, SessionContext } from "../session";
+import { addDays, zoneAbbreviation, zonedParts, zonedToUtc } from "../zoned";
+import { noticeFrom, refusal } from "./common";
 
 const CURRENT = "/dashboard/creations";
 const PAGE_SIZE = 24;
 const EXCERPT = 160;
+/** Mastodon and others count every link as this many characters (matches the schedule service's rule). */
+const URL_RE = /https?:\/\/[^\s<>"]+/g;
+const PART_LABELS: Record<RegeneratePart, string> = { caption: "The caption", image: "The image", both: "Both" };
 
 /** A library URL made same-origin, so the page shows it whatever BASE_URL says. */
 function sameOrigin(ctx: DashboardCtx, url: string | null): string | null {
@@ -24,124 +37,336 @@ function sameOrigin(ctx: DashboardCtx, url: string | null): string | null {
   return url.startsWith(ctx.deps.config.baseUrl) ? url.slice(ctx.deps.config.baseUrl.length) : url;
 }
 
-function excerpt(text: string): string {
+function excerpt(text: string, max = EXCERPT): string {
   const chars = [...text];
-  return chars.length > EXCERPT ? `${chars.slice(0, EXCERPT).join("")}…` : text;
+  return chars.length > max ? `${chars.slice(0, max).join("")}…` : text;
 }
 
-function creationCard(ctx: DashboardCtx, c: Creation): Html {
+function canCreate(s: SessionContext): boolean {
+  return s.account !== null && ROLE_SCOPES[s.account.role].includes("create");
+}
+function canSchedule(s: SessionContext): boolean {
+  return s.account !== null && ROLE_SCOPES[s.account.role].includes("schedule");
+}
+
+function seedTitle(ctx: DashboardCtx, accountId: string, seedId: string | null): string | null {
+  if (!seedId) return null;
+  try {
+    return getOwnedSeed(ctx.deps, accountId, seedId).title;
+  } catch {
+    return null;
+  }
+}
+
+function creationCard(ctx: DashboardCtx, accountId: string, c: Creation, titles: Map<string, string | null>, zone: string): Html {
   const img = sameOrigin(ctx, c.body.imageUrl);
+  if (!titles.has(c.seedId)) titles.set(c.seedId, seedTitle(ctx, accountId, c.seedId));
+  const title = titles.get(c.seedId);
   return html`<li>
   ${img ? html`<img src="${img}" alt="${c.body.altText ?? ""}" loading="lazy">` : html`<div class="no-image muted">No image</div>`}
-  <div class="meta"><p class="caption-excerpt">${excerpt(c.body.caption)}</p>
-    <span class="muted">${timeTag(c.createdAt)}</span></div>
-  <p class="card-link"><a href="${CURRENT}/${c.id}">Open<span class="sr-only"> creation from ${c.createdAt.slice(0, 10)}</span></a></p>
+  <div class="meta">${title ? html`<p class="hint">From “${title}”</p>` : ""}<p class="caption-excerpt">${excerpt(c.body.caption)}</p>
+    <span class="muted">${timeTag(c.createdAt, "—", zone)}</span></div>
+  <p class="card-link"><a href="${CURRENT}/${c.id}">Open<span class="sr-only"> the post from ${c.createdAt.slice(0, 10)}</span></a></p>
 </li>`;
 }
 
-function seedsSection(ctx: DashboardCtx, account: Membership, search: string, cursor: string | null): Html {
-  let result: ReturnType<typeof listSeeds>;
-  try {
-    result = listSeeds(ctx.deps, account.accountId, { search: search || null, limit: PAGE_SIZE, cursor });
-  } catch {
-    result = listSeeds(ctx.deps, account.accountId, { search: search || null, limit: PAGE_SIZE, cursor: null });
-  }
-  return html`<section class="card" aria-labelledby="seeds-title">
-  <h2 id="seeds-title">Seeds</h2>
-  <form method="get" action="${CURRENT}" class="actions search">
-    <label class="sr-only" for="q">Search seeds</label>
-    <input id="q" name="q" type="search" value="${search}" placeholder="Search seeds">
-    <button type="submit" class="secondary">Search</button>
-  </form>
-  ${
-    result.seeds.length === 0
-      ? html`<p class="muted">${search ? "No seed matches." : "No seeds yet. Save them through the API (POST /api/v1/seeds)."}</p>`
-      : html`<ul class="plain seed-list">${result.seeds.map(
-          (s: Seed) => html`<li><a href="${CURRENT}?seed=${s.id}">${s.title}</a>${s.category ? html` <span class="badge">${s.category}</span>` : ""} <span class="muted">${timeTag(isoAt(s.createdAt))}</span></li>`,
-        )}</ul>`
-  }
-  ${result.nextCursor ? html`<p><a href="${CURRENT}?q=${encodeURIComponent(search)}&amp;seedCursor=${encodeURIComponent(result.nextCursor)}">More seeds</a></p>` : ""}
-</section>`;
-}
-
-/** GET /dashboard/creations[?seed=&q=&cursor=] */
+/** GET /dashboard/creations[?seed=&cursor=] */
 export function getCreations(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   const params = new URL(request.url).searchParams;
   const seedId = params.get("seed") ?? undefined;
-  let seed: Seed | null = null;
+  // The older per-seed listing now lives on the seed's page.
   if (seedId) {
-    try {
-      seed = getOwnedSeed(ctx.deps, account.accountId, seedId);
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      return htmlResponse(page(s, { title: "Seed not found", current: CURRENT }, html`<p class="card">No such seed in this account.</p>`), 404);
-    }
+    if (seedTitle(ctx, account.accountId, seedId) === null) return htmlResponse(page(s, { title: "Seed not found", current: CURRENT }, html`<p class="card">No such seed in this account.</p>`), 404);
+    return redirect(`/dashboard/seeds/${seedId}`);
   }
   let result: ReturnType<typeof listCreations>;
   try {
-    result = listCreations(ctx.deps, account.accountId, { seedId: seed?.id, limit: PAGE_SIZE, cursor: params.get("cursor") ?? undefined });
+    result = listCreations(ctx.deps, account.accountId, { limit: PAGE_SIZE, cursor: params.get("cursor") ?? undefined });
   } catch {
-    result = listCreations(ctx.deps, account.accountId, { seedId: seed?.id, limit: PAGE_SIZE });
+    result = listCreations(ctx.deps, account.accountId, { limit: PAGE_SIZE });
   }
+  const titles = new Map<string, string | null>();
   return htmlResponse(
     page(
       s,
-      { title: "Seeds & creations", current: CURRENT },
-      html`${seedsSection(ctx, account, params.get("q") ?? "", params.get("seedCursor"))}
+      { title: "Posts", current: CURRENT, notices: noticeFrom(request) },
+      html`<p class="muted">Posts generated from your seeds. Open one to edit its caption and schedule it.</p>
 <section aria-labelledby="creations-title">
-  <h2 id="creations-title">${seed ? html`Creations from “${seed.title}” <a class="hint" href="${CURRENT}">show all</a>` : "Creations"}</h2>
+  <h2 id="creations-title" class="sr-only">Generated posts</h2>
   ${
     result.creations.length === 0
-      ? html`<p class="muted">No creations yet. Generate them through the API (POST /api/v1/creations/generate).</p>`
-      : html`<ul class="gallery creations">${result.creations.map((c) => creationCard(ctx, c))}</ul>`
+      ? html`<p class="card">No posts yet. <a href="/dashboard/seeds">Write a seed</a> and generate a post from it.</p>`
+      : html`<ul class="gallery creations">${result.creations.map((c) => creationCard(ctx, account.accountId, c, titles, zoneOf(s)))}</ul>`
   }
-  ${result.nextCursor ? html`<p><a href="${CURRENT}?${seed ? `seed=${seed.id}&` : ""}cursor=${encodeURIComponent(result.nextCursor)}">Older creations</a></p>` : ""}
+  ${result.nextCursor ? html`<p><a href="${CURRENT}?cursor=${encodeURIComponent(result.nextCursor)}">Older posts</a></p>` : ""}
 </section>`,
     ),
   );
 }
 
-/** GET /dashboard/creations/:id: the creation as it will appear. */
-export function getCreationPage(ctx: DashboardCtx, s: SessionContext, id: string): Response {
-  const account = requireAccount(s);
-  if (account instanceof Response) return account;
-  if (!findCreationRow(ctx.deps, account.accountId, id)) {
-    return htmlResponse(page(s, { title: "Creation not found", current: CURRENT }, html`<p class="card">No such creation in this account.</p>`), 404);
+interface Counter {
+  name: string;
+  max: number;
+  urlLength: number | null;
+}
+
+/** One counter per connected platform with a limit (Bluesky 300, each Mastodon instance's own), plus Seedcast's. */
+function counters(ctx: DashboardCtx, accountId: string): Counter[] {
+  const out: Counter[] = [{ name: "Seedcast limit", max: ctx.deps.config.captionMaxGraphemes, urlLength: null }];
+  for (const row of listConnections(ctx.deps, accountId)) {
+    const limit = connectorFor(row.platform).captionLimit(openConnection(ctx.deps, row));
+    if (limit) out.push({ name: `${limit.platformName} · ${row.label}`, max: limit.maxGraphemes, urlLength: limit.urlLength ?? null });
   }
-  const c = getCreation(ctx.deps, account.accountId, id);
-  let seedTitle: string | null = null;
-  if (c.seedId) {
-    try {
-      seedTitle = getOwnedSeed(ctx.deps, account.accountId, c.seedId).title;
-    } catch {
-      seedTitle = null;
-    }
-  }
+  return out;
+}
+
+function counted(caption: string, c: Counter): number {
+  return graphemeCount(c.urlLength === null ? caption : caption.replace(URL_RE, "x".repeat(c.urlLength)));
+}
+
+function counterList(caption: string, list: readonly Counter[]): Html {
+  return html`<ul class="counters plain" id="caption-counters" data-for="caption">${list.map((c) => {
+    const n = counted(caption, c);
+    return html`<li class="counter${n > c.max ? " over" : ""}" data-max="${c.max}"${c.urlLength === null ? "" : html` data-url-length="${c.urlLength}"`}>
+      <span class="count">${n}</span>/${c.max} <span class="counter-name">${c.name}</span><span class="over-text">${n > c.max ? " · too long" : ""}</span></li>`;
+  })}</ul>`;
+}
+
+interface PageState {
+  notices?: Notice[];
+  editErrors?: FieldErrors;
+  editValues?: { caption: string; altText: string };
+  scheduleErrors?: FieldErrors;
+  scheduleValues?: { date: string; time: string; targets: string[] };
+  regenErrors?: FieldErrors;
+  regenValues?: { parts: string; change_instructions: string };
+}
+
+function schedulePart(ctx: DashboardCtx, s: SessionContext, account: Membership, c: Creation, state: PageState): Html {
+  const zone = zoneOf(s);
+  const now = ctx.deps.clock.now();
+  const tomorrow = addDays(zonedParts(now, zone).date, 1);
+  const v = state.scheduleValues ?? { date: tomorrow, time: "09:00", targets: [] };
+  const f = new FormState(state.scheduleErrors);
+  const connections = listConnections(ctx.deps, account.accountId);
+  const boxes = connections.length === 0
+    ? html`<p>No connections yet. <a href="/dashboard/connections">Connect an account</a> to post to.</p>`
+    : html`${connections.map(
+        (row) => html`<label><input type="checkbox" name="targets" value="${row.id}"${v.targets.includes(row.id) ? html` checked` : ""}${row.readyToPost ? "" : html` disabled`}>
+          ${row.label} <span class="muted">(${row.platform})</span>${row.readyToPost ? "" : html` <span class="badge state-warn">needs attention</span> <span class="hint">${row.blockedReason ?? ""}</span>`}</label>`,
+      )}`;
+  return html`<form method="post" action="${CURRENT}/${c.id}/schedule" class="card" aria-labelledby="schedule-title" novalidate>
+  <h2 id="schedule-title">Schedule</h2>
+  ${csrfField(s.csrfToken)}
+  ${f.group("targets", "Post to", boxes)}
+  <div class="grid2 tight">
+    ${f.input({ name: "date", label: "Date", type: "date", value: v.date, required: true })}
+    ${f.input({ name: "time", label: "Time", type: "time", value: v.time, required: true, hint: `${zone} (${zoneAbbreviation(now, zone)}). Change it in your settings.` })}
+  </div>
+  <p class="hint">At least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now. The post keeps the caption and image as they are when you schedule.</p>
+  <button type="submit">Schedule</button>
+</form>`;
+}
+
+function creationPage(ctx: DashboardCtx, s: SessionContext, account: Membership, c: Creation, state: PageState): Html {
+  const title = seedTitle(ctx, account.accountId, c.seedId);
   const img = sameOrigin(ctx, c.body.imageUrl);
-  return htmlResponse(
-    page(
-      s,
-      { title: "Creation", current: CURRENT },
-      html`<p class="muted">${seedTitle && c.seedId ? html`From the seed <a href="${CURRENT}?seed=${c.seedId}">${seedTitle}</a> · ` : ""}created ${timeTag(c.createdAt)}${c.updatedAt !== c.createdAt ? html`, last regenerated ${timeTag(c.updatedAt)}` : ""}</p>
+  const ev = state.editValues ?? { caption: c.body.caption, altText: c.body.altText ?? "" };
+  const edit = new FormState(state.editErrors);
+  const regen = new FormState(state.regenErrors);
+  const rv = state.regenValues ?? { parts: "caption", change_instructions: "" };
+  const prices = REGENERATE_PARTS.map((p) => `${PART_LABELS[p].toLowerCase()} ${regeneratePrice(ctx.deps, p)}`).join(", ");
+  const writable = canCreate(s);
+  return page(
+    s,
+    { title: "Post", current: CURRENT, notices: state.notices },
+    html`<p class="muted">${title && c.seedId ? html`From the seed <a href="/dashboard/seeds/${c.seedId}">${title}</a> · ` : ""}created ${timeTag(c.createdAt, "—", zoneOf(s))}${c.updatedAt !== c.createdAt ? html`, changed ${timeTag(c.updatedAt, "—", zoneOf(s))}` : ""} · <a href="${sameOrigin(ctx, c.url) ?? c.url}">public preview</a></p>
 <div class="grid2">
   <article class="card post-preview" aria-labelledby="preview-title">
     <h2 id="preview-title">As it will appear</h2>
-    ${img ? html`<img src="${img}" alt="${c.body.altText ?? ""}">` : ""}
+    ${img ? html`<img src="${img}" alt="${c.body.altText ?? ""}">` : html`<p class="muted">Text only, no image.</p>`}
     <p class="caption">${c.body.caption}</p>
+    ${c.seedId ? html`<p class="hint">A different image? Pick one from the library (or add one: upload, web address, upload link) when you <a href="/dashboard/seeds/${c.seedId}#generate-title">generate from the seed</a>.</p>` : ""}
   </article>
-  <section class="card" aria-labelledby="details-title">
-    <h2 id="details-title">Details</h2>
-    <dl class="details">
-      <dt>Caption</dt><dd class="caption">${c.body.caption}</dd>
-      <dt>Alt text</dt><dd>${c.body.altText === null ? html`<span class="muted">no image</span>` : c.body.altText || html`<span class="muted">empty</span>`}</dd>
-      <dt>Image</dt><dd>${img ? html`<a href="${img}">${c.body.imageUrl}</a>` : html`<span class="muted">none</span>`}</dd>
-      <dt>Id</dt><dd><code>${c.id}</code></dd>
-      <dt>Public preview</dt><dd><a href="${sameOrigin(ctx, c.url) ?? c.url}">${c.url}</a></dd>
-    </dl>
-  </section>
-</div>`,
-    ),
+  ${
+    writable
+      ? html`<form method="post" action="${CURRENT}/${c.id}" class="card" aria-labelledby="edit-title" novalidate>
+    <h2 id="edit-title">Edit</h2>
+    ${csrfField(s.csrfToken)}
+    ${edit.textarea({ name: "caption", label: "Caption", value: ev.caption, rows: 9, required: true, hint: "Counted per platform below; a red counter means too long there." })}
+    ${counterList(ev.caption, counters(ctx, account.accountId))}
+    ${img ? edit.textarea({ name: "altText", label: "Alt text (describes the image for people who cannot see it)", value: ev.altText, rows: 3 }) : ""}
+    <button type="submit">Save caption${img ? " and alt text" : ""}</button>
+  </form>`
+      : html`<section class="card"><h2>Caption</h2><p class="caption">${c.body.caption}</p></section>`
+  }
+</div>
+${canSchedule(s) ? schedulePart(ctx, s, account, c, state) : ""}
+${
+  writable
+    ? html`<details class="card"${state.regenErrors ? html` open` : ""}><summary><h2 class="inline-h">Regenerate</h2></summary>
+  <form method="post" action="${CURRENT}/${c.id}/regenerate" novalidate>
+    ${csrfField(s.csrfToken)}
+    ${regen.group("parts", "What to write again", html`${REGENERATE_PARTS.map((p) => html`<label><input type="radio" name="parts" value="${p}"${rv.parts === p ? html` checked` : ""}> ${PART_LABELS[p]}</label>`)}`, `Credits: ${prices}.`)}
+    ${regen.input({ name: "change_instructions", label: "What to change (optional)", value: rv.change_instructions, hint: "For example: shorter, more formal, add a question, no emoji.", attrs: html` maxlength="1000"` })}
+    <button type="submit" class="secondary">Regenerate</button>
+  </form></details>
+<p><a class="button danger small" href="${CURRENT}/${c.id}/delete">Delete this post…</a></p>`
+    : ""
+}`,
   );
+}
+
+function load(ctx: DashboardCtx, accountId: string, id: string): Creation | null {
+  if (!findCreationRow(ctx.deps, accountId, id)) return null;
+  return getCreation(ctx.deps, accountId, id);
+}
+
+function missing(s: SessionContext): Response {
+  return htmlResponse(page(s, { title: "Post not found", current: CURRENT }, html`<p class="card">No such post in this account. <a href="${CURRENT}">All posts</a></p>`), 404);
+}
+
+/** GET /dashboard/creations/:id */
+export function getCreationPage(ctx: DashboardCtx, s: SessionContext, id: string, request?: Request): Response {
+  const account = requireAccount(s);
+  if (account instanceof Response) return account;
+  const c = load(ctx, account.accountId, id);
+  if (!c) return missing(s);
+  return htmlResponse(creationPage(ctx, s, account, c, { notices: request ? noticeFrom(request) : [] }));
+}
+
+function gate(s: SessionContext, scope: "create" | "schedule"): Membership | Response {
+  const account = requireAccount(s);
+  if (account instanceof Response) return account;
+  const ok = scope === "create" ? canCreate(s) : canSchedule(s);
+  if (!ok) return forbiddenPage(s, scope === "create" ? "Only owners and editors change posts." : "Only owners and editors schedule posts.");
+  return account;
+}
+
+function editWords(fieldName: string, problem: string, message: string): string {
+  if (fieldName === "caption" && /empty/.test(problem)) return "Write a caption; it cannot be empty.";
+  if (fieldName === "caption") return `The caption is too long: it ${problem.replace(/^must be/, "must be")}.`;
+  if (fieldName === "altText") return /no image/.test(problem) ? "This post has no image to describe." : `The alt text ${problem}.`;
+  return message;
+}
+
+/** POST /dashboard/creations/:id: save the caption and alt text. */
+export async function postEditCreation(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
+  const account = gate(s, "create");
+  if (account instanceof Response) return account;
+  const c = load(ctx, account.accountId, id);
+  if (!c) return missing(s);
+  const values = { caption: field(form, "caption"), altText: field(form, "altText") };
+  try {
+    await editCreation(ctx.deps, account.accountId, id, { caption: values.caption, ...(c.body.imageUrl ? { altText: values.altText } : {}) });
+    return redirect(`${CURRENT}/${id}?notice=creation-saved`);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    if (error.code === "not_found") return missing(s);
+    const { fields: errors, general } = errorsOf(error, { caption: "caption", altText: "altText" }, editWords, "caption");
+    return htmlResponse(
+      creationPage(ctx, s, account, c, { editErrors: errors, editValues: values, notices: general ? [{ kind: "error", text: general }] : [] }),
+      error.status,
+    );
+  }
+}
+
+/** POST /dashboard/creations/:id/schedule: the date and time are read in the person's zone. */
+export async function postScheduleCreation(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
+  const account = gate(s, "schedule");
+  if (account instanceof Response) return account;
+  const c = load(ctx, account.accountId, id);
+  if (!c) return missing(s);
+  const zone = zoneOf(s);
+  const values = { date: field(form, "date"), time: field(form, "time"), targets: fields(form, "targets") };
+  const errors: FieldErrors = {};
+  if (values.targets.length === 0) errors.targets = "Choose at least one connection to post to.";
+  const at = zonedToUtc(values.date, values.time, zone);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(values.date) || at === null) errors.date = "Enter a date, such as 2026-11-25.";
+  if (!/^\d{2}:\d{2}$/.test(values.time)) errors.time = "Enter a time, such as 09:00.";
+  else if (at !== null && at < ctx.deps.clock.now() + MIN_LEAD_MS) errors.time = `Choose a time at least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now.`;
+  if (Object.keys(errors).length === 0 && at !== null) {
+    try {
+      const { post } = await schedulePost(ctx.deps, account.accountId, { creationId: id, scheduledTime: isoAt(at), targets: values.targets });
+      return redirect(`/dashboard/calendar?view=month&date=${values.date}&notice=scheduled#post-${post.id}`);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      if (error.code === "scheduled_time_too_soon") errors.time = `Choose a time at least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now.`;
+      else if (error.code === "unknown_target" || error.code === "target_not_ready") errors.targets = error.message;
+      else if (error.code === "not_schedulable") {
+        const problems = Array.isArray(error.extra.problems) ? (error.extra.problems as { problem?: string }[]) : [];
+        errors.targets = `It cannot go out as it is: ${problems.map((p) => p.problem).filter(Boolean).join("; ") || error.message}. Shorten the caption above, or untick that connection.`;
+      } else {
+        const { notice, status } = refusal(error);
+        return htmlResponse(creationPage(ctx, s, account, c, { notices: [notice], scheduleValues: values }), status);
+      }
+    }
+  }
+  return htmlResponse(creationPage(ctx, s, account, c, { scheduleErrors: errors, scheduleValues: values }), 400);
+}
+
+/** POST /dashboard/creations/:id/regenerate */
+export async function postRegenerate(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
+  const account = gate(s, "create");
+  if (account instanceof Response) return account;
+  const c = load(ctx, account.accountId, id);
+  if (!c) return missing(s);
+  const values = { parts: field(form, "parts"), change_instructions: field(form, "change_instructions") };
+  if (!(REGENERATE_PARTS as readonly string[]).includes(values.parts)) {
+    return htmlResponse(creationPage(ctx, s, account, c, { regenErrors: { parts: "Choose what to write again." }, regenValues: values }), 400);
+  }
+  try {
+    await regenerateCreation(ctx.deps, account.accountId, {
+      creation_id: id,
+      parts: values.parts as RegeneratePart,
+      ...(values.change_instructions.trim() ? { change_instructions: values.change_instructions.slice(0, 1000) } : {}),
+    });
+    return redirect(`${CURRENT}/${id}?notice=regenerated`);
+  } catch (error) {
+    const { notice, status } = refusal(error);
+    return htmlResponse(creationPage(ctx, s, account, c, { notices: [notice], regenValues: values }), status);
+  }
+}
+
+/** GET /dashboard/creations/:id/delete: the confirmation step. */
+export function getDeleteCreation(ctx: DashboardCtx, s: SessionContext, id: string): Response {
+  const account = gate(s, "create");
+  if (account instanceof Response) return account;
+  const c = load(ctx, account.accountId, id);
+  if (!c) return missing(s);
+  return htmlResponse(
+    confirmPage(s, {
+      title: "Delete post",
+      current: CURRENT,
+      question: html`Delete the post “${excerpt(c.body.caption, 80)}”? Its image stays in the library (and can be deleted there once nothing else uses it). Posts already scheduled from it must be cancelled first.`,
+      action: `${CURRENT}/${c.id}/delete`,
+      confirmLabel: "Delete post",
+      cancelHref: `${CURRENT}/${c.id}`,
+    }),
+  );
+}
+
+/** POST /dashboard/creations/:id/delete */
+export function postDeleteCreation(ctx: DashboardCtx, s: SessionContext, id: string): Response {
+  const account = gate(s, "create");
+  if (account instanceof Response) return account;
+  const c = load(ctx, account.accountId, id);
+  if (!c) return missing(s);
+  try {
+    deleteCreation(ctx.deps, account.accountId, id);
+    return redirect(`${CURRENT}?notice=creation-deleted`);
+  } catch (error) {
+    if (error instanceof AppError && error.code === "creation_in_use") {
+      return htmlResponse(
+        creationPage(ctx, s, account, c, {
+          notices: [{ kind: "error", text: html`A scheduled post made from this has not gone out yet. Cancel it in the <a href="/dashboard/calendar">calendar</a> first, then delete this.` }],
+        }),
+        409,
+      );
+    }
+    const { notice, status } = refusal(error);
+    return htmlResponse(creationPage(ctx, s, account, c, { notices: [notice] }), status);
+  }
 }

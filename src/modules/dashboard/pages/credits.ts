@@ -1,9 +1,12 @@
 /** Credits: balance, reserved and the ledger of the current account; the instance admin grants credits here too. */
 import { isoAt } from "../../../lib/clock";
 import { grantCredits } from "../../credits/grant";
-import { creditSummary, listLedger } from "../../credits/service";
+import { type LedgerEntry, creditSummary, listLedger } from "../../credits/service";
+import { findCreationRow } from "../../creations/service";
+import { zoneOf } from "../preferences";
+import { zonedParts } from "../zoned";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { html, timeTag } from "../html";
+import { type Html, html } from "../html";
 import { type Form, field, htmlResponse, redirect } from "../http";
 import { type Notice, csrfField, page } from "../layout";
 import type { SessionContext } from "../session";
@@ -12,13 +15,67 @@ import { noticeFrom, refusal } from "./common";
 const CURRENT = "/dashboard/credits";
 const LEDGER_PAGE = 50;
 
-const KIND_LABELS: Record<string, string> = {
-  grant: "Granted",
-  reserve: "Reserved",
-  capture: "Charged",
-  // NB: a reserve lowers the available balance at once; the capture then only settles what was held.
-  release: "Released",
-};
+/** One line per action, in words: a generate is its reserve plus its capture (or release), shown once. */
+interface ActionLine {
+  when: Html;
+  what: Html;
+  change: number;
+  balanceAfter: number;
+}
+
+const PART_WORDS: Record<string, string> = { caption: "the caption", image: "the image", both: "the caption and image" };
+
+function postLink(ctx: DashboardCtx, accountId: string, note: string): Html {
+  const id = /creation:([0-9a-f-]{36})/.exec(note)?.[1];
+  if (!id) return html`a post`;
+  const row = findCreationRow(ctx.deps, accountId, id);
+  if (!row) return html`a post since deleted`;
+  const words = row.caption.replace(/\s+/g, " ").trim();
+  const short = [...words].length > 50 ? `${[...words].slice(0, 50).join("")}…` : words;
+  return html`<a href="/dashboard/creations/${id}">“${short}”</a>`;
+}
+
+function describeAction(ctx: DashboardCtx, accountId: string, purpose: string, note: string, outcome: "captured" | "released" | "open"): Html {
+  const regenerate = /^regenerate:(\w+)/.exec(purpose);
+  const doing = purpose.startsWith("generate:") ? "Generating a post" : regenerate ? `Regenerating ${PART_WORDS[regenerate[1] ?? ""] ?? "a post"}` : purpose;
+  if (outcome === "open") return html`${doing}: in progress, credits held`;
+  if (outcome === "released") return html`${doing} did not finish; the credits held came back`;
+  if (purpose.startsWith("generate:")) return html`Generated ${postLink(ctx, accountId, note)}`;
+  if (regenerate) return html`Regenerated ${PART_WORDS[regenerate[1] ?? ""] ?? "a post"} of ${postLink(ctx, accountId, note)}`;
+  return html`${purpose}`;
+}
+
+function actionLines(ctx: DashboardCtx, accountId: string, entries: readonly LedgerEntry[], zone: string): ActionLine[] {
+  const byHold = new Map<string, LedgerEntry[]>();
+  for (const e of entries) if (e.holdId) byHold.set(e.holdId, [...(byHold.get(e.holdId) ?? []), e]);
+  const lines: ActionLine[] = [];
+  const done = new Set<string>();
+  const when = (ms: number) => {
+    const p = zonedParts(ms, zone);
+    return html`<time datetime="${isoAt(ms)}">${p.date} ${p.time}</time>`;
+  };
+  for (const e of entries) {
+    if (!e.holdId) {
+      lines.push({ when: when(e.createdAt), what: html`Credits granted${e.note ? html` (${e.note})` : ""}`, change: e.amount, balanceAfter: e.balanceAfter });
+      continue;
+    }
+    if (done.has(e.holdId)) continue;
+    done.add(e.holdId);
+    const group = byHold.get(e.holdId) ?? [e];
+    const reserve = group.find((g) => g.kind === "reserve");
+    const settled = group.find((g) => g.kind === "capture" || g.kind === "release");
+    const outcome = settled?.kind === "capture" ? "captured" : settled?.kind === "release" ? "released" : "open";
+    const purpose = (reserve ?? settled ?? e).note.split(" ")[0] ?? "";
+    const latest = group.reduce((a, b) => (b.createdAt > a.createdAt ? b : a));
+    lines.push({
+      when: when(latest.createdAt),
+      what: describeAction(ctx, accountId, purpose, settled?.note ?? "", outcome),
+      change: outcome === "released" ? 0 : -(reserve?.amount ?? settled?.amount ?? 0),
+      balanceAfter: latest.balanceAfter,
+    });
+  }
+  return lines;
+}
 
 function creditsPage(ctx: DashboardCtx, s: SessionContext, accountId: string, cursor: string | null, notices: Notice[]) {
   const summary = creditSummary(ctx.deps, accountId);
@@ -36,21 +93,13 @@ function creditsPage(ctx: DashboardCtx, s: SessionContext, accountId: string, cu
   <div class="stat"><div class="value" id="reserved">${summary.reserved}</div><div class="label">Reserved by work in progress</div></div>
 </div>
 <section class="card" aria-labelledby="ledger-title">
-  <h2 id="ledger-title">Ledger</h2>
+  <h2 id="ledger-title">What the credits went to</h2>
   ${
     ledger.entries.length === 0
       ? html`<p class="muted">No movements yet.</p>`
-      : html`<div class="table-wrap"><table class="stack">
-  <thead><tr><th scope="col">When</th><th scope="col">Movement</th><th scope="col">Change</th><th scope="col">Available after</th><th scope="col">Note</th></tr></thead>
-  <tbody>${ledger.entries.map(
-    (e) => html`<tr><td data-label="When">${timeTag(isoAt(e.createdAt))}</td><td data-label="Movement">${KIND_LABELS[e.kind] ?? e.kind}</td>
-    <td data-label="Change">${
-      e.kind === "capture"
-        ? html`${e.amount} <span class="muted">(held earlier)</span>`
-        : html`${e.kind === "reserve" ? "−" : "+"}${e.amount}`
-    }</td>
-    <td data-label="Available after">${e.balanceAfter}</td><td data-label="Note">${e.note}</td></tr>`,
-  )}</tbody></table></div>`
+      : html`<ul class="plain ledger">${actionLines(ctx, accountId, ledger.entries, zoneOf(s)).map(
+          (line) => html`<li><span class="when">${line.when}</span> <span class="what">${line.what}</span> <span class="amount${line.change < 0 ? " spent" : line.change > 0 ? " added" : ""}">${line.change === 0 ? "no charge" : `${line.change > 0 ? "+" : "−"}${Math.abs(line.change)} credit${Math.abs(line.change) === 1 ? "" : "s"}`}</span> <span class="muted">· ${line.balanceAfter} left</span></li>`,
+        )}</ul>`
   }
   ${ledger.nextCursor ? html`<p><a href="${CURRENT}?cursor=${encodeURIComponent(ledger.nextCursor)}">Older movements</a></p>` : ""}
 </section>

@@ -12,6 +12,9 @@ import { type Form, field, fields, htmlResponse, redirect } from "../http";
 import { type Notice, confirmPage, csrfField, page } from "../layout";
 import type { SessionContext } from "../session";
 import { noticeFrom, refusal } from "./common";
+import { stashSecret, takeSecret } from "../reveal";
+import { type FieldErrors, FormState, errorsOf } from "../fields";
+import { AppError } from "../../../lib/errors";
 
 const CURRENT = "/dashboard/keys";
 
@@ -63,7 +66,7 @@ ${keys.map(
   <td data-label="Actions">${
     canManage(s, k)
       ? html`<div class="actions">
-    ${k.state === "active" ? html`<form method="post" action="/dashboard/keys/${k.id}/rotate">${csrfField(s.csrfToken)}<button type="submit" class="small secondary">Rotate<span class="sr-only"> ${k.name}</span></button></form>` : ""}
+    ${k.state === "active" ? html`<a class="button small secondary" href="/dashboard/keys/${k.id}/rotate">Rotate<span class="sr-only"> ${k.name}</span></a>` : ""}
     ${k.state === "active" || k.state === "grace" ? html`<a class="button small danger" href="/dashboard/keys/${k.id}/revoke">Revoke<span class="sr-only"> ${k.name}</span></a>` : ""}
   </div>`
       : ""
@@ -73,33 +76,48 @@ ${keys.map(
 </tbody></table></div>`;
 }
 
-function mintForm(s: SessionContext, values: { name?: string; groups?: string[]; expires?: string } = {}): Html {
+function mintForm(s: SessionContext, values: { name?: string; groups?: string[]; expires?: string } = {}, errors: FieldErrors = {}): Html {
   const role = s.account?.role ?? "viewer";
   const allowed = ROLE_SCOPES[role];
   const checked = values.groups ?? ["read"];
   const expires = values.expires ?? String(DEFAULT_EXPIRY_DAYS);
-  return html`<form method="post" action="/dashboard/keys" class="card form-card" aria-labelledby="mint-title">
+  const f = new FormState(errors);
+  return html`<form method="post" action="/dashboard/keys" class="card form-card" aria-labelledby="mint-title" novalidate>
   <h2 id="mint-title">Mint a key</h2>
   ${csrfField(s.csrfToken)}
-  <div class="row"><label for="key-name">Name</label>
-    <input id="key-name" name="name" type="text" required maxlength="${KEY_NAME_MAX}" value="${values.name ?? ""}" aria-describedby="key-name-hint">
-    <p class="hint" id="key-name-hint">Up to ${KEY_NAME_MAX} characters, e.g. the tool that will use it.</p></div>
-  <fieldset><legend>Groups</legend>
-    ${SCOPES.filter((sc) => allowed.includes(sc)).map(
+  ${f.input({ name: "name", label: "Name", value: values.name ?? "", required: true, hint: `Up to ${KEY_NAME_MAX} characters, e.g. the tool that will use it.`, attrs: html` maxlength="${KEY_NAME_MAX}"` })}
+  ${f.group(
+    "groups",
+    "Groups",
+    html`${SCOPES.filter((sc) => allowed.includes(sc)).map(
       (sc) => html`<label><input type="checkbox" name="groups" value="${sc}"${checked.includes(sc) ? html` checked` : ""}> ${SCOPE_LABELS[sc]} <code class="muted">${sc}</code></label>`,
     )}
-    ${allowed.length < SCOPES.length ? html`<p class="hint">Your role (${role}) can grant only ${allowed.map((sc) => SCOPE_LABELS[sc]).join(", ")}.</p>` : ""}
-  </fieldset>
-  <div class="row"><label for="key-expires">Expires after</label>
-    <select id="key-expires" name="expires">
-      ${EXPIRY_CHOICES.map((d) => html`<option value="${d}"${expires === String(d) ? html` selected` : ""}>${d} days</option>`)}
-      <option value="never"${expires === "never" ? html` selected` : ""}>Never</option>
-    </select></div>
+    ${allowed.length < SCOPES.length ? html`<p class="hint">Your role (${role}) can grant only ${allowed.map((sc) => SCOPE_LABELS[sc]).join(", ")}.</p>` : ""}`,
+  )}
+  ${f.select({
+    name: "expires",
+    label: "Expires after",
+    value: expires,
+    options: [...EXPIRY_CHOICES.map((d) => [String(d), `${d} days`] as const), ["never", "Never"] as const],
+  })}
   <button type="submit">Mint key</button>
 </form>`;
 }
 
-function keysPage(ctx: DashboardCtx, s: SessionContext, accountId: string, opts: { notices?: Notice[]; top?: Html; form?: Parameters<typeof mintForm>[1] } = {}): Html {
+/** Mint refusals in words, by field. */
+function mintWords(fieldName: string, problem: string, message: string): string {
+  if (fieldName === "name") return `Give the key a name of 1 to ${KEY_NAME_MAX} characters.`;
+  if (fieldName === "groups") return /at least one/.test(problem) ? "Choose at least one group." : "Choose groups from the list.";
+  if (fieldName === "expires") return "Choose when the key expires.";
+  return message;
+}
+
+function keysPage(
+  ctx: DashboardCtx,
+  s: SessionContext,
+  accountId: string,
+  opts: { notices?: Notice[]; top?: Html; form?: Parameters<typeof mintForm>[1]; errors?: FieldErrors } = {},
+): Html {
   const keys = listKeys(ctx.deps, accountId);
   const people = new Map(memberEmails(ctx, accountId));
   return page(
@@ -111,7 +129,7 @@ function keysPage(ctx: DashboardCtx, s: SessionContext, accountId: string, opts:
   <h2 id="list-title">Keys</h2>
   ${keysTable(s, keys, people)}
 </section>
-${mintForm(s, opts.form)}`,
+${mintForm(s, opts.form, opts.errors)}`,
   );
 }
 
@@ -119,6 +137,15 @@ ${mintForm(s, opts.form)}`,
 export function getKeys(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
+  const shown = new URL(request.url).searchParams.get("shown");
+  if (shown) {
+    const revealed = takeSecret(s.sessionId, shown);
+    if (revealed) {
+      return htmlResponse(keysPage(ctx, s, account.accountId, { top: secretBlock(revealed.title, revealed.secret, revealed.note ? html`<p>${revealed.note}</p>` : "") }));
+    }
+    const gone: Notice = { kind: "warn", text: "That key was shown once and is not shown again; reloading never makes another. If it was not copied, rotate it or mint a new one." };
+    return htmlResponse(keysPage(ctx, s, account.accountId, { notices: [gone] }));
+  }
   return htmlResponse(keysPage(ctx, s, account.accountId, { notices: noticeFrom(request) }));
 }
 
@@ -135,8 +162,13 @@ export function postMint(ctx: DashboardCtx, s: SessionContext, form: Form | unde
       groups: values.groups,
       expiresDays: parseExpiryDays(values.expires),
     });
-    return htmlResponse(keysPage(ctx, s, account.accountId, { top: secretBlock(`Key “${values.name.trim()}” minted`, minted.key) }));
+    const token = stashSecret(s.sessionId, { title: `Key “${values.name.trim()}” minted`, secret: minted.key });
+    return redirect(`${CURRENT}?shown=${token}`);
   } catch (error) {
+    if (error instanceof AppError && error.code === "invalid_request") {
+      const { fields: errors, general } = errorsOf(error, { name: "name", groups: "groups", expires: "expires" }, mintWords, "name");
+      return htmlResponse(keysPage(ctx, s, account.accountId, { errors, form: values, notices: general ? [{ kind: "error", text: general }] : [] }), error.status);
+    }
     const { notice, status } = refusal(error);
     return htmlResponse(keysPage(ctx, s, account.accountId, { notices: [notice], form: values }), status);
   }
@@ -157,19 +189,35 @@ export function postRotate(ctx: DashboardCtx, s: SessionContext, keyId: string):
   if (key instanceof Response) return key;
   try {
     const rotated = rotateKey(ctx.deps, key.id, account.accountId);
-    return htmlResponse(
-      keysPage(ctx, s, account.accountId, {
-        top: secretBlock(
-          `Key “${key.name}” rotated`,
-          rotated.key,
-          html`<p>The old key (<code>${key.prefix}…</code>) keeps working until ${timeTag(rotated.previousKeyGraceUntil)}, then answers 401. Switch your tools over before then.</p>`,
-        ),
-      }),
-    );
+    const graceEnd = rotated.previousKeyGraceUntil ? `${rotated.previousKeyGraceUntil.slice(0, 10)} ${rotated.previousKeyGraceUntil.slice(11, 16)} UTC` : "the end of its grace period";
+    const token = stashSecret(s.sessionId, {
+      title: `Key “${key.name}” rotated`,
+      secret: rotated.key,
+      note: `The old key (${key.prefix}…) keeps working until ${graceEnd}, then answers 401. Switch your tools over before then.`,
+    });
+    return redirect(`${CURRENT}?shown=${token}`);
   } catch (error) {
     const { notice, status } = refusal(error);
     return htmlResponse(keysPage(ctx, s, account.accountId, { notices: [notice] }), status);
   }
+}
+
+/** GET /dashboard/keys/:id/rotate: the confirmation step. */
+export function getRotate(ctx: DashboardCtx, s: SessionContext, keyId: string): Response {
+  const account = requireAccount(s);
+  if (account instanceof Response) return account;
+  const key = findKey(ctx, s, account.accountId, keyId);
+  if (key instanceof Response) return key;
+  return htmlResponse(
+    confirmPage(s, {
+      title: "Rotate key",
+      current: CURRENT,
+      question: html`Rotate the key <strong>${key.name}</strong> (<code>${key.prefix}…</code>)? You get a new secret, shown once; the old one keeps working for a grace period so your tools can switch over, then answers 401.`,
+      action: `/dashboard/keys/${key.id}/rotate`,
+      confirmLabel: "Rotate key",
+      cancelHref: CURRENT,
+    }),
+  );
 }
 
 /** GET /dashboard/keys/:id/revoke: the confirmation step. */

@@ -14,6 +14,10 @@ import type { Membership, SessionContext } from "../session";
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { noticeFrom, refusal } from "./common";
+import { zoneOf } from "../preferences";
+import { type AssetUse, assetUses } from "../asset-uses";
+import type { FieldErrors } from "../fields";
+import { addForms, ingestUrl, linkBlock, makeUploadLink } from "./library-add";
 
 const CURRENT = "/dashboard/library";
 const PAGE_SIZE = 48;
@@ -34,7 +38,37 @@ function size(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
-function libraryPage(ctx: DashboardCtx, s: SessionContext, account: Membership, cursor: string | undefined, notices: Notice[]): Html {
+/** The in-use badge: a link to the one thing using the image, or a disclosure listing them (no script needed). */
+function inUse(uses: readonly AssetUse[]): Html {
+  if (uses.length === 0) return html``;
+  const first = uses[0] as AssetUse;
+  if (uses.length === 1) return html`<a class="badge in-use" href="${first.href}">In use<span class="sr-only">: ${first.label}</span></a>`;
+  return html`<details class="in-use"><summary><span class="badge">In use ×${uses.length}</span></summary>
+    <ul class="plain">${uses.map((u) => html`<li><a href="${u.href}">${u.label}</a></li>`)}</ul></details>`;
+}
+
+/**
+ * One tile. The image sits in a fixed 4:3 box and is contained, never cropped; its width/height attributes stay (no
+ * layout shift while it loads) but the stylesheet's `height: auto` + `aspect-ratio` win over them.
+ */
+function tile(s: SessionContext, a: AssetRecord, uses: readonly AssetUse[]): Html {
+  return html`<li>
+    <a class="thumb" href="${mediaPath(a)}"><img src="${mediaPath(a)}" alt="${a.fileName}" loading="lazy" width="${a.width}" height="${a.height}"></a>
+    <div class="meta"><span class="file-name" title="${a.fileName}">${a.fileName}</span>
+      <span class="muted">${a.width}×${a.height} · ${size(a.sizeBytes)} · ${timeTag(isoAt(a.createdAt), "—", zoneOf(s))}</span></div>
+    <div class="tile-actions">${inUse(uses)}
+    ${canChange(s) && uses.length === 0 ? html`<form method="get" action="${CURRENT}/${a.id}/delete"><button type="submit" class="small danger">Delete<span class="sr-only"> ${a.fileName}</span></button></form>` : ""}</div>
+  </li>`;
+}
+
+function libraryPage(
+  ctx: DashboardCtx,
+  s: SessionContext,
+  account: Membership,
+  cursor: string | undefined,
+  notices: Notice[],
+  extra: { top?: Html | null; urlErrors?: FieldErrors; urlValues?: { url: string } } = {},
+): Html {
   let result: ReturnType<typeof listAssets>;
   try {
     result = listAssets(ctx.deps, account.accountId, { limit: PAGE_SIZE, cursor });
@@ -42,10 +76,11 @@ function libraryPage(ctx: DashboardCtx, s: SessionContext, account: Membership, 
     result = listAssets(ctx.deps, account.accountId, { limit: PAGE_SIZE });
   }
   const max = ctx.deps.config.maxImageBytes;
+  const uses = assetUses(ctx.deps, account.accountId, result.assets.map((a) => a.id));
   return page(
     s,
     { title: "Library", current: CURRENT, notices },
-    html`${
+    html`${extra.top ?? ""}${
       canChange(s)
         ? html`<form method="post" action="${CURRENT}/upload" enctype="multipart/form-data" class="card" data-done="${CURRENT}?notice=uploaded" aria-labelledby="upload-title">
   <h2 id="upload-title">Add images</h2>
@@ -58,7 +93,8 @@ function libraryPage(ctx: DashboardCtx, s: SessionContext, account: Membership, 
   <progress id="upload-progress" max="100" value="0" hidden aria-label="Upload progress"></progress>
   <p id="upload-status" role="status" class="hint"></p>
   <button type="submit">Upload</button>
-</form>`
+</form>
+${addForms(s, extra.urlErrors, extra.urlValues)}`
         : ""
     }
 <section aria-labelledby="images-title">
@@ -66,13 +102,7 @@ function libraryPage(ctx: DashboardCtx, s: SessionContext, account: Membership, 
   ${
     result.assets.length === 0
       ? html`<p class="muted">No images yet.</p>`
-      : html`<ul class="gallery">${result.assets.map(
-          (a) => html`<li>
-    <a href="${mediaPath(a)}"><img src="${mediaPath(a)}" alt="${a.fileName}" loading="lazy" width="${a.width}" height="${a.height}"></a>
-    <div class="meta"><span class="file-name">${a.fileName}</span><br><span class="muted">${size(a.sizeBytes)} · ${timeTag(isoAt(a.createdAt))}</span></div>
-    ${canChange(s) ? html`<form method="get" action="${CURRENT}/${a.id}/delete"><button type="submit" class="small danger">Delete<span class="sr-only"> ${a.fileName}</span></button></form>` : ""}
-  </li>`,
-        )}</ul>`
+      : html`<ul class="gallery library">${result.assets.map((a) => tile(s, a, uses.get(a.id) ?? []))}</ul>`
   }
   ${result.nextCursor ? html`<p><a href="${CURRENT}?cursor=${encodeURIComponent(result.nextCursor)}">Older images</a></p>` : ""}
 </section>`,
@@ -91,7 +121,23 @@ export function getLibrary(ctx: DashboardCtx, s: SessionContext, request: Reques
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   const cursor = new URL(request.url).searchParams.get("cursor") ?? undefined;
-  return htmlResponse(libraryPage(ctx, s, account, cursor, noticeFrom(request)));
+  return htmlResponse(libraryPage(ctx, s, account, cursor, noticeFrom(request), { top: linkBlock(s, request) }));
+}
+
+/** POST /dashboard/library/from-url */
+export async function postFromUrl(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Promise<Response> {
+  const account = changer(s);
+  if (account instanceof Response) return account;
+  const result = await ingestUrl(ctx, account, form);
+  if (result instanceof Response) return result;
+  return htmlResponse(libraryPage(ctx, s, account, undefined, [], { urlErrors: result.errors, urlValues: result.values }), 400);
+}
+
+/** POST /dashboard/library/upload-link */
+export function postUploadLink(ctx: DashboardCtx, s: SessionContext): Response {
+  const account = changer(s);
+  if (account instanceof Response) return account;
+  return makeUploadLink(ctx, s, account);
 }
 
 function filesOf(form: Form | undefined): UploadedFile[] {

@@ -10,6 +10,8 @@ import { type Notice, confirmPage, csrfField, page } from "../layout";
 import type { Membership, SessionContext } from "../session";
 import { isoAt } from "../../../lib/clock";
 import { noticeFrom, refusal } from "./common";
+import { type FieldErrors, FormState, errorsOf } from "../fields";
+import { AppError } from "../../../lib/errors";
 
 const CURRENT = "/dashboard/members";
 
@@ -43,8 +45,9 @@ function roleOptions(selected: string): Html {
   return html`${ROLES.map((r) => html`<option value="${r}"${r === selected ? html` selected` : ""}>${r}</option>`)}`;
 }
 
-function membersPage(ctx: DashboardCtx, s: SessionContext, accountId: string, notices: Notice[], values: Record<string, string> = {}): Html {
+function membersPage(ctx: DashboardCtx, s: SessionContext, accountId: string, notices: Notice[], values: Record<string, string> = {}, errors: FieldErrors = {}): Html {
   const rows = listMembers(ctx, accountId);
+  const f = new FormState(errors);
   return page(
     s,
     { title: "Members", current: CURRENT, notices },
@@ -67,18 +70,25 @@ function membersPage(ctx: DashboardCtx, s: SessionContext, accountId: string, no
   )}</tbody></table></div>
   <p class="hint">Owners and editors may hold every group; viewers only ${SCOPE_LABELS.read}.</p>
 </section>
-<form method="post" action="/dashboard/members" class="card form-card" aria-labelledby="add-title">
+<form method="post" action="/dashboard/members" class="card form-card" aria-labelledby="add-title" novalidate>
   <h2 id="add-title">Add a person</h2>
   ${csrfField(s.csrfToken)}
-  <div class="row"><label for="m-name">Name</label><input id="m-name" name="name" type="text" maxlength="120" value="${values.name ?? ""}"></div>
-  <div class="row"><label for="m-email">Email</label><input id="m-email" name="email" type="email" required value="${values.email ?? ""}"></div>
-  <div class="row"><label for="m-password">Initial password</label>
-    <input id="m-password" name="password" type="password" required minlength="8" autocomplete="new-password" aria-describedby="m-pw-hint">
-    <p class="hint" id="m-pw-hint">At least 8 characters; tell them in person.</p></div>
-  <div class="row"><label for="m-role">Role</label><select id="m-role" name="role">${roleOptions(values.role ?? "editor")}</select></div>
+  ${f.input({ name: "name", id: "m-name", label: "Name", value: values.name ?? "", attrs: html` maxlength="120"` })}
+  ${f.input({ name: "email", id: "m-email", label: "Email", type: "email", value: values.email ?? "", required: true })}
+  ${f.input({ name: "password", id: "m-password", label: "Initial password", type: "password", required: true, hint: "At least 8 characters; tell them in person.", attrs: html` minlength="8" autocomplete="new-password"` })}
+  ${f.select({ name: "role", id: "m-role", label: "Role", value: values.role ?? "editor", options: ROLES.map((r) => [r, r] as const) })}
   <button type="submit">Add person</button>
 </form>`,
   );
+}
+
+/** Refusals of the add form in plain words. */
+function memberWords(fieldName: string, problem: string, message: string): string {
+  if (fieldName === "email") return /in use/.test(problem) ? "Someone with that email already has a login here." : "Enter an email address, such as sam@example.com.";
+  if (fieldName === "password") return "The initial password needs at least 8 characters.";
+  if (fieldName === "role") return "Choose owner, editor or viewer.";
+  if (fieldName === "name") return "Keep the name to at most 120 characters.";
+  return message;
 }
 
 /** GET /dashboard/members */
@@ -97,6 +107,10 @@ export async function postAddMember(ctx: DashboardCtx, s: SessionContext, form: 
     await addMember(ctx.deps, { accountId: account.accountId, ...values, password: field(form, "password") });
     return redirect(`${CURRENT}?notice=member-added`);
   } catch (error) {
+    if (error instanceof AppError && error.code === "invalid_request") {
+      const { fields: errors, general } = errorsOf(error, { name: "name", email: "email", password: "password", role: "role" }, memberWords, "email");
+      return htmlResponse(membersPage(ctx, s, account.accountId, general ? [{ kind: "error", text: general }] : [], values, errors), 400);
+    }
     const { notice, status } = refusal(error);
     return htmlResponse(membersPage(ctx, s, account.accountId, [notice], values), status);
   }

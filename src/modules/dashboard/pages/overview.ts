@@ -42,8 +42,8 @@ export function getOverview(ctx: DashboardCtx, s: SessionContext): Response {
   <h2 id="next-title">Getting started</h2>
   <ol>
     <li><a href="/dashboard/connections">Connect</a> a Bluesky or Mastodon account, or a webhook.</li>
-    <li><a href="/dashboard/keys">Mint an API key</a> for the tool that will call Seedcast.</li>
-    <li>Create seeds and creations through the API, then watch them on the <a href="/dashboard/calendar">calendar</a>.</li>
+    <li><a href="/dashboard/seeds">Write a seed</a>, what a post is about, and generate a post from it.</li>
+    <li>Edit its caption, schedule it, and see it on the <a href="/dashboard/calendar">calendar</a>. Tools can do the same with an <a href="/dashboard/keys">API key</a>.</li>
   </ol>
 </section>
 ${connectorCard(ctx)}`,

@@ -13,6 +13,8 @@ import { type Form, field, htmlResponse, redirect } from "../http";
 import { type Notice, csrfField, page } from "../layout";
 import type { SessionContext } from "../session";
 import { noticeFrom, refusal } from "./common";
+import { type FieldErrors, FormState } from "../fields";
+import { AppError } from "../../../lib/errors";
 
 const CURRENT = "/dashboard/voice";
 const EMOJI_LABELS: Record<(typeof EMOJI_LEVELS)[number], string> = { none: "None", some: "Some", lots: "Lots" };
@@ -29,7 +31,7 @@ function canEdit(s: SessionContext): boolean {
   return s.account !== null && ROLE_SCOPES[s.account.role].includes("voice");
 }
 
-function voicePage(ctx: DashboardCtx, s: SessionContext, accountId: string, notices: Notice[], override?: Record<string, string>) {
+function voicePage(ctx: DashboardCtx, s: SessionContext, accountId: string, notices: Notice[], override?: Record<string, string>, errors: FieldErrors = {}) {
   const v = getVoice(ctx.deps, accountId);
   const values = override ?? {
     tone: v.tone,
@@ -41,30 +43,46 @@ function voicePage(ctx: DashboardCtx, s: SessionContext, accountId: string, noti
     signature: v.signature,
   };
   const editable = canEdit(s);
-  const ro = editable ? "" : html` readonly`;
+  const ro = editable ? html`` : html` readonly`;
+  const f = new FormState(errors);
   return page(
     s,
     { title: "Brand voice", current: CURRENT, notices },
     html`<p class="muted">How generated captions sound for this account. The API reads and writes the same settings (<code>/api/v1/voice</code>).</p>
-<form method="post" action="${CURRENT}" class="card form-card">
+<form method="post" action="${CURRENT}" class="card form-card" novalidate>
   ${csrfField(s.csrfToken)}
-  <div class="row"><label for="tone">Tone</label><input id="tone" name="tone" type="text" maxlength="200" value="${values.tone}"${ro}>
-    <p class="hint">For example: friendly, formal, playful.</p></div>
-  <div class="row"><label for="audience">Audience</label><input id="audience" name="audience" type="text" maxlength="300" value="${values.audience}"${ro}></div>
-  <div class="row"><label for="language">Language</label><input id="language" name="language" type="text" maxlength="35" required value="${values.language}"${ro} aria-describedby="language-hint">
-    <p class="hint" id="language-hint">A language tag such as en, de or pt-BR.</p></div>
-  <fieldset${editable ? "" : html` disabled`}><legend>Emoji</legend>
-    ${EMOJI_LEVELS.map((e) => html`<label><input type="radio" name="emoji" value="${e}"${values.emoji === e ? html` checked` : ""}> ${EMOJI_LABELS[e]}</label>`)}
-  </fieldset>
-  <div class="row"><label for="hashtags">Hashtags</label><textarea id="hashtags" name="hashtags" rows="2"${ro} aria-describedby="hashtags-hint">${values.hashtags}</textarea>
-    <p class="hint" id="hashtags-hint">Separated by commas, up to ${MAX_TAGS}; one word each.</p></div>
-  <div class="row"><label for="bannedWords">Banned words</label><textarea id="bannedWords" name="bannedWords" rows="2"${ro}>${values.bannedWords}</textarea>
-    <p class="hint">Never used in a caption. Separated by commas.</p></div>
-  <div class="row"><label for="signature">Signature</label><input id="signature" name="signature" type="text" maxlength="200" value="${values.signature}"${ro}>
-    <p class="hint">A line added to every caption, e.g. a sign-off.</p></div>
+  ${f.input({ name: "tone", label: "Tone", value: values.tone, hint: "For example: friendly, formal, playful, warm.", attrs: html` maxlength="200"${ro}` })}
+  ${f.input({ name: "audience", label: "Audience", value: values.audience, attrs: html` maxlength="300"${ro}` })}
+  ${f.input({ name: "language", label: "Language", value: values.language, required: true, hint: "A language tag such as en, de or pt-BR.", attrs: html` maxlength="35"${ro}` })}
+  ${f.group("emoji", "Emoji", html`${EMOJI_LEVELS.map((e) => html`<label><input type="radio" name="emoji" value="${e}"${values.emoji === e ? html` checked` : ""}${editable ? "" : html` disabled`}> ${EMOJI_LABELS[e]}</label>`)}`)}
+  ${f.textarea({ name: "hashtags", label: "Hashtags", value: values.hashtags, rows: 2, hint: `Separated by commas, up to ${MAX_TAGS}; one word each. A post gets only those that fit its seed.`, attrs: ro })}
+  ${f.textarea({ name: "bannedWords", label: "Banned words", value: values.bannedWords, rows: 2, hint: "Never used in a caption. Separated by commas.", attrs: ro })}
+  ${f.input({ name: "signature", label: "Signature", value: values.signature, hint: "A line added to every caption, e.g. a sign-off.", attrs: html` maxlength="200"${ro}` })}
   ${editable ? html`<button type="submit">Save voice</button>` : html`<p class="hint">Only owners and editors change the voice.</p>`}
 </form>`,
   );
+}
+
+/** The field a schema path or a service detail names ("hashtags.2", "/hashtags/2" → hashtags). */
+function fieldOf(path: string): string {
+  return path.replace(/^\//, "").split(/[./]/)[0] ?? "";
+}
+
+/** A refusal in the words of the voice form, naming the value at fault where there is one. */
+function voiceWords(name: string, index: number | null, raw: Record<string, string>): string {
+  const item = index === null ? undefined : list(raw[name] ?? "")[index];
+  if (name === "hashtags") {
+    if (item && /\s/.test(item.trim())) return `Hashtags are single words: “${item.trim()}” has spaces.`;
+    if (item) return `Hashtags are single words of letters, digits or _: “${item.trim()}” is not one.`;
+    return `Up to ${MAX_TAGS} hashtags, each a single word.`;
+  }
+  if (name === "bannedWords") return `Up to ${MAX_TAGS} banned words, each at most 100 characters.`;
+  if (name === "language") return "Enter a language tag such as en, de or pt-BR.";
+  if (name === "tone") return "Describe the tone in at most 200 characters.";
+  if (name === "audience") return "Describe the audience in at most 300 characters.";
+  if (name === "signature") return "Keep the signature to at most 200 characters.";
+  if (name === "emoji") return "Choose how many emoji.";
+  return "This is not valid.";
 }
 
 /** GET /dashboard/voice */
@@ -90,14 +108,25 @@ export function postVoice(ctx: DashboardCtx, s: SessionContext, form: Form | und
   };
   const changes = { ...raw, hashtags: list(raw.hashtags), bannedWords: list(raw.bannedWords) };
   if (!Value.Check(voicePatchSchema, changes)) {
-    const first = [...Value.Errors(voicePatchSchema, changes)][0];
-    const where = first?.path.replace(/^\//, "").split("/")[0] ?? "voice";
-    return htmlResponse(voicePage(ctx, s, account.accountId, [{ kind: "error", text: `${where}: ${first?.message ?? "is not valid"}` }], raw), 400);
+    const errors: FieldErrors = {};
+    for (const e of Value.Errors(voicePatchSchema, changes)) {
+      const name = fieldOf(e.path);
+      const index = /^\/\w+\/(\d+)/.exec(e.path)?.[1];
+      if (name && !errors[name]) errors[name] = voiceWords(name, index === undefined ? null : Number(index), raw);
+    }
+    return htmlResponse(voicePage(ctx, s, account.accountId, [], raw, errors), 400);
   }
   try {
     putVoice(ctx.deps, account.accountId, changes as Parameters<typeof putVoice>[2]);
     return redirect(`${CURRENT}?notice=voice-saved`);
   } catch (error) {
+    if (error instanceof AppError && error.code === "invalid_request") {
+      const details = Array.isArray(error.extra.details) ? (error.extra.details as { field?: string }[]) : [];
+      const path = details[0]?.field ?? "";
+      const name = fieldOf(path) || "tone";
+      const index = /\.(\d+)$/.exec(path)?.[1];
+      return htmlResponse(voicePage(ctx, s, account.accountId, [], raw, { [name]: voiceWords(name, index === undefined ? null : Number(index), raw) }), 400);
+    }
     const { notice, status } = refusal(error);
     return htmlResponse(voicePage(ctx, s, account.accountId, [notice], raw), status);
   }

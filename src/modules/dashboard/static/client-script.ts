@@ -60,7 +60,91 @@ export const CLIENT_SCRIPT = String.raw`"use strict";
     form.addEventListener("submit", function (e) { e.preventDefault(); send(input.files); });
   }
 
+  // The person's time zone, taken from the browser the first time (the server marks the body while it is unset): sent
+  // in the background, used from the next page on (no reload, so nothing jumps under the person's cursor).
+  function sendZone() {
+    var target = document.body.getAttribute("data-set-zone");
+    var csrf = document.body.getAttribute("data-csrf") || "";
+    var zone = "";
+    try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { zone = ""; }
+    if (!target || !zone || !window.fetch) return;
+    fetch(target, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "x-requested-with": "fetch", "content-type": "application/x-www-form-urlencoded" },
+      body: "_csrf=" + encodeURIComponent(csrf) + "&timeZone=" + encodeURIComponent(zone)
+    });
+  }
+
+  // Sign-in and setup forms carry the browser's zone, so the first page after them already shows local times.
+  function fillZoneFields() {
+    var zone = "";
+    try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { zone = ""; }
+    document.querySelectorAll("input[data-browser-zone]").forEach(function (input) { input.value = zone; });
+  }
+
+  // Caption counters: one per platform, recounted as the person types (graphemes, links at the platform's length).
+  var segmenter = window.Intl && Intl.Segmenter ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
+  function graphemes(text) { return segmenter ? Array.from(segmenter.segment(text)).length : Array.from(text).length; }
+  function setupCounters(list) {
+    var area = document.getElementById(list.getAttribute("data-for"));
+    if (!area) return;
+    function update() {
+      list.querySelectorAll(".counter").forEach(function (item) {
+        var max = Number(item.getAttribute("data-max"));
+        var urlLength = item.getAttribute("data-url-length");
+        var text = urlLength ? area.value.replace(/https?:\/\/[^\s<>"]+/g, new Array(Number(urlLength) + 1).join("x")) : area.value;
+        var n = graphemes(text);
+        item.querySelector(".count").textContent = String(n);
+        item.classList.toggle("over", n > max);
+        item.querySelector(".over-text").textContent = n > max ? " · too long" : "";
+      });
+    }
+    area.addEventListener("input", update);
+  }
+
+  // Calendar: drag a post to another day; the drop submits the same reschedule form the post's page has (new date,
+  // same time of day), so the server answers as for the form.
+  function setupDrag(grid) {
+    var csrf = grid.getAttribute("data-csrf") || "";
+    var back = grid.getAttribute("data-back") || "";
+    grid.querySelectorAll(".chip[draggable=true]").forEach(function (chip) {
+      chip.addEventListener("dragstart", function (e) {
+        e.dataTransfer.setData("text/plain", chip.id);
+        e.dataTransfer.effectAllowed = "move";
+        chip.classList.add("dragging");
+      });
+      chip.addEventListener("dragend", function () { chip.classList.remove("dragging"); });
+    });
+    grid.querySelectorAll(".cal-day[data-date]").forEach(function (day) {
+      day.addEventListener("dragover", function (e) { e.preventDefault(); e.dataTransfer.dropEffect = "move"; day.classList.add("drop-over"); });
+      day.addEventListener("dragleave", function () { day.classList.remove("drop-over"); });
+      day.addEventListener("drop", function (e) {
+        e.preventDefault();
+        day.classList.remove("drop-over");
+        var chip = document.getElementById(e.dataTransfer.getData("text/plain"));
+        if (!chip || !chip.getAttribute("data-reschedule") || chip.closest(".cal-day") === day) return;
+        var form = document.createElement("form");
+        form.method = "post";
+        form.action = chip.getAttribute("data-reschedule");
+        [["_csrf", csrf], ["date", day.getAttribute("data-date")], ["time", chip.getAttribute("data-time")], ["back", back]].forEach(function (pair) {
+          var input = document.createElement("input");
+          input.type = "hidden";
+          input.name = pair[0];
+          input.value = pair[1];
+          form.appendChild(input);
+        });
+        document.body.appendChild(form);
+        form.submit();
+      });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    sendZone();
+    fillZoneFields();
+    document.querySelectorAll(".cal-grid[data-csrf]").forEach(setupDrag);
+    document.querySelectorAll("ul.counters[data-for]").forEach(setupCounters);
     document.querySelectorAll("button[data-copy]").forEach(function (b) {
       b.hidden = false;
       b.addEventListener("click", function () { copyFrom(b); });

@@ -1,0 +1,96 @@
+/**
+ * Your account (the person's own settings): the time zone every dashboard time is shown and read in. The page script
+ * sets it from the browser the first time (POST .../time-zone with `x-requested-with: fetch`); the form changes it.
+ */
+import { AppError } from "../../../lib/errors";
+import { MIN_PASSWORD, changeOwnPassword } from "../../accounts/service";
+import { type FieldErrors, FormState } from "../fields";
+import { endOtherSessions } from "../sessions-end";
+import type { DashboardCtx } from "../guard";
+import { type Html, html } from "../html";
+import { type Form, field, htmlResponse, redirect } from "../http";
+import { type Notice, csrfField, page } from "../layout";
+import { isTimeZone, saveTimeZone, storedTimeZone, timeZones, zoneOf } from "../preferences";
+import type { SessionContext } from "../session";
+import { zonedParts } from "../zoned";
+import { noticeFrom } from "./common";
+
+export const ACCOUNT_PATH = "/dashboard/account";
+
+function passwordForm(s: SessionContext, errors: FieldErrors): Html {
+  const f = new FormState(errors);
+  return html`<form method="post" action="${ACCOUNT_PATH}/password" class="card form-card" aria-labelledby="pw-title" novalidate>
+  <h2 id="pw-title">Change your password</h2>
+  ${csrfField(s.csrfToken)}
+  ${f.input({ name: "currentPassword", label: "Current password", type: "password", required: true, attrs: html` autocomplete="current-password"` })}
+  ${f.input({ name: "newPassword", label: "New password", type: "password", required: true, hint: `At least ${MIN_PASSWORD} characters.`, attrs: html` autocomplete="new-password"` })}
+  ${f.input({ name: "confirmPassword", label: "New password again", type: "password", required: true, attrs: html` autocomplete="new-password"` })}
+  <p class="hint">Your other signed-in browsers are signed out when it changes.</p>
+  <button type="submit">Change password</button>
+</form>`;
+}
+
+function accountPage(ctx: DashboardCtx, s: SessionContext, notices: Notice[], errors: FieldErrors = {}, typed?: string, pwErrors: FieldErrors = {}): Html {
+  const zone = typed ?? zoneOf(s);
+  const f = new FormState(errors);
+  const now = zonedParts(ctx.deps.clock.now(), zoneOf(s));
+  return page(
+    s,
+    { title: "Your settings", current: ACCOUNT_PATH, notices },
+    html`<p class="muted">Signed in as ${s.email}.</p>
+<form method="post" action="${ACCOUNT_PATH}/time-zone" class="card form-card" aria-labelledby="tz-title">
+  <h2 id="tz-title">Time zone</h2>
+  ${csrfField(s.csrfToken)}
+  ${f.select({
+    name: "timeZone",
+    label: "Show and enter times in",
+    value: zone,
+    options: timeZones().map((z) => [z, z.replace(/_/g, " ")] as const),
+    hint: `It is ${now.date} ${now.time} there now.${storedTimeZone(ctx.deps, s.userId) ? "" : " Not chosen yet: taken from your browser when script runs, UTC until then."}`,
+  })}
+  <button type="submit">Save time zone</button>
+</form>
+${passwordForm(s, pwErrors)}`,
+  );
+}
+
+/** GET /dashboard/account */
+export function getAccount(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
+  return htmlResponse(accountPage(ctx, s, noticeFrom(request)));
+}
+
+/** POST /dashboard/account/time-zone (the form, or the page script's first-visit call). */
+export function postTimeZone(ctx: DashboardCtx, s: SessionContext, form: Form | undefined, request: Request): Response {
+  const scripted = request.headers.get("x-requested-with") === "fetch";
+  const zone = field(form, "timeZone").trim();
+  if (!isTimeZone(zone)) {
+    if (scripted) return new Response("unknown time zone", { status: 400, headers: { "cache-control": "no-store" } });
+    return htmlResponse(accountPage(ctx, s, [], { timeZone: "Choose a time zone from the list." }, zone), 400);
+  }
+  saveTimeZone(ctx.deps, s.userId, zone);
+  if (scripted) return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
+  return redirect(`${ACCOUNT_PATH}?notice=zone-saved`);
+}
+
+/** POST /dashboard/account/password: current + new (twice); other sessions of the person end. */
+export async function postPassword(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Promise<Response> {
+  const current = field(form, "currentPassword");
+  const next = field(form, "newPassword");
+  const errors: FieldErrors = {};
+  if (!current) errors.currentPassword = "Enter your current password.";
+  if (next.length < MIN_PASSWORD) errors.newPassword = `Choose a new password of at least ${MIN_PASSWORD} characters.`;
+  else if (next !== field(form, "confirmPassword")) errors.confirmPassword = "The two new passwords differ.";
+  if (Object.keys(errors).length === 0) {
+    try {
+      await changeOwnPassword(ctx.deps, s.userId, current, next);
+      endOtherSessions(ctx.deps, s.userId, s.sessionId);
+      return redirect(`${ACCOUNT_PATH}?notice=password-changed`);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      const details = Array.isArray(error.extra.details) ? (error.extra.details as { field?: string }[]) : [];
+      if (details[0]?.field === "currentPassword") errors.currentPassword = "That is not your current password.";
+      else errors.newPassword = `Choose a new password of at least ${MIN_PASSWORD} characters.`;
+    }
+  }
+  return htmlResponse(accountPage(ctx, s, [], {}, undefined, errors), 400);
+}

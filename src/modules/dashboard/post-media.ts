@@ -1,0 +1,23 @@
+/**
+ * The image each scheduled post will carry (its snapshot's asset), for calendar thumbnails. Read only, filtered by
+ * the session's account.
+ */
+import { and, eq, inArray } from "drizzle-orm";
+import type { Deps } from "../../deps";
+import { assets } from "../../db/schema/assets";
+import { scheduledPosts } from "../../db/schema/scheduled-posts";
+import { MEDIA_PATH } from "../assets/service";
+
+/** Post id → same-origin image path, for the posts that have an image. */
+export function postThumbnails(deps: Pick<Deps, "db">, accountId: string, postIds: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  if (postIds.length === 0) return out;
+  const rows = deps.db
+    .select({ postId: scheduledPosts.id, assetId: assets.id, ext: assets.ext })
+    .from(scheduledPosts)
+    .innerJoin(assets, eq(assets.id, scheduledPosts.imageAssetId))
+    .where(and(eq(scheduledPosts.accountId, accountId), inArray(scheduledPosts.id, [...postIds])))
+    .all();
+  for (const r of rows) out.set(r.postId, `${MEDIA_PATH}/${r.assetId}.${r.ext}`);
+  return out;
+}
