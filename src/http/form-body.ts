@@ -8,6 +8,7 @@
  * Every route that takes a form names its own cap (`parse: formParser(...)`); the server-wide limit (Bun's
  * maxRequestBodySize, the image cap plus framing) only bounds what no route claims.
  */
+import { readStreamCapped } from "../lib/read-capped";
 import { Busboy } from "@fastify/busboy";
 import { AppError } from "../lib/errors";
 
@@ -74,22 +75,11 @@ async function readUrlencoded(request: Request, maxBytes: number): Promise<FormF
   return fields;
 }
 
+/** The whole of `stream`, counted as it arrives: payload_too_large as soon as it passes `maxBytes`. */
 async function readCapped(stream: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Uint8Array> {
-  if (!stream) return new Uint8Array(0);
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(value);
-  }
-  return chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks);
+  const bytes = await readStreamCapped(stream, maxBytes);
+  if (bytes === null) throw tooLarge(maxBytes);
+  return bytes;
 }
 
 /** Where a request's file bytes go: one buffer of the declared length, or growing chunks when none was declared. */
