@@ -6,6 +6,8 @@ import ipaddr from "ipaddr.js";
 
 export const GENERATOR_KINDS = ["builtin", "openai"] as const;
 export type GeneratorKind = (typeof GENERATOR_KINDS)[number];
+export const MEDIA_STORES = ["local", "s3"] as const;
+export type MediaStoreKind = (typeof MEDIA_STORES)[number];
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -29,6 +31,14 @@ export interface Prices {
   /** The whole price of a `both` regenerate: caption + image at the bundled rate. */
   regenerateBoth: number;
 }
+
+/**
+ * Where media bytes live: DATA_DIR/media (the default), or an S3-compatible bucket. `secretAccessKey` is a
+ * non-enumerable property, so printing or serialising the config never shows it.
+ */
+export type MediaStoreConfig =
+  | { kind: "local" }
+  | { kind: "s3"; endpoint: string; bucket: string; region: string; accessKeyId: string; readonly secretAccessKey: string };
 
 export interface Config {
   port: number;
@@ -56,6 +66,7 @@ export interface Config {
   /** Backups: nightly job when set (cron expression), with the number of archives kept. */
   backup: { cron: string | null; dir: string; keep: number };
   dispatch: DispatchConfig;
+  media: MediaStoreConfig;
 }
 
 export class ConfigError extends Error {
@@ -111,6 +122,44 @@ function proxiesVar(env: Env, name: string): string[] {
   return entries;
 }
 
+/** S3 bucket names: 3–63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit. */
+const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const REGION_RE = /^[a-z0-9-]{1,64}$/;
+
+function requiredVar(env: Env, name: string, why: string): string {
+  const raw = env[name]?.trim();
+  if (!raw) throw new ConfigError(`${why} needs ${name}.`);
+  return raw;
+}
+
+/** MEDIA_STORE and, for `s3`, the bucket's settings. Messages name the variable, never a secret's value. */
+function mediaVar(env: Env): MediaStoreConfig {
+  const kind = enumVar(env, "MEDIA_STORE", MEDIA_STORES, "local");
+  if (kind === "local") return { kind };
+  const why = "MEDIA_STORE=s3";
+  const endpoint = requiredVar(env, "S3_ENDPOINT", why);
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new ConfigError(`S3_ENDPOINT must be an http(s) URL such as https://s3.example.com; got "${endpoint}".`);
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`S3_ENDPOINT must be an http(s) URL without credentials, query or fragment, such as https://s3.example.com; got "${url.protocol}//${url.host}${url.pathname}".`);
+  }
+  const bucket = requiredVar(env, "S3_BUCKET", why);
+  if (!BUCKET_RE.test(bucket) || bucket.includes("..")) {
+    throw new ConfigError(`S3_BUCKET must be a bucket name (3 to 63 lowercase letters, digits, dots and hyphens); got "${bucket}".`);
+  }
+  const region = env.S3_REGION?.trim() || "us-east-1";
+  if (!REGION_RE.test(region)) throw new ConfigError(`S3_REGION must be a region name such as us-east-1; got "${region}".`);
+  const accessKeyId = requiredVar(env, "S3_ACCESS_KEY_ID", why);
+  const secretAccessKey = requiredVar(env, "S3_SECRET_ACCESS_KEY", why);
+  const media = { kind, endpoint: endpoint.replace(/\/+$/, ""), bucket, region, accessKeyId } as Extract<MediaStoreConfig, { kind: "s3" }>;
+  Object.defineProperty(media, "secretAccessKey", { value: secretAccessKey, enumerable: false });
+  return Object.freeze(media);
+}
+
 /** Reads the configuration from `env` (default: process.env). Throws ConfigError on any invalid value. */
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const port = intVar(env, "PORT", 8787, 0, 65535);
@@ -158,9 +207,15 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       leaseMs: intVar(env, "DISPATCH_LEASE_MS", DISPATCH_DEFAULTS.leaseMs, 1000, 3_600_000),
       pollMs: intVar(env, "DISPATCH_POLL_MS", DISPATCH_DEFAULTS.pollMs, 10, 60_000),
     },
+    media: mediaVar(env),
   };
   if (config.generator === "openai" && !config.openai.apiKey) {
     throw new ConfigError("GENERATOR=openai needs OPENAI_API_KEY.");
+  }
+  if (config.media.kind === "s3" && config.backup.cron) {
+    throw new ConfigError(
+      "BACKUP_CRON cannot be used with MEDIA_STORE=s3: a backup archive holds media from DATA_DIR only. Back up the bucket with its own versioning or replication, and unset BACKUP_CRON.",
+    );
   }
   return Object.freeze(config);
 }
