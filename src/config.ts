@@ -33,12 +33,32 @@ export interface Prices {
 }
 
 /**
- * Where media bytes live: DATA_DIR/media (the default), or an S3-compatible bucket. `secretAccessKey` is a
- * non-enumerable property, so printing or serialising the config never shows it.
+ * An S3 bucket's settings. The secret is a private field behind a getter, so printing (Bun.inspect, console.log, a
+ * log line) or serialising the config never shows it.
  */
-export type MediaStoreConfig =
-  | { kind: "local" }
-  | { kind: "s3"; endpoint: string; bucket: string; region: string; accessKeyId: string; readonly secretAccessKey: string };
+export class S3MediaConfig {
+  readonly kind = "s3" as const;
+  readonly #secretAccessKey: string;
+  constructor(
+    readonly endpoint: string,
+    readonly bucket: string,
+    readonly region: string,
+    readonly accessKeyId: string,
+    secretAccessKey: string,
+  ) {
+    this.#secretAccessKey = secretAccessKey;
+    Object.freeze(this);
+  }
+  get secretAccessKey(): string {
+    return this.#secretAccessKey;
+  }
+  toJSON() {
+    return { kind: this.kind, endpoint: this.endpoint, bucket: this.bucket, region: this.region, accessKeyId: this.accessKeyId };
+  }
+}
+
+/** Where media bytes live: DATA_DIR/media (the default), or an S3-compatible bucket. */
+export type MediaStoreConfig = { kind: "local" } | S3MediaConfig;
 
 export interface Config {
   port: number;
@@ -155,9 +175,7 @@ function mediaVar(env: Env): MediaStoreConfig {
   if (!REGION_RE.test(region)) throw new ConfigError(`S3_REGION must be a region name such as us-east-1; got "${region}".`);
   const accessKeyId = requiredVar(env, "S3_ACCESS_KEY_ID", why);
   const secretAccessKey = requiredVar(env, "S3_SECRET_ACCESS_KEY", why);
-  const media = { kind, endpoint: endpoint.replace(/\/+$/, ""), bucket, region, accessKeyId } as Extract<MediaStoreConfig, { kind: "s3" }>;
-  Object.defineProperty(media, "secretAccessKey", { value: secretAccessKey, enumerable: false });
-  return Object.freeze(media);
+  return new S3MediaConfig(endpoint.replace(/\/+$/, ""), bucket, region, accessKeyId, secretAccessKey);
 }
 
 /** Reads the configuration from `env` (default: process.env). Throws ConfigError on any invalid value. */
