@@ -15,6 +15,10 @@ import { sweepOrphanMedia } from "../src/modules/assets/sweep";
 import { createBackup } from "../src/modules/backup/service";
 import type { Storage } from "../src/lib/storage";
 import { S3StorageError, S3_MEDIA_PREFIX, createS3Storage } from "../src/lib/storage-s3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startChildServer } from "./helpers/child-server";
 import { type Radosgw, startRadosgw } from "./helpers/radosgw";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 
@@ -123,6 +127,13 @@ describe("the S3 store against radosgw", () => {
     for (const key of keys) await store.delete(key);
     expect((await store.list("list-")).entries).toEqual([]);
     expect(await rawClient().exists("elsewhere/keep.png")).toBe(true);
+  });
+
+  test("check(): passes on the bucket; a missing bucket or a wrong secret is named", async () => {
+    await store.check();
+    const settings = { endpoint: gw.endpoint, bucket: gw.bucket, region: gw.region, accessKeyId: gw.accessKeyId, secretAccessKey: gw.secretAccessKey };
+    await expect(createS3Storage({ ...settings, bucket: "no-such-bucket" }).check()).rejects.toThrow("NoSuchBucket");
+    await expect(createS3Storage({ ...settings, secretAccessKey: "wrong" }).check()).rejects.toThrow("SignatureDoesNotMatch");
   });
 
   test("a wrong secret is refused by radosgw (SignatureDoesNotMatch): the signing is real", async () => {
@@ -366,6 +377,37 @@ describe("the app on MEDIA_STORE=s3", () => {
     const gone = await s3.world.app.handle(new Request(`http://localhost${s3.path}`));
     expect(gone.status).toBe(404);
   });
+});
+
+describe("seedcast serve on MEDIA_STORE=s3", () => {
+  const dir = mkdtempSync(join(tmpdir(), "seedcast-serve-s3-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const command = [process.execPath, join(import.meta.dir, "..", "src", "main.ts"), "serve"];
+
+  test("starts and answers; a missing bucket stops the start with its name and S3's code, never the secret", async () => {
+    const server = await startChildServer(command, { cwd: dir, env: { ...gw.env(), DATA_DIR: join(dir, "ok") }, logFile: join(dir, "ok.log") });
+    try {
+      const res = await fetch(`${server.base}/media/01934b7e-0000-7000-8000-000000000000.png`);
+      expect(res.status).toBe(404);
+      expect(server.log()).toContain('"ready"');
+      expect(server.log()).not.toContain(gw.secretAccessKey);
+    } finally {
+      server.proc.kill("SIGTERM");
+      await server.proc.exited;
+    }
+    const env = { ...gw.env({ S3_BUCKET: "missing-bucket" }), DATA_DIR: join(dir, "missing") };
+    const failed = await startChildServer(command, { cwd: dir, env, logFile: join(dir, "missing.log") }).then(
+      (s) => {
+        s.proc.kill("SIGKILL");
+        return "started";
+      },
+      (error: Error) => error.message,
+    );
+    expect(failed).toContain("exited (1)");
+    expect(failed).toContain("missing-bucket");
+    expect(failed).toContain("NoSuchBucket");
+    expect(failed).not.toContain(gw.secretAccessKey);
+  }, 60_000);
 });
 
 describe("configuration", () => {

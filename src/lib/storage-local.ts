@@ -54,6 +54,9 @@ export function createLocalStorage(root: string): Storage {
     async delete(key) {
       rmSync(pathOf(key), { force: true });
     },
+    async check() {
+      // The folder was made above; a store on a full or read-only disk fails at its first write, with its path.
+    },
     async list(prefix = "") {
       const listing: StorageListing = { entries: [], temps: [] };
       // Walk only the directory the prefix names (keys are `<dir>/<name>`), then filter by the full prefix.

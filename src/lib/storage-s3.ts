@@ -128,6 +128,15 @@ export function createS3Storage(settings: S3Settings, { pageSize = 1000 }: S3Sto
         throw scrub(error, "DELETE", key);
       }
     },
+    async check() {
+      try {
+        await client.list({ prefix: S3_MEDIA_PREFIX, maxKeys: 1 });
+      } catch (error) {
+        const e = error as { code?: unknown };
+        const code = typeof e?.code === "string" ? e.code : "Error";
+        throw new S3StorageError(`the media bucket ${settings.bucket} at ${settings.endpoint} cannot be listed: ${code}`, code);
+      }
+    },
     async list(prefix = "") {
       const listing: StorageListing = { entries: [], temps: [] };
       let continuationToken: string | undefined;

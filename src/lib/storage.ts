@@ -42,6 +42,8 @@ export interface Storage {
   delete(key: string): Promise<void>;
   /** Every stored key starting with `prefix` (all when omitted), and temp files of unfinished writes, separately. */
   list(prefix?: string): Promise<StorageListing>;
+  /** Throws when the store cannot be used (S3: bucket missing, credentials refused, endpoint unreachable). */
+  check(): Promise<void>;
 }
 
 const KEY_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
