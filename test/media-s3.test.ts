@@ -45,7 +45,7 @@ interface Seen {
  * A recording proxy in front of radosgw: what a client really sends, and what radosgw answers to it (optionally after
  * `rewrite` changed a header on the way, as anyone on the path could).
  */
-function startProxy(rewrite: (headers: Headers) => void = () => {}) {
+function startProxy(rewrite: (headers: Headers) => void = () => {}, rewriteBody: (body: ArrayBuffer) => ArrayBuffer = (b) => b) {
   const seen: Seen[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -61,7 +61,7 @@ function startProxy(rewrite: (headers: Headers) => void = () => {}) {
       });
       const headers = new Headers(request.headers);
       rewrite(headers);
-      const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
+      const body = request.method === "GET" || request.method === "HEAD" ? undefined : rewriteBody(await request.arrayBuffer());
       const answer = await fetch(`${gw.endpoint}${url.pathname}${url.search}`, { method: request.method, headers, body, redirect: "manual" });
       return new Response(await answer.arrayBuffer(), { status: answer.status, headers: answer.headers });
     },
@@ -134,6 +134,25 @@ describe("the S3 store against radosgw", () => {
     const settings = { endpoint: gw.endpoint, bucket: gw.bucket, region: gw.region, accessKeyId: gw.accessKeyId, secretAccessKey: gw.secretAccessKey };
     await expect(createS3Storage({ ...settings, bucket: "no-such-bucket" }).check()).rejects.toThrow("NoSuchBucket");
     await expect(createS3Storage({ ...settings, secretAccessKey: "wrong" }).check()).rejects.toThrow("SignatureDoesNotMatch");
+  });
+
+  test("an upload whose bytes were changed on the way (the presigned payload is unsigned) is caught by the ETag check and removed", async () => {
+    const flipping = startProxy(
+      () => {},
+      (body) => {
+        const copy = new Uint8Array(body.slice(0));
+        copy[copy.length - 1] = (copy[copy.length - 1] ?? 0) ^ 0xff;
+        return copy.buffer;
+      },
+    );
+    try {
+      const viaProxy = createS3Storage({ endpoint: flipping.endpoint, bucket: gw.bucket, region: gw.region, accessKeyId: gw.accessKeyId, secretAccessKey: gw.secretAccessKey });
+      const refused = await viaProxy.put("acct-1/flipped.png", png).catch((e: unknown) => e);
+      expect((refused as S3StorageError).code).toBe("BadDigest");
+      expect(await store.exists("acct-1/flipped.png")).toBe(false);
+    } finally {
+      flipping.stop();
+    }
   });
 
   test("a wrong secret is refused by radosgw (SignatureDoesNotMatch): the signing is real", async () => {
@@ -368,6 +387,20 @@ describe("the app on MEDIA_STORE=s3", () => {
     const target = `${s3.world.dataDir}/refused-backup.tar.gz`;
     await expect(createBackup(s3.world.deps, target)).rejects.toThrow(/bucket versioning/);
     expect(await Bun.file(target).exists()).toBe(false);
+  });
+
+  test("an object gone from the bucket while its row remains is a plain 404 (and logged), not a broken stream", async () => {
+    const key = `${S3_MEDIA_PREFIX}${s3.asset.storageKey}`;
+    const kept = await rawClient().file(key).bytes();
+    await rawClient().delete(key);
+    try {
+      const res = await s3.world.app.handle(new Request(`http://localhost${s3.path}`));
+      expect(res.status).toBe(404);
+      expect(res.headers.get("content-type")).toStartWith("text/plain");
+    } finally {
+      await s3.world.deps.storage.put(s3.asset.storageKey, kept);
+    }
+    expect((await s3.world.app.handle(new Request(`http://localhost${s3.path}`))).status).toBe(200);
   });
 
   test("deleting the asset deletes its object; its URL is 404 at once", async () => {
