@@ -106,7 +106,22 @@ rgw_data = ${dir}/rgw
     daemons.push(proc);
     return proc;
   };
+  // A test run that dies without stop() (a crash, a timeout) must not leave the daemons behind.
+  const killOnExit = () => {
+    for (const proc of daemons) proc.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    killOnExit();
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  process.once("exit", killOnExit);
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
   const stop = async () => {
+    process.removeListener("exit", killOnExit);
+    process.removeListener("SIGTERM", onSignal);
+    process.removeListener("SIGINT", onSignal);
     for (const proc of daemons.reverse()) {
       proc.kill("SIGTERM");
       const ended = await Promise.race([proc.exited.then(() => true), Bun.sleep(5000).then(() => false)]);
