@@ -11,6 +11,7 @@ import sharp from "sharp";
 import { ConfigError, loadConfig } from "../src/config";
 import type { AssetRecord } from "../src/modules/assets/service";
 import { findAssetForMedia } from "../src/modules/assets/service";
+import { ingestImageBytes } from "../src/modules/assets/ingest";
 import { sweepOrphanMedia } from "../src/modules/assets/sweep";
 import { createBackup } from "../src/modules/backup/service";
 import type { Storage } from "../src/lib/storage";
@@ -351,6 +352,32 @@ describe("the app on MEDIA_STORE=s3", () => {
       expect(encoding).toBe("chunked");
     }
     expect((await curl(s3, [])).body).toEqual(png);
+  });
+
+  test("generation on S3: a generated card is stored in the bucket and served; a library image is read back for its alt text", async () => {
+    const seed = await s3.world.call("POST", "/api/v1/seeds", {
+      key: s3.owner.key,
+      body: { title: "Harbour open day", content: "Boats, music and fresh fish at the old harbour on Sunday from ten until six.", category: "event" },
+    });
+    expect(seed.status).toBe(201);
+    const seedId = seed.json.id ?? seed.json.seed?.id;
+    const generated = await s3.world.call("POST", "/api/v1/creations/generate", { key: s3.owner.key, body: { seed_id: seedId, include_visual: true } });
+    expect(generated.status).toBe(201);
+    const card = generated.json.creation;
+    const cardAsset = findAssetForMedia(s3.world.deps, card.imageAssetId) as AssetRecord;
+    expect(await rawClient().exists(`${S3_MEDIA_PREFIX}${cardAsset.storageKey}`)).toBe(true);
+    const served = await s3.world.app.handle(new Request(card.body.imageUrl));
+    expect(served.status).toBe(200);
+    expect(served.headers.get("content-type")).toBe("image/png");
+    const stored: Uint8Array = await s3.world.deps.storage.read(cardAsset.storageKey);
+    expect(new Uint8Array(await served.arrayBuffer()) as Uint8Array).toEqual(stored);
+
+    // With a library image, the generator is handed its bytes (read from the bucket) to describe it.
+    const photo = await ingestImageBytes(s3.world.deps, s3.owner.accountId, { bytes: png, fileName: "photo", source: "upload" });
+    const withImage = await s3.world.call("POST", "/api/v1/creations/generate", { key: s3.owner.key, body: { seed_id: seedId, image_asset_id: photo.id } });
+    expect(withImage.status).toBe(201);
+    expect(withImage.json.creation.imageAssetId).toBe(photo.id);
+    expect(withImage.json.creation.body.altText.length).toBeGreaterThan(5);
   });
 
   test("the type served is the asset row's: an object whose stored type says text/html is still image/png with nosniff", async () => {
