@@ -77,5 +77,6 @@ export async function serveMedia(deps: Deps, request: Request, file: string, { b
     });
   }
   // A bodyless HEAD opens nothing (on S3 that would start a GET): Bun's server sends the Content-Length set here.
-  return new Response(isHead && bodyless ? null : deps.storage.body(asset.storageKey), { status: 200, headers: { ...headers, "content-length": String(size) } });
+  const body = isHead && bodyless ? null : deps.storage.body(asset.storageKey);
+  return new Response(body, { status: 200, headers: { ...headers, "content-length": String(size) } });
 }
