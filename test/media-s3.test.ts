@@ -410,6 +410,18 @@ describe("the app on MEDIA_STORE=s3", () => {
     await world.deps.storage.delete(`${s3.owner.accountId}/orphan-new.png`);
   });
 
+  test("the sweep follows every page of the listing (2 keys a page): all old orphans go, every named object stays", async () => {
+    const { world } = s3;
+    const orphans = [1, 2, 3, 4, 5].map((n) => `${s3.owner.accountId}/paged-orphan-${n}.png`);
+    for (const key of orphans) await store.put(key, png.slice(0, 40));
+    world.clock.set(Date.now() + 2 * HOUR);
+    const result = await sweepOrphanMedia({ ...world.deps, storage: store }, { olderThanMs: HOUR });
+    expect(result.orphans).toBeGreaterThanOrEqual(orphans.length);
+    for (const key of orphans) expect(await store.exists(key)).toBe(false);
+    expect(await store.exists(s3.asset.storageKey)).toBe(true);
+    world.clock.set(Date.now());
+  });
+
   test("seedcast backup refuses with MEDIA_STORE=s3, naming bucket versioning; nothing is written", async () => {
     const target = `${s3.world.dataDir}/refused-backup.tar.gz`;
     await expect(createBackup(s3.world.deps, target)).rejects.toThrow(/bucket versioning/);
