@@ -5,7 +5,7 @@
 # - openssl (the tests make a throwaway CA);
 # - Ceph's radosgw, mon and osd from Debian (test/helpers/radosgw.ts runs a one-node memstore cluster: an S3 store
 #   that checks SigV4 signatures, for MEDIA_STORE=s3).
-# Runs as `pretest`, so `npm test` works on a fresh machine. Needs root for apt-get when Chromium is missing.
+# Runs as `pretest`, so `npm test` works on a fresh machine. Needs root for apt-get when a Debian package is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
