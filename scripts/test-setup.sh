@@ -2,8 +2,10 @@
 # Everything the test suite needs besides the project's own npm packages, installed only when missing:
 # - the Bluesky test peer (a real PDS under Node 22, from npm) in test/peers/bluesky;
 # - Chromium from Debian's packages (playwright-core drives /usr/bin/chromium; it downloads no browser);
-# - openssl (the tests make a throwaway CA).
-# Runs as `pretest`, so `npm test` works on a fresh machine. Needs root for apt-get when Chromium is missing.
+# - openssl (the tests make a throwaway CA);
+# - Ceph's radosgw, mon and osd from Debian (test/helpers/radosgw.ts runs a one-node memstore cluster: an S3 store
+#   that checks SigV4 signatures, for MEDIA_STORE=s3).
+# Runs as `pretest`, so `npm test` works on a fresh machine. Needs root for apt-get when a Debian package is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -14,6 +16,8 @@ command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 # Emoji in screenshots render as boxes without a colour emoji font.
 dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || need_apt+=(fonts-noto-color-emoji)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+# --no-install-recommends keeps Ceph at about 257 MB (no mgr, no dashboards).
+for tool in radosgw ceph-mon ceph-osd; do command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool"); done
 for tool in python3 make g++; do command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool"); done
 if ((${#need_apt[@]} > 0)); then
   if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then

@@ -12,11 +12,18 @@ import { createGenerator } from "./generation";
 import { type Clock, systemClock } from "./lib/clock";
 import { type Logger, createLogger } from "./lib/log";
 import { loadInstanceSecret } from "./lib/instance-secret";
-import { createLocalStorage } from "./lib/storage";
+import type { Storage } from "./lib/storage";
+import { createLocalStorage } from "./lib/storage-local";
+import { createS3Storage } from "./lib/storage-s3";
 import { createMetrics } from "./modules/metrics/registry";
 
 /** The media folder inside DATA_DIR. */
 export const MEDIA_DIR = "media";
+
+/** The media store MEDIA_STORE names: DATA_DIR/media, or the S3 bucket. */
+export function createStorage(config: Readonly<Config>): Storage {
+  return config.media.kind === "s3" ? createS3Storage(config.media) : createLocalStorage(join(config.dataDir, MEDIA_DIR));
+}
 
 /** Opens everything a command needs. Overrides let tests inject a clock, a logger or a generator. */
 export function bootstrap(config: Readonly<Config>, overrides: Partial<Pick<Deps, "clock" | "log" | "generator">> = {}): Deps {
@@ -32,7 +39,7 @@ export function bootstrap(config: Readonly<Config>, overrides: Partial<Pick<Deps
     clock,
     log,
     instanceSecret: loadInstanceSecret(config.dataDir),
-    storage: createLocalStorage(join(config.dataDir, MEDIA_DIR)),
+    storage: createStorage(config),
     generator: overrides.generator ?? createGenerator(config),
     metrics: createMetrics(sqlite, clock),
   };

@@ -6,6 +6,8 @@ import ipaddr from "ipaddr.js";
 
 export const GENERATOR_KINDS = ["builtin", "openai"] as const;
 export type GeneratorKind = (typeof GENERATOR_KINDS)[number];
+export const MEDIA_STORES = ["local", "s3"] as const;
+export type MediaStoreKind = (typeof MEDIA_STORES)[number];
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -29,6 +31,34 @@ export interface Prices {
   /** The whole price of a `both` regenerate: caption + image at the bundled rate. */
   regenerateBoth: number;
 }
+
+/**
+ * An S3 bucket's settings. The secret is a private field behind a getter, so printing (Bun.inspect, console.log, a
+ * log line) or serialising the config never shows it.
+ */
+export class S3MediaConfig {
+  readonly kind = "s3" as const;
+  readonly #secretAccessKey: string;
+  constructor(
+    readonly endpoint: string,
+    readonly bucket: string,
+    readonly region: string,
+    readonly accessKeyId: string,
+    secretAccessKey: string,
+  ) {
+    this.#secretAccessKey = secretAccessKey;
+    Object.freeze(this);
+  }
+  get secretAccessKey(): string {
+    return this.#secretAccessKey;
+  }
+  toJSON() {
+    return { kind: this.kind, endpoint: this.endpoint, bucket: this.bucket, region: this.region, accessKeyId: this.accessKeyId };
+  }
+}
+
+/** Where media bytes live: DATA_DIR/media (the default), or an S3-compatible bucket. */
+export type MediaStoreConfig = { kind: "local" } | S3MediaConfig;
 
 export interface Config {
   port: number;
@@ -61,6 +91,7 @@ export interface Config {
    * any. Empty (the default): no CORS headers at all.
    */
   corsOrigins: ReadonlySet<string>;
+  media: MediaStoreConfig;
 }
 
 export class ConfigError extends Error {
@@ -142,6 +173,42 @@ function originsVar(env: Env, name: string): Set<string> {
   return origins;
 }
 
+/** S3 bucket names: 3–63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit. */
+const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const REGION_RE = /^[a-z0-9-]{1,64}$/;
+
+function requiredVar(env: Env, name: string, why: string): string {
+  const raw = env[name]?.trim();
+  if (!raw) throw new ConfigError(`${why} needs ${name}.`);
+  return raw;
+}
+
+/** MEDIA_STORE and, for `s3`, the bucket's settings. Messages name the variable, never a secret's value. */
+function mediaVar(env: Env): MediaStoreConfig {
+  const kind = enumVar(env, "MEDIA_STORE", MEDIA_STORES, "local");
+  if (kind === "local") return { kind };
+  const why = "MEDIA_STORE=s3";
+  const endpoint = requiredVar(env, "S3_ENDPOINT", why);
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new ConfigError(`S3_ENDPOINT must be an http(s) URL such as https://s3.example.com; got "${endpoint}".`);
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`S3_ENDPOINT must be an http(s) URL without credentials, query or fragment, such as https://s3.example.com; got "${url.protocol}//${url.host}${url.pathname}".`);
+  }
+  const bucket = requiredVar(env, "S3_BUCKET", why);
+  if (!BUCKET_RE.test(bucket) || bucket.includes("..")) {
+    throw new ConfigError(`S3_BUCKET must be a bucket name (3 to 63 lowercase letters, digits, dots and hyphens); got "${bucket}".`);
+  }
+  const region = env.S3_REGION?.trim() || "us-east-1";
+  if (!REGION_RE.test(region)) throw new ConfigError(`S3_REGION must be a region name such as us-east-1; got "${region}".`);
+  const accessKeyId = requiredVar(env, "S3_ACCESS_KEY_ID", why);
+  const secretAccessKey = requiredVar(env, "S3_SECRET_ACCESS_KEY", why);
+  return new S3MediaConfig(endpoint.replace(/\/+$/, ""), bucket, region, accessKeyId, secretAccessKey);
+}
+
 /** Reads the configuration from `env` (default: process.env). Throws ConfigError on any invalid value. */
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const port = intVar(env, "PORT", 8787, 0, 65535);
@@ -190,9 +257,15 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       pollMs: intVar(env, "DISPATCH_POLL_MS", DISPATCH_DEFAULTS.pollMs, 10, 60_000),
     },
     corsOrigins: originsVar(env, "CORS_ORIGINS"),
+    media: mediaVar(env),
   };
   if (config.generator === "openai" && !config.openai.apiKey) {
     throw new ConfigError("GENERATOR=openai needs OPENAI_API_KEY.");
+  }
+  if (config.media.kind === "s3" && config.backup.cron) {
+    throw new ConfigError(
+      "BACKUP_CRON cannot be used with MEDIA_STORE=s3: a backup archive holds media from DATA_DIR only. Back up the bucket with its own versioning or replication, and unset BACKUP_CRON.",
+    );
   }
   return Object.freeze(config);
 }

@@ -1,7 +1,7 @@
 /** `seedcast backup FILE` (online, consistent) and `seedcast restore FILE [--force]` (offline). */
 import type { Config } from "../config";
 import type { Deps } from "../deps";
-import { createBackup, restoreBackup } from "../modules/backup/service";
+import { BackupError, S3_BACKUP_REFUSAL, createBackup, restoreBackup } from "../modules/backup/service";
 import { UsageError, output, parse } from "./args";
 
 /** Writes a backup archive of the data dir while the server may be running. */
@@ -18,6 +18,7 @@ export async function restoreCommand(config: Readonly<Config>, argv: string[]): 
   const { positionals, flags, json } = parse(argv, [], ["force"]);
   const file = positionals[0];
   if (!file) throw new UsageError("usage: seedcast restore FILE [--force]");
+  if (config.media.kind === "s3") throw new BackupError(S3_BACKUP_REFUSAL);
   const result = await restoreBackup(config.dataDir, file, flags.force === true);
   output(
     json,

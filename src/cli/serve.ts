@@ -22,6 +22,8 @@ const MULTIPART_OVERHEAD = 1024 * 1024;
 export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const started = performance.now();
   const deps = bootstrap(config);
+  // A bucket that is missing or refuses the credentials stops the start here, not at the first upload.
+  await deps.storage.check();
   // The pid file tells `seedcast restore` that this data dir is in use.
   const pidFile = join(config.dataDir, SERVE_PID_FILE);
   writeFileSync(pidFile, `${process.pid}\n`);

@@ -5,7 +5,9 @@
  *
  * What Bun's router is not given, the server's `fetch` (the pipeline's `handle`, Elysia's own router inside) answers
  * exactly as before, so nothing is answered differently there:
- * - HEAD, always (Bun would run the GET handler itself; Elysia answers HEAD for GET routes with the right length);
+ * - HEAD of a path with no HEAD route of its own (Bun would run the GET handler itself; Elysia answers HEAD for GET
+ *   routes by counting the GET body's bytes). A route that declares HEAD (/media, whose bytes may be an S3 object
+ *   not worth downloading to count) is served by Bun's router like any other;
  * - methods a path has no route for, trailing slashes, and anything Bun's router does not match;
  * - wildcard routes, routes with optional params and routes whose handler is a fixed value.
  */
@@ -20,7 +22,7 @@ export type RouteHandler = (request: Request, server?: PeerSource) => Response |
 type ServedMethod = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
 export type ServedRoutes = Record<string, Partial<Record<ServedMethod, RouteHandler>>>;
 
-const SERVED_METHODS: ReadonlySet<string> = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
+const SERVED_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]);
 
 /** True when Bun's router can find `route` the way Elysia's does. */
 export function servable(route: RouteLike & { handler?: unknown }): boolean {
@@ -40,8 +42,8 @@ function compiledOnFirstCall(app: Elysia, route: InternalRoute): RouteHandler {
 }
 
 /**
- * Every servable route of `app`, its compiled handler wrapped by `wrap`; HEAD of each path with a GET goes to
- * `fallback`. Where Elysia has the same method and path twice, the first wins, as in its own router.
+ * Every servable route of `app`, its compiled handler wrapped by `wrap`; HEAD of each path with a GET and no HEAD
+ * route goes to `fallback`. Where Elysia has the same method and path twice, the first wins, as in its own router.
  */
 export function servedRoutes(
   app: Elysia,
@@ -49,6 +51,7 @@ export function servedRoutes(
   wrap: (route: RouteLike, call: RouteHandler) => RouteHandler,
 ): ServedRoutes {
   const served: ServedRoutes = {};
+  const withGet: string[] = [];
   for (const route of app.routes as InternalRoute[]) {
     if (!servable(route)) continue;
     const method = route.method as ServedMethod;
@@ -56,7 +59,11 @@ export function servedRoutes(
     const methods = (served[path] ??= {});
     if (methods[method]) continue;
     methods[method] = wrap(route, compiledOnFirstCall(app, route));
-    if (method === "GET") methods.HEAD = fallback;
+    if (method === "GET") withGet.push(path);
+  }
+  for (const path of withGet) {
+    const methods = served[path];
+    if (methods && !methods.HEAD) methods.HEAD = fallback;
   }
   return served;
 }

@@ -1,12 +1,11 @@
 /**
- * Blob storage behind one small interface: local disk under DATA_DIR now, S3 later.
- * Writes are atomic (temp file, fsync, rename), so a crash never leaves a half-written file behind a database row.
- * A crash can still leave a whole file no row names, or a temp file: `list()` lets a sweep find both.
+ * Blob storage behind one small interface, two implementations chosen by MEDIA_STORE at bootstrap:
+ * `storage-local.ts` (a folder under DATA_DIR, the appliance's default) and `storage-s3.ts` (an S3-compatible bucket).
+ * Keys are `<folder>/<name>` made of safe characters only (see `isStorageKey`); what a listing finds outside that
+ * shape was not written by `put()`, so it is never listed and never swept.
  */
-import { type Dirent, closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
-import { dirname, join, normalize, sep } from "node:path";
 
-/** A stored file and when it was last written (ms since the epoch). */
+/** A stored object and when it was last written (ms since the epoch). */
 export interface StoredEntry {
   key: string;
   mtimeMs: number;
@@ -15,99 +14,46 @@ export interface StoredEntry {
 /** What `list()` finds: stored keys, and leftover temp files of interrupted writes (deletable by their key). */
 export interface StorageListing {
   entries: StoredEntry[];
+  /** Always empty on S3, where a PUT is atomic and leaves nothing behind when interrupted. */
   temps: StoredEntry[];
 }
 
+/** An inclusive byte range, as HTTP Range states it. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
 export interface Storage {
-  /** Stores `bytes` under `key` atomically, replacing any previous value. */
+  /** Where the bytes live, for messages and for refusing what only works on one of them (backups). */
+  readonly kind: "local" | "s3";
+  /** Stores `bytes` under `key` atomically (a reader sees the old value or the whole new one), replacing any previous value. */
   put(key: string, bytes: Uint8Array): Promise<void>;
-  /** A Blob for `key` (lazy; check `exists()` first), suitable for streaming with Range. */
-  blob(key: string): Blob;
+  /** The whole stored value of `key` (images are capped by MAX_IMAGE_BYTES, so this is bounded). Throws when missing. */
+  read(key: string): Promise<Uint8Array>;
+  /**
+   * The bytes of `key` (or of `range`) as a Response body, streamed: a lazy file Blob on disk (Bun sends it with
+   * sendfile), a ReadableStream of the object on S3. Check `exists()` first: a missing key fails while streaming.
+   */
+  body(key: string, range?: ByteRange): Blob | ReadableStream<Uint8Array>;
   /** True when `key` is stored. */
   exists(key: string): Promise<boolean>;
   /** Removes `key`; missing keys are fine. */
   delete(key: string): Promise<void>;
   /** Every stored key starting with `prefix` (all when omitted), and temp files of unfinished writes, separately. */
   list(prefix?: string): Promise<StorageListing>;
+  /** Throws when the store cannot be used (S3: bucket missing, credentials refused, endpoint unreachable). */
+  check(): Promise<void>;
 }
-
-/** Marks the temp file of a write in progress (`<key>.tmp-<uuid>`), renamed onto the key when complete. */
-const TEMP_MARKER = ".tmp-";
 
 const KEY_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 
-/** Storage in a directory on the local disk. */
-export function createLocalStorage(root: string): Storage {
-  mkdirSync(root, { recursive: true });
-  const pathOf = (key: string): string => {
-    if (!KEY_RE.test(key) || key.includes("..")) throw new Error(`invalid storage key: ${key}`);
-    const full = normalize(join(root, key));
-    if (!full.startsWith(normalize(root) + sep)) throw new Error(`invalid storage key: ${key}`);
-    return full;
-  };
-  return {
-    async put(key, bytes) {
-      const path = pathOf(key);
-      mkdirSync(dirname(path), { recursive: true });
-      const tmp = `${path}${TEMP_MARKER}${crypto.randomUUID()}`;
-      const fd = openSync(tmp, "wx", 0o644);
-      try {
-        let offset = 0;
-        while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(tmp, path);
-      const dirFd = openSync(dirname(path), "r");
-      try {
-        fsyncSync(dirFd);
-      } finally {
-        closeSync(dirFd);
-      }
-    },
-    blob(key) {
-      return Bun.file(pathOf(key));
-    },
-    async exists(key) {
-      return Bun.file(pathOf(key)).exists();
-    },
-    async delete(key) {
-      rmSync(pathOf(key), { force: true });
-    },
-    async list(prefix = "") {
-      const listing: StorageListing = { entries: [], temps: [] };
-      // Walk only the directory the prefix names (keys are `<dir>/<name>`), then filter by the full prefix.
-      const slash = prefix.lastIndexOf("/");
-      const startKey = slash < 0 ? "" : prefix.slice(0, slash);
-      const walk = (dirKey: string): void => {
-        let names: Dirent[];
-        try {
-          names = readdirSync(dirKey === "" ? root : pathOf(dirKey), { withFileTypes: true });
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-          throw error;
-        }
-        for (const dirent of names) {
-          const key = dirKey === "" ? dirent.name : `${dirKey}/${dirent.name}`;
-          // Names that are not keys (dot files, odd names) were not written by put(): never listed, never swept.
-          if (!KEY_RE.test(key)) continue;
-          if (dirent.isDirectory()) {
-            walk(key);
-            continue;
-          }
-          if (!dirent.isFile() || !key.startsWith(prefix)) continue;
-          let mtimeMs: number;
-          try {
-            mtimeMs = statSync(pathOf(key)).mtimeMs;
-          } catch {
-            continue; // removed while we walked
-          }
-          (key.includes(TEMP_MARKER) ? listing.temps : listing.entries).push({ key, mtimeMs });
-        }
-      };
-      if (startKey === "" || KEY_RE.test(startKey)) walk(startKey);
-      return listing;
-    },
-  };
+/** True for keys `put()` accepts: slash-separated names of letters, digits, `.`, `_` and `-`, never `..`. */
+export function isStorageKey(key: string): boolean {
+  return KEY_RE.test(key) && !key.includes("..");
+}
+
+/** Throws on a key `put()` would not accept (a bug in the caller, never user input: keys are built from ids). */
+export function assertStorageKey(key: string): void {
+  if (!isStorageKey(key)) throw new Error(`invalid storage key: ${key}`);
 }

@@ -13,7 +13,7 @@ export async function loadSnapshotImage(deps: Pick<Deps, "db" | "storage" | "con
   const asset = deps.db.select().from(assets).where(eq(assets.id, assetId)).get();
   if (!asset) throw new DeliveryError("permanent", "The post's image is no longer in the library.");
   if (!(await deps.storage.exists(asset.storageKey))) throw new DeliveryError("permanent", "The post's image file is missing from storage.");
-  const bytes = new Uint8Array(await deps.storage.blob(asset.storageKey).arrayBuffer());
+  const bytes = await deps.storage.read(asset.storageKey);
   return { bytes, mimeType: asset.mimeType, url: assetUrl(deps, asset), assetId: asset.id };
 }
 

@@ -40,6 +40,13 @@ export class BackupError extends Error {
   }
 }
 
+/**
+ * Archives hold DATA_DIR's media folder; with MEDIA_STORE=s3 the media are in the bucket, so neither a backup nor a
+ * restore could be whole. The bucket is backed up by the store itself (versioning, replication).
+ */
+export const S3_BACKUP_REFUSAL =
+  "seedcast backup and restore cover DATA_DIR only, and with MEDIA_STORE=s3 the media live in the bucket: an archive would hold rows without their images. Turn on bucket versioning (or replication) for the media, and copy the database while the server is stopped.";
+
 function stageFile(from: string, to: string): void {
   mkdirSync(dirname(to), { recursive: true });
   try {
@@ -62,6 +69,7 @@ function tableCounts(db: Database): Record<string, number> {
 
 /** Writes a backup archive of the running instance to `file` (created atomically). Returns its manifest. */
 export async function createBackup(deps: Pick<Deps, "sqlite" | "config" | "clock">, file: string): Promise<BackupManifest> {
+  if (deps.config.media.kind === "s3") throw new BackupError(S3_BACKUP_REFUSAL);
   const target = resolve(file);
   const stage = mkdtempSync(join(tmpdir(), "seedcast-backup-"));
   const root = join(stage, BACKUP_ROOT);

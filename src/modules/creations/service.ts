@@ -270,7 +270,7 @@ async function writeCaption(
 
 /** Reads a stored asset's bytes. */
 async function assetBytes(deps: Deps, asset: AssetRecord): Promise<Uint8Array> {
-  return new Uint8Array(await deps.storage.blob(asset.storageKey).arrayBuffer());
+  return deps.storage.read(asset.storageKey);
 }
 
 /** Alt text for an existing library image, written by the generator (vision for openai). */

@@ -9,5 +9,7 @@ export function mediaModule(deps: Deps) {
   const detail = { summary: "An image of the library (public, immutable)", tags: ["media"] };
   return new Elysia()
     .get(`${MEDIA_PATH}/:file`, ({ request, params }) => serveMedia(deps, request, params.file), { detail })
-    .head(`${MEDIA_PATH}/:file`, ({ request, params }) => serveMedia(deps, request, params.file), { detail: { ...detail, hide: true } });
+    .head(`${MEDIA_PATH}/:file`, ({ request, params }) => serveMedia(deps, request, params.file, { bodyless: true }), {
+      detail: { ...detail, hide: true },
+    });
 }

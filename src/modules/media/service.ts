@@ -27,12 +27,15 @@ function matchesIfNoneMatch(header: string, etag: string): boolean {
   });
 }
 
-/** Answers GET or HEAD for `/media/<file>`. */
-export async function serveMedia(deps: Deps, request: Request, file: string): Promise<Response> {
+/**
+ * Answers GET or HEAD for `/media/<file>`. `bodyless` (the HEAD route, which Bun's router calls directly) answers
+ * HEAD without opening the bytes. Without it, a HEAD is Elysia's own HEAD-for-GET (its router runs the GET handler
+ * for HEAD and counts the body's bytes for Content-Length), so the body is given to be counted, as for GET.
+ */
+export async function serveMedia(deps: Deps, request: Request, file: string, { bodyless = false }: { bodyless?: boolean } = {}): Promise<Response> {
   const match = FILE_RE.exec(file);
   const asset = match?.[1] ? findAssetForMedia(deps, match[1].toLowerCase()) : null;
   if (!asset || asset.ext !== match?.[2]) return notFoundResponse();
-  const blob = deps.storage.blob(asset.storageKey);
   if (!(await deps.storage.exists(asset.storageKey))) {
     deps.log.error("media file missing", { assetId: asset.id });
     return notFoundResponse();
@@ -68,12 +71,12 @@ export async function serveMedia(deps: Deps, request: Request, file: string): Pr
   const headers = { ...common, "content-type": asset.mimeType };
   if (range.kind === "partial") {
     const length = range.end - range.start + 1;
-    return new Response(blob.slice(range.start, range.end + 1), {
+    return new Response(deps.storage.body(asset.storageKey, range), {
       status: 206,
       headers: { ...headers, "content-range": `bytes ${range.start}-${range.end}/${size}`, "content-length": String(length) },
     });
   }
-  // NB: HEAD gets the Blob too: Bun's server sends its length and drops the body, while a null body would be
-  // re-labelled Content-Length: 0 on the way out.
-  return new Response(blob, { status: 200, headers: { ...headers, "content-length": String(size) } });
+  // A bodyless HEAD opens nothing (on S3 that would start a GET): Bun's server sends the Content-Length set here.
+  const body = isHead && bodyless ? null : deps.storage.body(asset.storageKey);
+  return new Response(body, { status: 200, headers: { ...headers, "content-length": String(size) } });
 }
