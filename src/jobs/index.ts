@@ -3,7 +3,7 @@ import { idempotencyJobs } from "../http/idempotency";
 import { tidyKeys } from "../modules/auth/keys-service";
 import { MEDIA_SWEEP_JOB_ID, sweepOrphanMedia } from "../modules/assets/sweep";
 import { tidyUploadLinks } from "../modules/uploads/service";
-import { publishingJobs } from "../publishing/jobs";
+import { publishingJobs } from "../modules/schedule/jobs";
 import { dashboardJobs } from "../modules/dashboard/jobs";
 import { oauthJobs } from "../modules/oauth/tidy";
 import { tidyWebhookEvents } from "../modules/webhooks/service";

@@ -14,7 +14,7 @@ import { isoAt } from "../../lib/clock";
 import { AppError, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { SafeFetchError, checkDestination } from "../../lib/safe-fetch";
-import { parseEventTypes, sealWebhookSecret } from "./events";
+import { parseEventTypes, sealWebhookSecret } from "../../store/events";
 import { type CreateWebhookBody, MAX_WEBHOOKS_PER_ACCOUNT, type WebhookApi } from "./model";
 
 /** Signing secrets: a recognisable prefix and 256 random bits. */

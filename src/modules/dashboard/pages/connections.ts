@@ -5,11 +5,11 @@
  * manage them; viewers see them. Credentials are never rendered back.
  */
 import { isoAt } from "../../../lib/clock";
+import type { ConnectionRow } from "../../../store/connections";
 import { BLUESKY_DEFAULT_SERVICE } from "../../../publishing/bluesky";
 import { ROLE_SCOPES } from "../../auth/scopes";
 import {
   type AddConnectionInput,
-  type ConnectionRow,
   addConnection,
   checkConnection,
   getConnection,

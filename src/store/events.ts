@@ -9,11 +9,11 @@
  *  - `LOW_CREDITS_THRESHOLD`, `sealWebhookSecret` / `openWebhookSecret`
  */
 import { eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { type EventType, eventWebhooks, webhookDeliveries, webhookEvents } from "../../db/schema/event-webhooks";
-import { isoAt } from "../../lib/clock";
-import { newId } from "../../lib/ids";
-import { openJson, sealJson } from "../connections/sealing";
+import type { Db } from "../db/client";
+import { type EventType, eventWebhooks, webhookDeliveries, webhookEvents } from "../db/schema/event-webhooks";
+import { isoAt } from "../lib/clock";
+import { newId } from "../lib/ids";
+import { openJson, sealJson } from "./sealing";
 
 /** credits.low fires when a capture takes the balance from this or more to under it. */
 export const LOW_CREDITS_THRESHOLD = 10;
