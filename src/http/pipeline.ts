@@ -16,7 +16,7 @@
 import type { Elysia } from "elysia";
 import type { Deps } from "../deps";
 import { AppError } from "../lib/errors";
-import { INVALID_KEY_BODY, authenticate } from "../modules/auth/authenticate";
+import { INVALID_KEY_BODY, authenticate } from "../auth/authenticate";
 import { corsPolicy } from "./cors";
 import { MAX_JSON_BYTES } from "./json-body";
 import { appErrorResponse, jsonResponse } from "./error-response";

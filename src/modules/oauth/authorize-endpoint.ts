@@ -5,7 +5,7 @@
  * token and re-validates everything, so nothing about the request is trusted from the form but the person's choice.
  */
 import type { Deps } from "../../deps";
-import { ROLE_SCOPES, type Scope, isScope } from "../auth/scopes";
+import { ROLE_SCOPES, type Scope, isScope } from "../../auth/scopes";
 import { type DashboardCtx, postSession } from "../dashboard/guard";
 import { type Form, CSP, cookieNames, field, fields, htmlResponse, readCookies, redirect, setCookie } from "../dashboard/http";
 import type { Html } from "../dashboard/html";

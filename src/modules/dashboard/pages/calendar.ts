@@ -8,7 +8,7 @@
 import type { PostStatus } from "../../../db/schema/scheduled-posts";
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
-import { ROLE_SCOPES } from "../../auth/scopes";
+import { ROLE_SCOPES } from "../../../auth/scopes";
 import { findCreationRow } from "../../creations/service";
 import { MIN_LEAD_MS, type PostApi, cancelPost, getPost, listPosts, reschedulePost, schedulePost } from "../../schedule/service";
 import { type FieldErrors, FormState } from "../fields";

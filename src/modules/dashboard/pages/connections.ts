@@ -7,7 +7,7 @@
 import { isoAt } from "../../../lib/clock";
 import type { ConnectionRow } from "../../../store/connections";
 import { BLUESKY_DEFAULT_SERVICE } from "../../../publishing/bluesky";
-import { ROLE_SCOPES } from "../../auth/scopes";
+import { ROLE_SCOPES } from "../../../auth/scopes";
 import {
   type AddConnectionInput,
   addConnection,

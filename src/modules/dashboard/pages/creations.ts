@@ -7,7 +7,7 @@
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { connectorFor } from "../../../publishing/registry";
-import { ROLE_SCOPES } from "../../auth/scopes";
+import { ROLE_SCOPES } from "../../../auth/scopes";
 import { listConnections } from "../../connections/service";
 import { openConnection } from "../../../store/connections";
 import { deleteCreation, editCreation } from "../../creations/edit";

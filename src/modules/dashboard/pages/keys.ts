@@ -5,7 +5,7 @@
 import { EXPIRY_CHOICES, DEFAULT_EXPIRY_DAYS, type KeyView, listKeys, mintKey, parseExpiryDays, revokeKey, rotateKey, KEY_NAME_MAX } from "../../auth/keys-service";
 import { eq } from "drizzle-orm";
 import { members, users } from "../../../db/schema";
-import { ROLE_SCOPES, SCOPE_LABELS, SCOPES } from "../../auth/scopes";
+import { ROLE_SCOPES, SCOPE_LABELS, SCOPES } from "../../../auth/scopes";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
 import { type Html, html, timeTag } from "../html";
 import { type Form, field, fields, htmlResponse, redirect } from "../http";

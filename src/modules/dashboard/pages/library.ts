@@ -3,7 +3,7 @@
  * post without it) through the same ingest service the API uses; delete with confirmation. Owners and editors change
  * it (the roles that may hold Content creation); viewers see it.
  */
-import { ROLE_SCOPES } from "../../auth/scopes";
+import { ROLE_SCOPES } from "../../../auth/scopes";
 import { type AssetRecord, MEDIA_PATH, deleteAsset, findAsset, ingestImageBytes, listAssets } from "../../assets/service";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
 import { type Html, html, timeTag } from "../html";

@@ -2,7 +2,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import { members, users } from "../../../db/schema";
 import { addMember, removeMember, setMemberRole } from "../../accounts/service";
-import { ROLES, SCOPE_LABELS } from "../../auth/scopes";
+import { ROLES, SCOPE_LABELS } from "../../../auth/scopes";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
 import { type Html, html, timeTag } from "../html";
 import { type Form, field, htmlResponse, redirect } from "../http";

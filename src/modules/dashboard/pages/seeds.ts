@@ -6,7 +6,7 @@
 import { ASPECT_RATIOS, DEFAULT_ASPECT_RATIO, DEFAULT_MEDIA_STYLE, MEDIA_STYLES } from "../../../generation/generator";
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
-import { ROLE_SCOPES } from "../../auth/scopes";
+import { ROLE_SCOPES } from "../../../auth/scopes";
 import { generateCreation, listCreations } from "../../creations/service";
 import { type Seed, type SeedInput, createSeed, deleteSeed, getOwnedSeed, listSeeds, patchSeed } from "../../seeds/service";
 import { type FieldErrors, FormState, errorsOf } from "../fields";

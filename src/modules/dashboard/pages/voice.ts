@@ -4,7 +4,7 @@
  */
 import { Value } from "@sinclair/typebox/value";
 import { EMOJI_LEVELS } from "../../../generation/generator";
-import { ROLE_SCOPES } from "../../auth/scopes";
+import { ROLE_SCOPES } from "../../../auth/scopes";
 import { getVoice, putVoice } from "../../voice/service";
 import { MAX_TAGS, voicePatchSchema } from "../../voice/model";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
