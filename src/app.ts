@@ -4,7 +4,8 @@
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
 import { envelope } from "./http/envelope";
-import { type PipelinedApp, type RequestObserver, withPipeline } from "./http/pipeline";
+import { type PipelinedApp, withPipeline } from "./http/pipeline";
+import type { RequestObserver } from "./metrics/registry";
 import { imageLibraryModule } from "./modules/assets/library";
 import { docsModule } from "./modules/docs";
 import { creationsModule } from "./modules/creations";

@@ -13,7 +13,7 @@ import { type Clock, systemClock } from "./lib/clock";
 import { type Logger, createLogger } from "./lib/log";
 import { loadInstanceSecret } from "./lib/instance-secret";
 import { createLocalStorage } from "./lib/storage";
-import { createMetrics } from "./modules/metrics/registry";
+import { createMetrics } from "./metrics/registry";
 
 /** The media folder inside DATA_DIR. */
 export const MEDIA_DIR = "media";
