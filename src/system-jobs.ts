@@ -1,4 +1,7 @@
-/** Every system job, in one place. */
+/**
+ * Every system job, in one place (beside app.ts, which mounts every module): it names jobs of http/ and of the modules,
+ * so it sits above them; jobs/ itself is only the runner they all define their jobs for.
+ */
 import { idempotencyJobs } from "./http/idempotency";
 import { tidyKeys } from "./modules/auth/keys-service";
 import { MEDIA_SWEEP_JOB_ID, sweepOrphanMedia } from "./modules/assets/sweep";

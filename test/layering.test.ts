@@ -7,7 +7,7 @@
  * directory layers, except that lib/ and db/ import none of them.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { Glob } from "bun";
 
@@ -29,6 +29,9 @@ const ALLOWED: Record<string, readonly string[]> = {
 };
 /** Directories that may import no root file either (lib/ is app-agnostic; db/ is schema and its driver). */
 const NO_ROOT_FILES = new Set(["lib", "db"]);
+/** Root files every layer may read; they import only each other and the bottom layers. */
+const ROOT_DECLARATIONS = new Set(["config.ts", "deps.ts", "version.ts", "bootstrap.ts"]);
+const BELOW_ROOT_DECLARATIONS = new Set(["lib", "db", "store", "auth", "generation", "metrics", "jobs"]);
 
 const IMPORT_PATTERNS = [
   /(?:^|[\s;])(?:import|export)\s+(?:type\s+)?[^"'`;]*?\sfrom\s*["']([^"']+)["']/g,
@@ -49,6 +52,15 @@ function unitOf(path: string): string {
   return slash === -1 ? path : path.slice(0, slash);
 }
 
+/** The file a relative import names: `x.ts` / `x.tsx` as written or added, or the directory's `x/index.ts`. */
+function resolveImport(srcDir: string, path: string): string {
+  for (const candidate of [path, `${path}.ts`, `${path}.tsx`, `${path}/index.ts`]) {
+    const full = join(srcDir, candidate);
+    if (existsSync(full) && statSync(full).isFile()) return candidate;
+  }
+  return path;
+}
+
 /** Every relative import between files of src/ that crosses a top-level directory or root file. */
 function crossingImports(srcDir: string): Edge[] {
   const edges: Edge[] = [];
@@ -58,7 +70,7 @@ function crossingImports(srcDir: string): Edge[] {
       for (const match of text.matchAll(pattern)) {
         const spec = match[1]!;
         if (!spec.startsWith(".")) continue;
-        const target = relative(srcDir, resolve(srcDir, dirname(file), spec)).replace(/(\.ts)?$/, ".ts");
+        const target = resolveImport(srcDir, relative(srcDir, resolve(srcDir, dirname(file), spec)));
         if (target.startsWith("..")) continue; // outside src/ (package.json)
         const from = unitOf(file);
         const to = unitOf(target);
@@ -124,6 +136,7 @@ describe("layering", () => {
     expect(edges.some((e) => e.fromFile === "publishing/connector.ts" && e.to === "db")).toBe(true);
     expect(edges.some((e) => e.fromFile === "modules/assets/service.ts" && e.toFile === "store/media-url.ts")).toBe(true);
     expect(edges.some((e) => e.fromFile === "main.ts" && e.to === "cli")).toBe(true);
+    expect(edges.some((e) => e.fromFile === "bootstrap.ts" && e.toFile === "generation/index.ts")).toBe(true);
     expect(edges.length).toBeGreaterThan(200);
   });
 
@@ -133,6 +146,11 @@ describe("layering", () => {
       if (e.to in ALLOWED) return !ALLOWED[e.from]!.includes(e.to);
       return NO_ROOT_FILES.has(e.from); // a root file imported
     });
+    expect([...new Set(wrong.map(describeEdge))]).toEqual([]);
+  });
+
+  test("config.ts, deps.ts, version.ts and bootstrap.ts import only each other and the bottom layers", () => {
+    const wrong = edges.filter((e) => ROOT_DECLARATIONS.has(e.from) && !ROOT_DECLARATIONS.has(e.to) && !BELOW_ROOT_DECLARATIONS.has(e.to));
     expect([...new Set(wrong.map(describeEdge))]).toEqual([]);
   });
 

@@ -1,4 +1,4 @@
-/** The two facts about a stored API key that authentication and key management share: its state in time and its hash. */
+/** What authentication and key management share about a stored API key: its state in time and its hash. */
 import type { apiKeys } from "../db/schema";
 import type { Deps } from "../deps";
 import { hmacHex } from "../lib/instance-secret";

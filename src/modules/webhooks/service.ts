@@ -1,7 +1,7 @@
 /**
  * Event webhooks of API clients (decisions.md §10): register (the signing secret is shown once and stored sealed, since
- * it must be used to sign), list, delete. What happens is recorded by events.ts inside the transaction of each state
- * change; src/publishing/event-delivery.ts delivers it.
+ * it must be used to sign), list, delete. What happens is recorded by src/store/events.ts inside the transaction of
+ * each state change; src/publishing/event-delivery.ts delivers it.
  *
  * API for other modules: `createWebhook`, `listWebhooks`, `deleteWebhook` (all `(deps, accountId, ...)`), and
  * `tidyWebhookEvents(deps)` for the hourly job.
