@@ -4,7 +4,7 @@
  * 403 page, never the data.
  */
 import type { Deps } from "../../deps";
-import { html } from "./html";
+import { html } from "../../lib/html";
 import type { BodyRefused } from "../../http/form-body";
 import { verifyCsrf } from "./csrf";
 import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, setCookie } from "./http";

@@ -4,7 +4,7 @@
  * script.
  */
 import type { Config } from "../../config";
-import type { Html } from "./html";
+import type { Html } from "../../lib/html";
 
 /** Same-origin only: no inline script or style, nothing from another host. */
 export const CSP =

@@ -8,7 +8,7 @@ import type { Deps } from "../../deps";
 import { clientAddress } from "../../http/client-address";
 import { BodyRefused, formParser } from "../../http/form-body";
 import { type DashboardCtx, bodyRefusedPage, postSession, session } from "./guard";
-import { html } from "./html";
+import { html } from "../../lib/html";
 import { type Form, cookieNames, field, htmlResponse, readCookies, redirect } from "./http";
 import { page } from "./layout";
 import { getLogin, getSetup, postLogin, postLogout, postSetup } from "./pages/auth";

@@ -8,7 +8,7 @@ import type { Deps } from "../../deps";
 import { ROLE_SCOPES, type Scope, isScope } from "../../auth/scopes";
 import { type DashboardCtx, postSession } from "../dashboard/guard";
 import { type Form, CSP, cookieNames, field, fields, htmlResponse, readCookies, redirect, setCookie } from "../dashboard/http";
-import type { Html } from "../dashboard/html";
+import type { Html } from "../../lib/html";
 import { type Membership, type SessionContext, resolveSession } from "../dashboard/session";
 import { type AuthorizationRequest, type RequestParams, errorRedirect, readParams, validateAuthorization, withQuery } from "./authorize-request";
 import { issueCode } from "./codes";

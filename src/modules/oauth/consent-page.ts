@@ -3,7 +3,7 @@
  * Every string from the client (its name, host) is escaped by the html tag.
  */
 import { type Role, type Scope, ROLE_SCOPES, SCOPES, SCOPE_LABELS } from "../../auth/scopes";
-import { type Html, html } from "../dashboard/html";
+import { type Html, html } from "../../lib/html";
 import { csrfField, type Notice, publicPage } from "../dashboard/layout";
 import type { SessionContext } from "../dashboard/session";
 import type { AuthorizationRequest } from "./authorize-request";

@@ -7,7 +7,7 @@ import { MIN_PASSWORD, changeOwnPassword } from "../../accounts/service";
 import { type FieldErrors, FormState } from "../fields";
 import { endOtherSessions } from "../sessions-end";
 import type { DashboardCtx } from "../guard";
-import { type Html, html } from "../html";
+import { type Html, html } from "../../../lib/html";
 import { type Form, field, htmlResponse, redirect } from "../http";
 import { type Notice, csrfField, page } from "../layout";
 import { isTimeZone, saveTimeZone, storedTimeZone, timeZones, zoneOf } from "../preferences";

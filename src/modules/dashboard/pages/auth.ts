@@ -7,7 +7,7 @@ import { AppError } from "../../../lib/errors";
 import { createAccount } from "../../accounts/service";
 import { csrfToken, currentNonce, formNonce, verifyCsrf } from "../csrf";
 import { type DashboardCtx, crossSite, csrfRefused, safeNext } from "../guard";
-import { html } from "../html";
+import { html } from "../../../lib/html";
 import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, setCookie } from "../http";
 import { adoptBrowserZone } from "../preferences";
 import { type Notice, publicPage } from "../layout";

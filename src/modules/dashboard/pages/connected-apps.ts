@@ -6,7 +6,7 @@
 import { SCOPE_LABELS } from "../../../auth/scopes";
 import { type GrantView, listGrants, revokeAccountGrant } from "../../oauth/service";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html, timeTag } from "../html";
+import { type Html, html, timeTag } from "../../../lib/html";
 import { htmlResponse, redirect } from "../http";
 import { confirmPage, page } from "../layout";
 import type { SessionContext } from "../session";

@@ -18,7 +18,7 @@ import {
   replaceConnectionCredentials,
 } from "../../connections/service";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html, timeTag } from "../html";
+import { type Html, html, timeTag } from "../../../lib/html";
 import { type Form, field, htmlResponse, redirect } from "../http";
 import { type Notice, confirmPage, csrfField, page } from "../layout";
 import type { Membership, SessionContext } from "../session";

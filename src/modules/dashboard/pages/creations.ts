@@ -17,7 +17,7 @@ import { MIN_LEAD_MS, schedulePost } from "../../schedule/service";
 import { getOwnedSeed } from "../../seeds/service";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html, timeTag } from "../html";
+import { type Html, html, timeTag } from "../../../lib/html";
 import { type Form, field, fields, htmlResponse, redirect } from "../http";
 import { type Notice, confirmPage, csrfField, page } from "../layout";
 import { zoneOf } from "../preferences";

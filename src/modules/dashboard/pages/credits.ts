@@ -6,7 +6,7 @@ import { findCreationRow } from "../../creations/service";
 import { zoneOf } from "../preferences";
 import { zonedParts } from "../zoned";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html } from "../html";
+import { type Html, html } from "../../../lib/html";
 import { type Form, field, htmlResponse, redirect } from "../http";
 import { type Notice, csrfField, page } from "../layout";
 import type { SessionContext } from "../session";

@@ -5,7 +5,7 @@ import { isoAt } from "../../../lib/clock";
 import { createAccount, setAccountDisabled } from "../../accounts/service";
 import { grantCredits } from "../../credits/grant";
 import { type DashboardCtx, forbiddenPage } from "../guard";
-import { type Html, html, timeTag } from "../html";
+import { type Html, html, timeTag } from "../../../lib/html";
 import { type Form, field, htmlResponse, redirect } from "../http";
 import { type Notice, confirmPage, csrfField, page } from "../layout";
 import type { SessionContext } from "../session";

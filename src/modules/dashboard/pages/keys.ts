@@ -7,7 +7,7 @@ import { eq } from "drizzle-orm";
 import { members, users } from "../../../db/schema";
 import { ROLE_SCOPES, SCOPE_LABELS, SCOPES } from "../../../auth/scopes";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html, timeTag } from "../html";
+import { type Html, html, timeTag } from "../../../lib/html";
 import { type Form, field, fields, htmlResponse, redirect } from "../http";
 import { type Notice, confirmPage, csrfField, page } from "../layout";
 import type { SessionContext } from "../session";

@@ -8,7 +8,7 @@ import { ingestFromUrl } from "../../assets/service";
 import { UPLOAD_LINK_TTL_SECONDS, createUploadLink } from "../../uploads/service";
 import { type FieldErrors, FormState } from "../fields";
 import type { DashboardCtx } from "../guard";
-import { type Html, html } from "../html";
+import { type Html, html } from "../../../lib/html";
 import { type Form, field, redirect } from "../http";
 import { csrfField } from "../layout";
 import { zoneOf } from "../preferences";

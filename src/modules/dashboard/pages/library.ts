@@ -6,7 +6,7 @@
 import { ROLE_SCOPES } from "../../../auth/scopes";
 import { type AssetRecord, MEDIA_PATH, deleteAsset, findAsset, ingestImageBytes, listAssets } from "../../assets/service";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html, timeTag } from "../html";
+import { type Html, html, timeTag } from "../../../lib/html";
 import { type UploadedFile, isUploadedFile } from "../../../http/form-body";
 import { type Form, htmlResponse, redirect } from "../http";
 import { type Notice, confirmPage, csrfField, page } from "../layout";

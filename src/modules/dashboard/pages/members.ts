@@ -4,7 +4,7 @@ import { members, users } from "../../../db/schema";
 import { addMember, removeMember, setMemberRole } from "../../accounts/service";
 import { ROLES, SCOPE_LABELS } from "../../../auth/scopes";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html, timeTag } from "../html";
+import { type Html, html, timeTag } from "../../../lib/html";
 import { type Form, field, htmlResponse, redirect } from "../http";
 import { type Notice, confirmPage, csrfField, page } from "../layout";
 import type { Membership, SessionContext } from "../session";

@@ -4,7 +4,7 @@ import { listKeys } from "../../auth/keys-service";
 import { listConnections } from "../../connections/service";
 import { listPosts } from "../../schedule/service";
 import type { DashboardCtx } from "../guard";
-import { html } from "../html";
+import { html } from "../../../lib/html";
 import { htmlResponse } from "../http";
 import { page } from "../layout";
 import type { SessionContext } from "../session";

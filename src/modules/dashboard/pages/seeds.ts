@@ -11,7 +11,7 @@ import { generateCreation, listCreations } from "../../creations/service";
 import { type Seed, type SeedInput, createSeed, deleteSeed, getOwnedSeed, listSeeds, patchSeed } from "../../seeds/service";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html, timeTag } from "../html";
+import { type Html, html, timeTag } from "../../../lib/html";
 import { type Form, field, htmlResponse, redirect } from "../http";
 import { imagePicker } from "../image-picker";
 import { type Notice, confirmPage, csrfField, page } from "../layout";

@@ -8,7 +8,7 @@ import { ROLE_SCOPES } from "../../../auth/scopes";
 import { getVoice, putVoice } from "../../voice/service";
 import { MAX_TAGS, voicePatchSchema } from "../../voice/model";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { html } from "../html";
+import { html } from "../../../lib/html";
 import { type Form, field, htmlResponse, redirect } from "../http";
 import { type Notice, csrfField, page } from "../layout";
 import type { SessionContext } from "../session";
