@@ -6,10 +6,10 @@
  */
 import type { Deps } from "../../deps";
 import { ROLE_SCOPES, type Scope, isScope } from "../../auth/scopes";
-import { type DashboardCtx, postSession } from "../dashboard/guard";
-import { type Form, CSP, cookieNames, field, fields, htmlResponse, readCookies, redirect, setCookie } from "../dashboard/http";
+import { type DashboardCtx, postSession } from "../../web/guard";
+import { type Form, CSP, cookieNames, field, fields, htmlResponse, readCookies, redirect, setCookie } from "../../web/http";
 import type { Html } from "../../lib/html";
-import { type Membership, type SessionContext, resolveSession } from "../dashboard/session";
+import { type Membership, type SessionContext, resolveSession } from "../../web/session";
 import { type AuthorizationRequest, type RequestParams, errorRedirect, readParams, validateAuthorization, withQuery } from "./authorize-request";
 import { issueCode } from "./codes";
 import { authorizeErrorPage, consentPage } from "./consent-page";

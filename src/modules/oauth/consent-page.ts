@@ -4,8 +4,8 @@
  */
 import { type Role, type Scope, ROLE_SCOPES, SCOPES, SCOPE_LABELS } from "../../auth/scopes";
 import { type Html, html } from "../../lib/html";
-import { csrfField, type Notice, publicPage } from "../dashboard/layout";
-import type { SessionContext } from "../dashboard/session";
+import { csrfField, type Notice, publicPage } from "../../web/layout";
+import type { SessionContext } from "../../web/session";
 import type { AuthorizationRequest } from "./authorize-request";
 import { displayName } from "./clients";
 

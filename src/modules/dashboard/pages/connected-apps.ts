@@ -5,11 +5,11 @@
  */
 import { SCOPE_LABELS } from "../../../auth/scopes";
 import { type GrantView, listGrants, revokeAccountGrant } from "../../oauth/service";
-import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html, timeTag } from "../../../lib/html";
-import { htmlResponse, redirect } from "../http";
-import { confirmPage, page } from "../layout";
-import type { SessionContext } from "../session";
+import { htmlResponse, redirect } from "../../../web/http";
+import { confirmPage, page } from "../../../web/layout";
+import type { SessionContext } from "../../../web/session";
 
 export const CONNECTED_APPS_PATH = "/dashboard/apps";
 

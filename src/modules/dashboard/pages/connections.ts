@@ -17,11 +17,11 @@ import {
   removeConnection,
   replaceConnectionCredentials,
 } from "../../connections/service";
-import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html, timeTag } from "../../../lib/html";
-import { type Form, field, htmlResponse, redirect } from "../http";
-import { type Notice, confirmPage, csrfField, page } from "../layout";
-import type { Membership, SessionContext } from "../session";
+import { type Form, field, htmlResponse, redirect } from "../../../web/http";
+import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
+import type { Membership, SessionContext } from "../../../web/session";
 import { noticeFrom, refusal } from "./common";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
 import { AppError } from "../../../lib/errors";

@@ -16,12 +16,12 @@ import { findCreationRow, getCreation, graphemeCount, listCreations, regenerateC
 import { MIN_LEAD_MS, schedulePost } from "../../schedule/service";
 import { getOwnedSeed } from "../../seeds/service";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
-import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html, timeTag } from "../../../lib/html";
-import { type Form, field, fields, htmlResponse, redirect } from "../http";
-import { type Notice, confirmPage, csrfField, page } from "../layout";
-import { zoneOf } from "../preferences";
-import type { Membership, SessionContext } from "../session";
+import { type Form, field, fields, htmlResponse, redirect } from "../../../web/http";
+import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
+import { zoneOf } from "../../../web/preferences";
+import type { Membership, SessionContext } from "../../../web/session";
 import { addDays, zoneAbbreviation, zonedParts, zonedToUtc } from "../zoned";
 import { noticeFrom, refusal } from "./common";
 

@@ -3,13 +3,13 @@ import { isoAt } from "../../../lib/clock";
 import { grantCredits } from "../../credits/grant";
 import { type LedgerEntry, creditSummary, listLedger } from "../../credits/service";
 import { findCreationRow } from "../../creations/service";
-import { zoneOf } from "../preferences";
+import { zoneOf } from "../../../web/preferences";
 import { zonedParts } from "../zoned";
-import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html } from "../../../lib/html";
-import { type Form, field, htmlResponse, redirect } from "../http";
-import { type Notice, csrfField, page } from "../layout";
-import type { SessionContext } from "../session";
+import { type Form, field, htmlResponse, redirect } from "../../../web/http";
+import { type Notice, csrfField, page } from "../../../web/layout";
+import type { SessionContext } from "../../../web/session";
 import { noticeFrom, refusal } from "./common";
 
 const CURRENT = "/dashboard/credits";

@@ -6,11 +6,11 @@ import { EXPIRY_CHOICES, DEFAULT_EXPIRY_DAYS, type KeyView, listKeys, mintKey, p
 import { eq } from "drizzle-orm";
 import { members, users } from "../../../db/schema";
 import { ROLE_SCOPES, SCOPE_LABELS, SCOPES } from "../../../auth/scopes";
-import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html, timeTag } from "../../../lib/html";
-import { type Form, field, fields, htmlResponse, redirect } from "../http";
-import { type Notice, confirmPage, csrfField, page } from "../layout";
-import type { SessionContext } from "../session";
+import { type Form, field, fields, htmlResponse, redirect } from "../../../web/http";
+import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
+import type { SessionContext } from "../../../web/session";
 import { noticeFrom, refusal } from "./common";
 import { stashSecret, takeSecret } from "../reveal";
 import { type FieldErrors, FormState, errorsOf } from "../fields";

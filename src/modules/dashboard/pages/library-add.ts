@@ -7,13 +7,13 @@ import { AppError } from "../../../lib/errors";
 import { ingestFromUrl } from "../../assets/service";
 import { UPLOAD_LINK_TTL_SECONDS, createUploadLink } from "../../uploads/service";
 import { type FieldErrors, FormState } from "../fields";
-import type { DashboardCtx } from "../guard";
+import type { DashboardCtx } from "../../../web/guard";
 import { type Html, html } from "../../../lib/html";
-import { type Form, field, redirect } from "../http";
-import { csrfField } from "../layout";
-import { zoneOf } from "../preferences";
+import { type Form, field, redirect } from "../../../web/http";
+import { csrfField } from "../../../web/layout";
+import { zoneOf } from "../../../web/preferences";
 import { stashSecret, takeSecret } from "../reveal";
-import type { Membership, SessionContext } from "../session";
+import type { Membership, SessionContext } from "../../../web/session";
 import { plainMessage } from "./common";
 import { zonedParts } from "../zoned";
 
