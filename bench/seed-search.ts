@@ -13,7 +13,7 @@ import { silentLogger } from "../src/lib/log";
 import { newId } from "../src/lib/ids";
 import { createAccount } from "../src/modules/accounts/service";
 import { mintKey } from "../src/modules/auth/keys-service";
-import { SCOPES } from "../src/modules/auth/scopes";
+import { SCOPES } from "../src/auth/scopes";
 import { listSeeds } from "../src/modules/seeds/service";
 import { ftsMatchExpression } from "../src/modules/seeds/search-query";
 

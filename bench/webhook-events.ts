@@ -20,7 +20,7 @@ import { newId } from "../src/lib/ids";
 import { silentLogger } from "../src/lib/log";
 import { createAccount } from "../src/modules/accounts/service";
 import { addConnection } from "../src/modules/connections/service";
-import { sealWebhookSecret } from "../src/modules/webhooks/events";
+import { sealWebhookSecret } from "../src/store/events";
 import { type WebhookDelivery, readWebhookLog } from "../test/peers/webhook-receiver";
 import { makeCreation } from "../test/publishing-fixtures";
 import { insertDuePosts } from "../test/publishing-load";

@@ -4,8 +4,11 @@
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
 import { envelope } from "./http/envelope";
-import { type PipelinedApp, type RequestObserver, withPipeline } from "./http/pipeline";
-import { imageLibraryModule } from "./modules/assets/library";
+import { type PipelinedApp, withPipeline } from "./http/pipeline";
+import type { RequestObserver } from "./metrics/registry";
+import { assetsModule } from "./modules/assets";
+import { mediaModule } from "./modules/media";
+import { uploadsModule } from "./modules/uploads";
 import { docsModule } from "./modules/docs";
 import { creationsModule } from "./modules/creations";
 import { creditsModule } from "./modules/credits";
@@ -34,7 +37,10 @@ export function createApp(deps: Deps, options: AppOptions = {}): PipelinedApp {
     .use(docsModule(() => app.routes))
     .use(healthModule(deps, isReady))
     .use(metricsModule(deps))
-    .use(imageLibraryModule(deps))
+    // The image library: asset routes, upload links and their page, and /media.
+    .use(assetsModule(deps))
+    .use(uploadsModule(deps))
+    .use(mediaModule(deps))
     .use(creditsModule(deps))
     .use(seedsModule(deps))
     .use(voiceModule(deps))

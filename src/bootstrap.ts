@@ -15,7 +15,7 @@ import { loadInstanceSecret } from "./lib/instance-secret";
 import type { Storage } from "./lib/storage";
 import { createLocalStorage } from "./lib/storage-local";
 import { createS3Storage } from "./lib/storage-s3";
-import { createMetrics } from "./modules/metrics/registry";
+import { createMetrics } from "./metrics/registry";
 
 /** The media folder inside DATA_DIR. */
 export const MEDIA_DIR = "media";

@@ -3,13 +3,12 @@
  */
 import { resolve } from "node:path";
 import ipaddr from "ipaddr.js";
+import { LOG_LEVELS, type LogLevel } from "./lib/log";
 
 export const GENERATOR_KINDS = ["builtin", "openai"] as const;
 export type GeneratorKind = (typeof GENERATOR_KINDS)[number];
 export const MEDIA_STORES = ["local", "s3"] as const;
 export type MediaStoreKind = (typeof MEDIA_STORES)[number];
-export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Dispatcher tuning defaults (DISPATCH_CONCURRENCY, DISPATCH_LEASE_MS, DISPATCH_POLL_MS). */
 export const DISPATCH_DEFAULTS = Object.freeze({ concurrency: 32, leaseMs: 120_000, pollMs: 500 });

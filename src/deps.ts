@@ -9,7 +9,7 @@ import type { Generator } from "./generation/generator";
 import type { Clock } from "./lib/clock";
 import type { Logger } from "./lib/log";
 import type { Storage } from "./lib/storage";
-import type { Metrics } from "./modules/metrics/registry";
+import type { Metrics } from "./metrics/registry";
 
 export interface Deps {
   config: Readonly<Config>;

@@ -24,7 +24,7 @@ import type { Deps } from "../src/deps";
 import { eventWebhooks } from "../src/db/schema/event-webhooks";
 import { newId } from "../src/lib/ids";
 import { silentLogger } from "../src/lib/log";
-import { sealWebhookSecret } from "../src/modules/webhooks/events";
+import { sealWebhookSecret } from "../src/store/events";
 import { createAccount } from "../src/modules/accounts/service";
 import { addConnection } from "../src/modules/connections/service";
 import { readWebhookLog } from "./peers/webhook-receiver";

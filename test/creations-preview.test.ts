@@ -9,7 +9,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { createBuiltinGenerator } from "../src/generation/builtin";
-import { escapeHtml } from "../src/modules/dashboard/html";
+import { escapeHtml } from "../src/lib/html";
 import type { CaptionRequest, Generator } from "../src/generation/generator";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 

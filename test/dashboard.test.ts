@@ -14,7 +14,7 @@ import { DEFAULT_TOKEN, startMastodonServer } from "./peers/mastodon-server";
 import { startWebhookReceiver } from "./peers/webhook-receiver";
 import { listKeys, mintKey } from "../src/modules/auth/keys-service";
 import { LOGIN_MAX_FAILURES, LOGIN_WINDOW_MS } from "../src/modules/dashboard/login-limit";
-import { SESSION_IDLE_MS, tidySessions } from "../src/modules/dashboard/session";
+import { SESSION_IDLE_MS, tidySessions } from "../src/web/session";
 import { DashboardClient, PASSWORD } from "./helpers/dashboard-client";
 import { BASE, type World, createWorld } from "./helpers/world";
 

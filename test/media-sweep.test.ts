@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { MEDIA_DIR } from "../src/bootstrap";
-import { systemJobs } from "../src/jobs";
+import { systemJobs } from "../src/system-jobs";
 import { ingestImageBytes } from "../src/modules/assets/ingest";
 import { MEDIA_SWEEP_JOB_ID, sweepOrphanMedia } from "../src/modules/assets/sweep";
 import { type World, createWorld } from "./helpers/world";

@@ -87,7 +87,7 @@ describe("connect", () => {
   });
 
   test("an access token the PDS no longer accepts is refreshed with refreshSession (no new sign-in)", async () => {
-    const { openJson, sealJson } = await import("../src/modules/connections/sealing");
+    const { openJson, sealJson } = await import("../src/store/sealing");
     const row = world.deps.sqlite.query<{ s: string }, [string]>("SELECT session_sealed AS s FROM connections WHERE id = ?").get(connectionId)!;
     const session = openJson<Record<string, string>>(world.deps.instanceSecret, connectionId, row.s);
     const broken = { ...session, accessJwt: `${(session.accessJwt ?? "").slice(0, -4)}AAAA` };

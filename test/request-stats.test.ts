@@ -5,7 +5,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { Counter, Histogram, Registry } from "prom-client";
-import { RequestStats } from "../src/modules/metrics/request-stats";
+import { RequestStats } from "../src/metrics/request-stats";
 
 const BOUNDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const HELP = { requests: "Requests.", duration: "Duration." };

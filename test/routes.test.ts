@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parseJsonBody } from "../src/http/json-body";
 import { declaredGroup } from "../src/http/route-table";
-import { SCOPES, type Scope } from "../src/modules/auth/scopes";
+import { SCOPES, type Scope } from "../src/auth/scopes";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { type World, createWorld } from "./helpers/world";
 

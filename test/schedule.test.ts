@@ -585,7 +585,7 @@ describe("cancel after an unknown outcome", () => {
 
 describe("the 30-minute credential check job", () => {
   test("re-checks every connection: a receiver that stops answering 2xx blocks it, recovery unblocks it", async () => {
-    const { publishingJobs, PUBLISHING_JOB_IDS } = await import("../src/publishing/jobs");
+    const { publishingJobs, PUBLISHING_JOB_IDS } = await import("../src/modules/schedule/jobs");
     const job = publishingJobs.find((j) => j.id === PUBLISHING_JOB_IDS.connectionChecks)!;
     expect(job.schedule).toBe("0 */30 * * * *");
     const a = await world.createAccount();

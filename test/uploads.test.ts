@@ -8,7 +8,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
 import { MEDIA_DIR } from "../src/bootstrap";
-import { JOB_IDS, systemJobs } from "../src/jobs";
+import { JOB_IDS, systemJobs } from "../src/system-jobs";
 import { UPLOAD_LINK_RETENTION_MS, tidyUploadLinks } from "../src/modules/uploads/service";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { type TestAccount, type World, createWorld } from "./helpers/world";

@@ -395,7 +395,7 @@ describe("delivery", () => {
   });
 
   test("the hourly tidy job deletes events a week old once nothing is owed, never a pending one", async () => {
-    const { JOB_IDS, systemJobs } = await import("../src/jobs");
+    const { JOB_IDS, systemJobs } = await import("../src/system-jobs");
     const job = systemJobs.find((j) => j.id === JOB_IDS.webhookEventsTidy)!;
     const a = await accountWithTarget();
     const sub = await subscribe(a, ["post.published"]);

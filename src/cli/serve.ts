@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createApp } from "../app";
 import { bootstrap } from "../bootstrap";
 import type { Config } from "../config";
-import { systemJobs } from "../jobs";
+import { systemJobs } from "../system-jobs";
 import { startJobs } from "../jobs/registry";
 import { metricsAccess } from "../modules/metrics";
 import { backupJobs } from "../modules/backup/job";

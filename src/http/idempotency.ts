@@ -326,7 +326,7 @@ export async function settleIdempotent(deps: IdempotencyDeps, claim: HeldClaim, 
 /** Reserved id of the hourly job that deletes answers past the 24-hour window (correctness never waits for it). */
 export const IDEMPOTENCY_TIDY_JOB_ID = "__idempotency_tidy__";
 
-/** The idempotency tidy job, for src/jobs/index.ts. */
+/** The idempotency tidy job, for src/system-jobs.ts. */
 export const idempotencyJobs: readonly JobDefinition[] = [
   {
     id: IDEMPOTENCY_TIDY_JOB_ID,

@@ -16,7 +16,8 @@
 import type { Elysia } from "elysia";
 import type { Deps } from "../deps";
 import { AppError } from "../lib/errors";
-import { INVALID_KEY_BODY, authenticate } from "../modules/auth/authenticate";
+import type { RequestObserver } from "../metrics/registry";
+import { INVALID_KEY_BODY, authenticate } from "../auth/authenticate";
 import { corsPolicy } from "./cors";
 import { MAX_JSON_BYTES } from "./json-body";
 import { appErrorResponse, jsonResponse } from "./error-response";
@@ -27,11 +28,6 @@ import { type PeerSource, RequestState, setRequestState } from "./request-contex
 import { RouteTable, declaredGroup, type RouteLike } from "./route-table";
 import { type RouteHandler, type ServedRoutes, servedRoutes } from "./served-routes";
 import { type RouteGroup, assertGroup } from "./scope";
-
-/** Listeners the metrics module (and tests) can attach to observe finished requests. */
-export interface RequestObserver {
-  (event: { method: string; route: string; status: number; durationMs: number; authFailed: boolean }): void;
-}
 
 /** The app as the server and the tests call it: the pipeline around the Elysia app. */
 export interface PipelinedApp {

@@ -3,7 +3,7 @@
  * time and the authenticated key. Carried by the Request object itself, so nothing leaks between requests.
  */
 import { newId } from "../lib/ids";
-import type { AuthContext } from "../modules/auth/authenticate";
+import type { AuthContext } from "../auth/authenticate";
 
 /** What the server knows of a request's connection (Bun's `Server`). */
 export interface PeerSource {

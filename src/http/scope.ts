@@ -4,8 +4,8 @@
  */
 import { Elysia } from "elysia";
 import { AppError } from "../lib/errors";
-import type { Scope } from "../modules/auth/scopes";
-import { SCOPE_LABELS } from "../modules/auth/scopes";
+import type { Scope } from "../auth/scopes";
+import { SCOPE_LABELS } from "../auth/scopes";
 import { requestState } from "./request-context";
 
 /** `authenticated`: any valid key, whatever its groups (the health echo). */

@@ -2,7 +2,8 @@
  * Structured JSON-lines logging. One object per line on stdout. Secrets never reach it: callers log ids and codes,
  * and `redactHeaders` is the only way request headers may be logged.
  */
-import type { LogLevel } from "../config";
+export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 const SECRET_HEADERS = new Set(["authorization", "cookie", "set-cookie", "x-api-key", "proxy-authorization"]);

@@ -11,7 +11,8 @@
 import { fitImageUnderBytes } from "../lib/image-fit";
 import { isoAt } from "../lib/clock";
 import { recordKeyForTarget } from "./bluesky-rkey";
-import type { CheckResult, Connector, DeliveryContext, DeliveryResult, OpenConnection } from "./connector";
+import type { CheckResult, Connector, DeliveryContext, DeliveryResult } from "./connector";
+import type { OpenConnection } from "../store/connections";
 import { DeliveryError } from "./connector";
 import { failureKindOf, outboundProblem, providerFetch } from "./outbound";
 import type { Deps } from "../deps";

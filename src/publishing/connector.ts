@@ -5,29 +5,7 @@
  */
 import type { ConnectionPlatform } from "../db/schema/connections";
 import type { Deps } from "../deps";
-
-/** What the dispatcher and the schedule service know about a connection, with its secrets opened. */
-export interface OpenConnection {
-  id: string;
-  accountId: string;
-  platform: ConnectionPlatform;
-  label: string;
-  endpoint: string;
-  credentials: Record<string, string>;
-  /** Cached provider session (Bluesky JWTs), or null. */
-  session: Record<string, string> | null;
-  meta: ConnectionMeta;
-}
-
-/** What a credential check learnt about the provider; stored in clear on the connection. */
-export interface ConnectionMeta {
-  /** Mastodon: the instance's status length limit. */
-  maxCharacters?: number;
-  /** Mastodon: image size limit in bytes. */
-  imageSizeLimit?: number;
-  /** Mastodon account id (to look up published statuses); Bluesky DID. */
-  providerAccountId?: string;
-}
+import type { ConnectionMeta, OpenConnection } from "../store/connections";
 
 /** The content snapshot a target delivers. */
 export interface DeliveryContent {

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { assets } from "../db/schema/assets";
 import type { scheduledPosts } from "../db/schema/scheduled-posts";
 import type { Deps } from "../deps";
-import { assetUrl } from "../modules/assets/service";
+import { assetUrl } from "../store/media-url";
 import { type DeliveryContent, DeliveryError } from "./connector";
 
 type PostRow = typeof scheduledPosts.$inferSelect;

@@ -16,11 +16,10 @@ import { and, asc, eq, inArray, isNotNull, isNull, lte, or, sql } from "drizzle-
 import { DISPATCH_DEFAULTS, type DispatchConfig } from "../config";
 import { accounts } from "../db/schema/accounts";
 import { connections } from "../db/schema/connections";
-import type { ConnectionRow } from "../modules/connections/service";
 import { scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
 import type { Deps } from "../deps";
 import { newId } from "../lib/ids";
-import { markConnectionBlocked, openConnection, saveConnectionSession } from "../modules/connections/service";
+import { type ConnectionRow, markConnectionBlocked, openConnection, saveConnectionSession } from "../store/connections";
 import type { DeliveryContext, DeliveryResult } from "./connector";
 import { DeliveryError } from "./connector";
 import { loadDeliveryContent } from "./content";

@@ -13,7 +13,7 @@ import { and, asc, eq, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
 import { eventWebhooks, webhookDeliveries, webhookEvents } from "../db/schema/event-webhooks";
 import type { Deps } from "../deps";
 import { newId } from "../lib/ids";
-import { openWebhookSecret } from "../modules/webhooks/events";
+import { openWebhookSecret } from "../store/events";
 import { DeliveryError } from "./connector";
 import { DEFAULT_LEASE_MS, MAX_ATTEMPTS, backoffAfter } from "./dispatcher";
 import { providerMessage } from "./outbound";

@@ -9,7 +9,8 @@
 import type { Deps } from "../deps";
 import { fitImageUnderBytes } from "../lib/image-fit";
 import { isoAt } from "../lib/clock";
-import type { CheckResult, ConfirmResult, Connector, DeliveryContent, DeliveryContext, DeliveryResult, OpenConnection } from "./connector";
+import type { CheckResult, ConfirmResult, Connector, DeliveryContent, DeliveryContext, DeliveryResult } from "./connector";
+import type { OpenConnection } from "../store/connections";
 import { DeliveryError } from "./connector";
 import { type MultipartPart, failureKindOf, outboundProblem, providerFetch, providerMessage } from "./outbound";
 import { IDEMPOTENCY_HEADER } from "./webhook";

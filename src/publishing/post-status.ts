@@ -5,7 +5,7 @@
 import { eq } from "drizzle-orm";
 import { type PostStatus, scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
 import type { Db } from "../db/client";
-import { recordEvent } from "../modules/webhooks/events";
+import { recordEvent } from "../store/events";
 import { postToApi } from "./post-view";
 
 type Tx = Pick<Db, "select" | "update" | "insert">;

@@ -5,7 +5,8 @@
  */
 import { createHmac } from "node:crypto";
 import { isoAt } from "../lib/clock";
-import type { CheckResult, Connector, DeliveryContext, DeliveryResult, OpenConnection } from "./connector";
+import type { CheckResult, Connector, DeliveryContext, DeliveryResult } from "./connector";
+import type { OpenConnection } from "../store/connections";
 import { DeliveryError } from "./connector";
 import { failureKindOf, outboundProblem, providerFetch, providerMessage } from "./outbound";
 

@@ -9,8 +9,7 @@ import { connections } from "../db/schema/connections";
 import { scheduledPosts, type scheduledPostTargets } from "../db/schema/scheduled-posts";
 import type { Deps } from "../deps";
 import { AppError } from "../lib/errors";
-import { type ConnectionRow, openConnection } from "../modules/connections/service";
-import type { OpenConnection } from "./connector";
+import { type ConnectionRow, type OpenConnection, openConnection } from "../store/connections";
 import { loadDeliveryContent } from "./content";
 import {
   type Claim,

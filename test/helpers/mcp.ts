@@ -8,7 +8,7 @@ import type { Server } from "bun";
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Scope } from "../../src/modules/auth/scopes";
+import type { Scope } from "../../src/auth/scopes";
 import { registerClient } from "../../src/modules/oauth/clients";
 import { createGrant, type TokenPair } from "../../src/modules/oauth/service";
 import type { World } from "./world";

@@ -14,8 +14,8 @@ import { ManualClock } from "../../src/lib/clock";
 import { type Logger, silentLogger } from "../../src/lib/log";
 import { createAccount, addMember } from "../../src/modules/accounts/service";
 import { mintKey } from "../../src/modules/auth/keys-service";
-import type { Scope } from "../../src/modules/auth/scopes";
-import { SCOPES } from "../../src/modules/auth/scopes";
+import type { Scope } from "../../src/auth/scopes";
+import { SCOPES } from "../../src/auth/scopes";
 
 export const BASE = "http://localhost";
 

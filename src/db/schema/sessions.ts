@@ -1,6 +1,6 @@
 /**
  * Dashboard sessions: the browser holds a random token in an HttpOnly cookie; only its SHA-256 is stored, so a copy
- * of the database cannot be replayed as a login. Its forms' CSRF token is an HMAC of its id (dashboard/csrf.ts), so
+ * of the database cannot be replayed as a login. Its forms' CSRF token is an HMAC of its id (src/web/csrf.ts), so
  * nothing of it is stored.
  */
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";

@@ -5,7 +5,7 @@ import { refreshPostStatus } from "../../publishing/post-status";
 import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
-import { type Role, isRole } from "../auth/scopes";
+import { type Role, isRole } from "../../auth/scopes";
 import { grantCredits } from "../credits/grant";
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

@@ -23,11 +23,10 @@ import { assetReferenceCount } from "./references";
 
 export { ingestFromUrl, ingestImageBytes, storeImage, type AssetRecord } from "./ingest";
 export { assetReferenceCount, registerAssetReferenceCheck, type AssetReferenceCheck } from "./references";
+export { MEDIA_PATH, assetUrl } from "../../store/media-url";
 
 import type { AssetRecord } from "./ingest";
-
-/** Path prefix of the public media route. */
-export const MEDIA_PATH = "/media";
+import { assetUrl } from "../../store/media-url";
 
 /** The Asset object of interface.md. */
 export interface AssetApi {
@@ -37,11 +36,6 @@ export interface AssetApi {
   sizeBytes: number;
   url: string;
   createdAt: string;
-}
-
-/** The library URL of an asset: `{base_url}/media/<id>.<ext>`. */
-export function assetUrl(deps: Pick<Deps, "config">, record: Pick<AssetRecord, "id" | "ext">): string {
-  return `${deps.config.baseUrl}${MEDIA_PATH}/${record.id}.${record.ext}`;
 }
 
 /** Renders a stored asset as the API answers it. */

@@ -6,9 +6,9 @@ import { DISPLAY_PREFIX_LENGTH, generateKeySecret } from "../../lib/api-key-form
 import { isoAt } from "../../lib/clock";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
-import { hmacHex } from "../../lib/instance-secret";
 import { memberRole } from "../accounts/service";
-import { ROLE_SCOPES, type Scope, SCOPES, isScope, parseStoredScopes } from "./scopes";
+import { type KeyState, hashKeySecret, keyState } from "../../auth/key-secret";
+import { ROLE_SCOPES, type Scope, SCOPES, isScope, parseStoredScopes } from "../../auth/scopes";
 
 export const KEY_NAME_MAX = 80;
 export const EXPIRY_CHOICES = [30, 90, 365] as const;
@@ -17,8 +17,6 @@ export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Keys revoked, expired or retired longer ago than this are deleted by the tidy job. */
 export const KEY_TIDY_AFTER_MS = 30 * DAY_MS;
-
-export type KeyState = "active" | "grace" | "retired" | "revoked" | "expired";
 
 export interface KeyView {
   id: string;
@@ -42,19 +40,6 @@ export interface MintedKey {
 }
 
 type KeyRow = typeof apiKeys.$inferSelect;
-
-/** The state of a stored key at time `now`. */
-export function keyState(row: Pick<KeyRow, "revokedAt" | "expiresAt" | "graceUntil">, now: number): KeyState {
-  if (row.revokedAt !== null) return "revoked";
-  if (row.graceUntil !== null) return now < row.graceUntil ? "grace" : "retired";
-  if (row.expiresAt !== null && now >= row.expiresAt) return "expired";
-  return "active";
-}
-
-/** Hash under which a secret is stored and looked up. */
-export function hashKeySecret(deps: Pick<Deps, "instanceSecret">, secret: string): string {
-  return hmacHex(deps.instanceSecret, secret);
-}
 
 function checkName(name: string): string {
   const trimmed = name.trim();

@@ -12,14 +12,14 @@ import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { BLUESKY_DEFAULT_SERVICE } from "../../publishing/bluesky";
-import type { CheckResult, ConnectionMeta, OpenConnection } from "../../publishing/connector";
+import type { CheckResult } from "../../publishing/connector";
 import { refreshPostStatus } from "../../publishing/post-status";
 import { withdrawPendingTargets } from "../../publishing/withdraw";
 import { outboundProblem } from "../../publishing/outbound";
 import { connectorFor } from "../../publishing/registry";
-import { openJson, sealJson } from "./sealing";
+import { type ConnectionRow, openConnection } from "../../store/connections";
+import { sealJson } from "../../store/sealing";
 
-export type ConnectionRow = typeof connections.$inferSelect;
 
 /** What the CLI prints and the targets list shows for one connection. */
 export interface ConnectionView {
@@ -47,19 +47,6 @@ export function connectionView(row: ConnectionRow): ConnectionView {
   return { accountId: row.id, platform: row.platform, label: row.label, readyToPost: row.readyToPost, blockedReason: row.blockedReason };
 }
 
-/** Opens a row's sealed credentials and session. */
-export function openConnection(deps: Pick<Deps, "instanceSecret">, row: ConnectionRow): OpenConnection {
-  return {
-    id: row.id,
-    accountId: row.accountId,
-    platform: row.platform,
-    label: row.label,
-    endpoint: row.endpoint,
-    credentials: openJson<Record<string, string>>(deps.instanceSecret, row.id, row.credentialsSealed),
-    session: row.sessionSealed ? openJson<Record<string, string>>(deps.instanceSecret, row.id, row.sessionSealed) : null,
-    meta: JSON.parse(row.meta) as ConnectionMeta,
-  };
-}
 
 function normalizeEndpoint(deps: Pick<Deps, "config">, field: string, raw: string): string {
   let url: URL;
@@ -174,20 +161,7 @@ export async function checkConnection(deps: Deps, connectionId: string): Promise
   return connectionView(recordCheck(deps, row, result));
 }
 
-/** Marks a connection as needing attention after the provider refused its credentials while publishing. */
-export function markConnectionBlocked(deps: Pick<Deps, "db" | "clock">, connectionId: string, reason: string): void {
-  const now = deps.clock.now();
-  deps.db.update(connections).set({ readyToPost: false, blockedReason: reason, checkedAt: now, updatedAt: now }).where(eq(connections.id, connectionId)).run();
-}
 
-/** Saves a refreshed provider session (sealed). */
-export function saveConnectionSession(deps: Pick<Deps, "db" | "clock" | "instanceSecret">, connectionId: string, session: Record<string, string>): void {
-  deps.db
-    .update(connections)
-    .set({ sessionSealed: sealJson(deps.instanceSecret, connectionId, session), updatedAt: deps.clock.now() })
-    .where(eq(connections.id, connectionId))
-    .run();
-}
 
 /** Every connection of an account, oldest first (the order people added them). */
 export function listConnections(deps: Pick<Deps, "db">, accountId: string): ConnectionRow[] {

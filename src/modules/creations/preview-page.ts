@@ -3,7 +3,7 @@
  * Open Graph / Twitter card tags so a shared link unfurls. Every value is escaped (the `html` tag escapes by default);
  * the page loads nothing from third parties (inline style, images only from this instance), enforced by its CSP.
  */
-import { Html, html, raw } from "../dashboard/html";
+import { Html, html, raw } from "../../lib/html";
 import type { Deps } from "../../deps";
 import { assetUrl } from "../assets/service";
 import { creationUrl, findCreationForPreview, graphemeCount } from "./service";

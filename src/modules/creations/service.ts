@@ -32,7 +32,7 @@ import { type AssetRecord, assetReferenceCount, assetUrl, findAsset, ingestFromU
 import { captureHold, releaseHold, reserveCredits } from "../credits/service";
 import { getOwnedSeed } from "../seeds/service";
 import { getVoice } from "../voice/service";
-import { recordEvent } from "../webhooks/events";
+import { recordEvent } from "../../store/events";
 import {
   CREATION_TYPE,
   type Creation,

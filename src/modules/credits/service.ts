@@ -15,7 +15,7 @@ import { accounts, creditHolds, creditLedger } from "../../db/schema";
 import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
-import { LOW_CREDITS_THRESHOLD, recordEvent } from "../webhooks/events";
+import { LOW_CREDITS_THRESHOLD, recordEvent } from "../../store/events";
 import { decodeCursor, encodeCursor } from "./cursor";
 
 export type CreditDeps = Pick<Deps, "db" | "sqlite" | "clock">;

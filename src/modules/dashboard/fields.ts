@@ -4,7 +4,7 @@
  * `autofocus`, so the browser puts the cursor there without any script. Values typed are passed back in.
  */
 import { AppError } from "../../lib/errors";
-import { Html, html } from "./html";
+import { Html, html } from "../../lib/html";
 
 /** Errors by form field name, in words a person uses. */
 export type FieldErrors = Record<string, string>;

@@ -4,7 +4,7 @@
  */
 import { listAssets } from "../assets/service";
 import type { Deps } from "../../deps";
-import { type Html, html } from "./html";
+import { type Html, html } from "../../lib/html";
 import { mediaPath } from "./pages/library";
 
 /** How many of the newest images the picker offers. */

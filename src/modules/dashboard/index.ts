@@ -7,10 +7,10 @@ import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { clientAddress } from "../../http/client-address";
 import { BodyRefused, formParser } from "../../http/form-body";
-import { type DashboardCtx, bodyRefusedPage, postSession, session } from "./guard";
-import { html } from "./html";
-import { type Form, cookieNames, field, htmlResponse, readCookies, redirect } from "./http";
-import { page } from "./layout";
+import { type DashboardCtx, bodyRefusedPage, postSession, session } from "../../web/guard";
+import { html } from "../../lib/html";
+import { type Form, cookieNames, field, htmlResponse, readCookies, redirect } from "../../web/http";
+import { page } from "../../web/layout";
 import { getLogin, getSetup, postLogin, postLogout, postSetup } from "./pages/auth";
 import { getCredits, postGrant } from "./pages/credits";
 import { getInstance, getDisable, postCreateAccount, postGrantTo, postSetDisabled } from "./pages/instance";
@@ -25,10 +25,10 @@ import { getConnections, getReconnect, getRemoveConnection, postCheck, postConne
 import { getAccount, postPassword, postTimeZone } from "./pages/account";
 import { getDeleteSeed, getSeedPage, getSeeds, postDeleteSeed, postEditSeed, postGenerate, postSeed } from "./pages/seeds";
 import { getDeleteAsset, getLibrary, postDeleteAsset, postFromUrl, postUpload, postUploadLink } from "./pages/library";
-import type { SessionContext } from "./session";
-import { sessionExists, switchAccount } from "./session";
+import type { SessionContext } from "../../web/session";
+import { sessionExists, switchAccount } from "../../web/session";
 import { staticFiles } from "./static/assets";
-import { rememberZone } from "./preferences";
+import { rememberZone } from "../../web/preferences";
 
 type Params = Record<string, string>;
 type Answer = Response | Promise<Response>;

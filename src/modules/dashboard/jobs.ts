@@ -4,7 +4,7 @@
  */
 import type { JobDefinition } from "../../jobs/registry";
 import { tidyLoginThrottle } from "./login-limit";
-import { tidySessions } from "./session";
+import { tidySessions } from "../../web/session";
 
 export const SESSIONS_TIDY_JOB_ID = "__sessions_tidy__";
 

@@ -4,7 +4,7 @@
  * GET takes it (and deletes it). Nothing is written to disk: a restart, or ten minutes, forgets it. With several
  * replicas the GET may reach another process, which then says the secret was already shown (documented).
  */
-import { randomToken } from "./session";
+import { randomToken } from "../../web/session";
 
 /** How long a stashed secret waits for its GET. */
 export const REVEAL_TTL_MS = 10 * 60 * 1000;

@@ -11,7 +11,7 @@
  * Bodies are small JSON objects: OAuth's `{error, error_description}` for the Bearer answers, a JSON-RPC error for
  * the Origin refusal (the shape the SDK's own guards answer with).
  */
-import { SCOPE_LABELS, type Scope } from "../auth/scopes";
+import { SCOPE_LABELS, type Scope } from "../../auth/scopes";
 
 /** The path of the protected resource metadata of /mcp (RFC 9728 §3.1: well-known prefix + the resource's path). */
 export const PROTECTED_RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp";

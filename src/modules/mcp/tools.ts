@@ -8,7 +8,7 @@ import type { Deps } from "../../deps";
 import { ingestFromUrl } from "../assets/ingest";
 import { ingestUrlResponse, listResponse as assetListResponse } from "../assets/model";
 import { assetToApi, listAssets } from "../assets/service";
-import type { Scope } from "../auth/scopes";
+import type { Scope } from "../../auth/scopes";
 import { creationListResponse, creationResponse, creationWithChargeResponse } from "../creations/model";
 import { generateCreation, getCreation, listCreations, regenerateCreation } from "../creations/service";
 import { creditSummarySchema } from "../credits/model";

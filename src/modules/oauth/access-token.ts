@@ -13,7 +13,7 @@ import type { Database } from "bun:sqlite";
 import { type CommitWatch, watchCommits } from "../../db/commit-watch";
 import type { Deps } from "../../deps";
 import { RateLimiter } from "../../http/rate-limit";
-import { type Role, type Scope, effectiveScopes, parseStoredScopes } from "../auth/scopes";
+import { type Role, type Scope, effectiveScopes, parseStoredScopes } from "../../auth/scopes";
 import { type TokenLookupRow, statements } from "./statements";
 import { ACCESS_TOKEN_PREFIX, hashSecret, isSecret } from "./token-format";
 

@@ -5,11 +5,11 @@
  * token and re-validates everything, so nothing about the request is trusted from the form but the person's choice.
  */
 import type { Deps } from "../../deps";
-import { ROLE_SCOPES, type Scope, isScope } from "../auth/scopes";
-import { type DashboardCtx, postSession } from "../dashboard/guard";
-import { type Form, CSP, cookieNames, field, fields, htmlResponse, readCookies, redirect, setCookie } from "../dashboard/http";
-import type { Html } from "../dashboard/html";
-import { type Membership, type SessionContext, resolveSession } from "../dashboard/session";
+import { ROLE_SCOPES, type Scope, isScope } from "../../auth/scopes";
+import { type DashboardCtx, postSession } from "../../web/guard";
+import { type Form, CSP, cookieNames, field, fields, htmlResponse, readCookies, redirect, setCookie } from "../../web/http";
+import type { Html } from "../../lib/html";
+import { type Membership, type SessionContext, resolveSession } from "../../web/session";
 import { type AuthorizationRequest, type RequestParams, errorRedirect, readParams, validateAuthorization, withQuery } from "./authorize-request";
 import { issueCode } from "./codes";
 import { authorizeErrorPage, consentPage } from "./consent-page";

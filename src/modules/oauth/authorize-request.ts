@@ -5,7 +5,7 @@
  * redirect carrying `state` and `iss` (RFC 9207).
  */
 import type { Deps } from "../../deps";
-import { type Scope, SCOPES, isScope } from "../auth/scopes";
+import { type Scope, SCOPES, isScope } from "../../auth/scopes";
 import { ClientResolutionError, resolveClient } from "./client-metadata";
 import type { OAuthClient } from "./clients";
 import { mcpResource } from "./service";

@@ -8,7 +8,7 @@ import { oauthCodes } from "../../db/schema";
 import type { Deps } from "../../deps";
 import { AppError } from "../../lib/errors";
 import { newId } from "../../lib/ids";
-import type { Scope } from "../auth/scopes";
+import type { Scope } from "../../auth/scopes";
 import { OAuthError } from "./errors";
 import { type TokenPair, insertGrant, mcpResource, revokeGrant } from "./service";
 import { CODE_PREFIX, hashSecret, isSecret, newSecret } from "./token-format";

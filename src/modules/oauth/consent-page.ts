@@ -2,10 +2,10 @@
  * The consent page and the authorization error page, in the dashboard's look (its layout, html tag and CSRF field).
  * Every string from the client (its name, host) is escaped by the html tag.
  */
-import { type Role, type Scope, ROLE_SCOPES, SCOPES, SCOPE_LABELS } from "../auth/scopes";
-import { type Html, html } from "../dashboard/html";
-import { csrfField, type Notice, publicPage } from "../dashboard/layout";
-import type { SessionContext } from "../dashboard/session";
+import { type Role, type Scope, ROLE_SCOPES, SCOPES, SCOPE_LABELS } from "../../auth/scopes";
+import { type Html, html } from "../../lib/html";
+import { csrfField, type Notice, publicPage } from "../../web/layout";
+import type { SessionContext } from "../../web/session";
 import type { AuthorizationRequest } from "./authorize-request";
 import { displayName } from "./clients";
 

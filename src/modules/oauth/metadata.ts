@@ -3,7 +3,7 @@
  * authorization server metadata (RFC 8414). Issuer = BASE_URL.
  */
 import type { Deps } from "../../deps";
-import { SCOPES } from "../auth/scopes";
+import { SCOPES } from "../../auth/scopes";
 import { AUTH_METHODS } from "./clients";
 import { mcpResource } from "./service";
 

@@ -10,7 +10,7 @@ import type { Deps } from "../../deps";
 import { isoAt } from "../../lib/clock";
 import { AppError, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
-import { type Scope, effectiveScopes, parseStoredScopes } from "../auth/scopes";
+import { type Scope, effectiveScopes, parseStoredScopes } from "../../auth/scopes";
 import { OAuthError } from "./errors";
 import { statements } from "./statements";
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, hashSecret, isSecret, newSecret } from "./token-format";

@@ -19,12 +19,13 @@ import { loadDeliveryContent, loadSnapshotImage } from "../../publishing/content
 import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "../../publishing/delivery-metrics";
 import { refreshPostStatus } from "../../publishing/post-status";
 import { type PostApi, postToApi } from "../../publishing/post-view";
-import { recordEvent } from "../webhooks/events";
+import { recordEvent } from "../../store/events";
 import { withdrawPendingTargets } from "../../publishing/withdraw";
 import { connectorFor } from "../../publishing/registry";
 import { decodeCursor, encodeCursor } from "../assets/cursor";
 import { registerAssetReferenceCheck } from "../assets/references";
-import { type ConnectionRow, connectionView, listConnections, openConnection } from "../connections/service";
+import { connectionView, listConnections } from "../connections/service";
+import { type ConnectionRow, openConnection } from "../../store/connections";
 import { findCreationRow, graphemeCount } from "../creations/service";
 import { LIST_LIMIT_DEFAULT } from "./model";
 

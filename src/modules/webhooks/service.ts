@@ -1,7 +1,7 @@
 /**
  * Event webhooks of API clients (decisions.md §10): register (the signing secret is shown once and stored sealed, since
- * it must be used to sign), list, delete. What happens is recorded by events.ts inside the transaction of each state
- * change; src/publishing/event-delivery.ts delivers it.
+ * it must be used to sign), list, delete. What happens is recorded by src/store/events.ts inside the transaction of
+ * each state change; src/publishing/event-delivery.ts delivers it.
  *
  * API for other modules: `createWebhook`, `listWebhooks`, `deleteWebhook` (all `(deps, accountId, ...)`), and
  * `tidyWebhookEvents(deps)` for the hourly job.
@@ -14,7 +14,7 @@ import { isoAt } from "../../lib/clock";
 import { AppError, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { SafeFetchError, checkDestination } from "../../lib/safe-fetch";
-import { parseEventTypes, sealWebhookSecret } from "./events";
+import { parseEventTypes, sealWebhookSecret } from "../../store/events";
 import { type CreateWebhookBody, MAX_WEBHOOKS_PER_ACCOUNT, type WebhookApi } from "./model";
 
 /** Signing secrets: a recognisable prefix and 256 random bits. */

@@ -6,12 +6,12 @@ import { AppError } from "../../../lib/errors";
 import { MIN_PASSWORD, changeOwnPassword } from "../../accounts/service";
 import { type FieldErrors, FormState } from "../fields";
 import { endOtherSessions } from "../sessions-end";
-import type { DashboardCtx } from "../guard";
-import { type Html, html } from "../html";
-import { type Form, field, htmlResponse, redirect } from "../http";
-import { type Notice, csrfField, page } from "../layout";
-import { isTimeZone, saveTimeZone, storedTimeZone, timeZones, zoneOf } from "../preferences";
-import type { SessionContext } from "../session";
+import type { DashboardCtx } from "../../../web/guard";
+import { type Html, html } from "../../../lib/html";
+import { type Form, field, htmlResponse, redirect } from "../../../web/http";
+import { type Notice, csrfField, page } from "../../../web/layout";
+import { isTimeZone, saveTimeZone, storedTimeZone, timeZones, zoneOf } from "../../../web/preferences";
+import type { SessionContext } from "../../../web/session";
 import { zonedParts } from "../zoned";
 import { noticeFrom } from "./common";
 

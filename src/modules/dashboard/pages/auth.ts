@@ -5,14 +5,14 @@
  */
 import { AppError } from "../../../lib/errors";
 import { createAccount } from "../../accounts/service";
-import { csrfToken, currentNonce, formNonce, verifyCsrf } from "../csrf";
-import { type DashboardCtx, crossSite, csrfRefused, safeNext } from "../guard";
-import { html } from "../html";
-import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, setCookie } from "../http";
-import { adoptBrowserZone } from "../preferences";
-import { type Notice, publicPage } from "../layout";
+import { csrfToken, currentNonce, formNonce, verifyCsrf } from "../../../web/csrf";
+import { type DashboardCtx, crossSite, csrfRefused, safeNext } from "../../../web/guard";
+import { html } from "../../../lib/html";
+import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, setCookie } from "../../../web/http";
+import { adoptBrowserZone } from "../../../web/preferences";
+import { type Notice, publicPage } from "../../../web/layout";
 import { beginLoginAttempt, loginSucceeded } from "../login-limit";
-import { SESSION_ABSOLUTE_MS, createSession, destroySession, needsSetup, resolveSession, verifyLogin } from "../session";
+import { SESSION_ABSOLUTE_MS, createSession, destroySession, needsSetup, resolveSession, verifyLogin } from "../../../web/session";
 
 /** The token a pre-session form carries, and the nonce cookie to set when the request had none (or a stale one). */
 function formToken(ctx: DashboardCtx, request: Request): { token: string; cookie: string[] } {

@@ -8,17 +8,17 @@
 import type { PostStatus } from "../../../db/schema/scheduled-posts";
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
-import { ROLE_SCOPES } from "../../auth/scopes";
+import { ROLE_SCOPES } from "../../../auth/scopes";
 import { findCreationRow } from "../../creations/service";
 import { MIN_LEAD_MS, type PostApi, cancelPost, getPost, listPosts, reschedulePost, schedulePost } from "../../schedule/service";
 import { type FieldErrors, FormState } from "../fields";
-import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html } from "../html";
-import { type Form, field, htmlResponse, redirect } from "../http";
-import { type Notice, confirmPage, csrfField, page } from "../layout";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
+import { type Html, html } from "../../../lib/html";
+import { type Form, field, htmlResponse, redirect } from "../../../web/http";
+import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
 import { postThumbnails } from "../post-media";
-import { zoneOf } from "../preferences";
-import type { Membership, SessionContext } from "../session";
+import { zoneOf } from "../../../web/preferences";
+import type { Membership, SessionContext } from "../../../web/session";
 import {
   DATE_RE,
   FIRST_DATE,

@@ -1,6 +1,6 @@
 /** Helpers shared by the pages: turning service refusals into notices, fixed notices from `?notice=`. */
 import { AppError } from "../../../lib/errors";
-import type { Notice } from "../layout";
+import type { Notice } from "../../../web/layout";
 
 /** A refusal's message without the API's "field: " prefix (the page names the field itself). */
 export function plainMessage(error: AppError): string {

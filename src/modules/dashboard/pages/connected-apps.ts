@@ -3,13 +3,13 @@
  * groups it holds now (capped by the member's current role), who granted it, when, when last used, and Revoke, which
  * applies at the app's next request. Owners may revoke any; other members their own.
  */
-import { SCOPE_LABELS } from "../../auth/scopes";
+import { SCOPE_LABELS } from "../../../auth/scopes";
 import { type GrantView, listGrants, revokeAccountGrant } from "../../oauth/service";
-import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html, timeTag } from "../html";
-import { htmlResponse, redirect } from "../http";
-import { confirmPage, page } from "../layout";
-import type { SessionContext } from "../session";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
+import { type Html, html, timeTag } from "../../../lib/html";
+import { htmlResponse, redirect } from "../../../web/http";
+import { confirmPage, page } from "../../../web/layout";
+import type { SessionContext } from "../../../web/session";
 
 export const CONNECTED_APPS_PATH = "/dashboard/apps";
 

@@ -5,11 +5,11 @@
  * manage them; viewers see them. Credentials are never rendered back.
  */
 import { isoAt } from "../../../lib/clock";
+import type { ConnectionRow } from "../../../store/connections";
 import { BLUESKY_DEFAULT_SERVICE } from "../../../publishing/bluesky";
-import { ROLE_SCOPES } from "../../auth/scopes";
+import { ROLE_SCOPES } from "../../../auth/scopes";
 import {
   type AddConnectionInput,
-  type ConnectionRow,
   addConnection,
   checkConnection,
   getConnection,
@@ -17,11 +17,11 @@ import {
   removeConnection,
   replaceConnectionCredentials,
 } from "../../connections/service";
-import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html, timeTag } from "../html";
-import { type Form, field, htmlResponse, redirect } from "../http";
-import { type Notice, confirmPage, csrfField, page } from "../layout";
-import type { Membership, SessionContext } from "../session";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
+import { type Html, html, timeTag } from "../../../lib/html";
+import { type Form, field, htmlResponse, redirect } from "../../../web/http";
+import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
+import type { Membership, SessionContext } from "../../../web/session";
 import { noticeFrom, refusal } from "./common";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
 import { AppError } from "../../../lib/errors";

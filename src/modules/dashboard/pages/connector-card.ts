@@ -1,6 +1,6 @@
 /** The overview's card with the agent connector's address ({base_url}/mcp) and a copy button. */
-import type { DashboardCtx } from "../guard";
-import { type Html, html } from "../html";
+import type { DashboardCtx } from "../../../web/guard";
+import { type Html, html } from "../../../lib/html";
 import { CONNECTED_APPS_PATH } from "./connected-apps";
 
 export function connectorCard(ctx: DashboardCtx): Html {

@@ -4,11 +4,11 @@ import { accounts, members } from "../../../db/schema";
 import { isoAt } from "../../../lib/clock";
 import { createAccount, setAccountDisabled } from "../../accounts/service";
 import { grantCredits } from "../../credits/grant";
-import { type DashboardCtx, forbiddenPage } from "../guard";
-import { type Html, html, timeTag } from "../html";
-import { type Form, field, htmlResponse, redirect } from "../http";
-import { type Notice, confirmPage, csrfField, page } from "../layout";
-import type { SessionContext } from "../session";
+import { type DashboardCtx, forbiddenPage } from "../../../web/guard";
+import { type Html, html, timeTag } from "../../../lib/html";
+import { type Form, field, htmlResponse, redirect } from "../../../web/http";
+import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
+import type { SessionContext } from "../../../web/session";
 import { noticeFrom, refusal } from "./common";
 import { parseAmount } from "./credits";
 

@@ -5,12 +5,12 @@
 import { EXPIRY_CHOICES, DEFAULT_EXPIRY_DAYS, type KeyView, listKeys, mintKey, parseExpiryDays, revokeKey, rotateKey, KEY_NAME_MAX } from "../../auth/keys-service";
 import { eq } from "drizzle-orm";
 import { members, users } from "../../../db/schema";
-import { ROLE_SCOPES, SCOPE_LABELS, SCOPES } from "../../auth/scopes";
-import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html, timeTag } from "../html";
-import { type Form, field, fields, htmlResponse, redirect } from "../http";
-import { type Notice, confirmPage, csrfField, page } from "../layout";
-import type { SessionContext } from "../session";
+import { ROLE_SCOPES, SCOPE_LABELS, SCOPES } from "../../../auth/scopes";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
+import { type Html, html, timeTag } from "../../../lib/html";
+import { type Form, field, fields, htmlResponse, redirect } from "../../../web/http";
+import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
+import type { SessionContext } from "../../../web/session";
 import { noticeFrom, refusal } from "./common";
 import { stashSecret, takeSecret } from "../reveal";
 import { type FieldErrors, FormState, errorsOf } from "../fields";

@@ -3,18 +3,18 @@
  * post without it) through the same ingest service the API uses; delete with confirmation. Owners and editors change
  * it (the roles that may hold Content creation); viewers see it.
  */
-import { ROLE_SCOPES } from "../../auth/scopes";
+import { ROLE_SCOPES } from "../../../auth/scopes";
 import { type AssetRecord, MEDIA_PATH, deleteAsset, findAsset, ingestImageBytes, listAssets } from "../../assets/service";
-import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html, timeTag } from "../html";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
+import { type Html, html, timeTag } from "../../../lib/html";
 import { type UploadedFile, isUploadedFile } from "../../../http/form-body";
-import { type Form, htmlResponse, redirect } from "../http";
-import { type Notice, confirmPage, csrfField, page } from "../layout";
-import type { Membership, SessionContext } from "../session";
+import { type Form, htmlResponse, redirect } from "../../../web/http";
+import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
+import type { Membership, SessionContext } from "../../../web/session";
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { noticeFrom, refusal } from "./common";
-import { zoneOf } from "../preferences";
+import { zoneOf } from "../../../web/preferences";
 import { type AssetUse, assetUses } from "../asset-uses";
 import type { FieldErrors } from "../fields";
 import { addForms, ingestUrl, linkBlock, makeUploadLink } from "./library-add";

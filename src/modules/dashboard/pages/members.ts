@@ -2,12 +2,12 @@
 import { and, asc, eq } from "drizzle-orm";
 import { members, users } from "../../../db/schema";
 import { addMember, removeMember, setMemberRole } from "../../accounts/service";
-import { ROLES, SCOPE_LABELS } from "../../auth/scopes";
-import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html, timeTag } from "../html";
-import { type Form, field, htmlResponse, redirect } from "../http";
-import { type Notice, confirmPage, csrfField, page } from "../layout";
-import type { Membership, SessionContext } from "../session";
+import { ROLES, SCOPE_LABELS } from "../../../auth/scopes";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
+import { type Html, html, timeTag } from "../../../lib/html";
+import { type Form, field, htmlResponse, redirect } from "../../../web/http";
+import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
+import type { Membership, SessionContext } from "../../../web/session";
 import { isoAt } from "../../../lib/clock";
 import { noticeFrom, refusal } from "./common";
 import { type FieldErrors, FormState, errorsOf } from "../fields";

@@ -3,11 +3,11 @@ import { creditSummary } from "../../credits/service";
 import { listKeys } from "../../auth/keys-service";
 import { listConnections } from "../../connections/service";
 import { listPosts } from "../../schedule/service";
-import type { DashboardCtx } from "../guard";
-import { html } from "../html";
-import { htmlResponse } from "../http";
-import { page } from "../layout";
-import type { SessionContext } from "../session";
+import type { DashboardCtx } from "../../../web/guard";
+import { html } from "../../../lib/html";
+import { htmlResponse } from "../../../web/http";
+import { page } from "../../../web/layout";
+import type { SessionContext } from "../../../web/session";
 import { connectorCard } from "./connector-card";
 
 /** GET /dashboard */

@@ -6,18 +6,18 @@
 import { ASPECT_RATIOS, DEFAULT_ASPECT_RATIO, DEFAULT_MEDIA_STYLE, MEDIA_STYLES } from "../../../generation/generator";
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
-import { ROLE_SCOPES } from "../../auth/scopes";
+import { ROLE_SCOPES } from "../../../auth/scopes";
 import { generateCreation, listCreations } from "../../creations/service";
 import { type Seed, type SeedInput, createSeed, deleteSeed, getOwnedSeed, listSeeds, patchSeed } from "../../seeds/service";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
-import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { type Html, html, timeTag } from "../html";
-import { type Form, field, htmlResponse, redirect } from "../http";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
+import { type Html, html, timeTag } from "../../../lib/html";
+import { type Form, field, htmlResponse, redirect } from "../../../web/http";
 import { imagePicker } from "../image-picker";
-import { type Notice, confirmPage, csrfField, page } from "../layout";
-import type { Membership, SessionContext } from "../session";
+import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
+import type { Membership, SessionContext } from "../../../web/session";
 import { noticeFrom, refusal } from "./common";
-import { zoneOf } from "../preferences";
+import { zoneOf } from "../../../web/preferences";
 
 const CURRENT = "/dashboard/seeds";
 const PAGE_SIZE = 20;

@@ -4,14 +4,14 @@
  */
 import { Value } from "@sinclair/typebox/value";
 import { EMOJI_LEVELS } from "../../../generation/generator";
-import { ROLE_SCOPES } from "../../auth/scopes";
+import { ROLE_SCOPES } from "../../../auth/scopes";
 import { getVoice, putVoice } from "../../voice/service";
 import { MAX_TAGS, voicePatchSchema } from "../../voice/model";
-import { type DashboardCtx, forbiddenPage, requireAccount } from "../guard";
-import { html } from "../html";
-import { type Form, field, htmlResponse, redirect } from "../http";
-import { type Notice, csrfField, page } from "../layout";
-import type { SessionContext } from "../session";
+import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
+import { html } from "../../../lib/html";
+import { type Form, field, htmlResponse, redirect } from "../../../web/http";
+import { type Notice, csrfField, page } from "../../../web/layout";
+import type { SessionContext } from "../../../web/session";
 import { noticeFrom, refusal } from "./common";
 import { type FieldErrors, FormState } from "../fields";
 import { AppError } from "../../../lib/errors";

@@ -4,10 +4,10 @@
  * indistinguishable. Identity comes only from the key.
  */
 import type { Database } from "bun:sqlite";
-import type { Deps } from "../../deps";
-import { type CommitWatch, watchCommits } from "../../db/commit-watch";
-import { isWellFormedKey } from "../../lib/api-key-format";
-import { hashKeySecret, keyState } from "./keys-service";
+import type { Deps } from "../deps";
+import { type CommitWatch, watchCommits } from "../db/commit-watch";
+import { isWellFormedKey } from "../lib/api-key-format";
+import { hashKeySecret, keyState } from "./key-secret";
 import { type Role, type Scope, effectiveScopes, parseStoredScopes } from "./scopes";
 
 export interface AuthContext {

@@ -3,7 +3,7 @@
  * 96-bit nonce per value, the connection id as additional data (a sealed value copied onto another row does not open).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { deriveKey } from "../../lib/instance-secret";
+import { deriveKey } from "../lib/instance-secret";
 
 /** Purpose label of the derived key; changing it makes every stored credential unreadable. */
 const KEY_LABEL = "connections:credentials:v1";

@@ -4,8 +4,8 @@
  * script the zone is UTC until chosen on the Account page.
  */
 import { eq } from "drizzle-orm";
-import type { Deps } from "../../deps";
-import { userPreferences } from "../../db/schema/user-preferences";
+import type { Deps } from "../deps";
+import { userPreferences } from "../db/schema/user-preferences";
 
 export const DEFAULT_TIME_ZONE = "UTC";
 

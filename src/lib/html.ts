@@ -1,6 +1,6 @@
 /**
  * HTML building with escaping by default: `html\`...\`` escapes every interpolated value unless it is already Html
- * (built by this tag) or an array of Html. Nothing else in the dashboard concatenates markup.
+ * (built by this tag) or an array of Html. Nothing in the dashboard or the other pages concatenates markup.
  */
 
 /** Markup that is already safe to emit. Only `html` and `raw` make one. */

@@ -3,8 +3,8 @@
  * `no-store` (pages can show secrets) and carries a strict Content-Security-Policy: no third-party resources, no inline
  * script.
  */
-import type { Config } from "../../config";
-import type { Html } from "./html";
+import type { Config } from "../config";
+import type { Html } from "../lib/html";
 
 /** Same-origin only: no inline script or style, nothing from another host. */
 export const CSP =

@@ -4,9 +4,9 @@
  * the continuous dispatcher (startDispatcher, started by serve) keeps p99 lateness under a second or two, which a
  * cron tick every few seconds could not.
  */
-import type { JobDefinition } from "../jobs/registry";
-import { checkAllConnections } from "../modules/connections/service";
-import { confirmProviderHeldPosts } from "../modules/schedule/service";
+import type { JobDefinition } from "../../jobs/registry";
+import { checkAllConnections } from "../connections/service";
+import { confirmProviderHeldPosts } from "./service";
 
 export const PUBLISHING_JOB_IDS = {
   connectionChecks: "__connection_checks__",

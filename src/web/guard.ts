@@ -3,9 +3,9 @@
  * expired page) and every POST through `postSession()` (plus the CSRF synchronizer token). Role gates answer a
  * 403 page, never the data.
  */
-import type { Deps } from "../../deps";
-import { html } from "./html";
-import type { BodyRefused } from "../../http/form-body";
+import type { Deps } from "../deps";
+import { html } from "../lib/html";
+import type { BodyRefused } from "../http/form-body";
 import { verifyCsrf } from "./csrf";
 import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, setCookie } from "./http";
 import { page, publicPage } from "./layout";

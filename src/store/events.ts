@@ -4,16 +4,19 @@
  * the event and one pending delivery per subscribed webhook commit with it or not at all, so a crash can neither lose
  * an event nor report one that did not happen. The dispatcher (src/publishing/event-delivery.ts) delivers them.
  *
- * API for other modules:
+ * It sits in store/, below both, because modules (credits, creations, schedule) and publishing/ (post-status) record
+ * events.
+ *
+ * API for the other layers:
  *  - `recordEvent(tx, now, accountId, type, () => data)` → the event id, or null when no webhook of the account wants it
  *  - `LOW_CREDITS_THRESHOLD`, `sealWebhookSecret` / `openWebhookSecret`
  */
 import { eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { type EventType, eventWebhooks, webhookDeliveries, webhookEvents } from "../../db/schema/event-webhooks";
-import { isoAt } from "../../lib/clock";
-import { newId } from "../../lib/ids";
-import { openJson, sealJson } from "../connections/sealing";
+import type { Db } from "../db/client";
+import { type EventType, eventWebhooks, webhookDeliveries, webhookEvents } from "../db/schema/event-webhooks";
+import { isoAt } from "../lib/clock";
+import { newId } from "../lib/ids";
+import { openJson, sealJson } from "./sealing";
 
 /** credits.low fires when a capture takes the balance from this or more to under it. */
 export const LOW_CREDITS_THRESHOLD = 10;

@@ -10,9 +10,9 @@
  *   formNonce(deps, request, now)       → the pre-session nonce of a request (and the cookie to set when new)
  */
 import { timingSafeEqual } from "node:crypto";
-import type { Config } from "../../config";
-import type { Deps } from "../../deps";
-import { deriveKey } from "../../lib/instance-secret";
+import type { Config } from "../config";
+import type { Deps } from "../deps";
+import { deriveKey } from "../lib/instance-secret";
 import { cookieNames, readCookies, setCookie } from "./http";
 
 type CsrfDeps = Pick<Deps, "instanceSecret">;

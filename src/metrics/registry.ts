@@ -5,9 +5,13 @@
  */
 import type { Database } from "bun:sqlite";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { Clock } from "../../lib/clock";
-import type { RequestObserver } from "../../http/pipeline";
+import type { Clock } from "../lib/clock";
 import { RequestStats } from "./request-stats";
+
+/** Listeners the request pipeline calls with each finished request (the metrics below, and tests). */
+export interface RequestObserver {
+  (event: { method: string; route: string; status: number; durationMs: number; authFailed: boolean }): void;
+}
 
 export interface Metrics {
   registry: Registry;

@@ -1,13 +1,16 @@
-/** Every system job, in one place. */
-import { idempotencyJobs } from "../http/idempotency";
-import { tidyKeys } from "../modules/auth/keys-service";
-import { MEDIA_SWEEP_JOB_ID, sweepOrphanMedia } from "../modules/assets/sweep";
-import { tidyUploadLinks } from "../modules/uploads/service";
-import { publishingJobs } from "../publishing/jobs";
-import { dashboardJobs } from "../modules/dashboard/jobs";
-import { oauthJobs } from "../modules/oauth/tidy";
-import { tidyWebhookEvents } from "../modules/webhooks/service";
-import type { JobDefinition } from "./registry";
+/**
+ * Every system job, in one place (beside app.ts, which mounts every module): it names jobs of http/ and of the modules,
+ * so it sits above them; jobs/ itself is only the runner they all define their jobs for.
+ */
+import { idempotencyJobs } from "./http/idempotency";
+import { tidyKeys } from "./modules/auth/keys-service";
+import { MEDIA_SWEEP_JOB_ID, sweepOrphanMedia } from "./modules/assets/sweep";
+import { tidyUploadLinks } from "./modules/uploads/service";
+import { publishingJobs } from "./modules/schedule/jobs";
+import { dashboardJobs } from "./modules/dashboard/jobs";
+import { oauthJobs } from "./modules/oauth/tidy";
+import { tidyWebhookEvents } from "./modules/webhooks/service";
+import type { JobDefinition } from "./jobs/registry";
 
 export const JOB_IDS = {
   keysTidy: "__keys_tidy__",

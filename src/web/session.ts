@@ -4,9 +4,9 @@
  * removal takes effect at once.
  */
 import { asc, eq, lt, sql } from "drizzle-orm";
-import { accounts, members, sessions, users } from "../../db/schema";
-import type { Deps } from "../../deps";
-import { newId } from "../../lib/ids";
+import { accounts, members, sessions, users } from "../db/schema";
+import type { Deps } from "../deps";
+import { newId } from "../lib/ids";
 import type { Role } from "../auth/scopes";
 import { csrfToken } from "./csrf";
 

@@ -3,7 +3,7 @@
  * person's role opens), notices, and the main landmark. One stylesheet and one small script, both served from the
  * binary.
  */
-import { type Html, html } from "./html";
+import { type Html, html } from "../lib/html";
 import type { SessionContext } from "./session";
 import { zoneUnset } from "./preferences";
 

@@ -1,0 +1,63 @@
+/**
+ * The connection store the connectors and the connections module both need: a row's sealed credentials and session
+ * opened for use, a refreshed session saved, a connection marked as needing attention. Below publishing/ (which
+ * delivers with them) and modules/connections (which adds, checks and removes them).
+ */
+import { eq } from "drizzle-orm";
+import { type ConnectionPlatform, connections } from "../db/schema/connections";
+import type { Deps } from "../deps";
+import { openJson, sealJson } from "./sealing";
+
+export type ConnectionRow = typeof connections.$inferSelect;
+
+/** What the dispatcher and the schedule service know about a connection, with its secrets opened. */
+export interface OpenConnection {
+  id: string;
+  accountId: string;
+  platform: ConnectionPlatform;
+  label: string;
+  endpoint: string;
+  credentials: Record<string, string>;
+  /** Cached provider session (Bluesky JWTs), or null. */
+  session: Record<string, string> | null;
+  meta: ConnectionMeta;
+}
+
+/** What a credential check learnt about the provider; stored in clear on the connection. */
+export interface ConnectionMeta {
+  /** Mastodon: the instance's status length limit. */
+  maxCharacters?: number;
+  /** Mastodon: image size limit in bytes. */
+  imageSizeLimit?: number;
+  /** Mastodon account id (to look up published statuses); Bluesky DID. */
+  providerAccountId?: string;
+}
+
+/** Opens a row's sealed credentials and session. */
+export function openConnection(deps: Pick<Deps, "instanceSecret">, row: ConnectionRow): OpenConnection {
+  return {
+    id: row.id,
+    accountId: row.accountId,
+    platform: row.platform,
+    label: row.label,
+    endpoint: row.endpoint,
+    credentials: openJson<Record<string, string>>(deps.instanceSecret, row.id, row.credentialsSealed),
+    session: row.sessionSealed ? openJson<Record<string, string>>(deps.instanceSecret, row.id, row.sessionSealed) : null,
+    meta: JSON.parse(row.meta) as ConnectionMeta,
+  };
+}
+
+/** Marks a connection as needing attention after the provider refused its credentials while publishing. */
+export function markConnectionBlocked(deps: Pick<Deps, "db" | "clock">, connectionId: string, reason: string): void {
+  const now = deps.clock.now();
+  deps.db.update(connections).set({ readyToPost: false, blockedReason: reason, checkedAt: now, updatedAt: now }).where(eq(connections.id, connectionId)).run();
+}
+
+/** Saves a refreshed provider session (sealed). */
+export function saveConnectionSession(deps: Pick<Deps, "db" | "clock" | "instanceSecret">, connectionId: string, session: Record<string, string>): void {
+  deps.db
+    .update(connections)
+    .set({ sessionSealed: sealJson(deps.instanceSecret, connectionId, session), updatedAt: deps.clock.now() })
+    .where(eq(connections.id, connectionId))
+    .run();
+}
