@@ -1,72 +1,50 @@
 /**
- * The API reference: OpenAPI JSON at /openapi.json and Swagger UI at /docs, with the UI's script and stylesheet
- * embedded in the binary and served from /docs/assets, so the docs work on a box with no internet.
+ * The API reference: the OpenAPI 3.1 document at /openapi.json (built from the routes by document.ts) and Swagger UI
+ * at /docs and /docs/ (rendered by @elysiajs/openapi's Swagger page), with the UI's script and stylesheet embedded in
+ * the binary and served from /docs/assets, so the docs work on a box with no internet.
  */
-import { openapi } from "@elysiajs/openapi";
+import { SwaggerUIRender } from "@elysiajs/openapi/swagger";
 import { Elysia } from "elysia";
 import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import type { Deps } from "../../deps";
+import { VERSION } from "../../version";
+import { type DocumentedRoute, buildDocument } from "./document";
 
 const ASSET_CACHE = "public, max-age=86400";
+const hide = { hide: true } as const;
 
-interface RouteWithBody {
-  method: string;
-  path: string;
-  hooks?: unknown;
+/** The Swagger page; `specUrl` is relative so the page works behind a path prefix. */
+function swaggerPage(specUrl: string, assets: string): Response {
+  const page = SwaggerUIRender(
+    { title: "Seedcast API", version: VERSION, description: "Seedcast API reference" },
+    { url: specUrl, cdn: `${assets}/swagger-ui-bundle.js`, theme: `${assets}/swagger-ui.css`, autoDarkMode: false },
+  );
+  return new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } });
 }
 
-type Spec = { paths?: Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>> };
-
-/**
- * The plugin leaves `requestBody.content` empty for routes behind a custom parser, and the pipeline's JSON parser
- * (the 1 MiB cap, the invalid-JSON envelope) is one; every body under /api/v1 is JSON, so fill it from the route's
- * own schema. TypeBox schemas are JSON Schema already.
- */
-function fillRequestBodies(spec: Spec, routes: readonly RouteWithBody[]): void {
-  for (const route of routes) {
-    const body = (route.hooks as { body?: unknown } | undefined)?.body;
-    if (!body || typeof body !== "object") continue;
-    const docPath = route.path.replace(/:([A-Za-z_]+)/g, "{$1}");
-    const operation = spec.paths?.[docPath]?.[route.method.toLowerCase()];
-    if (!operation?.requestBody) continue;
-    const content = operation.requestBody.content ?? {};
-    if (Object.keys(content).length > 0) continue;
-    operation.requestBody.content = { "application/json": { schema: JSON.parse(JSON.stringify(body)) } };
-  }
-}
-
-/** /openapi.json, /docs and the UI's assets. `routes` is read when the spec is served. */
-export function docsModule(routes: () => readonly RouteWithBody[]) {
+/** /openapi.json, /docs, /docs/ and the UI's assets. `routes` is read once, at the first request for the document. */
+export function docsModule(deps: Pick<Deps, "config">, routes: () => readonly DocumentedRoute[]) {
+  let document: string | null = null;
   return new Elysia()
-    .onAfterHandle(({ path, response }) => {
-      if (path === "/openapi.json" && response && typeof response === "object") fillRequestBodies(response as Spec, routes());
-    })
-    .use(
-      openapi({
-        path: "/docs",
-        specPath: "/openapi.json",
-        provider: "swagger-ui",
-        exclude: { paths: [/^\/docs/, /^\/openapi\.json$/] },
-        swagger: { cdn: "/docs/assets/swagger-ui-bundle.js", theme: "/docs/assets/swagger-ui.css", autoDarkMode: false },
-        documentation: {
-          info: {
-            title: "Seedcast API",
-            version: "1",
-            description:
-              "Self-hosted content scheduling. Every /api/v1 call needs Authorization: Bearer svc_…; each operation names the group it needs (x-seedcast-group).",
-          },
-          components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "svc_ API key" } } },
-        },
-      }),
+    .get(
+      "/openapi.json",
+      () => {
+        document ??= JSON.stringify(buildDocument(routes(), { baseUrl: deps.config.baseUrl, version: VERSION }));
+        return new Response(document, { headers: { "content-type": "application/json; charset=utf-8" } });
+      },
+      { detail: hide },
     )
+    .get("/docs", () => swaggerPage("openapi.json", "docs/assets"), { detail: hide })
+    .get("/docs/", () => swaggerPage("../openapi.json", "assets"), { detail: hide })
     .get(
       "/docs/assets/swagger-ui-bundle.js",
       () => new Response(Bun.file(swaggerBundle), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": ASSET_CACHE } }),
-      { detail: { hide: true } },
+      { detail: hide },
     )
     .get(
       "/docs/assets/swagger-ui.css",
       () => new Response(Bun.file(swaggerCss), { headers: { "content-type": "text/css; charset=utf-8", "cache-control": ASSET_CACHE } }),
-      { detail: { hide: true } },
+      { detail: hide },
     );
 }

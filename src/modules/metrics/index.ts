@@ -22,6 +22,18 @@ export function metricsModule(deps: Deps) {
         headers: { "content-type": deps.metrics.registry.contentType, "cache-control": "no-store" },
       });
     },
-    { detail: { summary: "Prometheus metrics (no API key; METRICS_TOKEN guards it when set)", tags: ["operations"] } },
+    {
+      detail: {
+        summary: "Prometheus metrics (no API key; METRICS_TOKEN guards it when set)",
+        tags: ["operations"],
+        responses: {
+          200: { description: "Prometheus text exposition", content: { "text/plain": { schema: { type: "string" } } } },
+          401: {
+            description: "METRICS_TOKEN is set and `Authorization: Bearer <token>` did not match",
+            content: { "text/plain": { schema: { type: "string" } } },
+          },
+        },
+      },
+    },
   );
 }
