@@ -20,11 +20,18 @@ export async function parseJsonBody({ request, contentType }: { request: Request
     throw new AppError("payload_too_large", `Request bodies are limited to ${MAX_JSON_BYTES} bytes.`);
   }
   if (bytes.byteLength === 0) return {};
+  let parsed: unknown;
   try {
-    return JSON.parse(new TextDecoder().decode(bytes)) as unknown;
+    parsed = JSON.parse(new TextDecoder().decode(bytes)) as unknown;
   } catch {
     throw new AppError("invalid_request", "The body is not valid JSON.", {
       details: [{ field: "body", problem: "is not valid JSON" }],
     });
   }
+  // Every body under /api/v1 is an object. NB: checked here because Elysia lets a string, number or array through a
+  // schema whose properties are all optional (PATCH /seeds/{id} answered 200 to `"x"`).
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new AppError("invalid_request", "body: must be a JSON object", { details: [{ field: "body", problem: "must be a JSON object" }] });
+  }
+  return parsed;
 }

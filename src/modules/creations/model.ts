@@ -71,7 +71,7 @@ export const listQuery = t.Object({
   cursor: t.Optional(t.String({ maxLength: 200, error: "must be a cursor from a previous page" })),
 });
 
-export const idParams = t.Object({ id: t.String() });
+export const idParams = t.Object({ id: t.String({ maxLength: 64 }) });
 
 export const creationSchema = t.Object({
   id: uuid(),

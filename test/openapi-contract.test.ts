@@ -1,0 +1,358 @@
+/**
+ * The OpenAPI document is the API's whole truth (decisions.md §10), checked by an independent validator: Ajv
+ * (JSON Schema 2020-12) over every exchange this file records against a served Seedcast (real HTTP on 127.0.0.1,
+ * real peers: an HTTPS image source with a throwaway CA, a webhook receiver).
+ *
+ * The document's operations are iterated: every /api/v1 operation gets the refusals every operation of its kind can
+ * answer (401, 403, 400, 413, 429, the Idempotency-Key 409 and 422) driven from what the document says about it; the
+ * scenarios below drive each success and each route's own errors. The last test fails when an answer is not
+ * documented or does not match its schema, and when a documented status was never produced, so a new route
+ * without scenarios for its documented answers fails here.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createApp } from "../src/app";
+import { MAX_JSON_BYTES } from "../src/http/json-body";
+import { claimIdempotencyKey, requestFingerprint } from "../src/http/idempotency";
+import { GenerationError, type Generator } from "../src/generation/generator";
+import { createBuiltinGenerator } from "../src/generation/builtin";
+import { configureIngestFetch } from "../src/modules/assets/ingest";
+import { addConnection } from "../src/modules/connections/service";
+import { SCOPES, type Scope } from "../src/modules/auth/scopes";
+import { runDueOnce } from "../src/publishing/dispatcher";
+import { isoAt } from "../src/lib/clock";
+import { type Answer, ContractRecorder, type Served, serveApp } from "./helpers/openapi-contract";
+import { type TestCa, type TestHttpsServer, createTestCa, startHttpsServer } from "./helpers/test-ca";
+import { type TestAccount, type World, createWorld } from "./helpers/world";
+import { FIVE_MIN, WEBHOOK_SECRET, makeCreation, postRows, solidPng } from "./publishing-fixtures";
+import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
+
+const RANDOM_ID = "01934b7e-0000-7000-8000-000000000000";
+const METRICS_TOKEN = "metrics-token-for-the-contract-test";
+
+/** The builtin generator, failing on demand (502 generation_failed). */
+let failGeneration = false;
+function flakyGenerator(): Generator {
+  const inner = createBuiltinGenerator();
+  const gate = () => {
+    if (failGeneration) throw new GenerationError("the model is down (test)");
+  };
+  return {
+    name: "contract-test",
+    writeCaption: async (req, signal) => (gate(), inner.writeCaption(req, signal)),
+    renderImage: async (req, signal) => (gate(), inner.renderImage(req, signal)),
+    describeImage: async (req, signal) => (gate(), inner.describeImage(req, signal)),
+  };
+}
+
+let world: World;
+let limited: World;
+let guarded: World;
+let server: Served;
+let limitedServer: Served;
+let guardedServer: Served;
+let drainingServer: Served;
+let recorder: ContractRecorder;
+let ca: TestCa;
+let source: TestHttpsServer;
+let receiver: WebhookReceiver;
+let acct: TestAccount;
+let png: Uint8Array<ArrayBuffer>;
+
+beforeAll(async () => {
+  world = await createWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1,localhost" }, generator: flakyGenerator() });
+  limited = await createWorld({ env: { RATE_LIMIT_PER_MINUTE: "1" } });
+  guarded = await createWorld({ env: { METRICS_TOKEN } });
+  server = serveApp(world.app);
+  limitedServer = serveApp(limited.app);
+  guardedServer = serveApp(guarded.app);
+  drainingServer = serveApp(createApp(world.deps, { isReady: () => false }));
+  png = new Uint8Array(await solidPng(40, 30));
+  ca = createTestCa();
+  source = startHttpsServer(
+    (request) =>
+      new URL(request.url).pathname === "/image.png"
+        ? new Response(png, { headers: { "content-type": "image/png" } })
+        : new Response("nothing here", { status: 404 }),
+    { ca },
+  );
+  configureIngestFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
+  receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
+  acct = await world.createAccount({ credits: 1000 });
+  const doc = await (await fetch(`${server.base}/openapi.json`)).json();
+  recorder = new ContractRecorder(doc);
+});
+
+afterAll(async () => {
+  await Promise.all([server.stop(), limitedServer.stop(), guardedServer.stop(), drainingServer.stop(), source.stop(), receiver.stop()]);
+  world.close();
+  limited.close();
+  guarded.close();
+  ca.dispose();
+});
+
+const send = (op: string, o: Parameters<ContractRecorder["send"]>[2] = {}) => recorder.send(server, op, o);
+const apiOps = () => recorder.operations().filter((op) => op.split(" ")[1]!.startsWith("/api/v1"));
+/** Every path parameter of `op` set to an id nobody owns. */
+function randomParams(op: string): Record<string, string> {
+  return Object.fromEntries([...op.matchAll(/\{([^}]+)\}/g)].map((m) => [m[1]!, RANDOM_ID]));
+}
+const documents = (op: string, status: number) => String(status) in (recorder.operation(op).responses ?? {});
+function expectStatus(answer: Answer, status: number, op: string): void {
+  if (answer.status !== status) throw new Error(`${op}: expected ${status}, got ${answer.status}: ${answer.text.slice(0, 300)}`);
+}
+
+describe("refusals every operation of a kind answers, driven from the document", () => {
+  test("401 without a key, 403 with a key lacking the operation's group", async () => {
+    for (const op of apiOps()) {
+      expectStatus(await send(op, { params: randomParams(op) }), 401, op);
+      const group = recorder.operation(op)["x-seedcast-group"] as string;
+      if (group === "authenticated") continue;
+      const key = acct.mint(SCOPES.filter((s) => s !== group) as Scope[]).key;
+      expectStatus(await send(op, { params: randomParams(op), key, ...(op.startsWith("get") ? {} : { json: {} }) }), 403, op);
+    }
+  });
+
+  test("429 with Retry-After on the second call of a key limited to one a minute", async () => {
+    const other = await limited.createAccount();
+    for (const op of apiOps()) {
+      const key = other.mint([...SCOPES]).key;
+      const body = op.startsWith("get") ? {} : { json: {} };
+      await recorder.send(limitedServer, op, { params: randomParams(op), key, ...body });
+      const answer = await recorder.send(limitedServer, op, { params: randomParams(op), key, ...body });
+      expectStatus(answer, 429, op);
+      expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+  });
+
+  test("413 for a body over 1 MiB where a body is taken", async () => {
+    for (const op of apiOps().filter((o) => documents(o, 413))) {
+      const raw = JSON.stringify({ padding: "x".repeat(MAX_JSON_BYTES) });
+      expectStatus(await send(op, { params: randomParams(op), key: acct.key, raw, headers: { "content-type": "application/json" } }), 413, op);
+    }
+  });
+
+  test("400 for input the operation's schemas refuse (or an Idempotency-Key over 255 characters)", async () => {
+    for (const op of apiOps().filter((o) => documents(o, 400))) {
+      const spec = recorder.operation(op);
+      const params = randomParams(op);
+      let answer: Answer;
+      if (spec.requestBody) {
+        answer = await send(op, { params, key: acct.key, json: "not an object" });
+      } else if (op.startsWith("post")) {
+        answer = await send(op, { params, key: acct.key, json: {}, headers: { "idempotency-key": "k".repeat(300) } });
+      } else if ((spec.parameters ?? []).some((p: { name: string; in: string }) => p.in === "query" && p.name === "limit")) {
+        answer = await send(op, { params, key: acct.key, query: "limit=0" });
+      } else {
+        const param = (spec.parameters ?? []).find((p: { in: string; schema?: { maxLength?: number } }) => p.in === "path" && p.schema?.maxLength);
+        if (!param) throw new Error(`${op}: documents 400 but nothing here can make one`);
+        answer = await send(op, { params: { ...params, [param.name]: "x".repeat(param.schema.maxLength + 1) }, key: acct.key });
+      }
+      expectStatus(answer, 400, op);
+      expect(answer.json.details.length).toBeGreaterThan(0);
+    }
+  });
+
+  test("POST: 422 for a key reused with another body, 409 while the first is still running", async () => {
+    for (const op of apiOps().filter((o) => o.startsWith("post "))) {
+      const params = randomParams(op);
+      const key = `reuse-${op}`;
+      await send(op, { params, key: acct.key, json: { first: 1 }, headers: { "idempotency-key": key } });
+      expectStatus(await send(op, { params, key: acct.key, json: { second: 2 }, headers: { "idempotency-key": key } }), 422, op);
+
+      const path = op.split(" ")[1]!.replace(/\{[^}]+\}/g, RANDOM_ID);
+      const body = JSON.stringify({ running: true });
+      const inFlight = `in-flight-${op}`;
+      claimIdempotencyKey(world.deps, { accountId: acct.accountId, route: `POST ${path}`, key: inFlight }, requestFingerprint("", new TextEncoder().encode(body)));
+      expectStatus(await send(op, { params, key: acct.key, raw: body, headers: { "content-type": "application/json", "idempotency-key": inFlight } }), 409, op);
+    }
+  });
+});
+
+describe("each operation's success and its own errors", () => {
+  test("health, probes and metrics", async () => {
+    expectStatus(await send("get /api/v1/health", { key: acct.mint(["voice"]).key }), 200, "health");
+    expectStatus(await send("get /livez"), 200, "livez");
+    expectStatus(await send("get /readyz"), 200, "readyz");
+    expectStatus(await recorder.send(drainingServer, "get /readyz"), 503, "readyz draining");
+    expectStatus(await send("get /metrics"), 200, "metrics");
+    expectStatus(await recorder.send(guardedServer, "get /metrics"), 401, "metrics with METRICS_TOKEN");
+  });
+
+  let assetId = "";
+  let assetFile = "";
+  test("the image library: ingest, list, upload links and their page, media, delete", async () => {
+    const ingested = await send("post /api/v1/assets/ingest-url", { key: acct.key, json: { url: `${source.url}/image.png` } });
+    expectStatus(ingested, 201, "ingest");
+    assetId = ingested.json.asset.id;
+    assetFile = new URL(ingested.json.asset.url).pathname.split("/").pop()!;
+    expectStatus(await send("post /api/v1/assets/ingest-url", { key: acct.key, json: { url: `http://127.0.0.1/x.png` } }), 400, "ingest http");
+    expectStatus(await send("get /api/v1/assets", { key: acct.key, query: "limit=5" }), 200, "list assets");
+
+    const link = await send("post /api/v1/assets/upload-link", { key: acct.key });
+    expectStatus(link, 201, "upload-link");
+    const linkId = link.json.id;
+    const token = new URL(link.json.uploadUrl).pathname.split("/").pop()!;
+    expectStatus(await send("get /api/v1/assets/upload-links/{id}", { key: acct.key, params: { id: linkId } }), 200, "link status");
+    expectStatus(await send("get /api/v1/assets/upload-links/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "link status 404");
+
+    const form = (bytes: Uint8Array<ArrayBuffer>, name = "photo.png", type = "image/png") => {
+      const data = new FormData();
+      data.append("file", new File([bytes], name, { type }));
+      return data;
+    };
+    const json = { accept: "application/json" };
+    expectStatus(await send("get /upload/{token}", { params: { token } }), 200, "upload page");
+    expectStatus(await send("post /upload/{token}", { params: { token }, raw: form(new TextEncoder().encode("not an image"), "a.txt", "text/plain"), headers: json }), 400, "upload not an image");
+    expectStatus(await send("post /upload/{token}", { params: { token }, raw: form(png), headers: json }), 201, "upload");
+    expectStatus(await send("post /upload/{token}", { params: { token }, raw: form(png), headers: json }), 410, "upload used");
+    expectStatus(await send("get /upload/{token}", { params: { token } }), 410, "upload page used");
+    expectStatus(await send("get /upload/{token}", { params: { token: "no-such-token" } }), 404, "upload page unknown");
+    expectStatus(await send("post /upload/{token}", { params: { token: "no-such-token" }, raw: form(png), headers: json }), 404, "upload unknown");
+    const second = await send("post /api/v1/assets/upload-link", { key: acct.key });
+    const token2 = new URL(second.json.uploadUrl).pathname.split("/").pop()!;
+    expectStatus(await send("post /upload/{token}", { params: { token: token2 }, raw: form(png) }), 200, "upload from the page");
+
+    for (const method of ["get", "head"]) {
+      const op = `${method} /media/{file}`;
+      const first = await send(op, { params: { file: assetFile } });
+      expectStatus(first, 200, op);
+      if (method === "get") {
+        expectStatus(await send(op, { params: { file: assetFile }, headers: { range: "bytes=0-9" } }), 206, op);
+        expectStatus(await send(op, { params: { file: assetFile }, headers: { range: "bytes=999999-" } }), 416, op);
+      }
+      expectStatus(await send(op, { params: { file: assetFile }, headers: { "if-none-match": first.headers.get("etag") ?? "" } }), 304, op);
+      expectStatus(await send(op, { params: { file: `${RANDOM_ID}.png` } }), 404, op);
+    }
+  });
+
+  let seedId = "";
+  test("seeds", async () => {
+    const created = await send("post /api/v1/seeds", { key: acct.key, json: { title: "Launch", content: "We launch on Monday.", image_asset_id: assetId } });
+    expectStatus(created, 201, "seed");
+    seedId = created.json.id;
+    expectStatus(await send("post /api/v1/seeds", { key: acct.key, json: { title: "x", content: "y", image_asset_id: RANDOM_ID } }), 404, "seed unknown asset");
+    expectStatus(await send("get /api/v1/seeds", { key: acct.key, query: "search=launch" }), 200, "seeds");
+    expectStatus(await send("get /api/v1/seeds/{id}", { key: acct.key, params: { id: seedId } }), 200, "seed");
+    expectStatus(await send("get /api/v1/seeds/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "seed 404");
+    expectStatus(await send("patch /api/v1/seeds/{id}", { key: acct.key, params: { id: seedId }, json: { category: null } }), 200, "patch seed");
+    expectStatus(await send("patch /api/v1/seeds/{id}", { key: acct.key, params: { id: RANDOM_ID }, json: { title: "t" } }), 404, "patch 404");
+    const gone = await send("post /api/v1/seeds", { key: acct.key, json: { title: "Gone", content: "soon" } });
+    expectStatus(await send("delete /api/v1/seeds/{id}", { key: acct.key, params: { id: gone.json.id } }), 200, "delete seed");
+    expectStatus(await send("delete /api/v1/seeds/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "delete seed 404");
+    // The asset is in use by the seed.
+    expectStatus(await send("delete /api/v1/assets/{id}", { key: acct.key, params: { id: assetId } }), 409, "asset in use");
+    expectStatus(await send("delete /api/v1/assets/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "asset 404");
+    const spare = await send("post /api/v1/assets/ingest-url", { key: acct.key, json: { url: `${source.url}/image.png`, label: "spare" } });
+    // The same source is stored once; a fresh upload gives a second, unused asset.
+    const link = await send("post /api/v1/assets/upload-link", { key: acct.key });
+    const data = new FormData();
+    data.append("file", new File([new Uint8Array(await solidPng(20, 20))], "spare.png", { type: "image/png" }));
+    const uploaded = await send("post /upload/{token}", {
+      params: { token: new URL(link.json.uploadUrl).pathname.split("/").pop()! },
+      raw: data,
+      headers: { accept: "application/json" },
+    });
+    expect(spare.status).toBe(201);
+    expectStatus(await send("delete /api/v1/assets/{id}", { key: acct.key, params: { id: uploaded.json.asset.id } }), 200, "delete asset");
+  });
+
+  test("voice and credits", async () => {
+    expectStatus(await send("get /api/v1/voice", { key: acct.key }), 200, "voice");
+    expectStatus(await send("put /api/v1/voice", { key: acct.key, json: { emoji: "none", hashtags: ["launch"] } }), 200, "put voice");
+    const refused = await send("put /api/v1/voice", { key: acct.key, json: { emoji: "lots of them" } });
+    expect(refused.json.message).toBe("emoji: must be one of none, some, lots");
+    expectStatus(await send("get /api/v1/credits", { key: acct.key }), 200, "credits");
+    expectStatus(await send("get /api/v1/credits/ledger", { key: acct.key, query: "limit=2" }), 200, "ledger");
+  });
+
+  let creationId = "";
+  test("creations: generate, regenerate, list, get, the preview page; 402, 404, 502", async () => {
+    const made = await send("post /api/v1/creations/generate", { key: acct.key, json: { seed_id: seedId } });
+    expectStatus(made, 201, "generate");
+    creationId = made.json.creation.id;
+    expectStatus(await send("post /api/v1/creations/generate", { key: acct.key, json: { seed_id: RANDOM_ID } }), 404, "generate 404");
+    const poor = await world.createAccount({ credits: 0 });
+    const poorSeed = await send("post /api/v1/seeds", { key: poor.key, json: { title: "Poor", content: "no credits" } });
+    expectStatus(await send("post /api/v1/creations/generate", { key: poor.key, json: { seed_id: poorSeed.json.id } }), 402, "generate 402");
+    failGeneration = true;
+    try {
+      expectStatus(await send("post /api/v1/creations/generate", { key: acct.key, json: { seed_id: seedId } }), 502, "generate 502");
+      expectStatus(await send("post /api/v1/creations/regenerate", { key: acct.key, json: { creation_id: creationId, parts: "caption" } }), 502, "regenerate 502");
+    } finally {
+      failGeneration = false;
+    }
+    expectStatus(await send("post /api/v1/creations/regenerate", { key: acct.key, json: { creation_id: creationId, parts: "caption" } }), 200, "regenerate");
+    expectStatus(await send("post /api/v1/creations/regenerate", { key: acct.key, json: { creation_id: RANDOM_ID } }), 404, "regenerate 404");
+    const poorCreation = await makeCreation(world.deps, poor.accountId, { caption: "cheap" });
+    expectStatus(await send("post /api/v1/creations/regenerate", { key: poor.key, json: { creation_id: poorCreation.id } }), 402, "regenerate 402");
+    expectStatus(await send("get /api/v1/creations", { key: acct.key, query: `seed_id=${seedId}&limit=10` }), 200, "creations");
+    expectStatus(await send("get /api/v1/creations/{id}", { key: acct.key, params: { id: creationId } }), 200, "creation");
+    expectStatus(await send("get /api/v1/creations/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "creation 404");
+    expectStatus(await send("get /c/{id}", { params: { id: creationId } }), 200, "preview");
+    expectStatus(await send("get /c/{id}", { params: { id: RANDOM_ID } }), 404, "preview 404");
+  });
+
+  test("scheduling: targets, schedule, list, get, cancel; 400, 404, 409, 502", async () => {
+    const later = () => isoAt(world.clock.now() + FIVE_MIN + 60_000);
+    await addConnection(world.deps, { accountId: acct.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
+    expectStatus(await send("get /api/v1/schedule/targets", { key: acct.key }), 200, "targets");
+    const body = (creation: string, targets = ["webhook"], at = later()) => ({ type: "social_post", creation_id: creation, scheduled_time: at, targets });
+    const scheduled = await send("post /api/v1/schedule", { key: acct.key, json: body(creationId) });
+    expectStatus(scheduled, 200, "schedule");
+    const postId = scheduled.json.post.id;
+    expectStatus(await send("post /api/v1/schedule", { key: acct.key, json: body(creationId, ["webhook"], isoAt(world.clock.now() + 60_000)) }), 400, "too soon");
+    expectStatus(await send("post /api/v1/schedule", { key: acct.key, json: body(RANDOM_ID) }), 404, "schedule 404");
+    const empty = await makeCreation(world.deps, acct.accountId, { caption: "" });
+    expectStatus(await send("post /api/v1/schedule", { key: acct.key, json: body(empty.id) }), 409, "not schedulable");
+    const blockedAccount = await world.createAccount();
+    await addConnection(world.deps, { accountId: blockedAccount.accountId, platform: "webhook", url: `${receiver.url}/x`, secret: "another-secret-0123456789" });
+    const blockedCreation = await makeCreation(world.deps, blockedAccount.accountId, { caption: "blocked" });
+    const notReady = await send("post /api/v1/schedule", { key: blockedAccount.key, json: body(blockedCreation.id) });
+    expectStatus(notReady, 409, "target not ready");
+    expect(notReady.json.error).toBe("target_not_ready");
+
+    expectStatus(await send("get /api/v1/schedule/posts", { key: acct.key, query: "status=scheduled&limit=10" }), 200, "posts");
+    expectStatus(await send("get /api/v1/schedule/posts/{id}", { key: acct.key, params: { id: postId } }), 200, "post");
+    expectStatus(await send("get /api/v1/schedule/posts/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "post 404");
+
+    // Cancel before it is due; a second post is published and then refused; a third has an unknown outcome (502).
+    expectStatus(await send("delete /api/v1/schedule/{id}", { key: acct.key, params: { id: postId } }), 200, "cancel");
+    expectStatus(await send("delete /api/v1/schedule/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "cancel 404");
+    const published = await send("post /api/v1/schedule", { key: acct.key, json: body(creationId) });
+    const unknown = await send("post /api/v1/schedule", { key: acct.key, json: body(creationId) });
+    world.clock.advance(FIVE_MIN + 60_000);
+    const target = postRows(world.deps, unknown.json.post.id).targets[0]!;
+    world.deps.sqlite
+      .query("UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?")
+      .run(world.clock.now() + 600_000, world.clock.now() - 5000, target.id);
+    await runDueOnce(world.deps);
+    world.deps.sqlite.query("UPDATE scheduled_post_targets SET lease_expires_at = ? WHERE id = ?").run(world.clock.now() - 1, target.id);
+    expectStatus(await send("delete /api/v1/schedule/{id}", { key: acct.key, params: { id: published.json.post.id } }), 409, "already published");
+    expectStatus(await send("delete /api/v1/schedule/{id}", { key: acct.key, params: { id: unknown.json.post.id } }), 502, "unknown outcome");
+  });
+});
+
+describe("the document against what the server answered", () => {
+  test("every example in the document validates against its schema", () => {
+    expect(recorder.exampleProblems()).toEqual([]);
+  });
+
+  test("the checker reports what it should: an undocumented status, a body off its schema, a status never produced", () => {
+    const doc = structuredClone(recorder.doc);
+    delete doc.paths["/api/v1/seeds/{id}"].get.responses["404"];
+    doc.components.schemas.Seed.properties.title = { type: "integer" };
+    doc.paths["/livez"].get.responses["418"] = { description: "never" };
+    const strict = new ContractRecorder(doc);
+    strict.exchanges.push(...recorder.exchanges);
+    const problems = strict.problems();
+    expect(problems.some((p) => p.startsWith("get /api/v1/seeds/{id} → 404: status not documented"))).toBe(true);
+    expect(problems.some((p) => p.startsWith("get /api/v1/seeds/{id} → 200: body does not match"))).toBe(true);
+    expect(strict.unexercised()).toContain("get /livez → 418");
+  });
+
+  test("0 undocumented statuses, 0 body mismatches, every documented status exercised", () => {
+    expect(recorder.exchanges.length).toBeGreaterThan(200);
+    expect(recorder.problems()).toEqual([]);
+    expect(recorder.unexercised()).toEqual([]);
+  });
+});
