@@ -2,7 +2,8 @@
 # Everything the test suite needs besides the project's own npm packages, installed only when missing:
 # - the Bluesky test peer (a real PDS under Node 22, from npm) in test/peers/bluesky;
 # - Chromium from Debian's packages (playwright-core drives /usr/bin/chromium; it downloads no browser);
-# - openssl (the tests make a throwaway CA).
+# - openssl (the tests make a throwaway CA);
+# - docs/examples, the typed client example's own npm project (openapi-typescript needs TypeScript 5).
 # Runs as `pretest`, so `npm test` works on a fresh machine. Needs root for apt-get when Chromium is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -27,3 +28,8 @@ if ((${#need_apt[@]} > 0)); then
 fi
 
 bash test/peers/bluesky/install.sh
+
+if [[ ! -x docs/examples/node_modules/.bin/openapi-typescript || docs/examples/package-lock.json -nt docs/examples/node_modules/.package-lock.json ]]; then
+  log "installing docs/examples (openapi-typescript, openapi-fetch, TypeScript 5)"
+  npm ci --prefix docs/examples --no-audit --no-fund --loglevel=error
+fi
