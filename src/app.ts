@@ -14,6 +14,7 @@ import { metricsModule } from "./modules/metrics";
 import { scheduleModule } from "./modules/schedule";
 import { seedsModule } from "./modules/seeds";
 import { voiceModule } from "./modules/voice";
+import { webhooksModule } from "./modules/webhooks";
 import { dashboardModule } from "./modules/dashboard";
 
 export interface AppOptions {
@@ -37,6 +38,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): PipelinedApp {
     .use(voiceModule(deps))
     .use(creationsModule(deps))
     .use(scheduleModule(deps))
+    .use(webhooksModule(deps))
     .use(dashboardModule(deps));
   return withPipeline(deps, app, [deps.metrics.observeRequest, ...(options.observers ?? [])]);
 }

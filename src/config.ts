@@ -50,6 +50,11 @@ export interface Config {
   /** Backups: nightly job when set (cron expression), with the number of archives kept. */
   backup: { cron: string | null; dir: string; keep: number };
   dispatch: DispatchConfig;
+  /**
+   * CORS_ORIGINS: browser origins (`https://app.example.com`) allowed to call /api/v1 and /openapi.json, or `*` for
+   * any. Empty (the default): no CORS headers at all.
+   */
+  corsOrigins: ReadonlySet<string>;
 }
 
 export class ConfigError extends Error {
@@ -90,6 +95,32 @@ function urlVar(env: Env, name: string, fallback: string): string {
     throw new ConfigError(`${name} must be an http(s) URL; got "${raw}".`);
   }
   return raw.replace(/\/+$/, "");
+}
+
+/** CORS_ORIGINS: each entry an exact origin (scheme, host, optional port; no path) or `*`. */
+function originsVar(env: Env, name: string): Set<string> {
+  const origins = new Set<string>();
+  for (const part of (env[name] ?? "").split(",")) {
+    const raw = part.trim();
+    if (raw === "") continue;
+    if (raw === "*") {
+      origins.add("*");
+      continue;
+    }
+    let url: URL;
+    try {
+      url = new URL(raw);
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("scheme");
+    } catch {
+      throw new ConfigError(`${name} must be comma-separated origins such as https://app.example.com; got "${raw}".`);
+    }
+    if (url.pathname !== "/" || url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
+      throw new ConfigError(`${name} entries are origins (scheme://host[:port]) without a path; got "${raw}".`);
+    }
+    // As browsers send it in Origin: lower-case scheme and host, no default port.
+    origins.add(url.origin);
+  }
+  return origins;
 }
 
 /** Reads the configuration from `env` (default: process.env). Throws ConfigError on any invalid value. */
@@ -138,6 +169,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       leaseMs: intVar(env, "DISPATCH_LEASE_MS", DISPATCH_DEFAULTS.leaseMs, 1000, 3_600_000),
       pollMs: intVar(env, "DISPATCH_POLL_MS", DISPATCH_DEFAULTS.pollMs, 10, 60_000),
     },
+    corsOrigins: originsVar(env, "CORS_ORIGINS"),
   };
   if (config.generator === "openai" && !config.openai.apiKey) {
     throw new ConfigError("GENERATOR=openai needs OPENAI_API_KEY.");

@@ -25,6 +25,7 @@ import { type TestCa, type TestHttpsServer, createTestCa, startHttpsServer } fro
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 import { FIVE_MIN, WEBHOOK_SECRET, makeCreation, postRows, solidPng } from "./publishing-fixtures";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
+import { DEFAULT_TOKEN, startMastodonServer } from "./peers/mastodon-server";
 
 const RANDOM_ID = "01934b7e-0000-7000-8000-000000000000";
 const METRICS_TOKEN = "metrics-token-for-the-contract-test";
@@ -128,6 +129,14 @@ describe("refusals every operation of a kind answers, driven from the document",
     for (const op of apiOps().filter((o) => documents(o, 413))) {
       const raw = JSON.stringify({ padding: "x".repeat(MAX_JSON_BYTES) });
       expectStatus(await send(op, { params: randomParams(op), key: acct.key, raw, headers: { "content-type": "application/json" } }), 413, op);
+    }
+  });
+
+  test("415 for a body that is not JSON where a body is taken", async () => {
+    for (const op of apiOps().filter((o) => documents(o, 415))) {
+      const answer = await send(op, { params: randomParams(op), key: acct.key, raw: "title=x", headers: { "content-type": "application/x-www-form-urlencoded" } });
+      expectStatus(answer, 415, op);
+      expect(answer.json.error).toBe("unsupported_media_type");
     }
   });
 
@@ -329,6 +338,87 @@ describe("each operation's success and its own errors", () => {
     world.deps.sqlite.query("UPDATE scheduled_post_targets SET lease_expires_at = ? WHERE id = ?").run(world.clock.now() - 1, target.id);
     expectStatus(await send("delete /api/v1/schedule/{id}", { key: acct.key, params: { id: published.json.post.id } }), 409, "already published");
     expectStatus(await send("delete /api/v1/schedule/{id}", { key: acct.key, params: { id: unknown.json.post.id } }), 502, "unknown outcome");
+  });
+});
+
+describe("edits, reschedule and event webhooks", () => {
+  const later = (ms = FIVE_MIN + 60_000) => isoAt(world.clock.now() + ms);
+  const scheduleBody = (creation: string, targets: string[], at = later()) => ({ type: "social_post", creation_id: creation, scheduled_time: at, targets });
+
+  test("creations: edit by hand, delete; 404 and 409 creation_in_use", async () => {
+    const a = await world.createAccount();
+    await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
+    const c = await makeCreation(world.deps, a.accountId, { caption: "first words" });
+    expectStatus(await send("patch /api/v1/creations/{id}", { key: a.key, params: { id: c.id }, json: { caption: "better words" } }), 200, "edit");
+    expectStatus(await send("patch /api/v1/creations/{id}", { key: a.key, params: { id: RANDOM_ID }, json: { caption: "x" } }), 404, "edit 404");
+    await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(c.id, ["webhook"]) });
+    expectStatus(await send("delete /api/v1/creations/{id}", { key: a.key, params: { id: c.id } }), 409, "creation in use");
+    const free = await makeCreation(world.deps, a.accountId, { caption: "free" });
+    expectStatus(await send("delete /api/v1/creations/{id}", { key: a.key, params: { id: free.id } }), 200, "delete creation");
+    expectStatus(await send("delete /api/v1/creations/{id}", { key: a.key, params: { id: RANDOM_ID } }), 404, "delete creation 404");
+  });
+
+  test("reschedule: 200, 400 too soon, 404, 409 (already published, publishing, target not ready, not schedulable), 502", async () => {
+    const a = await world.createAccount();
+    const hook = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
+    const c = await makeCreation(world.deps, a.accountId, { caption: "moving" });
+    const post = (await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(c.id, ["webhook"]) })).json.post;
+    const op = "patch /api/v1/schedule/{id}";
+    expectStatus(await send(op, { key: a.key, params: { id: post.id }, json: { scheduled_time: later(2 * 60 * 60_000) } }), 200, "reschedule");
+    expectStatus(await send(op, { key: a.key, params: { id: post.id }, json: { scheduled_time: later(60_000) } }), 400, "reschedule too soon");
+    expectStatus(await send(op, { key: a.key, params: { id: RANDOM_ID }, json: { scheduled_time: later() } }), 404, "reschedule 404");
+
+    const blocked = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/x`, secret: "another-secret-0123456789" });
+    const notReady = await send(op, { key: a.key, params: { id: post.id }, json: { targets: [blocked.accountId] } });
+    expectStatus(notReady, 409, "reschedule to a blocked target");
+    expect(notReady.json.error).toBe("target_not_ready");
+    const mastodon = await startMastodonServer({ now: () => world.clock.now(), maxCharacters: 10 });
+    try {
+      const m = await addConnection(world.deps, { accountId: a.accountId, platform: "mastodon", instance: mastodon.url, token: DEFAULT_TOKEN });
+      const long = await makeCreation(world.deps, a.accountId, { caption: "far too long for ten characters" });
+      const longPost = (await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(long.id, [hook.accountId]) })).json.post;
+      const tooLong = await send(op, { key: a.key, params: { id: longPost.id }, json: { targets: [m.accountId] } });
+      expectStatus(tooLong, 409, "reschedule not schedulable");
+      expect(tooLong.json.error).toBe("not_schedulable");
+
+      const held = await makeCreation(world.deps, a.accountId, { caption: "held" });
+      const heldPost = (await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(held.id, [m.accountId], later(60 * 60_000)) })).json.post;
+      await mastodon.setMode("unreachable");
+      const unreachable = await send(op, { key: a.key, params: { id: heldPost.id }, json: { scheduled_time: later(2 * 60 * 60_000) } });
+      expectStatus(unreachable, 502, "reschedule with the instance unreachable");
+      await mastodon.setMode("ok");
+    } finally {
+      await mastodon.stop();
+    }
+
+    // Publishing now: 409 not_reschedulable; published: 409 already_published.
+    const busy = (await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(c.id, [hook.accountId]) })).json.post;
+    world.deps.sqlite.query("UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'busy', lease_expires_at = ? WHERE post_id = ?").run(world.clock.now() + 600_000, busy.id);
+    const publishing = await send(op, { key: a.key, params: { id: busy.id }, json: { scheduled_time: later(3 * 60 * 60_000) } });
+    expectStatus(publishing, 409, "reschedule while publishing");
+    expect(publishing.json.error).toBe("not_reschedulable");
+    const soon = (await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(c.id, [hook.accountId]) })).json.post;
+    world.clock.advance(FIVE_MIN + 60_000);
+    await runDueOnce(world.deps);
+    const done = await send(op, { key: a.key, params: { id: soon.id }, json: { scheduled_time: later() } });
+    expectStatus(done, 409, "reschedule after publishing");
+    expect(done.json.error).toBe("already_published");
+  });
+
+  test("event webhooks: register, list, delete; 400 for an http URL, 409 past the limit, 404", async () => {
+    const a = await world.createAccount();
+    const created = await send("post /api/v1/webhooks", { key: a.key, json: { url: `${receiver.url}/events`, events: ["post.published"] } });
+    expectStatus(created, 201, "webhook");
+    expect(created.json.secret).toEqual(expect.any(String));
+    expectStatus(await send("post /api/v1/webhooks", { key: a.key, json: { url: "http://example.com/events", events: ["post.failed"] } }), 400, "webhook http");
+    expectStatus(await send("get /api/v1/webhooks", { key: a.key }), 200, "webhooks");
+    expectStatus(await send("delete /api/v1/webhooks/{id}", { key: a.key, params: { id: created.json.webhook.id } }), 200, "delete webhook");
+    expectStatus(await send("delete /api/v1/webhooks/{id}", { key: a.key, params: { id: RANDOM_ID } }), 404, "delete webhook 404");
+    let answer: Answer | null = null;
+    for (let i = 0; i < 30 && answer?.status !== 409; i++) {
+      answer = await send("post /api/v1/webhooks", { key: a.key, json: { url: `${receiver.url}/many-${i}`, events: ["credits.low"] } });
+    }
+    expect(answer?.json.error).toBe("too_many_webhooks");
   });
 });
 

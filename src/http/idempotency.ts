@@ -21,6 +21,7 @@ import { AppError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { appErrorResponse, JSON_HEADERS } from "./error-response";
 import { requestSearch } from "./paths";
+import { requestState } from "./request-context";
 import { readStreamCapped } from "../lib/read-capped";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
@@ -227,8 +228,34 @@ export async function beginIdempotent(
   }
 }
 
-/** Stores what `response` sends (when < 500) under the claim, or drops the claim (5xx) so a retry runs again. */
-export async function settleIdempotent(deps: IdempotencyDeps, claim: HeldClaim, response: Response): Promise<void> {
+/**
+ * Marks top-level fields of this request's JSON answer that must never be stored for a replay (a secret shown once):
+ * the stored answer, and so every replay, carries null there instead.
+ */
+export function withholdFromReplay(request: Request, fields: readonly string[]): void {
+  const state = requestState(request);
+  if (state) state.withheld = fields;
+}
+
+/** The answer body to store: `body` with the `withheld` top-level JSON fields set to null. */
+function storableBody(body: string, withheld: readonly string[] | null | undefined): string {
+  if (!withheld || withheld.length === 0) return body;
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return body;
+    const copy = { ...(parsed as Record<string, unknown>) };
+    for (const field of withheld) if (field in copy) copy[field] = null;
+    return JSON.stringify(copy);
+  } catch {
+    return body;
+  }
+}
+
+/**
+ * Stores what `response` sends (when < 500) under the claim, or drops the claim (5xx) so a retry runs again. Fields
+ * the handler withheld (withholdFromReplay) are stored as null.
+ */
+export async function settleIdempotent(deps: IdempotencyDeps, claim: HeldClaim, response: Response, withheld?: readonly string[] | null): Promise<void> {
   if (response.status >= 500) {
     releaseIdempotencyKey(deps, claim.scope, claim.lease);
     return;
@@ -236,7 +263,7 @@ export async function settleIdempotent(deps: IdempotencyDeps, claim: HeldClaim, 
   const answer: StoredAnswer = {
     status: response.status,
     contentType: response.headers.get("content-type") ?? "",
-    body: await response.clone().text(),
+    body: storableBody(await response.clone().text(), withheld),
   };
   completeIdempotencyKey(deps, claim.scope, claim.lease, answer);
 }

@@ -1,23 +1,58 @@
 /**
  * The JSON body parser of every /api/v1 route that takes a body, given as the route's `parse` option
- * (`parse: parseJsonBody`). It counts what actually arrives, so a chunked body over 1 MiB answers 413 too, and answers
- * invalid JSON with the envelope's `invalid_request`. Other content types fall through to Elysia's own parsers, whose
- * refusals the envelope maps (envelope.ts).
+ * (`parse: parseJsonBody`). Request bodies under /api/v1 are JSON only (decisions.md §10): any other Content-Type
+ * answers 415 unsupported_media_type before a byte of the body is read, so a multipart or urlencoded body can no
+ * longer slip past the 1 MiB cap. The JSON body is read under that cap as it arrives (a chunked body over 1 MiB
+ * answers 413 too), and invalid JSON answers the envelope's `invalid_request`.
  *
  * NB: per route, not a global onParse hook. Elysia compiles every route that has a parse hook, a GET included, into an
  * async handler; a global parser made every request pay for a promise it never needed.
  */
 import { AppError } from "../lib/errors";
+import { readStreamCapped } from "../lib/read-capped";
 
 /** JSON bodies under /api/v1 larger than this answer 413. */
 export const MAX_JSON_BYTES = 1024 * 1024;
 
-/** Parses a JSON body; undefined (Elysia's parsers go on) for any other content type. */
+/** `application/json` and structured `+json` types (`application/merge-patch+json`), with any parameters. */
+const JSON_TYPE_RE = /^application\/(?:[a-z0-9!#$&^_.-]+\+)?json\s*(?:;|$)/i;
+
+/** True when `contentType` names JSON. */
+export function isJsonContentType(contentType: string): boolean {
+  return JSON_TYPE_RE.test(contentType.trim());
+}
+
+function unsupported(contentType: string | null): AppError {
+  const message =
+    contentType === null
+      ? "Request bodies must be JSON; send the body with Content-Type: application/json."
+      : `Request bodies must be JSON (Content-Type: application/json), not ${contentType.trim().slice(0, 100)}.`;
+  return new AppError("unsupported_media_type", message, {
+    details: [{ field: "Content-Type", problem: "must be application/json" }],
+  });
+}
+
+function tooLarge(): AppError {
+  return new AppError("payload_too_large", `Request bodies are limited to ${MAX_JSON_BYTES} bytes.`);
+}
+
+/**
+ * Parses a JSON body. A body without a Content-Type is refused like any other non-JSON one; a request with neither
+ * (a POST with nothing to send, a DELETE) parses to undefined. A DELETE that names another type but sends nothing is
+ * let through: it has no body to refuse.
+ */
 export async function parseJsonBody({ request, contentType }: { request: Request; contentType: string }): Promise<unknown> {
-  if (!contentType?.startsWith("application/json")) return undefined;
-  const bytes = await request.arrayBuffer();
-  if (bytes.byteLength > MAX_JSON_BYTES) {
-    throw new AppError("payload_too_large", `Request bodies are limited to ${MAX_JSON_BYTES} bytes.`);
+  const type = (contentType ?? "").trim();
+  if (type !== "" && !isJsonContentType(type)) {
+    const bodyless = request.method === "DELETE" && (request.headers.get("content-length") ?? "0") === "0" && !request.headers.has("transfer-encoding");
+    if (!bodyless) throw unsupported(type);
+    return undefined;
+  }
+  const bytes = await readStreamCapped(request.body, MAX_JSON_BYTES);
+  if (bytes === null) throw tooLarge();
+  if (type === "") {
+    if (bytes.byteLength === 0) return undefined;
+    throw unsupported(null);
   }
   if (bytes.byteLength === 0) return {};
   let parsed: unknown;

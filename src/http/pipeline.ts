@@ -17,6 +17,7 @@ import type { Elysia } from "elysia";
 import type { Deps } from "../deps";
 import { AppError } from "../lib/errors";
 import { INVALID_KEY_BODY, authenticate } from "../modules/auth/authenticate";
+import { corsPolicy } from "./cors";
 import { MAX_JSON_BYTES } from "./json-body";
 import { appErrorResponse, jsonResponse } from "./error-response";
 import { beginIdempotent, carriesIdempotencyKey, releaseIdempotencyKey, settleIdempotent } from "./idempotency";
@@ -71,6 +72,8 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
   const limiter = new RateLimiter(deps.config.rateLimitPerMinute, deps.clock);
   let table: RouteTable | null = null;
   const logRequests = deps.log.enabled("info");
+  /** Null unless CORS_ORIGINS is set: then no request pays for a CORS look-up. */
+  const cors = corsPolicy(deps.config);
 
   /** The refusal of an /api/v1 request by the checks before the handler, or null when it may go on. */
   const admit = (request: Request, state: RequestState, group: RouteGroup | null): Response | null => {
@@ -128,7 +131,7 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
     if (begun === null || begun instanceof Response) return begun ?? (await call(request));
     try {
       const response = await call(request);
-      await settleIdempotent(deps, begun, response);
+      await settleIdempotent(deps, begun, response, state.withheld);
       return response;
     } catch (error) {
       releaseIdempotencyKey(deps, begun.scope, begun.lease);
@@ -160,7 +163,8 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
       // Error answers carry the request id (the envelope and the refusals above set it; this covers the rest).
       // Success answers do not: adding a header to every response cost a tenth of the throughput. A client that wants
       // to find a successful request in the log sends its own X-Request-Id, which the log line records.
-      const response = answer.status >= 400 && !answer.headers.has("x-request-id") ? withRequestId(answer, state.id) : answer;
+      let response = answer.status >= 400 && !answer.headers.has("x-request-id") ? withRequestId(answer, state.id) : answer;
+      if (cors?.covers(route, api)) response = cors.decorate(request, response);
       finish(request, state, response.status, route, path, authFailed);
       return response;
     };
@@ -188,6 +192,10 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
   const handle = (request: Request): Response | Promise<Response> => {
     const path = requestPath(request.url);
     table ??= new RouteTable(app.routes);
+    // A CORS preflight is answered without a key (cors.ts); the pipeline's checks are for the request that follows.
+    if (cors?.isPreflight(request) && cors.covers(path, isApiPath(path))) {
+      return run(request, "preflight", null, false, path, (preflight) => cors.preflight(preflight));
+    }
     const matched = table.match(request.method, path);
     // app.fetch is the compiled handler itself (app.handle only wraps it in one more promise).
     return run(request, matched?.route ?? "unmatched", matched?.group ?? null, isApiPath(path), path, app.fetch);

@@ -8,6 +8,8 @@ import type { AuthContext } from "../modules/auth/authenticate";
 export class RequestState {
   auth: AuthContext | null = null;
   readonly startedAt = performance.now();
+  /** Top-level answer fields an Idempotency-Key replay must not repeat (a secret shown once), or null. */
+  withheld: readonly string[] | null = null;
   private madeId: string | null = null;
 
   constructor(private readonly request: Request) {}

@@ -406,6 +406,30 @@ export async function safeFetchOk(url: string | URL, options: SafeFetchOptions =
 }
 
 /**
+ * Checks a destination under every rule safeFetch applies before it connects (shape, scheme, port, a resolution whose
+ * every address is public unless exempt), without sending anything: for addresses stored now and called later (event
+ * webhooks). Throws SafeFetchError. NB: every later call is checked again, so a name that comes to resolve elsewhere
+ * is still refused then.
+ */
+export async function checkDestination(
+  url: string,
+  options: Pick<SafeFetchOptions, "requireHttps" | "allowPrivateHosts" | "resolver" | "timeoutMs"> = {},
+): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const abort = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new SafeFetchError("host_unresolvable", "The host name could not be resolved in time.")),
+      options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    );
+  });
+  try {
+    await checkTarget(url, options, abort);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Maps a SafeFetchError to the AppError a route answers with: too_large becomes `tooLargeCode`
  * (image_too_large for ingest), upstream_status carries `upstreamStatus`; any other error is rethrown as is.
  */

@@ -24,6 +24,7 @@ import type { DeliveryContext, DeliveryResult } from "./connector";
 import { DeliveryError } from "./connector";
 import { loadDeliveryContent } from "./content";
 import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "./delivery-metrics";
+import { claimDueEvents, deliverEvent, nextEventWakeAt } from "./event-delivery";
 import { refreshPostStatus } from "./post-status";
 import { connectorFor } from "./registry";
 
@@ -322,8 +323,9 @@ export interface RunningDispatcher {
 }
 
 /**
- * Runs the dispatcher continuously: keeps up to `concurrency` deliveries in flight, sleeps until the next due time
- * (at most `pollMs`) when idle. Inside `seedcast serve` only.
+ * Runs the dispatcher continuously: keeps up to `concurrency` deliveries in flight (due post targets first, then
+ * event webhook deliveries, event-delivery.ts), sleeps until the next due time (at most `pollMs`) when idle. Inside
+ * `seedcast serve` only.
  */
 export function startDispatcher(deps: Deps, options: DispatcherOptions): RunningDispatcher {
   const inFlight = new Set<Promise<void>>();
@@ -352,10 +354,13 @@ export function startDispatcher(deps: Deps, options: DispatcherOptions): Running
       let claimed = 0;
       if (free > 0) {
         try {
+          // Posts first: event webhook deliveries only take the slots no due post needs.
           const claims = claimDueTargets(deps, free, options.leaseMs);
-          claimed = claims.length;
-          for (const claim of claims) {
-            const p: Promise<void> = deliverClaim(deps, claim)
+          const events = claimDueEvents(deps, free - claims.length, options.leaseMs);
+          claimed = claims.length + events.length;
+          const work = [...claims.map((c) => () => deliverClaim(deps, c)), ...events.map((c) => () => deliverEvent(deps, c))];
+          for (const run of work) {
+            const p: Promise<void> = run()
               .catch((error) => deps.log.error("delivery crashed", { error: (error as Error).message }))
               .finally(() => {
                 inFlight.delete(p);
@@ -371,8 +376,9 @@ export function startDispatcher(deps: Deps, options: DispatcherOptions): Running
       if (free > 0 && claimed === free) continue; // more may be due right now
       let wait = options.pollMs;
       if (inFlight.size < options.concurrency) {
-        const next = nextWakeAt(deps);
-        if (next !== null) wait = Math.max(0, Math.min(wait, next - deps.clock.now()));
+        for (const next of [nextWakeAt(deps), nextEventWakeAt(deps)]) {
+          if (next !== null) wait = Math.max(0, Math.min(wait, next - deps.clock.now()));
+        }
       }
       await sleep(Math.max(wait, MIN_IDLE_SLEEP_MS));
     }

@@ -5,8 +5,13 @@
 import { eq } from "drizzle-orm";
 import { type PostStatus, scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
 import type { Db } from "../db/client";
+import { recordEvent } from "../modules/webhooks/events";
+import { loadPostView } from "./post-view";
 
-type Tx = Pick<Db, "select" | "update">;
+type Tx = Pick<Db, "select" | "update" | "insert">;
+
+/** The final statuses, each reported to event webhooks as `post.<status>` when a post reaches it. */
+const FINAL_EVENTS = { published: "post.published", failed: "post.failed", partially_failed: "post.partially_failed" } as const;
 
 /** The post status for a set of target statuses (withdrawn ones are ignored). */
 export function derivePostStatus(targets: ReadonlyArray<{ status: string }>): PostStatus {
@@ -18,8 +23,12 @@ export function derivePostStatus(targets: ReadonlyArray<{ status: string }>): Po
   return published === 0 ? "failed" : "partially_failed";
 }
 
-/** Recomputes and stores the status (and errorMessage) of `postId` from its targets. */
+/**
+ * Recomputes and stores the status (and errorMessage) of `postId` from its targets. When that makes the post final
+ * (published, failed, partially_failed), the matching event is recorded for event webhooks in the same transaction.
+ */
 export function refreshPostStatus(tx: Tx, postId: string, now: number): PostStatus {
+  const before = tx.select({ status: scheduledPosts.status, accountId: scheduledPosts.accountId }).from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get();
   const targets = tx
     .select({ status: scheduledPostTargets.status, label: scheduledPostTargets.label, errorMessage: scheduledPostTargets.errorMessage })
     .from(scheduledPostTargets)
@@ -32,5 +41,9 @@ export function refreshPostStatus(tx: Tx, postId: string, now: number): PostStat
       ? failed.map((t) => `${t.label}: ${t.errorMessage ?? "failed"}`).join(" | ")
       : null;
   tx.update(scheduledPosts).set({ status, errorMessage, updatedAt: now }).where(eq(scheduledPosts.id, postId)).run();
+  if (before && before.status !== status && status in FINAL_EVENTS) {
+    const type = FINAL_EVENTS[status as keyof typeof FINAL_EVENTS];
+    recordEvent(tx, now, before.accountId, type, () => ({ post: loadPostView(tx, postId) }));
+  }
   return status;
 }

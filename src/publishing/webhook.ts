@@ -20,20 +20,33 @@ export function webhookSignature(rawBody: string, secret: string): string {
   return `sha256=${createHmac("sha256", secret).update(rawBody).digest("hex")}`;
 }
 
-async function send(ctxDeps: DeliveryContext["deps"], connection: OpenConnection, body: unknown, idempotencyKey: string): Promise<Response> {
-  const raw = JSON.stringify(body);
-  const secret = connection.credentials.secret ?? "";
-  return providerFetch(ctxDeps, connection.endpoint, {
+/**
+ * POSTs `rawBody` (JSON) to `url` signed under `secret`, with `idempotencyKey`, through the outbound door
+ * (providerFetch: SSRF rules, classified failures). Shared by webhook connections and event webhooks (§10), so both
+ * are signed exactly alike.
+ */
+export async function postSigned(
+  deps: Pick<DeliveryContext["deps"], "config" | "clock">,
+  url: string,
+  secret: string,
+  rawBody: string,
+  idempotencyKey: string,
+): Promise<Response> {
+  return providerFetch(deps, url, {
     method: "POST",
     headers: {
       "content-type": "application/json",
       "user-agent": USER_AGENT,
-      [WEBHOOK_TIMESTAMP_HEADER]: String(Math.floor(ctxDeps.clock.now() / 1000)),
-      [WEBHOOK_SIGNATURE_HEADER]: webhookSignature(raw, secret),
+      [WEBHOOK_TIMESTAMP_HEADER]: String(Math.floor(deps.clock.now() / 1000)),
+      [WEBHOOK_SIGNATURE_HEADER]: webhookSignature(rawBody, secret),
       [IDEMPOTENCY_HEADER]: idempotencyKey,
     },
-    body: raw,
+    body: rawBody,
   });
+}
+
+async function send(ctxDeps: DeliveryContext["deps"], connection: OpenConnection, body: unknown, idempotencyKey: string): Promise<Response> {
+  return postSigned(ctxDeps, connection.endpoint, connection.credentials.secret ?? "", JSON.stringify(body), idempotencyKey);
 }
 
 /** The webhook connector. */

@@ -52,6 +52,8 @@ export interface WebhookDelivery {
   signatureValid: boolean;
   timestamp: string | null;
   idempotencyKey: string | null;
+  /** The request path (one receiver can stand for several webhooks). */
+  path: string;
   /** HTTP status answered. */
   status: number;
   /** Verified and answered 2xx. */
@@ -72,6 +74,8 @@ export interface WebhookReceiver {
   /** Number of Idempotency-Keys the sender delivered (and we accepted) more than once: absorbed retries. */
   repeats(): number;
   setMode(mode: WebhookMode): void;
+  /** Verifies from now on under `secret` (for senders that issue the secret themselves, e.g. event webhooks). */
+  setSecret(secret: string): void;
   stop(): Promise<void>;
 }
 
@@ -114,6 +118,7 @@ export async function startWebhookReceiver(opts: WebhookReceiverOptions): Promis
   const acceptedKeys = new Map<string, number>();
   const held = new Set<() => void>();
   let mode: WebhookMode = "ok";
+  let secret = opts.secret;
 
   // A restarted receiver process keeps deduping what it accepted before.
   if (opts.logFile) {
@@ -145,7 +150,7 @@ export async function startWebhookReceiver(opts: WebhookReceiverOptions): Promis
     const eventField = record && typeof record === "object" ? (record.event ?? record.type) : undefined;
     const timestamp = req.headers.get(TIMESTAMP_HEADER);
     const timestampMs = parseTimestamp(timestamp);
-    const signatureValid = signatureMatches(req.headers.get(SIGNATURE_HEADER), rawBody, opts.secret);
+    const signatureValid = signatureMatches(req.headers.get(SIGNATURE_HEADER), rawBody, secret);
     const fresh =
       timestampMs !== null && (opts.maxSkewSeconds === undefined || Math.abs(now() - timestampMs) <= opts.maxSkewSeconds * 1000);
     const delivery: WebhookDelivery = {
@@ -157,6 +162,7 @@ export async function startWebhookReceiver(opts: WebhookReceiverOptions): Promis
       signatureValid,
       timestamp,
       idempotencyKey: req.headers.get(IDEMPOTENCY_HEADER),
+      path: new URL(req.url).pathname,
       status: 0,
       accepted: false,
       repeat: false,
@@ -213,6 +219,9 @@ export async function startWebhookReceiver(opts: WebhookReceiverOptions): Promis
     },
     setMode(next) {
       mode = next;
+    },
+    setSecret(next) {
+      secret = next;
     },
     async stop() {
       for (const release of [...held]) release();

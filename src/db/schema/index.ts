@@ -11,3 +11,4 @@ export * from "./voice";
 export * from "./idempotency";
 export * from "./creations";
 export * from "./sessions";
+export * from "./event-webhooks";

@@ -11,9 +11,12 @@ const FORMAT_PREFIX = "v1.";
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
-/** Seals `value` (any JSON) for the connection `connectionId`. */
-export function sealJson(instanceSecret: Uint8Array, connectionId: string, value: unknown): string {
-  const key = deriveKey(instanceSecret, KEY_LABEL);
+/**
+ * Seals `value` (any JSON) for the connection `connectionId`. `label` names the derived key: other secrets sealed the
+ * same way (event webhook signing secrets) pass their own, so no key serves two purposes.
+ */
+export function sealJson(instanceSecret: Uint8Array, connectionId: string, value: unknown, label = KEY_LABEL): string {
+  const key = deriveKey(instanceSecret, label);
   const nonce = randomBytes(NONCE_BYTES);
   const cipher = createCipheriv("aes-256-gcm", key, nonce);
   cipher.setAAD(Buffer.from(connectionId));
@@ -22,10 +25,10 @@ export function sealJson(instanceSecret: Uint8Array, connectionId: string, value
 }
 
 /** Opens a value sealed by sealJson; throws when it was tampered with or sealed for another connection. */
-export function openJson<T>(instanceSecret: Uint8Array, connectionId: string, sealed: string): T {
+export function openJson<T>(instanceSecret: Uint8Array, connectionId: string, sealed: string, label = KEY_LABEL): T {
   if (!sealed.startsWith(FORMAT_PREFIX)) throw new Error("unknown sealed credential format");
   const raw = Buffer.from(sealed.slice(FORMAT_PREFIX.length), "base64");
-  const key = deriveKey(instanceSecret, KEY_LABEL);
+  const key = deriveKey(instanceSecret, label);
   const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, NONCE_BYTES));
   decipher.setAAD(Buffer.from(connectionId));
   decipher.setAuthTag(raw.subarray(NONCE_BYTES, NONCE_BYTES + TAG_BYTES));

@@ -1,6 +1,6 @@
 /**
- * Creations routes: generate and regenerate (Content creation group), list and get (Read access), and the public
- * preview page at the creation's `url`.
+ * Creations routes: generate, regenerate, edit and delete (Content creation group), list and get (Read access), and
+ * the public preview page at the creation's `url`.
  */
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
@@ -10,13 +10,16 @@ import { scopePlugin } from "../../http/scope";
 import {
   creationListResponse,
   creationResponse,
+  creationDeletedResponse,
   creationWithChargeResponse,
+  editBody,
   generateBody,
   idParams,
   listQuery,
   regenerateBody,
 } from "./model";
 import { INGEST_REFUSALS } from "../assets/model";
+import { deleteCreation, editCreation } from "./edit";
 import { previewPage } from "./preview-page";
 import { PREVIEW_PATH, generateCreation, getCreation, listCreations, regenerateCreation } from "./service";
 
@@ -92,6 +95,38 @@ export function creationsModule(deps: Deps) {
         detail: { summary: "Get one creation", tags: TAGS },
       },
     )
+    .patch(
+      "/api/v1/creations/:id",
+      async ({ request, params, body }) => ({ creation: await editCreation(deps, authOf(request).accountId, params.id, body) }),
+      {
+        parse: parseJsonBody,
+        scope: "create",
+        errors: ["not_found"],
+        params: idParams,
+        body: editBody,
+        response: { 200: creationResponse },
+        detail: {
+          summary: "Edit a creation's caption and/or alt text by hand (free)",
+          description:
+            "caption: not empty, within the limit of generated captions. altText: only for a creation with an image. " +
+            "The image never changes, and posts already scheduled keep the snapshot they were scheduled with.",
+          tags: TAGS,
+        },
+      },
+    )
+    .delete("/api/v1/creations/:id", ({ request, params }) => deleteCreation(deps, authOf(request).accountId, params.id), {
+      parse: parseJsonBody,
+      scope: "create",
+      errors: ["not_found", "creation_in_use"],
+      params: idParams,
+      response: { 200: creationDeletedResponse },
+      detail: {
+        summary: "Delete a creation",
+        description:
+          "Its image stays in the library. 409 creation_in_use while a post scheduled from it has not gone out; posts keep their snapshot.",
+        tags: TAGS,
+      },
+    })
     .get(`${PREVIEW_PATH}/:id`, ({ params }) => previewPage(deps, params.id), {
       params: idParams,
       detail: {

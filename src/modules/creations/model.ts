@@ -13,6 +13,10 @@ export type RegeneratePart = (typeof REGENERATE_PARTS)[number];
 export const DEFAULT_REGENERATE_PART: RegeneratePart = "both";
 /** Change instructions are a hint for the generator, not content: a short sentence or two. */
 export const MAX_CHANGE_INSTRUCTIONS = 1000;
+/** Alt text written by hand: Mastodon's description limit, the strictest of the platforms. */
+export const MAX_ALT_TEXT_GRAPHEMES = 1500;
+/** A byte-ish bound before the grapheme checks of the service (which know the configured caption limit). */
+const MAX_EDIT_CHARS = 20_000;
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
 
@@ -73,6 +77,25 @@ export const listQuery = t.Object({
 
 export const idParams = t.Object({ id: t.String({ maxLength: 64 }) });
 
+export const editBody = t.Object({
+  caption: t.Optional(
+    t.String({
+      maxLength: MAX_EDIT_CHARS,
+      error: "must be text within the caption limit",
+      description: "The new caption: not empty, within the caption limit of generated ones (300 characters by default).",
+    }),
+  ),
+  altText: t.Optional(
+    t.String({
+      maxLength: MAX_EDIT_CHARS,
+      error: `must be text of at most ${MAX_ALT_TEXT_GRAPHEMES} characters`,
+      description: `The image's alt text (at most ${MAX_ALT_TEXT_GRAPHEMES} characters); only for a creation with an image.`,
+    }),
+  ),
+});
+
+export const creationDeletedResponse = t.Object({ id: uuid(), deleted: t.Literal(true) }, { title: "Deleted" });
+
 export const creationSchema = t.Object({
   id: uuid(),
   type: t.Literal(CREATION_TYPE),
@@ -102,3 +125,4 @@ export const creationListResponse = t.Object({
 export type Creation = typeof creationSchema.static;
 export type GenerateBody = typeof generateBody.static;
 export type RegenerateBody = typeof regenerateBody.static;
+export type EditBody = typeof editBody.static;

@@ -32,6 +32,7 @@ import { type AssetRecord, assetReferenceCount, assetUrl, findAsset, ingestFromU
 import { captureHold, releaseHold, reserveCredits } from "../credits/service";
 import { getOwnedSeed } from "../seeds/service";
 import { getVoice } from "../voice/service";
+import { recordEvent } from "../webhooks/events";
 import {
   CREATION_TYPE,
   type Creation,
@@ -392,6 +393,18 @@ async function save<T>(
   return { result: (result as { value: T }).value, asset };
 }
 
+/**
+ * Records `creation.generated` for event webhooks inside the save's transaction (generate and regenerate alike:
+ * `operation` tells them apart), with the creation as GET /creations/{id} shows it.
+ */
+function recordCreationEvent(deps: Deps, row: CreationRow, asset: AssetRecord | null, creditsCharged: number, operation: "generate" | "regenerate"): void {
+  recordEvent(deps.db, deps.clock.now(), row.accountId, "creation.generated", () => ({
+    creation: creationToApi(deps, { row, asset }),
+    creditsCharged,
+    operation,
+  }));
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Generate
 
@@ -452,7 +465,9 @@ export async function generateCreation(
     const saved = await save(deps, accountId, image, (asset) => {
       const row: CreationRow = { ...base, imageAssetId: asset?.id ?? null };
       deps.db.insert(creations).values(row).run();
-      return { row, charged: captureHold(deps, holdId) };
+      const charged = captureHold(deps, holdId);
+      recordCreationEvent(deps, row, asset, charged, "generate");
+      return { row, charged };
     });
     return { creation: creationToApi(deps, { row: saved.result.row, asset: saved.asset }), creditsCharged: saved.result.charged };
   } catch (error) {
@@ -474,12 +489,12 @@ export function regeneratePrice(deps: Pick<Deps, "config">, part: RegeneratePart
 }
 
 /**
- * Regenerates of one creation run one after another in this process: each must differ from the result of the one
+ * Regenerates (and hand edits, edit.ts) of one creation run one after another in this process: each must differ from the result of the one
  * before, which only holds if they do not overlap. The conditional update on `variant` is the backstop.
  */
 const regenerateQueues = new Map<string, Promise<unknown>>();
 
-async function serialized<T>(key: string, work: () => Promise<T>): Promise<T> {
+export async function serialized<T>(key: string, work: () => Promise<T>): Promise<T> {
   const before = regenerateQueues.get(key) ?? Promise.resolve();
   const run = before.catch(() => undefined).then(work);
   const settled = run.catch(() => undefined);
@@ -548,7 +563,9 @@ export async function regenerateCreation(
             retryable: true,
           });
         }
-        return { row, charged: captureHold(deps, holdId) };
+        const charged = captureHold(deps, holdId);
+        recordCreationEvent(deps, row, (image && asset) || currentAsset, charged, "regenerate");
+        return { row, charged };
       });
       return {
         creation: creationToApi(deps, { row: saved.result.row, asset: saved.asset ?? currentAsset }),

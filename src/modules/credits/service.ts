@@ -15,6 +15,7 @@ import { accounts, creditHolds, creditLedger } from "../../db/schema";
 import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
+import { LOW_CREDITS_THRESHOLD, recordEvent } from "../webhooks/events";
 import { decodeCursor, encodeCursor } from "./cursor";
 
 export type CreditDeps = Pick<Deps, "db" | "sqlite" | "clock">;
@@ -131,11 +132,19 @@ export function captureHold(deps: CreditDeps, holdId: string): number {
       .update(accounts)
       .set({ creditsReserved: sql`${accounts.creditsReserved} - ${hold.amount}` })
       .where(and(eq(accounts.id, hold.accountId), sql`${accounts.creditsReserved} >= ${hold.amount}`))
-      .returning({ balance: accounts.creditsBalance })
+      .returning({ balance: accounts.creditsBalance, reserved: accounts.creditsReserved })
       .all();
     const row = updated[0];
     // NB: reserved always covers an open hold; a miss means the totals were corrupted, so fail loudly (rolls back).
     if (!row) throw new Error(`captureHold: reserved total of account ${hold.accountId} does not cover hold ${holdId}`);
+    // The spend that took the balance under the threshold is reported once, with the capture (event webhooks).
+    if (row.balance < LOW_CREDITS_THRESHOLD && row.balance + hold.amount >= LOW_CREDITS_THRESHOLD) {
+      recordEvent(tx, deps.clock.now(), hold.accountId, "credits.low", () => ({
+        balance: row.balance,
+        reserved: row.reserved,
+        threshold: LOW_CREDITS_THRESHOLD,
+      }));
+    }
     writeLedger(tx, deps, {
       accountId: hold.accountId,
       kind: "capture",

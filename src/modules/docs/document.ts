@@ -7,7 +7,7 @@
  * - 401 InvalidApiKey and 429 RateLimited (with Retry-After): the pipeline's checks, on every operation;
  * - 403 Forbidden unless the route takes any valid key;
  * - 400 ValidationError when the route has a schema for params, query or body, or takes an Idempotency-Key;
- * - 413 when it takes a body; 409 idempotency_in_flight and 422 idempotency_key_reused on POST, with the
+ * - 413 and 415 when it takes a body; 409 idempotency_in_flight and 422 idempotency_key_reused on POST, with the
  *   Idempotency-Key header parameter.
  * Public routes (no `scope`) get `security: []` and document their answers in `detail.responses` themselves.
  */
@@ -51,6 +51,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   schedule: "Connected accounts and scheduled posts.",
   seeds: "Source material: title, content, category, image.",
   voice: "The brand voice every generator honours.",
+  webhooks: "Event webhooks: your own systems told when posts go out, fail or are cancelled.",
 };
 
 const DESCRIPTION = `Self-hosted content scheduling.
@@ -164,7 +165,7 @@ export function buildDocument(routes: readonly DocumentedRoute[], options: Docum
       const codes: string[] = [];
       if (hooks.params || hooks.query || hooks.body || idempotent) codes.push("invalid_request");
       if (group && group !== "authenticated") codes.push("forbidden");
-      if (takesBody) codes.push("payload_too_large");
+      if (takesBody) codes.push("payload_too_large", "unsupported_media_type");
       if (idempotent) codes.push("idempotency_in_flight", "idempotency_key_reused");
       codes.push("rate_limited", ...(((detail[ERRORS_DETAIL_KEY] as string[] | undefined) ?? [])));
       Object.assign(responses, errorResponses(codes, components));

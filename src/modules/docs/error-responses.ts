@@ -86,6 +86,15 @@ export const ERROR_DOCS: Partial<Record<ErrorCode, CodeDoc>> = {
   upload_link_used: { example: { message: "This upload link was already used; ask for a new one." } },
   upload_link_expired: { example: { message: "This upload link has expired; ask for a new one." } },
   payload_too_large: { example: { message: "Request bodies are limited to 1048576 bytes." } },
+  unsupported_media_type: {
+    example: {
+      message: "Request bodies must be JSON (Content-Type: application/json), not text/plain.",
+      details: [{ field: "Content-Type", problem: "must be application/json" }],
+    },
+  },
+  creation_in_use: { example: { message: "A post scheduled from this creation has not gone out yet; cancel it first." } },
+  not_reschedulable: { example: { message: "This post is being published right now; it can no longer be rescheduled." } },
+  too_many_webhooks: { example: { message: "An account can register at most 25 webhooks; delete one first." } },
   idempotency_key_reused: { example: { message: "This Idempotency-Key was already used with a different request; use a new key." } },
   rate_limited: { schema: rateLimitedSchema, example: { message: "Too many requests for this key; retry in 3 s.", retryAfterSeconds: 3 } },
   internal_error: { example: { message: "Something went wrong on our side; it was logged." } },

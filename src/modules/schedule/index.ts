@@ -1,14 +1,14 @@
 /**
  * The scheduling routes: GET /api/v1/schedule/targets (read), POST /api/v1/schedule (schedule),
- * DELETE /api/v1/schedule/{id} (schedule), GET /api/v1/schedule/posts and /posts/{id} (read).
+ * PATCH and DELETE /api/v1/schedule/{id} (schedule), GET /api/v1/schedule/posts and /posts/{id} (read).
  */
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { authOf } from "../../http/request-context";
 import { parseJsonBody } from "../../http/json-body";
 import { scopePlugin } from "../../http/scope";
-import { cancelResponse, listQuery, listResponse, postIdParams, postResponse, scheduleBody, targetsResponse } from "./model";
-import { cancelPost, getPost, listPosts, listTargets, schedulePost } from "./service";
+import { cancelResponse, listQuery, listResponse, postIdParams, postResponse, rescheduleBody, scheduleBody, targetsResponse } from "./model";
+import { cancelPost, getPost, listPosts, listTargets, reschedulePost, schedulePost } from "./service";
 
 const TAGS = ["schedule"];
 
@@ -39,6 +39,38 @@ export function scheduleModule(deps: Deps) {
           summary: "Schedule a creation to connected accounts",
           description:
             "Free. scheduled_time at least 5 minutes ahead (400 scheduled_time_too_soon); targets are platforms or accountIds (400 unknown_target, ambiguous_target with accountIds); 409 target_not_ready with blockedReason; 409 not_schedulable with problems. A provider's refusal answers 200 with that target failed.",
+          tags: TAGS,
+        },
+      },
+    )
+    .patch(
+      "/api/v1/schedule/:id",
+      ({ request, params, body }) =>
+        reschedulePost(deps, authOf(request).accountId, params.id, {
+          ...(body.scheduled_time !== undefined ? { scheduledTime: body.scheduled_time } : {}),
+          ...(body.targets !== undefined ? { targets: body.targets } : {}),
+        }),
+      {
+        parse: parseJsonBody,
+        scope: "schedule",
+        errors: [
+          "not_found",
+          "scheduled_time_too_soon",
+          "unknown_target",
+          "ambiguous_target",
+          "target_not_ready",
+          "not_schedulable",
+          "already_published",
+          "not_reschedulable",
+          "distribution_failed",
+        ],
+        params: postIdParams,
+        body: rescheduleBody,
+        response: postResponse,
+        detail: {
+          summary: "Reschedule a post that has not started publishing (time and/or targets)",
+          description:
+            "Same rules as POST /schedule: scheduled_time at least 5 minutes ahead (400 scheduled_time_too_soon), targets resolved the same way (400 unknown_target, ambiguous_target), 409 target_not_ready, 409 not_schedulable against the post's snapshot. Provider-held targets (Mastodon) are withdrawn and placed again. 409 already_published once the post went out, 409 not_reschedulable while it is publishing; 502 distribution_failed (retryable) when a provider cannot be reached, nothing changed.",
           tags: TAGS,
         },
       },

@@ -50,12 +50,35 @@ export const postSchema = t.Object({
 export const scheduleBody = t.Object({
   type: t.Literal("social_post", { error: "must be social_post" }),
   creation_id: t.String({ minLength: 1, maxLength: 64 }),
-  scheduled_time: t.String({ minLength: 1, maxLength: 40, description: "ISO 8601 UTC timestamp at least 5 minutes ahead" }),
+  scheduled_time: t.String({
+    minLength: 1,
+    maxLength: 40,
+    description: "RFC 3339 timestamp (any offset, e.g. 2026-11-22T11:00:00+01:00) at least 5 minutes ahead; answered in UTC",
+  }),
   targets: t.Array(t.String({ minLength: 1, maxLength: 100 }), {
     minItems: 1,
     maxItems: MAX_TARGETS_PER_POST,
     description: "Each a platform name or an accountId from GET /schedule/targets",
   }),
+});
+
+export const rescheduleBody = t.Object({
+  scheduled_time: t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: 40,
+      error: "must be an RFC 3339 timestamp such as 2026-11-22T10:00:00Z",
+      description: "RFC 3339 timestamp (any offset) at least 5 minutes ahead; answered in UTC",
+    }),
+  ),
+  targets: t.Optional(
+    t.Array(t.String({ minLength: 1, maxLength: 100 }), {
+      minItems: 1,
+      maxItems: MAX_TARGETS_PER_POST,
+      error: `must be 1 to ${MAX_TARGETS_PER_POST} platform names or accountIds`,
+      description: "Replaces the post's targets; each a platform name or an accountId from GET /schedule/targets",
+    }),
+  ),
 });
 
 export const postResponse = t.Object({ post: postSchema }, { title: "PostEnvelope" });
@@ -65,8 +88,8 @@ export const postIdParams = t.Object({ id: t.String({ maxLength: 64 }) });
 export const cancelResponse = t.Object({ id: uuid(), cancelled: t.Literal(true), providerPostWithdrawn: t.Boolean() }, { title: "Cancelled" });
 
 export const listQuery = t.Object({
-  from: t.Optional(t.String({ maxLength: 40, description: "ISO 8601; lower bound of scheduledTime (inclusive)" })),
-  to: t.Optional(t.String({ maxLength: 40, description: "ISO 8601; upper bound of scheduledTime (exclusive)" })),
+  from: t.Optional(t.String({ maxLength: 40, description: "RFC 3339 timestamp (any offset); lower bound of scheduledTime (inclusive)" })),
+  to: t.Optional(t.String({ maxLength: 40, description: "RFC 3339 timestamp (any offset); upper bound of scheduledTime (exclusive)" })),
   status: t.Optional(postStatus),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT })),
   cursor: t.Optional(t.String({ minLength: 1, maxLength: 512 })),

@@ -1,6 +1,6 @@
 /**
- * Scheduling (decisions.md §7): the targets list, scheduling a creation to connected accounts, cancel, and the
- * calendar reads. The post stores a snapshot of the creation (caption, alt text, image asset id); the dispatcher
+ * Scheduling (decisions.md §7, §10): the targets list, scheduling a creation to connected accounts, reschedule,
+ * cancel, and the calendar reads. The post stores a snapshot of the creation (caption, alt text, image asset id); the dispatcher
  * (src/publishing/dispatcher.ts) delivers what the service holds, Mastodon holds its own scheduled statuses.
  */
 import { and, desc, eq, gte, inArray, lt, or, sql } from "drizzle-orm";
@@ -10,12 +10,15 @@ import type { Deps } from "../../deps";
 import { isoAt } from "../../lib/clock";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
+import { parseRfc3339 } from "../../lib/rfc3339";
 import type { CaptionLimit } from "../../publishing/connector";
 import { DeliveryError } from "../../publishing/connector";
 import { runDueOnce } from "../../publishing/dispatcher";
 import { loadDeliveryContent, loadSnapshotImage } from "../../publishing/content";
 import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "../../publishing/delivery-metrics";
 import { refreshPostStatus } from "../../publishing/post-status";
+import { type PostApi, postToApi } from "../../publishing/post-view";
+import { recordEvent } from "../webhooks/events";
 import { withdrawPendingTargets } from "../../publishing/withdraw";
 import { connectorFor } from "../../publishing/registry";
 import { decodeCursor, encodeCursor } from "../assets/cursor";
@@ -30,33 +33,13 @@ export const MIN_LEAD_MS = 5 * 60 * 1000;
 export const MANAGE_PATH = "/dashboard/connections";
 /** How long after its time a provider-held post is first checked for publication. */
 export const CONFIRM_DELAY_MS = 60_000;
-const ISO_UTC_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?Z$/;
 const URL_RE = /https?:\/\/[^\s<>"]+/g;
 const PENDING_TARGET = ["scheduled", "publishing"] as const;
 
 type PostRow = typeof scheduledPosts.$inferSelect;
 type TargetRow = typeof scheduledPostTargets.$inferSelect;
 
-export interface PostTargetApi {
-  accountId: string;
-  platform: string;
-  label: string;
-  status: "scheduled" | "publishing" | "published" | "failed";
-  providerPostId: string | null;
-  publishedUrl: string | null;
-  errorMessage: string | null;
-  withdrawn: boolean;
-}
-
-export interface PostApi {
-  id: string;
-  creationId: string;
-  scheduledTime: string;
-  status: PostStatus;
-  errorMessage?: string;
-  targets: PostTargetApi[];
-  createdAt: string;
-}
+export type { PostApi, PostTargetApi } from "../../publishing/post-view";
 
 // An asset blocks deletion only while a post that still has something to deliver uses it (the snapshot column is
 // scheduled_posts.image_asset_id).
@@ -76,34 +59,6 @@ export function assetReferencedByPendingPost(deps: Pick<Deps, "db">, assetId: st
 
 // ---------------------------------------------------------------------------------------------------------------
 // Views
-
-function targetToApi(row: TargetRow): PostTargetApi {
-  const withdrawn = row.status === "withdrawn";
-  return {
-    accountId: row.connectionId ?? row.id,
-    platform: row.platform,
-    label: row.label,
-    // A withdrawn target only exists while a cancel could not finish; it shows its last public state.
-    status: row.status === "withdrawn" ? "scheduled" : row.status,
-    providerPostId: row.providerPostId,
-    publishedUrl: row.publishedUrl,
-    errorMessage: row.errorMessage,
-    withdrawn,
-  };
-}
-
-function postToApi(post: PostRow, targets: TargetRow[]): PostApi {
-  const api: PostApi = {
-    id: post.id,
-    creationId: post.creationId,
-    scheduledTime: isoAt(post.scheduledTime),
-    status: post.status,
-    targets: targets.map(targetToApi),
-    createdAt: isoAt(post.createdAt),
-  };
-  if ((post.status === "failed" || post.status === "partially_failed") && post.errorMessage) api.errorMessage = post.errorMessage;
-  return api;
-}
 
 function targetsOf(deps: Pick<Deps, "db">, postIds: string[]): Map<string, TargetRow[]> {
   const byPost = new Map<string, TargetRow[]>();
@@ -172,27 +127,31 @@ export interface ScheduleInput {
   targets: readonly string[];
 }
 
-/** Parses the ISO 8601 UTC scheduled_time; 400 invalid_request when it is not one. */
+/** Parses an RFC 3339 scheduled_time (any offset); 400 invalid_request when it is not one. */
 function parseScheduledTime(value: string): number {
-  const ms = Date.parse(value);
-  if (!ISO_UTC_RE.test(value) || Number.isNaN(ms)) throw invalidField("scheduled_time", "must be an ISO 8601 UTC timestamp such as 2026-11-22T10:00:00Z");
+  const ms = parseRfc3339(value);
+  if (ms === null) {
+    throw invalidField("scheduled_time", "must be an RFC 3339 timestamp such as 2026-11-22T10:00:00Z or 2026-11-22T11:00:00+01:00");
+  }
   return ms;
 }
 
-/**
- * POST /schedule. Checks in the order of decisions.md §1, stores the post with its content snapshot, then hands
- * provider-held targets (Mastodon) over at once: a provider's refusal answers 200 with that target failed.
- */
-export async function schedulePost(deps: Deps, accountId: string, input: ScheduleInput): Promise<{ post: PostApi }> {
-  const now = deps.clock.now();
-  const scheduledTime = parseScheduledTime(input.scheduledTime);
+/** 400 scheduled_time_too_soon unless `scheduledTime` is at least MIN_LEAD_MS ahead of `now`. */
+function assertLeadTime(scheduledTime: number, now: number): void {
   if (scheduledTime < now + MIN_LEAD_MS) {
     throw new AppError("scheduled_time_too_soon", "scheduled_time must be at least 5 minutes ahead.", { earliestAllowed: isoAt(now + MIN_LEAD_MS) });
   }
-  const chosen = resolveTargets(listConnections(deps, accountId), input.targets);
-  const creation = findCreationRow(deps, accountId, input.creationId);
-  if (!creation) throw notFound("creation");
+}
 
+/**
+ * The 409s of scheduling `content` (a creation, or a post's snapshot) to `chosen`: target_not_ready with its
+ * blockedReason; not_schedulable with problems (no caption, a caption over a target's limit, an unreadable image).
+ */
+async function assertSchedulable(
+  deps: Deps,
+  chosen: readonly ConnectionRow[],
+  content: { caption: string; imageAssetId: string | null },
+): Promise<void> {
   const notReady = chosen.find((c) => !c.readyToPost);
   if (notReady) {
     throw new AppError("target_not_ready", `${notReady.label} cannot post right now: ${notReady.blockedReason ?? "it needs attention"}`, {
@@ -202,13 +161,13 @@ export async function schedulePost(deps: Deps, accountId: string, input: Schedul
     });
   }
 
-  const caption = creation.caption.trim();
+  const caption = content.caption.trim();
   const problems: Array<{ accountId?: string; platform?: string; field: string; problem: string }> = [];
   if (caption === "") problems.push({ field: "caption", problem: "the creation has no caption" });
   for (const connection of chosen) {
     const limit = connectorFor(connection.platform).captionLimit(openConnection(deps, connection));
     if (limit === null || caption === "") continue;
-    const length = captionLength(creation.caption, limit);
+    const length = captionLength(content.caption, limit);
     if (length > limit.maxGraphemes) {
       problems.push({
         accountId: connection.id,
@@ -218,9 +177,9 @@ export async function schedulePost(deps: Deps, accountId: string, input: Schedul
       });
     }
   }
-  if (creation.imageAssetId) {
+  if (content.imageAssetId) {
     try {
-      await loadSnapshotImage(deps, creation.imageAssetId);
+      await loadSnapshotImage(deps, content.imageAssetId);
     } catch (error) {
       problems.push({ field: "image", problem: error instanceof DeliveryError ? error.message : "the image cannot be read" });
     }
@@ -228,10 +187,53 @@ export async function schedulePost(deps: Deps, accountId: string, input: Schedul
   if (problems.length > 0) {
     throw new AppError("not_schedulable", `The creation cannot be scheduled: ${problems.map((p) => p.problem).join("; ")}.`, { problems });
   }
+}
+
+type Tx = Parameters<Parameters<Deps["db"]["transaction"]>[0]>[0];
+
+/**
+ * Inserts one pending target per connection of a post due at `scheduledTime`, inside the caller's transaction.
+ * Answers the ids of the targets a provider will hold (handed over at once by the caller, after the commit).
+ */
+function insertTargets(tx: Tx, post: { id: string; accountId: string }, chosen: readonly ConnectionRow[], scheduledTime: number, now: number): string[] {
+  const handOver: string[] = [];
+  for (const connection of chosen) {
+    const id = newId();
+    const native = connectorFor(connection.platform).holdsNatively(scheduledTime, now);
+    if (native) handOver.push(id);
+    tx.insert(scheduledPostTargets)
+      .values({
+        id,
+        postId: post.id,
+        accountId: post.accountId,
+        connectionId: connection.id,
+        platform: connection.platform,
+        label: connection.label,
+        status: "scheduled",
+        nextAttemptAt: native ? now : scheduledTime,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .run();
+  }
+  return handOver;
+}
+
+/**
+ * POST /schedule. Checks in the order of decisions.md §1, stores the post with its content snapshot, then hands
+ * provider-held targets (Mastodon) over at once: a provider's refusal answers 200 with that target failed.
+ */
+export async function schedulePost(deps: Deps, accountId: string, input: ScheduleInput): Promise<{ post: PostApi }> {
+  const now = deps.clock.now();
+  const scheduledTime = parseScheduledTime(input.scheduledTime);
+  assertLeadTime(scheduledTime, now);
+  const chosen = resolveTargets(listConnections(deps, accountId), input.targets);
+  const creation = findCreationRow(deps, accountId, input.creationId);
+  if (!creation) throw notFound("creation");
+  await assertSchedulable(deps, chosen, creation);
 
   const postId = newId();
-  const handOver: string[] = [];
-  deps.db.transaction(
+  const handOver = deps.db.transaction(
     (tx) => {
       tx.insert(scheduledPosts)
         .values({
@@ -247,25 +249,7 @@ export async function schedulePost(deps: Deps, accountId: string, input: Schedul
           updatedAt: now,
         })
         .run();
-      for (const connection of chosen) {
-        const id = newId();
-        const native = connectorFor(connection.platform).holdsNatively(scheduledTime, now);
-        if (native) handOver.push(id);
-        tx.insert(scheduledPostTargets)
-          .values({
-            id,
-            postId,
-            accountId,
-            connectionId: connection.id,
-            platform: connection.platform,
-            label: connection.label,
-            status: "scheduled",
-            nextAttemptAt: native ? now : scheduledTime,
-            createdAt: now,
-            updatedAt: now,
-          })
-          .run();
-      }
+      return insertTargets(tx, { id: postId, accountId }, chosen, scheduledTime, now);
     },
     { behavior: "immediate" },
   );
@@ -293,8 +277,8 @@ export interface ListPostsQuery {
 
 function parseBound(field: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw invalidField(field, "must be an ISO 8601 timestamp");
+  const ms = parseRfc3339(value);
+  if (ms === null) throw invalidField(field, "must be an RFC 3339 timestamp such as 2026-11-22T10:00:00Z or 2026-11-22T11:00:00+01:00");
   return ms;
 }
 
@@ -351,6 +335,8 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
     throw new AppError("already_published", "This post was already published; it can no longer be cancelled.");
   }
   const pending = targets.filter((t) => t.status === "scheduled" || t.status === "publishing");
+  // The post as the client last saw it, for the post.cancelled event (withdrawing changes the targets' rows).
+  const before = postToApi(post, targets);
   await withdrawPendingTargets(deps, pending, {
     busy: () => distributionFailed("A delivery of this post is in progress right now; try the cancel again in a moment."),
     failed: (target, why) => distributionFailed(`Could not withdraw the post from ${target.label}: ${why} The post is kept; try again.`),
@@ -363,6 +349,7 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
     .from(scheduledPostTargets)
     .where(and(eq(scheduledPostTargets.postId, post.id), eq(scheduledPostTargets.status, "withdrawn"), eq(scheduledPostTargets.heldByProvider, true)))
     .get();
+  const providerPostWithdrawn = (withdrawnFromProvider?.n ?? 0) > 0;
   deps.db.transaction(
     (tx) => {
       const stillPending = tx
@@ -371,11 +358,150 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
         .where(and(eq(scheduledPostTargets.postId, post.id), inArray(scheduledPostTargets.status, ["scheduled", "publishing", "published"])))
         .all();
       if (stillPending.length > 0) throw distributionFailed("The post changed while it was being cancelled; try again.");
+      recordEvent(tx, deps.clock.now(), accountId, "post.cancelled", () => ({ post: before, providerPostWithdrawn }));
       tx.delete(scheduledPosts).where(eq(scheduledPosts.id, post.id)).run();
     },
     { behavior: "immediate" },
   );
-  return { id: post.id, cancelled: true, providerPostWithdrawn: (withdrawnFromProvider?.n ?? 0) > 0 };
+  return { id: post.id, cancelled: true, providerPostWithdrawn };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reschedule
+
+export interface RescheduleInput {
+  scheduledTime?: string;
+  targets?: readonly string[];
+}
+
+const DONE_STATUSES: readonly PostStatus[] = ["published", "partially_failed", "failed"];
+
+/** The 409s of a post that may no longer move: done (already_published), or publishing (not_reschedulable). */
+function assertReschedulable(post: PostRow, targets: readonly TargetRow[], now: number): void {
+  if (DONE_STATUSES.includes(post.status) || targets.some((t) => t.status === "published")) {
+    throw new AppError(
+      "already_published",
+      `This post has already gone out (${post.status}); it can no longer be rescheduled. Schedule the creation again with POST /api/v1/schedule.`,
+    );
+  }
+  if (post.status === "publishing" || targets.some((t) => t.status === "publishing")) {
+    throw new AppError("not_reschedulable", "This post is being published right now; it can no longer be rescheduled.");
+  }
+  if (post.scheduledTime <= now) {
+    throw new AppError("not_reschedulable", "This post's time has come and publishing has started; it can no longer be rescheduled.");
+  }
+}
+
+/**
+ * Replaces the post's withdrawn targets (and, when `dropFailed`, its failed ones; or only the withdrawn `ids`) by fresh pending targets for
+ * `chosen` at `scheduledTime`, in one immediate transaction that also moves the post. Fresh target ids mean fresh
+ * Idempotency-Keys: a provider that absorbed the withdrawn one's key does not answer the new placement with it.
+ * Answers the targets to hand over to their provider. 404 when the post was cancelled meanwhile.
+ */
+function replaceTargets(
+  deps: Deps,
+  post: PostRow,
+  chosen: readonly ConnectionRow[],
+  scheduledTime: number,
+  remove: { dropFailed: boolean } | { ids: readonly string[] },
+): string[] {
+  const now = deps.clock.now();
+  return deps.db.transaction(
+    (tx) => {
+      const moved = tx
+        .update(scheduledPosts)
+        .set({ scheduledTime, updatedAt: now })
+        .where(eq(scheduledPosts.id, post.id))
+        .returning({ id: scheduledPosts.id })
+        .all();
+      if (moved.length === 0) throw notFound("scheduled post");
+      const replaced: TargetRow["status"][] = "dropFailed" in remove && remove.dropFailed ? ["withdrawn", "failed"] : ["withdrawn"];
+      const only = "ids" in remove ? inArray(scheduledPostTargets.id, [...remove.ids]) : undefined;
+      tx.delete(scheduledPostTargets)
+        .where(and(eq(scheduledPostTargets.postId, post.id), inArray(scheduledPostTargets.status, replaced), only))
+        .run();
+      const handOver = insertTargets(tx, post, chosen, scheduledTime, now);
+      refreshPostStatus(tx, post.id, now);
+      return handOver;
+    },
+    { behavior: "immediate" },
+  );
+}
+
+/** The connections of `targets` that still exist, in the targets' order (a removed connection has nothing to place). */
+function connectionsOf(all: readonly ConnectionRow[], targets: readonly TargetRow[]): ConnectionRow[] {
+  const byId = new Map(all.map((c) => [c.id, c]));
+  const chosen = new Map<string, ConnectionRow>();
+  for (const target of targets) {
+    const connection = target.connectionId ? byId.get(target.connectionId) : undefined;
+    if (connection) chosen.set(connection.id, connection);
+  }
+  return [...chosen.values()];
+}
+
+/**
+ * PATCH /schedule/{id}: moves a post that has not started publishing to another time and/or other targets, under
+ * the rules of POST (5-minute lead, targets resolved the same way, the same 409s, checked against the post's own
+ * snapshot). Every pending target is withdrawn first (provider-held ones deleted at their provider) through the
+ * cancel's withdraw, then fresh targets are placed and provider-held ones handed over again. Without `targets`, the
+ * pending targets move; with them, the post's target set is replaced (its failed targets go too).
+ *
+ * If a provider cannot be reached while withdrawing: 502 distribution_failed (retryable) and the post stays as it
+ * was: whatever was already withdrawn is placed again at the old time.
+ */
+export async function reschedulePost(deps: Deps, accountId: string, postId: string, input: RescheduleInput): Promise<{ post: PostApi }> {
+  if (input.scheduledTime === undefined && input.targets === undefined) {
+    throw new AppError("invalid_request", "Send scheduled_time, targets or both.", {
+      details: [{ field: "body", problem: "must contain scheduled_time or targets" }],
+    });
+  }
+  const now = deps.clock.now();
+  const newTime = input.scheduledTime === undefined ? undefined : parseScheduledTime(input.scheduledTime);
+  if (newTime !== undefined) assertLeadTime(newTime, now);
+  const all = listConnections(deps, accountId);
+  const requested = input.targets === undefined ? undefined : resolveTargets(all, input.targets);
+
+  const post = findPost(deps, accountId, postId);
+  if (!post) throw notFound("scheduled post");
+  const targets = targetsOf(deps, [post.id]).get(post.id) ?? [];
+  assertReschedulable(post, targets, now);
+  const scheduledTime = newTime ?? post.scheduledTime;
+  // Moving only the targets re-places them: the time they go out at must leave the same lead as POST.
+  assertLeadTime(scheduledTime, now);
+  const chosen = requested ?? connectionsOf(all, targets.filter((t) => t.status === "scheduled" || t.status === "withdrawn"));
+  if (chosen.length === 0) throw invalidField("targets", "the post has no target left to move; name at least one");
+  await assertSchedulable(deps, chosen, post);
+
+  const pending = targets.filter((t) => t.status === "scheduled" || t.status === "publishing");
+  try {
+    await withdrawPendingTargets(deps, pending, {
+      busy: () => new AppError("not_reschedulable", "A delivery of this post is in progress right now; it can no longer be rescheduled."),
+      failed: (target, why) => distributionFailed(`Could not take the post back from ${target.label} to move it: ${why} Nothing changed; try again.`),
+      onPublished: (target) => {
+        throw new AppError("already_published", `This post was already published to ${target.label}; it can no longer be rescheduled.`);
+      },
+    });
+  } catch (error) {
+    await restoreWithdrawn(deps, accountId, post, pending);
+    throw error;
+  }
+  const handOver = replaceTargets(deps, post, chosen, scheduledTime, { dropFailed: requested !== undefined });
+  if (handOver.length > 0) await runDueOnce(deps, {}, handOver);
+  return { post: getPost(deps, accountId, post.id).post };
+}
+
+/** After a failed reschedule: places the targets it had already withdrawn again, at the post's unchanged time. */
+async function restoreWithdrawn(deps: Deps, accountId: string, post: PostRow, tried: readonly TargetRow[]): Promise<void> {
+  const triedIds = new Set(tried.map((t) => t.id));
+  const withdrawn = (targetsOf(deps, [post.id]).get(post.id) ?? []).filter((t) => t.status === "withdrawn" && triedIds.has(t.id));
+  if (withdrawn.length === 0) return;
+  try {
+    const chosen = connectionsOf(listConnections(deps, accountId), withdrawn);
+    const handOver = replaceTargets(deps, post, chosen, post.scheduledTime, { ids: withdrawn.map((t) => t.id) });
+    if (handOver.length > 0) await runDueOnce(deps, {}, handOver);
+  } catch (error) {
+    deps.log.error("could not place withdrawn targets again after a failed reschedule", { postId: post.id, error: (error as Error).message });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------

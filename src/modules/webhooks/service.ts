@@ -1,0 +1,92 @@
+/**
+ * Event webhooks of API clients (decisions.md §10): register (the signing secret is shown once and stored sealed, since
+ * it must be used to sign), list, delete. What happens is recorded by events.ts inside the transaction of each state
+ * change; src/publishing/event-delivery.ts delivers it.
+ *
+ * API for other modules: `createWebhook`, `listWebhooks`, `deleteWebhook` (all `(deps, accountId, ...)`).
+ */
+import { randomBytes } from "node:crypto";
+import { and, desc, eq, sql } from "drizzle-orm";
+import { type EventType, EVENT_TYPES, eventWebhooks } from "../../db/schema/event-webhooks";
+import type { Deps } from "../../deps";
+import { isoAt } from "../../lib/clock";
+import { AppError, notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { SafeFetchError, checkDestination } from "../../lib/safe-fetch";
+import { parseEventTypes, sealWebhookSecret } from "./events";
+import { type CreateWebhookBody, MAX_WEBHOOKS_PER_ACCOUNT, type WebhookApi } from "./model";
+
+/** Signing secrets: a recognisable prefix and 256 random bits. */
+const SECRET_PREFIX = "whsec_";
+
+type WebhookRow = typeof eventWebhooks.$inferSelect;
+
+function toApi(row: WebhookRow): WebhookApi {
+  return { id: row.id, url: row.url, events: parseEventTypes(row.events), createdAt: isoAt(row.createdAt) };
+}
+
+/**
+ * The 400 of a URL the outbound rule refuses (decisions.md §4, as for every address a user supplies): invalid_url,
+ * https_required, port_not_allowed, host_not_public, host_unresolvable. Checked again at every delivery.
+ */
+async function assertDeliverable(deps: Pick<Deps, "config">, url: string): Promise<void> {
+  try {
+    await checkDestination(url, { requireHttps: false, allowPrivateHosts: deps.config.allowPrivateHosts });
+  } catch (error) {
+    if (!(error instanceof SafeFetchError)) throw error;
+    const code = error.reason === "https_required" || error.reason === "port_not_allowed" || error.reason === "host_not_public" || error.reason === "host_unresolvable" ? error.reason : "invalid_url";
+    throw new AppError(code, `url: ${error.message}`, { details: [{ field: "url", problem: error.message }] });
+  }
+}
+
+/** POST /webhooks: registers `url` for `events`; answers the webhook and its signing secret (shown this once). */
+export async function createWebhook(deps: Deps, accountId: string, body: CreateWebhookBody): Promise<{ webhook: WebhookApi; secret: string }> {
+  const url = body.url.trim();
+  const wanted = new Set<EventType>(body.events);
+  const events = EVENT_TYPES.filter((e) => wanted.has(e));
+  await assertDeliverable(deps, url);
+  const id = newId();
+  const secret = SECRET_PREFIX + randomBytes(32).toString("base64url");
+  const row: WebhookRow = {
+    id,
+    accountId,
+    url,
+    events: JSON.stringify(events),
+    secretSealed: sealWebhookSecret(deps.instanceSecret, id, secret),
+    createdAt: deps.clock.now(),
+  };
+  deps.db.transaction(
+    (tx) => {
+      const count = tx.select({ n: sql<number>`count(*)` }).from(eventWebhooks).where(eq(eventWebhooks.accountId, accountId)).get();
+      if ((count?.n ?? 0) >= MAX_WEBHOOKS_PER_ACCOUNT) {
+        throw new AppError("too_many_webhooks", `An account can register at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first.`, {
+          limit: MAX_WEBHOOKS_PER_ACCOUNT,
+        });
+      }
+      tx.insert(eventWebhooks).values(row).run();
+    },
+    { behavior: "immediate" },
+  );
+  return { webhook: toApi(row), secret };
+}
+
+/** GET /webhooks: the account's webhooks, newest first (never their secrets). */
+export function listWebhooks(deps: Pick<Deps, "db">, accountId: string): { webhooks: WebhookApi[] } {
+  const rows = deps.db.select().from(eventWebhooks).where(eq(eventWebhooks.accountId, accountId)).orderBy(desc(eventWebhooks.id)).all();
+  return { webhooks: rows.map(toApi) };
+}
+
+/**
+ * DELETE /webhooks/{id}: removes the webhook and every delivery still owed to it (cascade), so nothing is sent to it
+ * afterwards. 404 for a missing or another account's id.
+ */
+export function deleteWebhook(deps: Pick<Deps, "db">, accountId: string, id: string): { id: string; deleted: true } {
+  if (!isUuid(id)) throw notFound("webhook");
+  const removed = deps.db
+    .delete(eventWebhooks)
+    .where(and(eq(eventWebhooks.id, id), eq(eventWebhooks.accountId, accountId)))
+    .returning({ id: eventWebhooks.id })
+    .all();
+  if (removed.length === 0) throw notFound("webhook");
+  return { id, deleted: true };
+}

@@ -1,0 +1,73 @@
+/**
+ * A scheduled post as the API shows it (decisions.md §7): GET /schedule/posts answers it, and the post.* events of
+ * event webhooks carry it. Built from the stored rows, so the schedule module and the dispatcher render it alike.
+ */
+import { eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { type PostStatus, scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
+import { isoAt } from "../lib/clock";
+
+type PostRow = typeof scheduledPosts.$inferSelect;
+type TargetRow = typeof scheduledPostTargets.$inferSelect;
+
+export interface PostTargetApi {
+  accountId: string;
+  platform: string;
+  label: string;
+  status: "scheduled" | "publishing" | "published" | "failed";
+  providerPostId: string | null;
+  publishedUrl: string | null;
+  errorMessage: string | null;
+  withdrawn: boolean;
+}
+
+export interface PostApi {
+  id: string;
+  creationId: string;
+  scheduledTime: string;
+  status: PostStatus;
+  errorMessage?: string;
+  targets: PostTargetApi[];
+  createdAt: string;
+}
+
+export function targetToApi(row: TargetRow): PostTargetApi {
+  const withdrawn = row.status === "withdrawn";
+  return {
+    accountId: row.connectionId ?? row.id,
+    platform: row.platform,
+    label: row.label,
+    // A withdrawn target only exists while a cancel could not finish; it shows its last public state.
+    status: row.status === "withdrawn" ? "scheduled" : row.status,
+    providerPostId: row.providerPostId,
+    publishedUrl: row.publishedUrl,
+    errorMessage: row.errorMessage,
+    withdrawn,
+  };
+}
+
+export function postToApi(post: PostRow, targets: TargetRow[]): PostApi {
+  const api: PostApi = {
+    id: post.id,
+    creationId: post.creationId,
+    scheduledTime: isoAt(post.scheduledTime),
+    status: post.status,
+    targets: targets.map(targetToApi),
+    createdAt: isoAt(post.createdAt),
+  };
+  if ((post.status === "failed" || post.status === "partially_failed") && post.errorMessage) api.errorMessage = post.errorMessage;
+  return api;
+}
+
+/** The post `postId` as the API shows it, read inside the caller's transaction; null when it is gone. */
+export function loadPostView(tx: Pick<Db, "select">, postId: string): PostApi | null {
+  const post = tx.select().from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get();
+  if (!post) return null;
+  const targets = tx
+    .select()
+    .from(scheduledPostTargets)
+    .where(eq(scheduledPostTargets.postId, postId))
+    .orderBy(scheduledPostTargets.createdAt, scheduledPostTargets.id)
+    .all();
+  return postToApi(post, targets);
+}
