@@ -14,6 +14,7 @@
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../http/idempotency";
 import { ERRORS_DETAIL_KEY, GROUP_DETAIL_KEY } from "../../http/scope";
 import { MAX_JSON_BYTES } from "../../http/json-body";
+import { describeIssue } from "../../http/validation-message";
 import { errorResponses, invalidKeyResponse } from "./error-responses";
 import { sampleOf } from "./examples";
 import { type Json, SchemaComponents } from "./json-schema";
@@ -106,6 +107,19 @@ function isPublicApi(path: string): boolean {
   return path === "/api/v1" || path.startsWith("/api/v1/");
 }
 
+/** The route's own 400 example: its first body (else query) field, described as a refusal would describe it. */
+function validationExample(hooks: RouteHooks): Record<string, unknown> | undefined {
+  for (const [where, schema] of [["body", hooks.body], ["query", hooks.query]] as const) {
+    const fields = objectProperties(schema);
+    // A field with named values shows the words best ("emoji: must be one of none, some, lots").
+    const first = fields.find(([, s]) => Array.isArray(s.enum) || Array.isArray(s.anyOf)) ?? fields[0];
+    if (!first) continue;
+    const problem = describeIssue({ path: `/${first[0]}`, schema: first[1], value: null }, where);
+    return { message: `${problem.field}: ${problem.problem}`, details: [problem] };
+  }
+  return undefined;
+}
+
 /** Builds the document for `routes`. Hidden routes (detail.hide) and catch-alls are left out. */
 export function buildDocument(routes: readonly DocumentedRoute[], options: DocumentOptions): Json {
   const components = new SchemaComponents();
@@ -168,7 +182,7 @@ export function buildDocument(routes: readonly DocumentedRoute[], options: Docum
       if (takesBody) codes.push("payload_too_large", "unsupported_media_type");
       if (idempotent) codes.push("idempotency_in_flight", "idempotency_key_reused");
       codes.push("rate_limited", ...(((detail[ERRORS_DETAIL_KEY] as string[] | undefined) ?? [])));
-      Object.assign(responses, errorResponses(codes, components));
+      Object.assign(responses, errorResponses(codes, components, { invalid_request: validationExample(hooks) }));
       responses["401"] = invalidKeyResponse(components);
     }
     Object.assign(responses, (detail.responses as Record<string, Json> | undefined) ?? {});

@@ -141,7 +141,11 @@ export function invalidKeyResponse(components: SchemaComponents): Json {
 }
 
 /** One response per status for `codes` (each code once), keyed by status. */
-export function errorResponses(codes: readonly string[], components: SchemaComponents): Record<string, Json> {
+export function errorResponses(
+  codes: readonly string[],
+  components: SchemaComponents,
+  overrides: Partial<Record<string, Record<string, unknown>>> = {},
+): Record<string, Json> {
   const byStatus = new Map<number, string[]>();
   for (const code of new Set(codes)) {
     const status = statusOf(code);
@@ -159,7 +163,7 @@ export function errorResponses(codes: readonly string[], components: SchemaCompo
         if (!specific.some((s) => s.$ref === ref.$ref)) specific.push(ref);
       } else generic.push(code);
       const message = `Refused: ${code.replace(/_/g, " ")}.`;
-      examples[code] = { summary: code, value: { error: code, ...(doc?.example ?? { message }) } };
+      examples[code] = { summary: code, value: { error: code, ...(overrides[code] ?? doc?.example ?? { message }) } };
     }
     const schemas = [...specific];
     if (generic.length > 0) {
