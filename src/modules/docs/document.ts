@@ -15,6 +15,7 @@ import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../http/idempotency";
 import { ERRORS_DETAIL_KEY, GROUP_DETAIL_KEY } from "../../http/scope";
 import { MAX_JSON_BYTES } from "../../http/json-body";
 import { describeIssue } from "../../http/validation-message";
+import { SCOPES, SCOPE_LABELS } from "../auth/scopes";
 import { errorResponses, invalidKeyResponse } from "./error-responses";
 import { sampleOf } from "./examples";
 import { type Json, SchemaComponents } from "./json-schema";
@@ -120,12 +121,34 @@ function validationExample(hooks: RouteHooks): Record<string, unknown> | undefin
   return undefined;
 }
 
+/** `apiKey` always; `oauth2` (Seedcast's own authorization server) when an operation takes its tokens. */
+function securitySchemes(baseUrl: string, used: ReadonlySet<string>): Json {
+  const out: Json = { apiKey: { type: "http", scheme: "bearer", description: "An API key, `svc_…`, from the dashboard or `seedcast keys`." } };
+  if (used.has("oauth2")) {
+    const base = baseUrl.replace(/\/+$/, "");
+    out.oauth2 = {
+      type: "oauth2",
+      description: "Seedcast's own OAuth sign-in (authorization code with PKCE S256); access tokens `sco_…` for /mcp only.",
+      flows: {
+        authorizationCode: {
+          authorizationUrl: `${base}/oauth/authorize`,
+          tokenUrl: `${base}/oauth/token`,
+          refreshUrl: `${base}/oauth/token`,
+          scopes: Object.fromEntries(SCOPES.map((scope) => [scope, SCOPE_LABELS[scope]])),
+        },
+      },
+    };
+  }
+  return out;
+}
+
 /** Builds the document for `routes`. Hidden routes (detail.hide) and catch-alls are left out. */
 export function buildDocument(routes: readonly DocumentedRoute[], options: DocumentOptions): Json {
   const components = new SchemaComponents();
   const resolve = (name: string) => components.get(name);
   const paths: Record<string, Record<string, Json>> = {};
   const tags = new Set<string>();
+  const schemes = new Set<string>();
 
   for (const route of routes) {
     const hooks = (route.hooks ?? {}) as RouteHooks;
@@ -140,7 +163,9 @@ export function buildDocument(routes: readonly DocumentedRoute[], options: Docum
     for (const [key, value] of Object.entries(detail)) if (!INPUT_KEYS.has(key)) operation[key] = value;
     operation.operationId ??= operationIdOf(method, route.path);
     for (const tag of (operation.tags as string[] | undefined) ?? []) tags.add(tag);
-    operation.security = group ? [{ apiKey: [] }] : [];
+    // A public route may name another scheme (the MCP endpoint takes OAuth tokens); else it takes none.
+    operation.security = group ? [{ apiKey: [] }] : ((detail.security as Json[] | undefined) ?? []);
+    for (const requirement of operation.security as Json[]) for (const scheme of Object.keys(requirement)) schemes.add(scheme);
 
     // Parameters: path (from the schema, or the pattern), query, and Idempotency-Key on an API POST.
     const parameters: Json[] = [];
@@ -204,7 +229,7 @@ export function buildDocument(routes: readonly DocumentedRoute[], options: Docum
     tags: [...tags].sort().map((name) => (TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name })),
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
     components: {
-      securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "An API key, `svc_…`, from the dashboard or `seedcast keys`." } },
+      securitySchemes: securitySchemes(options.baseUrl, schemes),
       schemas: components.all(),
     },
   };
