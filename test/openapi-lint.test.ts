@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Elysia, t } from "elysia";
+import { scopePlugin } from "../src/http/scope";
 import { type Served, serveApp } from "./helpers/openapi-contract";
 import { type World, createWorld } from "./helpers/world";
 
@@ -171,6 +173,33 @@ describe("what decisions.md §10 promises of the document", () => {
       expect(new URL(url, `${server.base}${path}`).pathname).toBe("/openapi.json");
       const script = page.match(/<script src="([^"]+)"/)?.[1] ?? "";
       expect((await fetch(new URL(script, `${server.base}${path}`))).status).toBe(200);
+    }
+  });
+});
+
+describe("a route added later", () => {
+  test("is documented by naming its errors: its own 404, and the group's 401 / 403, 400, 429 from its shape", async () => {
+    const probe = await createWorld();
+    try {
+      probe.app.elysia.use(
+        new Elysia().use(scopePlugin).get("/api/v1/probes/:id", () => ({ ok: true }), {
+          scope: "read",
+          errors: ["not_found"],
+          params: t.Object({ id: t.String({ maxLength: 10 }) }),
+          response: t.Object({ ok: t.Boolean() }, { title: "Probe" }),
+          detail: { summary: "A probe", tags: ["health"] },
+        }),
+      );
+      const spec = (await probe.call("GET", "/openapi.json")).json;
+      const op = spec.paths["/api/v1/probes/{id}"].get;
+      expect(op.operationId).toBe("getProbesById");
+      expect(Object.keys(op.responses)).toEqual(["200", "400", "401", "403", "404", "429"]);
+      expect(op.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Probe" });
+      expect(op.responses["404"].content["application/json"].examples.not_found.value.error).toBe("not_found");
+      expect(op.responses["403"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Forbidden" });
+      expect(op.responses["429"].headers["Retry-After"]).toBeDefined();
+    } finally {
+      probe.close();
     }
   });
 });
