@@ -184,6 +184,10 @@ export function buildDocument(routes: readonly DocumentedRoute[], options: Docum
         schema: { type: "string", minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
       });
     }
+    // Parameters a route documents itself (a form endpoint's query, a header) come after the ones read from schemas.
+    for (const own of (detail.parameters as Json[] | undefined) ?? []) {
+      if (!parameters.some((p) => p.name === own.name && p.in === own.in)) parameters.push(own);
+    }
     if (parameters.length > 0) operation.parameters = parameters;
 
     const takesBody = api && BODY_METHODS.has(method);
