@@ -16,6 +16,7 @@ import { seedsModule } from "./modules/seeds";
 import { voiceModule } from "./modules/voice";
 import { webhooksModule } from "./modules/webhooks";
 import { dashboardModule } from "./modules/dashboard";
+import { oauthModule } from "./modules/oauth";
 
 export interface AppOptions {
   /** False while draining for shutdown (readyz answers 503). */
@@ -39,6 +40,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): PipelinedApp {
     .use(creationsModule(deps))
     .use(scheduleModule(deps))
     .use(webhooksModule(deps))
+    .use(oauthModule(deps))
     .use(dashboardModule(deps));
   return withPipeline(deps, app, [deps.metrics.observeRequest, ...(options.observers ?? [])]);
 }

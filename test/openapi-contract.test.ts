@@ -26,6 +26,7 @@ import { type TestAccount, type World, createWorld } from "./helpers/world";
 import { FIVE_MIN, WEBHOOK_SECRET, makeCreation, postRows, solidPng } from "./publishing-fixtures";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 import { DEFAULT_TOKEN, startMastodonServer } from "./peers/mastodon-server";
+import { FormBrowser, ownerWithAccount, reachConsent } from "./helpers/oauth";
 
 const RANDOM_ID = "01934b7e-0000-7000-8000-000000000000";
 const METRICS_TOKEN = "metrics-token-for-the-contract-test";
@@ -419,6 +420,59 @@ describe("edits, reschedule and event webhooks", () => {
       answer = await send("post /api/v1/webhooks", { key: a.key, json: { url: `${receiver.url}/many-${i}`, events: ["credits.low"] } });
     }
     expect(answer?.json.error).toBe("too_many_webhooks");
+  });
+});
+
+/** PKCE S256: a verifier and its challenge. */
+async function pkce(): Promise<{ verifier: string; challenge: string }> {
+  const verifier = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+  return { verifier, challenge: Buffer.from(digest).toString("base64url") };
+}
+const form = (fields: Record<string, string>) => ({
+  raw: new URLSearchParams(fields).toString(),
+  headers: { "content-type": "application/x-www-form-urlencoded" },
+});
+
+describe("the OAuth authorization server", () => {
+  test("metadata, registration, authorization (login, consent), token, revocation; their refusals", async () => {
+    for (const op of ["get /.well-known/oauth-authorization-server", "get /.well-known/oauth-protected-resource", "get /.well-known/oauth-protected-resource/mcp"]) {
+      expectStatus(await send(op), 200, op);
+    }
+    const redirect = "http://127.0.0.1:9/callback";
+    const registered = await send("post /oauth/register", { json: { client_name: "Contract test", redirect_uris: [redirect], token_endpoint_auth_method: "none" } });
+    expectStatus(registered, 201, "register");
+    const clientId = registered.json.client_id as string;
+    expectStatus(await send("post /oauth/register", { json: { client_name: "Bad", redirect_uris: ["http://example.com/cb"] } }), 400, "register http");
+    let limitedAnswer: Answer | null = null;
+    for (let i = 0; i < 40 && limitedAnswer?.status !== 429; i++) {
+      limitedAnswer = await recorder.send(guardedServer, "post /oauth/register", { json: { client_name: `n${i}`, redirect_uris: [redirect], token_endpoint_auth_method: "none" } });
+    }
+    expect(limitedAnswer?.status).toBe(429);
+
+    const { verifier, challenge } = await pkce();
+    const query = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: "S256", state: "s1" });
+    expectStatus(await send("get /oauth/authorize", { query: query.toString() }), 303, "authorize without a session");
+    const unknown = new URLSearchParams(query);
+    unknown.set("client_id", "no-such-client");
+    expectStatus(await send("get /oauth/authorize", { query: unknown.toString() }), 400, "authorize unknown client");
+    const person = await ownerWithAccount(world);
+    const browser = new FormBrowser(server.base);
+    const { consent } = await reachConsent(browser, `${server.base}/oauth/authorize?${query}`, person);
+    const cookie = [...browser.cookies].map(([n, v]) => `${n}=${v}`).join("; ");
+    expectStatus(await send("get /oauth/authorize", { query: query.toString(), headers: { cookie } }), 200, "consent page");
+    const allowed = await browser.submit(consent, { button: ["decision", "allow"] });
+    const code = new URL(allowed.headers.get("location") ?? "", server.base).searchParams.get("code") ?? "";
+    expect(code).not.toBe("");
+
+    const exchange = { grant_type: "authorization_code", code, redirect_uri: redirect, client_id: clientId, code_verifier: verifier };
+    const tokens = await send("post /oauth/token", form(exchange));
+    expectStatus(tokens, 200, "token");
+    expectStatus(await send("post /oauth/token", form(exchange)), 400, "token: code used twice");
+    expectStatus(await send("post /oauth/token", form({ ...exchange, client_id: "no-such-client" })), 401, "token: unknown client");
+    expectStatus(await send("post /oauth/revoke", form({ client_id: clientId })), 400, "revoke without a token");
+    expectStatus(await send("post /oauth/revoke", form({ token: tokens.json.refresh_token, client_id: "no-such-client" })), 401, "revoke: unknown client");
+    expectStatus(await send("post /oauth/revoke", form({ token: tokens.json.refresh_token, client_id: clientId })), 200, "revoke");
   });
 });
 

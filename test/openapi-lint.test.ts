@@ -20,6 +20,9 @@ const BASE_URL = "https://posts.seedcast.test";
 /** The warnings README.md explains, as `rule pointer`. */
 const EXPECTED_WARNINGS = [
   "info-license #/info",
+  "operation-4xx-response #/paths/~1.well-known~1oauth-authorization-server/get/responses",
+  "operation-4xx-response #/paths/~1.well-known~1oauth-protected-resource/get/responses",
+  "operation-4xx-response #/paths/~1.well-known~1oauth-protected-resource~1mcp/get/responses",
   "operation-4xx-response #/paths/~1livez/get/responses",
   "operation-4xx-response #/paths/~1readyz/get/responses",
 ];

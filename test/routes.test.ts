@@ -26,6 +26,11 @@ const PUBLIC_ROUTES = [
   "/logout",
   "/dashboard",
   "/dashboard/",
+  // The OAuth authorization server (decisions.md §9): discovery, registration, authorize, token, revoke.
+  "/.well-known/oauth-protected-resource",
+  "/.well-known/oauth-protected-resource/mcp",
+  "/.well-known/oauth-authorization-server",
+  "/oauth/",
 ];
 
 function isPublic(path: string): boolean {

@@ -5,6 +5,7 @@ import { MEDIA_SWEEP_JOB_ID, sweepOrphanMedia } from "../modules/assets/sweep";
 import { tidyUploadLinks } from "../modules/uploads/service";
 import { publishingJobs } from "../publishing/jobs";
 import { dashboardJobs } from "../modules/dashboard/jobs";
+import { oauthJobs } from "../modules/oauth/tidy";
 import type { JobDefinition } from "./registry";
 
 export const JOB_IDS = {
@@ -40,4 +41,5 @@ export const systemJobs: readonly JobDefinition[] = [
   ...publishingJobs,
   ...idempotencyJobs,
   ...dashboardJobs,
+  ...oauthJobs,
 ];

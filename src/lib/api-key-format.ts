@@ -27,15 +27,23 @@ function checksum(body: string): string {
   return toBase62(Bun.hash.crc32(body), CHECKSUM_LENGTH);
 }
 
-/** Generates a new secret with uniformly random base62 body (rejection sampling, no modulo bias). */
+/** Generates a new API key secret with uniformly random base62 body (rejection sampling, no modulo bias). */
 export function generateKeySecret(): string {
+  return generatePrefixedSecret(KEY_PREFIX);
+}
+
+/**
+ * A secret in the same design under another prefix (OAuth tokens use `sco_` and `scr_`): `prefix` + 43 random base62
+ * characters + their CRC32 in base62, left-padded to 6.
+ */
+export function generatePrefixedSecret(prefix: string): string {
   let body = "";
   while (body.length < BODY_LENGTH) {
     for (const byte of crypto.getRandomValues(new Uint8Array(64))) {
       if (byte < 248 && body.length < BODY_LENGTH) body += ALPHABET[byte % 62];
     }
   }
-  return `${KEY_PREFIX}${body}${checksum(body)}`;
+  return `${prefix}${body}${checksum(body)}`;
 }
 
 /** True when `token` has the prefix, length, alphabet and a matching checksum. */
@@ -43,4 +51,12 @@ export function isWellFormedKey(token: string): boolean {
   if (!WELL_FORMED.test(token)) return false;
   const body = token.slice(KEY_PREFIX.length, KEY_PREFIX.length + BODY_LENGTH);
   return token.slice(KEY_PREFIX.length + BODY_LENGTH) === checksum(body);
+}
+
+/** True when `token` is `prefix` + a well-formed body and checksum (see generatePrefixedSecret). */
+export function isWellFormedPrefixedSecret(prefix: string, token: string): boolean {
+  if (token.length !== prefix.length + BODY_LENGTH + CHECKSUM_LENGTH || !token.startsWith(prefix)) return false;
+  const body = token.slice(prefix.length, prefix.length + BODY_LENGTH);
+  if (!/^[0-9A-Za-z]+$/.test(token.slice(prefix.length))) return false;
+  return token.slice(prefix.length + BODY_LENGTH) === checksum(body);
 }

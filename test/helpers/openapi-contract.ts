@@ -56,6 +56,8 @@ export class ContractRecorder {
     this.ajv = new Ajv2020({ strict: true, allErrors: true });
     addFormats(this.ajv);
     this.ajv.addFormat("binary", true);
+    // The OpenAPI 3.1 base vocabulary's annotations (the dialect the document's schemas are written in).
+    this.ajv.addVocabulary(["example", "discriminator", "xml", "externalDocs"]);
     this.ajv.addSchema(rebase({ $id: DOC_BASE, $defs: doc.components?.schemas ?? {} }));
   }
 
@@ -91,7 +93,7 @@ export class ContractRecorder {
       body = JSON.stringify(o.json);
       headers["content-type"] ??= "application/json";
     }
-    const response = await fetch(`${server.base}${path}${o.query ? `?${o.query}` : ""}`, { method: method.toUpperCase(), headers, body });
+    const response = await fetch(`${server.base}${path}${o.query ? `?${o.query}` : ""}`, { method: method.toUpperCase(), headers, body, redirect: "manual" });
     const text = method === "head" ? "" : await response.text();
     this.exchanges.push({ operation: op, status: response.status, contentType: response.headers.get("content-type") ?? "", body: text });
     let json: Json = null;

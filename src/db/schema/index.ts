@@ -12,3 +12,4 @@ export * from "./idempotency";
 export * from "./creations";
 export * from "./sessions";
 export * from "./event-webhooks";
+export * from "./oauth";

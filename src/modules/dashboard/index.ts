@@ -16,6 +16,7 @@ import { getInstance, getDisable, postCreateAccount, postGrantTo, postSetDisable
 import { getKeys, getRevoke, postMint, postRevoke, postRotate } from "./pages/keys";
 import { getMembers, getRemoveMember, postAddMember, postRemoveMember, postSetRole } from "./pages/members";
 import { getOverview } from "./pages/overview";
+import { getConnectedApps, getRevokeApp, postRevokeApp } from "./pages/connected-apps";
 import { getCalendar, getCancel, postCancel } from "./pages/calendar";
 import { getCreationPage, getCreations } from "./pages/creations";
 import { getVoicePage, postVoice } from "./pages/voice";
@@ -91,6 +92,10 @@ export function dashboardModule(deps: Deps) {
     .post("/dashboard/keys/:id/rotate", action((s, _f, p) => postRotate(ctx, s, p.id ?? "")), { detail })
     .get("/dashboard/keys/:id/revoke", view((s, _r, p) => getRevoke(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/keys/:id/revoke", action((s, _f, p) => postRevoke(ctx, s, p.id ?? "")), { detail })
+    // Connected apps (OAuth grants)
+    .get("/dashboard/apps", view((s, r) => getConnectedApps(ctx, s, r)), { detail })
+    .get("/dashboard/apps/:id/revoke", view((s, _r, p) => getRevokeApp(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/apps/:id/revoke", action((s, _f, p) => postRevokeApp(ctx, s, p.id ?? "")), { detail })
     // Members
     .get("/dashboard/members", view((s, r) => getMembers(ctx, s, r)), { detail })
     .post("/dashboard/members", action((s, f) => postAddMember(ctx, s, f)), { detail })

@@ -21,6 +21,7 @@ const hasAccount = (s: SessionContext) => s.account !== null;
 export const NAV: readonly NavItem[] = [
   { href: "/dashboard", label: "Overview", show: () => true },
   { href: "/dashboard/keys", label: "API keys", show: hasAccount },
+  { href: "/dashboard/apps", label: "Connected apps", show: hasAccount },
   { href: "/dashboard/connections", label: "Connections", show: hasAccount },
   { href: "/dashboard/calendar", label: "Calendar", show: hasAccount },
   { href: "/dashboard/library", label: "Library", show: hasAccount },

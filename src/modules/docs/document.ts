@@ -53,6 +53,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   schedule: "Connected accounts and scheduled posts.",
   seeds: "Source material: title, content, category, image.",
   voice: "The brand voice every generator honours.",
+  OAuth: "Seedcast's own authorization server, for AI assistants connecting to /mcp (no API key).",
+  mcp: "The Model Context Protocol endpoint for AI assistants (OAuth tokens only).",
   webhooks: "Event webhooks: your own systems told when posts go out, fail or are cancelled.",
 };
 
@@ -215,6 +217,11 @@ export function buildDocument(routes: readonly DocumentedRoute[], options: Docum
       responses["401"] = invalidKeyResponse(components);
     }
     Object.assign(responses, (detail.responses as Record<string, Json> | undefined) ?? {});
+    // Every JSON answer shows an example: one the route gave, else one made from its schema.
+    for (const response of Object.values(responses)) {
+      const json = (response.content as Record<string, Json> | undefined)?.["application/json"];
+      if (json?.schema && json.example === undefined && json.examples === undefined) json.example = sampleOf(json.schema as Json, resolve);
+    }
     operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
 
     paths[docPath] ??= {};

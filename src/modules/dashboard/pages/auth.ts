@@ -126,6 +126,9 @@ export function getLogin(ctx: DashboardCtx, request: Request): Response {
     notices.push({ kind: "warn", text: "Your session has expired, so you were signed out. Sign in again to continue." });
   }
   if (params.get("out") === "1") notices.push({ kind: "ok", text: "You are signed out." });
+  if (safeNext(params.get("next"))?.startsWith("/oauth/authorize")) {
+    notices.push({ kind: "ok", text: "An app asked to connect to Seedcast. Sign in to see what it asks for and decide." });
+  }
   const { token, cookie } = formToken(ctx, request);
   return htmlResponse(loginForm(token, "", notices, safeNext(params.get("next"))), 200, { "set-cookie": cookie });
 }

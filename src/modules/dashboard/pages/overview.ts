@@ -8,6 +8,7 @@ import { html } from "../html";
 import { htmlResponse } from "../http";
 import { page } from "../layout";
 import type { SessionContext } from "../session";
+import { connectorCard } from "./connector-card";
 
 /** GET /dashboard */
 export function getOverview(ctx: DashboardCtx, s: SessionContext): Response {
@@ -44,7 +45,8 @@ export function getOverview(ctx: DashboardCtx, s: SessionContext): Response {
     <li><a href="/dashboard/keys">Mint an API key</a> for the tool that will call Seedcast.</li>
     <li>Create seeds and creations through the API, then watch them on the <a href="/dashboard/calendar">calendar</a>.</li>
   </ol>
-</section>`,
+</section>
+${connectorCard(ctx)}`,
     ),
   );
 }
