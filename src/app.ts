@@ -10,6 +10,7 @@ import { docsModule } from "./modules/docs";
 import { creationsModule } from "./modules/creations";
 import { creditsModule } from "./modules/credits";
 import { healthModule } from "./modules/health";
+import { mcpModule } from "./modules/mcp";
 import { metricsModule } from "./modules/metrics";
 import { scheduleModule } from "./modules/schedule";
 import { seedsModule } from "./modules/seeds";
@@ -41,6 +42,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): PipelinedApp {
     .use(scheduleModule(deps))
     .use(webhooksModule(deps))
     .use(oauthModule(deps))
+    .use(mcpModule(deps))
     .use(dashboardModule(deps));
   return withPipeline(deps, app, [deps.metrics.observeRequest, ...(options.observers ?? [])]);
 }

@@ -27,6 +27,7 @@ import { FIVE_MIN, WEBHOOK_SECRET, makeCreation, postRows, solidPng } from "./pu
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 import { DEFAULT_TOKEN, startMastodonServer } from "./peers/mastodon-server";
 import { FormBrowser, ownerWithAccount, reachConsent } from "./helpers/oauth";
+import { grantFor, registerTestClient, toolsCall } from "./helpers/mcp";
 
 const RANDOM_ID = "01934b7e-0000-7000-8000-000000000000";
 const METRICS_TOKEN = "metrics-token-for-the-contract-test";
@@ -473,6 +474,31 @@ describe("the OAuth authorization server", () => {
     expectStatus(await send("post /oauth/revoke", form({ client_id: clientId })), 400, "revoke without a token");
     expectStatus(await send("post /oauth/revoke", form({ token: tokens.json.refresh_token, client_id: "no-such-client" })), 401, "revoke: unknown client");
     expectStatus(await send("post /oauth/revoke", form({ token: tokens.json.refresh_token, client_id: clientId })), 200, "revoke");
+  });
+});
+
+describe("the MCP endpoint", () => {
+  test("a tool call, and each refusal: 400, 401, 403 (scope, origin), 406, 413, 429", async () => {
+    const op = "post /mcp";
+    const a = await world.createAccount();
+    const token = grantFor(world, registerTestClient(world), a.accountId, a.userId, ["read"]).accessToken;
+    const headers = { authorization: `Bearer ${token}`, accept: "application/json, text/event-stream" };
+    const ok = await send(op, { json: toolsCall("get_credits"), headers });
+    expectStatus(ok, 200, "tools/call");
+    expect(ok.text).toContain('"balance":');
+    expectStatus(await send(op, { raw: "{not json", headers: { ...headers, "content-type": "application/json" } }), 400, "not JSON-RPC");
+    expectStatus(await send(op, { json: toolsCall("get_credits"), headers: { accept: headers.accept } }), 401, "no token");
+    expectStatus(await send(op, { json: toolsCall("get_credits"), headers: { ...headers, authorization: `Bearer ${acct.key}` } }), 401, "an API key");
+    expectStatus(await send(op, { json: toolsCall("create_seed", { title: "t", content: "c" }), headers }), 403, "insufficient scope");
+    expectStatus(await send(op, { json: toolsCall("get_credits"), headers: { ...headers, origin: "https://elsewhere.example" } }), 403, "another origin");
+    expectStatus(await send(op, { json: toolsCall("get_credits"), headers: { ...headers, accept: "text/plain" } }), 406, "not acceptable");
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { padding: "x".repeat(MAX_JSON_BYTES) } });
+    expectStatus(await send(op, { raw: big, headers: { ...headers, "content-type": "application/json" } }), 413, "too large");
+    const b = await limited.createAccount();
+    const limitedToken = grantFor(limited, registerTestClient(limited), b.accountId, b.userId, ["read"]).accessToken;
+    const limitedHeaders = { ...headers, authorization: `Bearer ${limitedToken}` };
+    await recorder.send(limitedServer, op, { json: toolsCall("get_credits"), headers: limitedHeaders });
+    expectStatus(await recorder.send(limitedServer, op, { json: toolsCall("get_credits"), headers: limitedHeaders }), 429, "rate limited");
   });
 });
 

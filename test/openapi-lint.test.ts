@@ -155,6 +155,10 @@ describe("what decisions.md §10 promises of the document", () => {
           expect(op.security).toEqual([{ apiKey: [] }]);
           const unauthorized = (op.responses as Record<string, { content: Record<string, { example: unknown }> }>)["401"]!;
           expect(unauthorized.content["application/json"]!.example).toEqual({ error: "Invalid API key" });
+        } else if (path === "/mcp") {
+          // The MCP endpoint takes Seedcast's own OAuth tokens (decisions.md §9), never a key.
+          expect(op.security).toEqual([{ oauth2: [] }]);
+          expect(doc.components.securitySchemes.oauth2.flows.authorizationCode.tokenUrl).toBe(`${BASE_URL}/oauth/token`);
         } else expect(op.security).toEqual([]);
       }
     }

@@ -31,6 +31,8 @@ const PUBLIC_ROUTES = [
   "/.well-known/oauth-protected-resource/mcp",
   "/.well-known/oauth-authorization-server",
   "/oauth/",
+  // The MCP endpoint (decisions.md §9): OAuth access tokens, never a key, so no group.
+  "/mcp",
 ];
 
 function isPublic(path: string): boolean {

@@ -37,7 +37,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     maxRequestBodySize: config.maxImageBytes + MULTIPART_OVERHEAD,
     // Bun's router finds each route; whatever it does not match goes through `handle` (served-routes.ts).
     routes: app.servedRoutes(),
-    fetch: (request) => app.handle(request),
+    fetch: (request, server) => app.handle(request, server),
     error: () => new Response('{"error":"internal_error","message":"Something went wrong on our side."}', { status: 500 }),
   });
   const jobs = startJobs(deps, [...systemJobs, ...backupJobs(config)]);

@@ -13,6 +13,7 @@
  * The server reaches it two ways: through each route's own handler when Bun's router found the route
  * (served-routes.ts), or through `handle` for everything else, routed here and again by Elysia's router.
  */
+import type { Server } from "bun";
 import type { Elysia } from "elysia";
 import type { Deps } from "../deps";
 import { AppError } from "../lib/errors";
@@ -36,7 +37,7 @@ export interface RequestObserver {
 /** The app as the server and the tests call it: the pipeline around the Elysia app. */
 export interface PipelinedApp {
   /** Answers any request (the server's fallback, and how tests call the app in-process). */
-  handle(request: Request): Response | Promise<Response>;
+  handle(request: Request, server?: Server<undefined>): Response | Promise<Response>;
   /**
    * Bun.serve `routes`: each route through the same pipeline, found by Bun's native router instead of being routed in
    * JavaScript twice (served-routes.ts). Build it once the app has all its routes.
@@ -154,8 +155,10 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
     api: boolean,
     path: string | null,
     call: RouteHandler,
+    server: Server<undefined> | undefined,
   ): Response | Promise<Response> => {
     const state = new RequestState(request);
+    if (server) state.server = server;
     setRequestState(request, state);
     let authFailed = false;
 
@@ -189,16 +192,16 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
   };
 
   /** Any request: routed by the route table here and by Elysia's router inside app.fetch. */
-  const handle = (request: Request): Response | Promise<Response> => {
+  const handle = (request: Request, server?: Server<undefined>): Response | Promise<Response> => {
     const path = requestPath(request.url);
     table ??= new RouteTable(app.routes);
     // A CORS preflight is answered without a key (cors.ts); the pipeline's checks are for the request that follows.
     if (cors?.isPreflight(request) && cors.covers(path, isApiPath(path))) {
-      return run(request, "preflight", null, false, path, (preflight) => cors.preflight(preflight));
+      return run(request, "preflight", null, false, path, (preflight) => cors.preflight(preflight), server);
     }
     const matched = table.match(request.method, path);
     // app.fetch is the compiled handler itself (app.handle only wraps it in one more promise).
-    return run(request, matched?.route ?? "unmatched", matched?.group ?? null, isApiPath(path), path, app.fetch);
+    return run(request, matched?.route ?? "unmatched", matched?.group ?? null, isApiPath(path), path, app.fetch, server);
   };
 
   return {
@@ -207,7 +210,7 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
       servedRoutes(app, handle, (route, call) => {
         const group = declaredGroup(route);
         const api = isApiPath(route.path);
-        return (request) => run(request, route.path, group, api, null, call);
+        return (request, server) => run(request, route.path, group, api, null, call, server);
       }),
     get routes() {
       return app.routes as readonly RouteLike[];

@@ -2,11 +2,14 @@
  * Per-request state set by the pipeline (before parsing and validation) and read by handlers: the request id, the start
  * time and the authenticated key. Carried by the Request object itself, so nothing leaks between requests.
  */
+import type { Server } from "bun";
 import { newId } from "../lib/ids";
 import type { AuthContext } from "../modules/auth/authenticate";
 
 export class RequestState {
   auth: AuthContext | null = null;
+  /** The server the request came in on, when it came over HTTP (a route that streams lifts its idle timeout). */
+  server: Server<undefined> | null = null;
   readonly startedAt = performance.now();
   /** Top-level answer fields an Idempotency-Key replay must not repeat (a secret shown once), or null. */
   withheld: readonly string[] | null = null;

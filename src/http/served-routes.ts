@@ -9,11 +9,13 @@
  * - methods a path has no route for, trailing slashes, and anything Bun's router does not match;
  * - wildcard routes, routes with optional params and routes whose handler is a fixed value.
  */
+import type { Server } from "bun";
 import type { Elysia, InternalRoute } from "elysia";
 import { createBunRouteHandler } from "elysia/adapter/bun/compose";
 import type { RouteLike } from "./route-table";
 
-export type RouteHandler = (request: Request) => Response | Promise<Response>;
+/** A request's handler; `server` is the Bun server it came in on (absent when a test calls the app in-process). */
+export type RouteHandler = (request: Request, server?: Server<undefined>) => Response | Promise<Response>;
 
 type ServedMethod = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
 export type ServedRoutes = Record<string, Partial<Record<ServedMethod, RouteHandler>>>;

@@ -53,7 +53,7 @@ export class ContractRecorder {
   private readonly validators = new Map<string, ValidateFunction>();
 
   constructor(readonly doc: Json) {
-    this.ajv = new Ajv2020({ strict: true, allErrors: true });
+    this.ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
     addFormats(this.ajv);
     this.ajv.addFormat("binary", true);
     // The OpenAPI 3.1 base vocabulary's annotations (the dialect the document's schemas are written in).

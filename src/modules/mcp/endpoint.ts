@@ -1,0 +1,120 @@
+/**
+ * `/mcp`: the Model Context Protocol endpoint (decisions.md §9), Streamable HTTP, stateless, served by the SDK's
+ * web-standard handler (`createMcpHandler`: revision 2026-07-28, and 2025-era clients in their stateless form).
+ *
+ * Before the SDK sees a request, in this order:
+ * 1. Origin: a browser page on another origin than base_url → 403 (a request without Origin is no browser's).
+ * 2. Credential: an OAuth access token, resolved to its grant at every request (revoked, expired, removed member,
+ *    disabled account: all refused) → else 401 with the resource-metadata challenge. API keys are refused.
+ * 3. Size: a body over 1 MiB → 413 payload_too_large.
+ * 4. Group: every `tools/call` in the body names a tool whose group the grant holds → else 403 insufficient_scope,
+ *    nothing done.
+ * 5. Rate: the grant's bucket, as each API key has its own → else 429 rate_limited with Retry-After.
+ *
+ * The SDK then answers: tools/list, tools/call (tool-server.ts), the 2026 `server/discover` and the 2025 `initialize`.
+ * The request's idle timeout is lifted, so a quiet SSE stream (a long generation) is not cut by Bun after 10 s.
+ */
+import { type AuthInfo, createMcpHandler } from "@modelcontextprotocol/server";
+import type { Deps } from "../../deps";
+import { appErrorResponse } from "../../http/error-response";
+import { MAX_JSON_BYTES } from "../../http/json-body";
+import { requestState } from "../../http/request-context";
+import { AppError } from "../../lib/errors";
+import { readStreamCapped } from "../../lib/read-capped";
+import { bearerToken } from "../auth/authenticate";
+import type { Scope } from "../auth/scopes";
+import { foreignOriginResponse, insufficientScopeResponse, unauthorizedResponse } from "./challenge";
+import { authenticateAccessToken, takeGrantRequest } from "../oauth/access-token";
+import type { McpPrincipal } from "./principal";
+import { createToolServer } from "./tool-server";
+import { TOOLS_BY_NAME } from "./tools";
+
+export const MCP_PATH = "/mcp";
+
+/** Carries the principal from the gate to the per-request server, through the SDK's pass-through AuthInfo. */
+interface PrincipalAuthInfo extends AuthInfo {
+  extra: { principal: McpPrincipal };
+}
+
+/** The first tool call in `message` (one JSON-RPC message or a batch) whose group `scopes` lacks. */
+function toolOutsideGrant(message: unknown, scopes: readonly Scope[]): { tool: string; group: Scope } | null {
+  const messages = Array.isArray(message) ? message : [message];
+  for (const one of messages) {
+    if (one === null || typeof one !== "object") continue;
+    const { method, params } = one as { method?: unknown; params?: { name?: unknown } };
+    if (method !== "tools/call" || typeof params?.name !== "string") continue;
+    const tool = TOOLS_BY_NAME.get(params.name);
+    if (tool && !scopes.includes(tool.group)) return { tool: tool.name, group: tool.group };
+  }
+  return null;
+}
+
+function isJsonContentType(value: string | null): boolean {
+  return value !== null && value.split(";")[0]?.trim().toLowerCase() === "application/json";
+}
+
+/** The body's text, or null when it is longer than MAX_JSON_BYTES. */
+async function bodyText(request: Request): Promise<string | null> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null) {
+    if (Number(declared) > MAX_JSON_BYTES) return null;
+    return request.text();
+  }
+  const bytes = await readStreamCapped(request.body, MAX_JSON_BYTES);
+  return bytes === null ? null : new TextDecoder().decode(bytes);
+}
+
+/** The /mcp handler: the gate above, then the SDK. */
+export function mcpEndpoint(deps: Deps): (request: Request) => Promise<Response> {
+  const baseUrl = deps.config.baseUrl;
+  const ownOrigin = new URL(baseUrl).origin;
+  const handler = createMcpHandler(({ authInfo }) => createToolServer(deps, (authInfo as PrincipalAuthInfo).extra.principal), {
+    onerror: (error) => deps.log.debug("mcp request refused by the SDK", { error: error.message }),
+  });
+
+  return async (request) => {
+    requestState(request)?.server?.timeout(request, 0);
+
+    const origin = request.headers.get("origin");
+    if (origin !== null && origin !== ownOrigin) return foreignOriginResponse();
+
+    const authorization = request.headers.get("authorization");
+    if (authorization === null || authorization.trim() === "") return unauthorizedResponse(baseUrl, false);
+    const token = bearerToken(authorization);
+    const principal = token === null ? null : authenticateAccessToken(deps, token);
+    if (token === null || principal === null) return unauthorizedResponse(baseUrl, true);
+
+    let forward = request;
+    let parsedBody: unknown;
+    if (request.method === "POST" && isJsonContentType(request.headers.get("content-type"))) {
+      const text = await bodyText(request);
+      if (text === null) {
+        return appErrorResponse(new AppError("payload_too_large", `Request bodies are limited to ${MAX_JSON_BYTES} bytes.`));
+      }
+      try {
+        parsedBody = text === "" ? undefined : (JSON.parse(text) as unknown);
+      } catch {
+        parsedBody = undefined;
+      }
+      // Not JSON (or empty): nothing can call a tool; the SDK answers it from the bytes as they came.
+      if (parsedBody === undefined) forward = new Request(request.url, { method: "POST", headers: request.headers, body: text });
+      const outside = toolOutsideGrant(parsedBody, principal.scopes);
+      if (outside) return insufficientScopeResponse(baseUrl, outside.group, outside.tool);
+    }
+
+    const wait = takeGrantRequest(deps, principal.grantId);
+    if (wait > 0) {
+      const limited = new AppError("rate_limited", `Too many requests for this connection; retry in ${wait} s.`, { retryAfterSeconds: wait });
+      return appErrorResponse(limited, { "retry-after": String(wait) });
+    }
+
+    const authInfo: PrincipalAuthInfo = {
+      token,
+      clientId: principal.clientId,
+      scopes: principal.scopes,
+      resource: new URL(`${baseUrl}${MCP_PATH}`),
+      extra: { principal },
+    };
+    return handler.fetch(forward, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) });
+  };
+}

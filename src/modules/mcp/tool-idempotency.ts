@@ -1,0 +1,63 @@
+/**
+ * The `idempotency_key` argument of the tools that create: the REST Idempotency-Key (decisions.md §1) with the same
+ * store and the same rules, scoped per account and tool (`MCP create_seed`). The same key with the same arguments
+ * within 24 hours replays the first answer (nothing run, nothing charged again); other arguments → 422
+ * idempotency_key_reused; a repeat while the first still runs → 409 idempotency_in_flight. Answers of 5xx (and
+ * calls that threw) are not kept, so a retry runs again, exactly as over REST.
+ */
+import type { Deps } from "../../deps";
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  type IdempotencyScope,
+  releaseIdempotencyKey,
+  requestFingerprint,
+} from "../../http/idempotency";
+import { JSON_HEADERS } from "../../http/error-response";
+
+/** A tool's answer as REST would send it: the status and the JSON body (the answer, or the error envelope). */
+export interface ToolAnswer {
+  status: number;
+  body: unknown;
+  /** True when this is the stored answer of an earlier call with the same key. */
+  replayed: boolean;
+}
+
+const encoder = new TextEncoder();
+
+/** The route part of a tool's idempotency scope. */
+export function toolRoute(name: string): string {
+  return `MCP ${name}`;
+}
+
+/**
+ * Runs `call` under `key` for `accountId` and tool `name`; `args` (without the key) is what is fingerprinted. Claim
+ * refusals (422, 409) throw AppError like the REST pipeline answers them.
+ */
+export async function runIdempotent(
+  deps: Pick<Deps, "db" | "clock">,
+  scope: { accountId: string; tool: string; key: string },
+  args: unknown,
+  call: () => Promise<ToolAnswer>,
+): Promise<ToolAnswer> {
+  const where: IdempotencyScope = { accountId: scope.accountId, route: toolRoute(scope.tool), key: scope.key };
+  const claim = claimIdempotencyKey(deps, where, requestFingerprint("", encoder.encode(JSON.stringify(args ?? {}))));
+  if (claim.kind === "replay") return { status: claim.status, body: JSON.parse(claim.body) as unknown, replayed: true };
+  let answer: ToolAnswer;
+  try {
+    answer = await call();
+  } catch (error) {
+    releaseIdempotencyKey(deps, where, claim.lease);
+    throw error;
+  }
+  if (answer.status >= 500) {
+    releaseIdempotencyKey(deps, where, claim.lease);
+  } else {
+    completeIdempotencyKey(deps, where, claim.lease, {
+      status: answer.status,
+      contentType: JSON_HEADERS["content-type"],
+      body: JSON.stringify(answer.body),
+    });
+  }
+  return answer;
+}

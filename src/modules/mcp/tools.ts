@@ -1,0 +1,376 @@
+/**
+ * The MCP tools, one per row of decisions.md §9's table. Each calls the same service the REST route calls and answers
+ * the same JSON; nothing here decides a rule. `status` is the REST success status (what an idempotent replay stores).
+ */
+import type { Static, TSchema } from "elysia";
+import type { ToolAnnotations } from "@modelcontextprotocol/server";
+import type { Deps } from "../../deps";
+import { ingestFromUrl } from "../assets/ingest";
+import { ingestUrlResponse, listResponse as assetListResponse } from "../assets/model";
+import { assetToApi, listAssets } from "../assets/service";
+import type { Scope } from "../auth/scopes";
+import { creationListResponse, creationResponse, creationWithChargeResponse } from "../creations/model";
+import { generateCreation, getCreation, listCreations, regenerateCreation } from "../creations/service";
+import { creditSummarySchema } from "../credits/model";
+import { creditSummary } from "../credits/service";
+import { cancelResponse, listResponse as postListResponse, postResponse, targetsResponse } from "../schedule/model";
+import { cancelPost, getPost, listPosts, listTargets, schedulePost } from "../schedule/service";
+import { LIST_LIMIT_DEFAULT as SEED_LIST_LIMIT_DEFAULT, seedDeletedResponse, seedListResponse, seedResponse } from "../seeds/model";
+import { createSeed, deleteSeed, getOwnedSeed, listSeeds, patchSeed, seedView } from "../seeds/service";
+import { uploadLinkResponse } from "../uploads/model";
+import { createUploadLink } from "../uploads/service";
+import { voiceSchema } from "../voice/model";
+import { getVoice, putVoice } from "../voice/service";
+import * as input from "./model";
+import type { McpPrincipal } from "./principal";
+
+/** One tool: its REST twin's group, schemas and service call. */
+export interface ToolDefinition<I extends TSchema = TSchema, O extends TSchema = TSchema> {
+  name: string;
+  title: string;
+  description: string;
+  group: Scope;
+  input: I;
+  output: O;
+  annotations: ToolAnnotations;
+  /** Takes `idempotency_key` (the REST route is a POST). */
+  creates: boolean;
+  /** The REST route's success status. */
+  status: 200 | 201;
+  run(deps: Deps, principal: McpPrincipal, args: Static<I>): Static<O> | Promise<Static<O>>;
+  /** One sentence for the person reading the conversation. */
+  summary(answer: Static<O>): string;
+}
+
+/** A read: changes nothing, talks only to Seedcast. */
+const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+/** A write that adds something new. */
+const ADD: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+/** A write that sets values: the same call twice leaves the same state. */
+const SET: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+/** A write that removes something. */
+const REMOVE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
+
+function tool<I extends TSchema, O extends TSchema>(definition: ToolDefinition<I, O>): ToolDefinition {
+  return definition as unknown as ToolDefinition;
+}
+
+function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+function more(nextCursor: string | null): string {
+  return nextCursor ? " More are on the next page (pass nextCursor as cursor)." : "";
+}
+
+/** Drops the idempotency_key argument before the service sees the arguments. */
+function withoutKey<T extends Record<string, unknown>>(args: T): Omit<T, typeof input.IDEMPOTENCY_ARGUMENT> {
+  const { [input.IDEMPOTENCY_ARGUMENT]: _key, ...rest } = args;
+  return rest;
+}
+
+export const TOOLS: readonly ToolDefinition[] = [
+  tool({
+    name: "list_seeds",
+    title: "List seeds",
+    description:
+      "List the account's seeds (ideas and source texts posts are made from): newest first, or best matches first with `search` (whole words and word prefixes of title, content and category). Needs the Read access group.",
+    group: "read",
+    input: input.listSeedsInput,
+    output: seedListResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => {
+      const page = listSeeds(deps, who.accountId, {
+        search: args.search ?? null,
+        limit: args.limit ?? SEED_LIST_LIMIT_DEFAULT,
+        cursor: args.cursor ?? null,
+      });
+      return { seeds: page.seeds.map(seedView), nextCursor: page.nextCursor };
+    },
+    summary: (a) => `${plural(a.seeds.length, "seed")}${a.seeds.length ? `: ${a.seeds.map((s) => `“${s.title}”`).join(", ")}` : ""}.${more(a.nextCursor)}`,
+  }),
+  tool({
+    name: "get_seed",
+    title: "Get a seed",
+    description: "One seed by id. Needs the Read access group.",
+    group: "read",
+    input: input.getSeedInput,
+    output: seedResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => seedView(getOwnedSeed(deps, who.accountId, args.id)),
+    summary: (a) => `Seed “${a.title}” (${a.id}).`,
+  }),
+  tool({
+    name: "create_seed",
+    title: "Create a seed",
+    description:
+      "Save a seed: a title and the content posts will be made from, optionally a category and an image (an asset id from the library, or an image URL that is stored, not fetched). Free. Needs the Content creation group.",
+    group: "create",
+    input: input.createSeedInput,
+    output: seedResponse,
+    annotations: ADD,
+    creates: true,
+    status: 201,
+    run: (deps, who, args) => seedView(createSeed(deps, who.accountId, withoutKey(args))),
+    summary: (a) => `Saved seed “${a.title}” (${a.id}).`,
+  }),
+  tool({
+    name: "update_seed",
+    title: "Update a seed",
+    description:
+      "Change a seed's fields; fields left out keep their value, null clears category, image_asset_id and image_url. Needs the Content creation group.",
+    group: "create",
+    input: input.updateSeedInput,
+    output: seedResponse,
+    annotations: SET,
+    creates: false,
+    status: 200,
+    run: (deps, who, { id, ...patch }) => seedView(patchSeed(deps, who.accountId, id, patch)),
+    summary: (a) => `Updated seed “${a.title}” (${a.id}).`,
+  }),
+  tool({
+    name: "delete_seed",
+    title: "Delete a seed",
+    description: "Delete a seed for good. Creations made from it stay. Needs the Content creation group.",
+    group: "create",
+    input: input.deleteSeedInput,
+    output: seedDeletedResponse,
+    annotations: REMOVE,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => {
+      deleteSeed(deps, who.accountId, args.id);
+      return { id: args.id, deleted: true as const };
+    },
+    summary: (a) => `Deleted seed ${a.id}.`,
+  }),
+  tool({
+    name: "generate_creation",
+    title: "Generate a social post",
+    description:
+      "Write a social post (caption, alt text, optional image) from a seed, in the account's brand voice. Costs credits (5 by default, with or without an image). Image: image_asset_id; else a generated card when include_visual; else the seed's image; else none. Needs the Content creation group.",
+    group: "create",
+    input: input.generateCreationInput,
+    output: creationWithChargeResponse,
+    annotations: ADD,
+    creates: true,
+    status: 201,
+    run: (deps, who, args) => generateCreation(deps, who.accountId, withoutKey(args)),
+    summary: (a) =>
+      `Created ${a.creation.id} (${plural(a.creditsCharged, "credit")} charged): “${a.creation.body.caption}”${a.creation.body.imageUrl ? ` with image ${a.creation.body.imageUrl}` : ""}. Preview: ${a.creation.url}`,
+  }),
+  tool({
+    name: "regenerate_creation",
+    title: "Regenerate a post",
+    description:
+      "Rewrite a creation's caption, image or both, in place, optionally following change_instructions (\"shorter\", \"more formal\"…). Costs credits (caption 1, image 4, both 4 by default); a failure changes nothing and charges nothing. Needs the Content creation group.",
+    group: "create",
+    input: input.regenerateCreationInput,
+    output: creationWithChargeResponse,
+    annotations: ADD,
+    creates: true,
+    status: 200,
+    run: (deps, who, args) => regenerateCreation(deps, who.accountId, withoutKey(args)),
+    summary: (a) => `Regenerated ${a.creation.id} (${plural(a.creditsCharged, "credit")} charged): “${a.creation.body.caption}”.`,
+  }),
+  tool({
+    name: "list_creations",
+    title: "List creations",
+    description: "List the account's generated posts, newest first; seed_id keeps those of one seed. Needs the Read access group.",
+    group: "read",
+    input: input.listCreationsInput,
+    output: creationListResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) =>
+      listCreations(deps, who.accountId, {
+        ...(args.seed_id !== undefined ? { seedId: args.seed_id } : {}),
+        ...(args.limit !== undefined ? { limit: args.limit } : {}),
+        ...(args.cursor !== undefined ? { cursor: args.cursor } : {}),
+      }),
+    summary: (a) => `${plural(a.creations.length, "creation")}.${more(a.nextCursor)}`,
+  }),
+  tool({
+    name: "get_creation",
+    title: "Get a creation",
+    description: "One generated post by id: caption, alt text, image and preview URL. Needs the Read access group.",
+    group: "read",
+    input: input.getCreationInput,
+    output: creationResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => ({ creation: getCreation(deps, who.accountId, args.id) }),
+    summary: (a) => `Creation ${a.creation.id}: “${a.creation.body.caption}”.`,
+  }),
+  tool({
+    name: "ingest_image",
+    title: "Add an image from a URL",
+    description:
+      "Fetch a public https image (PNG, JPEG, GIF or WebP) into the account's library, under every SSRF rule; a refusal names its reason (https_required, host_not_public, unsupported_type, image_too_large…). Free. Needs the Content creation group.",
+    group: "create",
+    input: input.ingestImageInput,
+    output: ingestUrlResponse,
+    annotations: { ...ADD, openWorldHint: true },
+    creates: true,
+    status: 201,
+    run: async (deps, who, args) => {
+      const record = await ingestFromUrl(deps, who.accountId, { url: args.url, label: args.label });
+      return { asset: assetToApi(deps, record), creditsCharged: 0 as const };
+    },
+    summary: (a) => `Added ${a.asset.fileName} (${a.asset.mimeType}, ${a.asset.sizeBytes} bytes) as asset ${a.asset.id}: ${a.asset.url}`,
+  }),
+  tool({
+    name: "create_upload_link",
+    title: "Make an upload link",
+    description:
+      "Mint a single-use browser upload link (valid 15 minutes) a person can open to add one image from their device to the library. Treat the link as a credential. Free. Needs the Content creation group.",
+    group: "create",
+    input: input.createUploadLinkInput,
+    output: uploadLinkResponse,
+    annotations: ADD,
+    creates: true,
+    status: 201,
+    // The link's audit column names an API key; a grant is not one, so it stays empty.
+    run: (deps, who) => createUploadLink(deps, who.accountId, null),
+    summary: (a) => `Open ${a.uploadUrl} to upload one image (valid until ${a.expiresAt}).`,
+  }),
+  tool({
+    name: "list_assets",
+    title: "List images",
+    description: "List the account's image library, newest first. Needs the Read access group.",
+    group: "read",
+    input: input.listAssetsInput,
+    output: assetListResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => {
+      const page = listAssets(deps, who.accountId, { limit: args.limit, cursor: args.cursor });
+      return { assets: page.assets.map((record) => assetToApi(deps, record)), nextCursor: page.nextCursor };
+    },
+    summary: (a) => `${plural(a.assets.length, "image")}.${more(a.nextCursor)}`,
+  }),
+  tool({
+    name: "list_targets",
+    title: "List publishing targets",
+    description:
+      "List the connected accounts (Bluesky, Mastodon, webhooks) posts can be scheduled to, with whether each is ready; connections are managed by a person at manageUrl. Needs the Read access group.",
+    group: "read",
+    input: input.listTargetsInput,
+    output: targetsResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who) => listTargets(deps, who.accountId),
+    summary: (a) =>
+      a.targets.length === 0
+        ? `No connected accounts yet; a person can add one at ${a.manageUrl}.`
+        : `${plural(a.targets.length, "target")}: ${a.targets.map((x) => `${x.label} (${x.platform}${x.readyToPost ? "" : `, blocked: ${x.blockedReason}`})`).join(", ")}.`,
+  }),
+  tool({
+    name: "schedule_post",
+    title: "Schedule a post",
+    description:
+      "Schedule a creation to one or more connected accounts (a platform name or an accountId from list_targets) at scheduled_time, an ISO 8601 UTC timestamp at least 5 minutes ahead. Free. Needs the Scheduling group.",
+    group: "schedule",
+    input: input.schedulePostInput,
+    output: postResponse,
+    annotations: { ...ADD, openWorldHint: true },
+    creates: true,
+    status: 200,
+    run: (deps, who, args) =>
+      schedulePost(deps, who.accountId, { creationId: args.creation_id, scheduledTime: args.scheduled_time, targets: args.targets }),
+    summary: (a) =>
+      `Post ${a.post.id} is ${a.post.status} for ${a.post.scheduledTime} to ${a.post.targets.map((x) => `${x.label} (${x.status})`).join(", ")}.`,
+  }),
+  tool({
+    name: "list_posts",
+    title: "List scheduled posts",
+    description:
+      "List scheduled posts, newest first; from/to bound scheduledTime, status filters (scheduled, publishing, published, partially_failed, failed). Needs the Read access group.",
+    group: "read",
+    input: input.listPostsInput,
+    output: postListResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => listPosts(deps, who.accountId, args),
+    summary: (a) => `${plural(a.posts.length, "post")}.${more(a.nextCursor)}`,
+  }),
+  tool({
+    name: "get_post",
+    title: "Get a scheduled post",
+    description: "One scheduled post with the state of each target. Needs the Read access group.",
+    group: "read",
+    input: input.getPostInput,
+    output: postResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => getPost(deps, who.accountId, args.id),
+    summary: (a) => `Post ${a.post.id} is ${a.post.status} for ${a.post.scheduledTime}.`,
+  }),
+  tool({
+    name: "cancel_post",
+    title: "Cancel a scheduled post",
+    description:
+      "Withdraw a scheduled post from every target and remove it. A published post cannot be cancelled. Needs the Scheduling group.",
+    group: "schedule",
+    input: input.cancelPostInput,
+    output: cancelResponse,
+    annotations: REMOVE,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => cancelPost(deps, who.accountId, args.post_id),
+    summary: (a) => `Cancelled post ${a.id}${a.providerPostWithdrawn ? " and withdrew it from its provider" : ""}.`,
+  }),
+  tool({
+    name: "get_credits",
+    title: "Get credits",
+    description: "The account's spendable and reserved credits. Needs the Read access group.",
+    group: "read",
+    input: input.getCreditsInput,
+    output: creditSummarySchema,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who) => creditSummary(deps, who.accountId),
+    summary: (a) => `${plural(a.balance, "credit")} available, ${a.reserved} reserved.`,
+  }),
+  tool({
+    name: "get_voice",
+    title: "Get the brand voice",
+    description: "The brand voice every generated post follows: tone, audience, language, emoji, hashtags, banned words, signature. Needs the Brand voice group.",
+    group: "voice",
+    input: input.getVoiceInput,
+    output: voiceSchema,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who) => getVoice(deps, who.accountId),
+    summary: (a) => `Tone “${a.tone}”, language ${a.language}, emoji ${a.emoji}.`,
+  }),
+  tool({
+    name: "set_voice",
+    title: "Set the brand voice",
+    description:
+      "Save the brand voice; fields left out keep their value. Hashtags are stored with a leading #; duplicates are dropped. Needs the Brand voice group.",
+    group: "voice",
+    input: input.setVoiceInput,
+    output: voiceSchema,
+    annotations: SET,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => putVoice(deps, who.accountId, args),
+    summary: (a) => `Saved: tone “${a.tone}”, language ${a.language}, emoji ${a.emoji}.`,
+  }),
+];
+
+/** Tools by name. */
+export const TOOLS_BY_NAME: ReadonlyMap<string, ToolDefinition> = new Map(TOOLS.map((t) => [t.name, t]));

@@ -1,0 +1,147 @@
+/**
+ * MCP test plumbing: the app served by a real Bun.serve on 127.0.0.1 (built as `seedcast serve` builds it: Bun's
+ * router for the routes, `handle` for the rest, the server passed along), OAuth grants made through the OAuth
+ * service, and the SDK's own clients (v2 `@modelcontextprotocol/client`, v1 `@modelcontextprotocol/sdk`) sending
+ * the grant's access token.
+ */
+import type { Server } from "bun";
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Scope } from "../../src/modules/auth/scopes";
+import { registerClient } from "../../src/modules/oauth/clients";
+import { createGrant, type TokenPair } from "../../src/modules/oauth/service";
+import type { World } from "./world";
+
+export interface Served {
+  server: Server<undefined>;
+  /** `http://127.0.0.1:PORT` */
+  base: string;
+  stop(): Promise<void>;
+}
+
+/** Serves `world.app` on 127.0.0.1 and a free port, the way `seedcast serve` does. */
+export function serveWorld(world: World, options: { idleTimeout?: number } = {}): Served {
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    ...(options.idleTimeout !== undefined ? { idleTimeout: options.idleTimeout } : {}),
+    routes: world.app.servedRoutes(),
+    fetch: (request, srv) => world.app.handle(request, srv),
+  });
+  return { server, base: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
+}
+
+/** Registers a public OAuth client (as dynamic registration would) and answers its id. */
+export function registerTestClient(world: World, name = "Test assistant"): string {
+  return registerClient(world.deps, {
+    client_name: name,
+    redirect_uris: ["http://127.0.0.1:9/callback"],
+    token_endpoint_auth_method: "none",
+  }).client_id;
+}
+
+/** A grant of `scopes` for `userId` in `accountId`, with its first token pair. */
+export function grantFor(world: World, clientId: string, accountId: string, userId: string, scopes: readonly Scope[]): TokenPair {
+  return createGrant(world.deps, { clientId, accountId, userId, scopes });
+}
+
+/** The parts of a tool result the tests read, whichever client produced it. */
+export interface ToolResult {
+  isError?: boolean;
+  // biome-ignore lint: tests read arbitrary JSON shapes.
+  structuredContent?: any;
+  content: { type: string; text?: string }[];
+}
+
+/** What the tests need of a connected client, v1 or v2. */
+export interface McpClient {
+  label: string;
+  callTool(name: string, args?: Record<string, unknown>): Promise<ToolResult>;
+  listTools(): Promise<{ name: string; annotations?: Record<string, unknown>; inputSchema: unknown; outputSchema?: unknown }[]>;
+  close(): Promise<void>;
+}
+
+function bearer(token: string): RequestInit {
+  return { headers: { authorization: `Bearer ${token}` } };
+}
+
+/** The v2 client, negotiating the era (`auto` finds 2026-07-28 here) or in its default 2025 handshake. */
+export async function connectV2(url: string, token: string, mode: "auto" | "legacy" = "auto"): Promise<McpClient> {
+  const client = new ClientV2({ name: "seedcast-test-v2", version: "1.0.0" }, mode === "auto" ? { versionNegotiation: { mode: "auto" } } : {});
+  await client.connect(new TransportV2(new URL(url), { requestInit: bearer(token) }));
+  return {
+    label: `v2 client (${client.getProtocolEra()})`,
+    callTool: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as ToolResult,
+    listTools: async () => (await client.listTools()).tools as Awaited<ReturnType<McpClient["listTools"]>>,
+    close: () => client.close(),
+  };
+}
+
+/** The v1 client (`@modelcontextprotocol/sdk`), a 2025-era client served in its stateless form. */
+export async function connectV1(url: string, token: string): Promise<McpClient> {
+  const client = new ClientV1({ name: "seedcast-test-v1", version: "1.0.0" });
+  await client.connect(new TransportV1(new URL(url), { requestInit: bearer(token) }));
+  return {
+    label: "v1 client (legacy)",
+    callTool: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as ToolResult,
+    listTools: async () => (await client.listTools()).tools as Awaited<ReturnType<McpClient["listTools"]>>,
+    close: () => client.close(),
+  };
+}
+
+/** A raw JSON-RPC POST to /mcp (for the HTTP-level answers the clients turn into exceptions). */
+export async function rawMcpPost(
+  url: string,
+  message: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; text: string }> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    body: typeof message === "string" ? message : JSON.stringify(message),
+  });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+/** A 2025-era `tools/call` message (the legacy stateless form needs no handshake before it). */
+export function toolsCall(name: string, args: Record<string, unknown> = {}, id = 1): unknown {
+  return { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } };
+}
+
+/**
+ * Calls every tool of §9 once, in an order where each finds what it needs (a seed to generate from, a creation to
+ * schedule, a post to cancel). The account must have a ready target named `webhook` and credits for one generation
+ * and one caption regeneration; `imageUrl` is an https image the server may fetch. Throws naming the first tool
+ * whose result is a refusal. Answers every result by tool name.
+ */
+export async function callEveryTool(client: McpClient, opts: { imageUrl: string; scheduledTime: string }): Promise<Map<string, ToolResult>> {
+  const results = new Map<string, ToolResult>();
+  const call = async (name: string, args: Record<string, unknown> = {}) => {
+    const result = await client.callTool(name, args);
+    if (result.isError) throw new Error(`${name} was refused: ${JSON.stringify(result.structuredContent)}`);
+    results.set(name, result);
+    return result.structuredContent;
+  };
+  await call("get_credits");
+  await call("set_voice", { tone: "friendly", emoji: "some" });
+  await call("get_voice");
+  const seed = await call("create_seed", { title: "Autumn opening hours", content: "From October we open at eight and close at six, Monday to Saturday.", idempotency_key: crypto.randomUUID() });
+  await call("list_seeds", { search: "autumn" });
+  await call("get_seed", { id: seed.id });
+  await call("update_seed", { id: seed.id, category: "news" });
+  const asset = (await call("ingest_image", { url: opts.imageUrl, label: "Shop front" })).asset;
+  await call("list_assets", { limit: 10 });
+  await call("create_upload_link");
+  const creation = (await call("generate_creation", { seed_id: seed.id, image_asset_id: asset.id })).creation;
+  await call("regenerate_creation", { creation_id: creation.id, parts: "caption", change_instructions: "shorter" });
+  await call("list_creations", { seed_id: seed.id });
+  await call("get_creation", { id: creation.id });
+  await call("list_targets");
+  const post = (await call("schedule_post", { creation_id: creation.id, scheduled_time: opts.scheduledTime, targets: ["webhook"] })).post;
+  await call("list_posts", { status: "scheduled" });
+  await call("get_post", { id: post.id });
+  await call("cancel_post", { post_id: post.id });
+  await call("delete_seed", { id: seed.id });
+  return results;
+}
