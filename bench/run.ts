@@ -39,6 +39,11 @@ const BENCHES: { name: string; args: [string[], string[]]; env: [Record<string, 
     args: [["bench/dispatch.ts", "--posts", "1000", "--window-ms", "10000"], ["bench/dispatch.ts"]],
     env: [{}, {}],
   },
+  {
+    name: "webhook-events",
+    args: [["bench/webhook-events.ts", "--posts", "1000", "--window-ms", "10000", "--rounds", "2"], ["bench/webhook-events.ts", "--rounds", "5"]],
+    env: [{}, {}],
+  },
   { name: "soak", args: [["bench/soak.ts"], ["bench/soak.ts"]], env: [{ SOAK_MINUTES: "1" }, {}] },
 ];
 

@@ -5,6 +5,10 @@
  * exactly once at the receiver: none lost, none twice (resends after a crash carry the same Idempotency-Key and are
  * absorbed as repeats, which the receiver logs separately).
  *
+ * The account also has an event webhook on post.published (to the same receiver, path /events): each publication
+ * records its event in the same transaction, so every post delivered has exactly one event delivered too, at least
+ * once across the kills (repeats carry the event id as Idempotency-Key and are absorbed).
+ *
  * Posts are made due quickly by inserting them with due times a few seconds ahead through the database (the API's
  * 5-minute minimum lead time is a product rule, not what this test is about).
  */
@@ -17,7 +21,10 @@ import { join, resolve } from "node:path";
 import { bootstrap } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
 import type { Deps } from "../src/deps";
+import { eventWebhooks } from "../src/db/schema/event-webhooks";
+import { newId } from "../src/lib/ids";
 import { silentLogger } from "../src/lib/log";
+import { sealWebhookSecret } from "../src/modules/webhooks/events";
 import { createAccount } from "../src/modules/accounts/service";
 import { addConnection } from "../src/modules/connections/service";
 import { readWebhookLog } from "./peers/webhook-receiver";
@@ -108,7 +115,7 @@ afterAll(() => {
 });
 
 test(
-  `kill -9 during dispatch ${KILLS} times: every due post delivered exactly once`,
+  `kill -9 during dispatch ${KILLS} times: every due post delivered exactly once, and its post.published event`,
   async () => {
     const config = loadConfig({ DATA_DIR: dataDir, ALLOW_PRIVATE_HOSTS: "127.0.0.1", LOG_LEVEL: "silent", BASE_URL: "http://localhost" });
     const setup = bootstrap(config, { log: silentLogger });
@@ -116,6 +123,19 @@ test(
     const connection = await addConnection(setup, { accountId, platform: "webhook", url: `${receiverUrl}/hook`, secret: WEBHOOK_SECRET });
     expect(connection.blockedReason).toBeNull();
     expect(connection.readyToPost).toBe(true);
+    // The row POST /api/v1/webhooks stores, with the secret the receiver process verifies under.
+    const webhookId = newId();
+    setup.db
+      .insert(eventWebhooks)
+      .values({
+        id: webhookId,
+        accountId,
+        url: `${receiverUrl}/events`,
+        events: JSON.stringify(["post.published"]),
+        secretSealed: sealWebhookSecret(setup.instanceSecret, webhookId, WEBHOOK_SECRET),
+        createdAt: Date.now(),
+      })
+      .run();
     const creation = await makeCreation(setup, accountId, { caption: "Crash-safe delivery" });
     const start = Date.now() + 1500;
     const targetIds = insertDuePosts(setup, { accountId, connectionId: connection.accountId, creationId: creation.id, count: POSTS, firstDueAt: start, spreadMs: SPREAD_MS });
@@ -135,10 +155,12 @@ test(
     const watch = bootstrap(config, { log: silentLogger });
     const deadline = Date.now() + FINISH_TIMEOUT_MS;
     let states = targetStates(watch);
-    while (Date.now() < deadline && (states.published ?? 0) < POSTS) {
+    const eventsDelivered = watch.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'delivered'");
+    while (Date.now() < deadline && ((states.published ?? 0) < POSTS || eventsDelivered.get()!.n < POSTS)) {
       await Bun.sleep(200);
       states = targetStates(watch);
     }
+    const eventRows = watch.sqlite.query<{ status: string; n: number }, []>("SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status").all();
     final.proc.kill("SIGTERM");
     expect(await final.proc.exited, final.log()).toBe(0);
 
@@ -167,6 +189,26 @@ test(
     expect([...byBody.values()].every((n) => n === 1)).toBe(true);
     expect(effects.size).toBe(POSTS);
     expect(killsDuringDispatch).toBeGreaterThanOrEqual(8);
+
+    // Events: one per published post, none lost, each taking effect once.
+    expect(eventRows).toEqual([{ status: "delivered", n: POSTS }]);
+    const events = readWebhookLog(logFile).filter((d) => d.event === "post.published");
+    expect(events.every((d) => d.verified && d.path === "/events")).toBe(true);
+    const eventEffects = new Map<string, number>();
+    const eventsByPost = new Map<string, number>();
+    for (const d of events) {
+      if (d.repeat) continue;
+      eventEffects.set(d.idempotencyKey!, (eventEffects.get(d.idempotencyKey!) ?? 0) + 1);
+      const body = d.body as { id: string; data: { post: { id: string; status: string } } };
+      expect(body.id).toBe(d.idempotencyKey!);
+      expect(body.data.post.status).toBe("published");
+      eventsByPost.set(body.data.post.id, (eventsByPost.get(body.data.post.id) ?? 0) + 1);
+    }
+    expect(eventEffects.size).toBe(POSTS);
+    expect([...eventEffects.values()].every((n) => n === 1)).toBe(true);
+    expect(eventsByPost.size).toBe(POSTS);
+    expect([...eventsByPost.values()].every((n) => n === 1)).toBe(true);
+    console.log(JSON.stringify({ events: eventEffects.size, absorbedEventRepeats: events.filter((d) => d.repeat).length }));
   },
   { timeout: 240_000 },
 );

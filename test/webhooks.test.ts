@@ -191,6 +191,33 @@ describe("delivery", () => {
     expect(published.receiver.deliveries).toHaveLength(0);
   });
 
+  test("post.partially_failed when one target of two refuses, with the failing target's message", async () => {
+    const a = await world.createAccount();
+    const refusing = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
+    receivers.push(refusing);
+    refusing.setMode("reject400");
+    const ok = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${target.url}/ok`, secret: WEBHOOK_SECRET });
+    // Connected while it still answered the ping, then it starts refusing.
+    refusing.setMode("ok");
+    const bad = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${refusing.url}/bad`, secret: WEBHOOK_SECRET });
+    refusing.setMode("reject400");
+    const sub = await subscribe(a, ["post.partially_failed", "post.published", "post.failed"]);
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "half of it" });
+    const res = await world.call("POST", "/api/v1/schedule", {
+      key: a.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: isoAt(world.clock.now() + FIVE_MIN + 60_000), targets: [ok.accountId, bad.accountId] },
+    });
+    world.clock.advance(FIVE_MIN + 60_000);
+    await runDueOnce(world.deps);
+    await runDueEventsOnce(world.deps);
+    expect(sub.receiver.deliveries).toHaveLength(1);
+    const body = sub.receiver.deliveries[0]!.body as { type: string; data: { post: { id: string; status: string; errorMessage: string; targets: { status: string }[] } } };
+    expect(body.type).toBe("post.partially_failed");
+    expect(body.data.post).toMatchObject({ id: res.json.post.id, status: "partially_failed" });
+    expect(body.data.post.targets.map((t) => t.status).sort()).toEqual(["failed", "published"]);
+    expect(body.data.post.errorMessage).toContain("receiver rejecting (test mode)");
+  });
+
   test("creation.generated on generate and regenerate; credits.low once when a charge takes the balance under 10", async () => {
     const a = await world.createAccount({ credits: 16 });
     const sub = await subscribe(a, ["creation.generated", "credits.low"]);
@@ -365,6 +392,30 @@ describe("delivery", () => {
     } finally {
       failing.close();
     }
+  });
+
+  test("the hourly tidy job deletes events a week old once nothing is owed, never a pending one", async () => {
+    const { JOB_IDS, systemJobs } = await import("../src/jobs");
+    const job = systemJobs.find((j) => j.id === JOB_IDS.webhookEventsTidy)!;
+    const a = await accountWithTarget();
+    const sub = await subscribe(a, ["post.published"]);
+    const down = await subscribe(a, ["post.published"]);
+    down.receiver.setMode("error500");
+    await scheduleToTarget(a, "kept a week");
+    world.clock.advance(FIVE_MIN + 60_000);
+    await runDueOnce(world.deps);
+    await runDueEventsOnce(world.deps);
+    expect(deliveryRows(sub.webhookId)[0]!.status).toBe("delivered");
+    expect(deliveryRows(down.webhookId)[0]!.status).toBe("pending");
+    world.clock.advance(8 * 24 * 60 * 60 * 1000);
+    await job.run(world.deps);
+    expect(deliveryRows(sub.webhookId)).toHaveLength(1); // the event is still owed to `down`
+    down.receiver.setMode("ok");
+    await runDueEventsOnce(world.deps);
+    expect(deliveryRows(down.webhookId)[0]!.status).toBe("delivered");
+    await job.run(world.deps);
+    expect(deliveryRows(sub.webhookId)).toHaveLength(0);
+    expect(deliveryRows(down.webhookId)).toHaveLength(0);
   });
 
   test("the running dispatcher delivers events too, after the due posts", async () => {

@@ -6,11 +6,13 @@ import { tidyUploadLinks } from "../modules/uploads/service";
 import { publishingJobs } from "../publishing/jobs";
 import { dashboardJobs } from "../modules/dashboard/jobs";
 import { oauthJobs } from "../modules/oauth/tidy";
+import { tidyWebhookEvents } from "../modules/webhooks/service";
 import type { JobDefinition } from "./registry";
 
 export const JOB_IDS = {
   keysTidy: "__keys_tidy__",
   uploadLinksTidy: "__upload_links_tidy__",
+  webhookEventsTidy: "__webhook_events_tidy__",
 } as const;
 
 /** The jobs `seedcast serve` starts. */
@@ -36,6 +38,14 @@ export const systemJobs: readonly JobDefinition[] = [
     schedule: "0 41 * * * *",
     run: async (deps) => {
       await sweepOrphanMedia(deps);
+    },
+  },
+  {
+    id: JOB_IDS.webhookEventsTidy,
+    schedule: "0 53 * * * *",
+    run: (deps) => {
+      const removed = tidyWebhookEvents(deps);
+      if (removed > 0) deps.log.info("tidied webhook events", { removed });
     },
   },
   ...publishingJobs,

@@ -329,6 +329,10 @@ export interface RunningDispatcher {
  */
 export function startDispatcher(deps: Deps, options: DispatcherOptions): RunningDispatcher {
   const inFlight = new Set<Promise<void>>();
+  // Event webhook deliveries never take more than half the slots, so a post that comes due while a slow event receiver
+  // holds deliveries open still finds a free slot at once.
+  const eventSlots = Math.max(1, Math.floor(options.concurrency / 2));
+  let eventsInFlight = 0;
   let running = true;
   let wakeUp: (() => void) | null = null;
   const wake = (): void => {
@@ -356,9 +360,14 @@ export function startDispatcher(deps: Deps, options: DispatcherOptions): Running
         try {
           // Posts first: event webhook deliveries only take the slots no due post needs.
           const claims = claimDueTargets(deps, free, options.leaseMs);
-          const events = claimDueEvents(deps, free - claims.length, options.leaseMs);
-          claimed = claims.length + events.length;
-          const work = [...claims.map((c) => () => deliverClaim(deps, c)), ...events.map((c) => () => deliverEvent(deps, c))];
+          const events = claimDueEvents(deps, Math.min(free - claims.length, eventSlots - eventsInFlight), options.leaseMs);
+          // Counted as a full batch (look again at once) only when posts filled every free slot.
+          claimed = claims.length === free ? free : claims.length;
+          eventsInFlight += events.length;
+          const work = [
+            ...claims.map((c) => () => deliverClaim(deps, c)),
+            ...events.map((c) => () => deliverEvent(deps, c).finally(() => (eventsInFlight -= 1))),
+          ];
           for (const run of work) {
             const p: Promise<void> = run()
               .catch((error) => deps.log.error("delivery crashed", { error: (error as Error).message }))
@@ -376,7 +385,9 @@ export function startDispatcher(deps: Deps, options: DispatcherOptions): Running
       if (free > 0 && claimed === free) continue; // more may be due right now
       let wait = options.pollMs;
       if (inFlight.size < options.concurrency) {
-        for (const next of [nextWakeAt(deps), nextEventWakeAt(deps)]) {
+        // With every event slot taken, a finishing event delivery wakes the loop; due events are no reason to poll.
+        const eventWake = eventsInFlight < eventSlots ? nextEventWakeAt(deps) : null;
+        for (const next of [nextWakeAt(deps), eventWake]) {
           if (next !== null) wait = Math.max(0, Math.min(wait, next - deps.clock.now()));
         }
       }

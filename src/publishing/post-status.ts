@@ -6,7 +6,7 @@ import { eq } from "drizzle-orm";
 import { type PostStatus, scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
 import type { Db } from "../db/client";
 import { recordEvent } from "../modules/webhooks/events";
-import { loadPostView } from "./post-view";
+import { postToApi } from "./post-view";
 
 type Tx = Pick<Db, "select" | "update" | "insert">;
 
@@ -28,22 +28,28 @@ export function derivePostStatus(targets: ReadonlyArray<{ status: string }>): Po
  * (published, failed, partially_failed), the matching event is recorded for event webhooks in the same transaction.
  */
 export function refreshPostStatus(tx: Tx, postId: string, now: number): PostStatus {
-  const before = tx.select({ status: scheduledPosts.status, accountId: scheduledPosts.accountId }).from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get();
+  const status = derivePostStatus(
+    tx.select({ status: scheduledPostTargets.status }).from(scheduledPostTargets).where(eq(scheduledPostTargets.postId, postId)).all(),
+  );
+  // Only a final status has an error message or can be an event: the rows it needs are read only then (most refreshes
+  // are claims, which need nothing more).
+  if (!(status in FINAL_EVENTS)) {
+    tx.update(scheduledPosts).set({ status, errorMessage: null, updatedAt: now }).where(eq(scheduledPosts.id, postId)).run();
+    return status;
+  }
   const targets = tx
-    .select({ status: scheduledPostTargets.status, label: scheduledPostTargets.label, errorMessage: scheduledPostTargets.errorMessage })
+    .select()
     .from(scheduledPostTargets)
     .where(eq(scheduledPostTargets.postId, postId))
+    .orderBy(scheduledPostTargets.createdAt, scheduledPostTargets.id)
     .all();
-  const status = derivePostStatus(targets);
   const failed = targets.filter((t) => t.status === "failed");
-  const errorMessage =
-    status === "failed" || status === "partially_failed"
-      ? failed.map((t) => `${t.label}: ${t.errorMessage ?? "failed"}`).join(" | ")
-      : null;
+  const errorMessage = status === "published" ? null : failed.map((t) => `${t.label}: ${t.errorMessage ?? "failed"}`).join(" | ");
+  const before = tx.select().from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get();
   tx.update(scheduledPosts).set({ status, errorMessage, updatedAt: now }).where(eq(scheduledPosts.id, postId)).run();
-  if (before && before.status !== status && status in FINAL_EVENTS) {
+  if (before && before.status !== status) {
     const type = FINAL_EVENTS[status as keyof typeof FINAL_EVENTS];
-    recordEvent(tx, now, before.accountId, type, () => ({ post: loadPostView(tx, postId) }));
+    recordEvent(tx, now, before.accountId, type, () => ({ post: postToApi({ ...before, status, errorMessage, updatedAt: now }, targets) }));
   }
   return status;
 }

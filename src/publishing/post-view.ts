@@ -2,9 +2,7 @@
  * A scheduled post as the API shows it (decisions.md §7): GET /schedule/posts answers it, and the post.* events of
  * event webhooks carry it. Built from the stored rows, so the schedule module and the dispatcher render it alike.
  */
-import { eq } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { type PostStatus, scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
+import type { PostStatus, scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
 import { isoAt } from "../lib/clock";
 
 type PostRow = typeof scheduledPosts.$inferSelect;
@@ -57,17 +55,4 @@ export function postToApi(post: PostRow, targets: TargetRow[]): PostApi {
   };
   if ((post.status === "failed" || post.status === "partially_failed") && post.errorMessage) api.errorMessage = post.errorMessage;
   return api;
-}
-
-/** The post `postId` as the API shows it, read inside the caller's transaction; null when it is gone. */
-export function loadPostView(tx: Pick<Db, "select">, postId: string): PostApi | null {
-  const post = tx.select().from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get();
-  if (!post) return null;
-  const targets = tx
-    .select()
-    .from(scheduledPostTargets)
-    .where(eq(scheduledPostTargets.postId, postId))
-    .orderBy(scheduledPostTargets.createdAt, scheduledPostTargets.id)
-    .all();
-  return postToApi(post, targets);
 }

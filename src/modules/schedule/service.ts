@@ -1,7 +1,8 @@
 /**
  * Scheduling (decisions.md §7, §10): the targets list, scheduling a creation to connected accounts, reschedule,
- * cancel, and the calendar reads. The post stores a snapshot of the creation (caption, alt text, image asset id); the dispatcher
- * (src/publishing/dispatcher.ts) delivers what the service holds, Mastodon holds its own scheduled statuses.
+ * cancel, and the calendar reads. The post stores a snapshot of the creation (caption, alt text, image asset id);
+ * the dispatcher (src/publishing/dispatcher.ts) delivers what the service holds, Mastodon holds its own scheduled
+ * statuses.
  */
 import { and, desc, eq, gte, inArray, lt, or, sql } from "drizzle-orm";
 import { type PostStatus, scheduledPosts, scheduledPostTargets } from "../../db/schema/scheduled-posts";
@@ -58,7 +59,7 @@ export function assetReferencedByPendingPost(deps: Pick<Deps, "db">, assetId: st
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Views
+// Rows (a post as the API shows it: publishing/post-view.ts)
 
 function targetsOf(deps: Pick<Deps, "db">, postIds: string[]): Map<string, TargetRow[]> {
   const byPost = new Map<string, TargetRow[]>();

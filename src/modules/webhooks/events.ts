@@ -67,7 +67,19 @@ export function sealWebhookSecret(instanceSecret: Uint8Array, webhookId: string,
   return sealJson(instanceSecret, webhookId, { secret }, SECRET_KEY_LABEL);
 }
 
-/** Opens a webhook's signing secret; throws when the sealed value was tampered with or belongs to another row. */
+/** Opened secrets by webhook id, with the sealed value they came from (a changed row is opened again). */
+const opened = new Map<string, { sealed: string; secret: string }>();
+const MAX_OPENED = 1000;
+
+/**
+ * Opens a webhook's signing secret; throws when the sealed value was tampered with or belongs to another row. Kept
+ * in memory per webhook (each delivery would otherwise derive a key and decrypt again).
+ */
 export function openWebhookSecret(instanceSecret: Uint8Array, webhookId: string, sealed: string): string {
-  return openJson<{ secret: string }>(instanceSecret, webhookId, sealed, SECRET_KEY_LABEL).secret;
+  const hit = opened.get(webhookId);
+  if (hit && hit.sealed === sealed) return hit.secret;
+  const secret = openJson<{ secret: string }>(instanceSecret, webhookId, sealed, SECRET_KEY_LABEL).secret;
+  if (opened.size >= MAX_OPENED) opened.clear();
+  opened.set(webhookId, { sealed, secret });
+  return secret;
 }

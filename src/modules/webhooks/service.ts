@@ -3,11 +3,12 @@
  * it must be used to sign), list, delete. What happens is recorded by events.ts inside the transaction of each state
  * change; src/publishing/event-delivery.ts delivers it.
  *
- * API for other modules: `createWebhook`, `listWebhooks`, `deleteWebhook` (all `(deps, accountId, ...)`).
+ * API for other modules: `createWebhook`, `listWebhooks`, `deleteWebhook` (all `(deps, accountId, ...)`), and
+ * `tidyWebhookEvents(deps)` for the hourly job.
  */
 import { randomBytes } from "node:crypto";
-import { and, desc, eq, sql } from "drizzle-orm";
-import { type EventType, EVENT_TYPES, eventWebhooks } from "../../db/schema/event-webhooks";
+import { and, desc, eq, lt, notExists, sql } from "drizzle-orm";
+import { type EventType, EVENT_TYPES, eventWebhooks, webhookDeliveries, webhookEvents } from "../../db/schema/event-webhooks";
 import type { Deps } from "../../deps";
 import { isoAt } from "../../lib/clock";
 import { AppError, notFound } from "../../lib/errors";
@@ -89,4 +90,30 @@ export function deleteWebhook(deps: Pick<Deps, "db">, accountId: string, id: str
     .all();
   if (removed.length === 0) throw notFound("webhook");
   return { id, deleted: true };
+}
+
+/** How long delivered and failed events are kept (for support and debugging) before the tidy job deletes them. */
+export const EVENT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * Deletes events older than EVENT_RETENTION_MS with no delivery still pending (their deliveries go with them, by
+ * cascade); answers how many. An event still owed to a webhook is never deleted.
+ */
+export function tidyWebhookEvents(deps: Pick<Deps, "db" | "clock">): number {
+  const removed = deps.db
+    .delete(webhookEvents)
+    .where(
+      and(
+        lt(webhookEvents.createdAt, deps.clock.now() - EVENT_RETENTION_MS),
+        notExists(
+          deps.db
+            .select({ id: webhookDeliveries.id })
+            .from(webhookDeliveries)
+            .where(and(eq(webhookDeliveries.eventId, webhookEvents.id), eq(webhookDeliveries.status, "pending"))),
+        ),
+      ),
+    )
+    .returning({ id: webhookEvents.id })
+    .all();
+  return removed.length;
 }
