@@ -20,6 +20,7 @@ import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { isoAt } from "../src/lib/clock";
 import { configureIngestFetch } from "../src/modules/assets/ingest";
+import { configureClientMetadataFetch } from "../src/modules/oauth/client-metadata";
 import { addConnection } from "../src/modules/connections/service";
 import { authenticateAccessToken } from "../src/modules/oauth/access-token";
 import { type McpClient, callEveryTool } from "./helpers/mcp";
@@ -36,6 +37,8 @@ const REDIRECT = "http://127.0.0.1:53682/callback";
  * v1 and v2 interfaces (v2 passes an issuer context to the client-information calls; v1 does not).
  */
 class AssistantProvider {
+  /** Set: the client identifies itself with this Client ID Metadata Document instead of registering. */
+  constructor(readonly clientMetadataUrl?: string) {}
   readonly redirectUrl = REDIRECT;
   readonly clientMetadata = {
     client_name: "Test Assistant",
@@ -100,8 +103,21 @@ beforeAll(async () => {
   world = app;
   server.reload({ routes: world.app.servedRoutes(), fetch: (request, srv) => world.app.handle(request, srv) });
   const png = new Uint8Array(await sharp({ create: { width: 40, height: 30, channels: 3, background: "#c63" } }).png().toBuffer());
-  source = startHttpsServer(() => new Response(png), { ca });
+  // One HTTPS server on localhost with the test CA: the image to ingest, and the assistants' metadata documents.
+  source = startHttpsServer((request) => {
+    const path = new URL(request.url).pathname;
+    if (!path.startsWith("/clients/")) return new Response(png);
+    return Response.json({
+      client_id: `${source.url}${path}`,
+      client_name: "Test Assistant",
+      redirect_uris: [REDIRECT],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    });
+  }, { ca });
   configureIngestFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
+  configureClientMetadataFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
   receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
 });
 
@@ -188,49 +204,67 @@ const flows: [string, Flow][] = [
   ],
 ];
 
+/**
+ * The whole flow for one client: the 401 sends the SDK through discovery to registration (or to its metadata
+ * document), the person signs in and consents in the "browser", the code is exchanged, then tools/list, every tool,
+ * and a refresh once the access token has expired.
+ */
+async function wholeFlow(flow: Flow, provider: AssistantProvider): Promise<void> {
+  const person = await ownerWithAccount(world, "Corner Bakery");
+  await addConnection(world.deps, { accountId: person.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
+
+  await expect(flow.connect(provider)).rejects.toBeInstanceOf(flow.unauthorized);
+  const clientId = (provider.info as { client_id?: string } | undefined)?.client_id ?? provider.clientMetadataUrl;
+  expect(clientId).toBeString();
+  expect(provider.authorizationUrl?.searchParams.get("client_id")).toBe(clientId as string);
+  const callback = await consentInBrowser(provider, person);
+  await flow.finishAuth(provider, callback);
+  expect(provider.saved).toHaveLength(1);
+  const first = provider.saved[0];
+  expect(first?.access_token).toStartWith("sco_");
+  expect(first?.refresh_token).toStartWith("scr_");
+  expect(first?.scope).toBe("read create schedule voice");
+  const principal = authenticateAccessToken(world.deps, first?.access_token as string);
+  expect(principal).toMatchObject({ accountId: person.accountId, userId: person.userId, clientId, scopes: ["read", "create", "schedule", "voice"] });
+
+  const client = await flow.connect(provider);
+  try {
+    expect((await client.listTools()).length).toBe(20);
+    const results = await callEveryTool(client, { imageUrl: `${source.url}/shop.png`, scheduledTime: isoAt(world.clock.now() + 3_600_000) });
+    expect(results.size).toBe(20);
+    expect(results.get("get_credits")?.structuredContent).toEqual({ balance: 100, reserved: 0 });
+    expect(results.get("generate_creation")?.structuredContent.creditsCharged).toBe(5);
+
+    // An hour later the access token has expired: the next call is refused with 401, the SDK refreshes (the
+    // refresh token rotates) and retries, and the call goes through.
+    world.clock.advance(3600 * 1000);
+    expect(authenticateAccessToken(world.deps, first?.access_token as string)).toBeNull();
+    const credits = await client.callTool("get_credits");
+    expect(credits.structuredContent).toEqual({ balance: 100 - 5 - 1, reserved: 0 });
+    expect(provider.saved).toHaveLength(2);
+    const second = provider.saved[1];
+    expect(second?.access_token).not.toBe(first?.access_token);
+    expect(second?.refresh_token).not.toBe(first?.refresh_token);
+    // Same grant, new pair.
+    expect(authenticateAccessToken(world.deps, second?.access_token as string)?.grantId).toBe(principal?.grantId as string);
+  } finally {
+    await client.close();
+  }
+}
+
 for (const [label, flow] of flows) {
   describe(label, () => {
     test("discovery → registration → login and consent → token → tools/list → every tool → refresh", async () => {
-      const person = await ownerWithAccount(world, "Corner Bakery");
-      await addConnection(world.deps, { accountId: person.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
-      const provider = new AssistantProvider();
+      await wholeFlow(flow, new AssistantProvider());
+    });
 
-      // No token yet: the 401 challenge sends the SDK through discovery and registration to the authorization URL.
-      await expect(flow.connect(provider)).rejects.toBeInstanceOf(flow.unauthorized);
-      expect((provider.info as { client_id?: string }).client_id).toBeString();
-      const callback = await consentInBrowser(provider, person);
-      await flow.finishAuth(provider, callback);
-      expect(provider.saved).toHaveLength(1);
-      const first = provider.saved[0];
-      expect(first?.access_token).toStartWith("sco_");
-      expect(first?.refresh_token).toStartWith("scr_");
-      expect(first?.scope).toBe("read create schedule voice");
-      const principal = authenticateAccessToken(world.deps, first?.access_token as string);
-      expect(principal).toMatchObject({ accountId: person.accountId, userId: person.userId, scopes: ["read", "create", "schedule", "voice"] });
-
-      const client = await flow.connect(provider);
-      try {
-        expect((await client.listTools()).length).toBe(20);
-        const results = await callEveryTool(client, { imageUrl: `${source.url}/shop.png`, scheduledTime: isoAt(world.clock.now() + 3_600_000) });
-        expect(results.size).toBe(20);
-        expect(results.get("get_credits")?.structuredContent).toEqual({ balance: 100, reserved: 0 });
-        expect(results.get("generate_creation")?.structuredContent.creditsCharged).toBe(5);
-
-        // An hour later the access token has expired: the next call is refused with 401, the SDK refreshes (the
-        // refresh token rotates) and retries, and the call goes through.
-        world.clock.advance(3600 * 1000);
-        expect(authenticateAccessToken(world.deps, first?.access_token as string)).toBeNull();
-        const credits = await client.callTool("get_credits");
-        expect(credits.structuredContent).toEqual({ balance: 100 - 5 - 1, reserved: 0 });
-        expect(provider.saved).toHaveLength(2);
-        const second = provider.saved[1];
-        expect(second?.access_token).not.toBe(first?.access_token);
-        expect(second?.refresh_token).not.toBe(first?.refresh_token);
-        // Same grant, new pair.
-        expect(authenticateAccessToken(world.deps, second?.access_token as string)?.grantId).toBe(principal?.grantId as string);
-      } finally {
-        await client.close();
-      }
+    test("the same with a Client ID Metadata Document served over HTTPS on localhost (test CA) instead of registering", async () => {
+      const url = `${source.url}/clients/${label.startsWith("v2") ? "v2" : "v1"}.json`;
+      const registered = world.deps.sqlite.query("SELECT count(*) AS n FROM oauth_clients WHERE kind = 'registered'").get();
+      await wholeFlow(flow, new AssistantProvider(url));
+      // No registration happened: the document's URL is the client.
+      expect(world.deps.sqlite.query("SELECT count(*) AS n FROM oauth_clients WHERE kind = 'registered'").get()).toEqual(registered);
+      expect(world.deps.sqlite.query("SELECT kind FROM oauth_clients WHERE id = ?").get(url)).toEqual({ kind: "metadata_document" });
     });
   });
 }

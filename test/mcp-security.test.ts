@@ -5,6 +5,9 @@
  * every tool, the Origin check, the body cap, the per-grant rate limit, and a slow tool outliving Bun's idle timeout.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
+import { DB_FILE_NAME } from "../src/db/client";
 import { createBuiltinGenerator } from "../src/generation/builtin";
 import type { CaptionRequest, Generator } from "../src/generation/generator";
 import { isoAt } from "../src/lib/clock";
@@ -119,6 +122,22 @@ describe("credentials: OAuth access tokens only", () => {
     expect((await call(owners.accessToken)).status).toBe(200);
     setAccountDisabled(world.deps, account.accountId, true);
     expect((await call(owners.accessToken)).status).toBe(401);
+  });
+
+  test("a revocation written by another process applies at the next request (the token lookup cache follows commits)", async () => {
+    const account = await world.createAccount();
+    const pair = grantFor(world, clientId, account.accountId, account.userId, ["read"]);
+    const call = () => rawMcpPost(mcpUrl, toolsCall("get_credits"), auth(pair.accessToken));
+    expect((await call()).status).toBe(200);
+    expect((await call()).status).toBe(200);
+    // Another connection to the same database file, as the CLI or another replica would hold.
+    const other = new Database(join(world.dataDir, DB_FILE_NAME));
+    try {
+      other.query("UPDATE oauth_grants SET revoked_at = ? WHERE id = ?").run(world.clock.now(), pair.grantId);
+    } finally {
+      other.close();
+    }
+    expect((await call()).status).toBe(401);
   });
 });
 

@@ -285,6 +285,10 @@ describe("refusals are isError results with the REST envelope", () => {
     expect(list.structuredContent).toMatchObject({ error: "invalid_request", details: [{ field: "limit", problem: "must be a whole number from 1 to 200" }] });
   });
 
+  test("a tool that does not exist is the SDK's own error, whatever the server registers for a call", async () => {
+    await expect(client.callTool("no_such_tool", {})).rejects.toThrow(/no_such_tool not found/);
+  });
+
   test("unknown and foreign ids are not_found; state refusals keep their codes", async () => {
     const missing = await client.callTool("get_seed", { id: "01900000-0000-7000-8000-000000000000" });
     expect(missing).toMatchObject({ isError: true, structuredContent: { error: "not_found" } });

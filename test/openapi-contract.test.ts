@@ -487,6 +487,7 @@ describe("the MCP endpoint", () => {
     expectStatus(ok, 200, "tools/call");
     expect(ok.text).toContain('"balance":');
     expectStatus(await send(op, { raw: "{not json", headers: { ...headers, "content-type": "application/json" } }), 400, "not JSON-RPC");
+    expectStatus(await send(op, { json: { jsonrpc: "2.0", method: "notifications/initialized" }, headers }), 202, "a notification");
     expectStatus(await send(op, { json: toolsCall("get_credits"), headers: { accept: headers.accept } }), 401, "no token");
     expectStatus(await send(op, { json: toolsCall("get_credits"), headers: { ...headers, authorization: `Bearer ${acct.key}` } }), 401, "an API key");
     expectStatus(await send(op, { json: toolsCall("create_seed", { title: "t", content: "c" }), headers }), 403, "insufficient scope");

@@ -31,7 +31,7 @@ const PUBLIC_ROUTES = [
   "/.well-known/oauth-protected-resource/mcp",
   "/.well-known/oauth-authorization-server",
   "/oauth/",
-  // The MCP endpoint (decisions.md §9): OAuth access tokens, never a key, so no group.
+  // The MCP endpoint: outside the API key pipeline, it checks OAuth access tokens itself (test/mcp-security.test.ts).
   "/mcp",
 ];
 

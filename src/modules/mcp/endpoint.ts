@@ -31,9 +31,25 @@ import { TOOLS_BY_NAME } from "./tools";
 
 export const MCP_PATH = "/mcp";
 
-/** Carries the principal from the gate to the per-request server, through the SDK's pass-through AuthInfo. */
+/** Carries the principal (and which tools the request calls) from the gate to the per-request server. */
 interface PrincipalAuthInfo extends AuthInfo {
-  extra: { principal: McpPrincipal };
+  extra: { principal: McpPrincipal; calls: ReadonlySet<string> | null };
+}
+
+/**
+ * The tools `message` (one JSON-RPC message or a 2025-03 batch) calls, or null when it is anything but tool calls
+ * (then the server gets every tool: tools/list must show them all).
+ */
+function calledTools(message: unknown): Set<string> | null {
+  const messages = Array.isArray(message) ? message : [message];
+  const names = new Set<string>();
+  for (const one of messages) {
+    if (one === null || typeof one !== "object") return null;
+    const { method, params } = one as { method?: unknown; params?: { name?: unknown } };
+    if (method !== "tools/call" || typeof params?.name !== "string") return null;
+    names.add(params.name);
+  }
+  return names.size > 0 ? names : null;
 }
 
 /** The first tool call in `message` (one JSON-RPC message or a batch) whose group `scopes` lacks. */
@@ -68,9 +84,16 @@ async function bodyText(request: Request): Promise<string | null> {
 export function mcpEndpoint(deps: Deps): (request: Request) => Promise<Response> {
   const baseUrl = deps.config.baseUrl;
   const ownOrigin = new URL(baseUrl).origin;
-  const handler = createMcpHandler(({ authInfo }) => createToolServer(deps, (authInfo as PrincipalAuthInfo).extra.principal), {
-    onerror: (error) => deps.log.debug("mcp request refused by the SDK", { error: error.message }),
-  });
+  const resource = new URL(`${baseUrl}${MCP_PATH}`);
+  const handler = createMcpHandler(
+    ({ authInfo }) => {
+      const { principal, calls } = (authInfo as PrincipalAuthInfo).extra;
+      return createToolServer(deps, principal, calls);
+    },
+    {
+      onerror: (error) => deps.log.debug("mcp request refused by the SDK", { error: error.message }),
+    },
+  );
 
   return async (request) => {
     requestState(request)?.server?.timeout(request, 0);
@@ -96,8 +119,9 @@ export function mcpEndpoint(deps: Deps): (request: Request) => Promise<Response>
       } catch {
         parsedBody = undefined;
       }
-      // Not JSON (or empty): nothing can call a tool; the SDK answers it from the bytes as they came.
-      if (parsedBody === undefined) forward = new Request(request.url, { method: "POST", headers: request.headers, body: text });
+      // The SDK gets the bytes as they came on a request of its own (it does more work on a consumed one); not JSON
+      // (or empty), nothing can call a tool and it answers the parse error itself.
+      forward = new Request(request.url, { method: "POST", headers: request.headers, body: text });
       const outside = toolOutsideGrant(parsedBody, principal.scopes);
       if (outside) return insufficientScopeResponse(baseUrl, outside.group, outside.tool);
     }
@@ -112,8 +136,8 @@ export function mcpEndpoint(deps: Deps): (request: Request) => Promise<Response>
       token,
       clientId: principal.clientId,
       scopes: principal.scopes,
-      resource: new URL(`${baseUrl}${MCP_PATH}`),
-      extra: { principal },
+      resource,
+      extra: { principal, calls: calledTools(parsedBody) },
     };
     return handler.fetch(forward, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) });
   };

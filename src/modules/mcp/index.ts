@@ -47,6 +47,7 @@ const MCP_RESPONSES = {
       "application/json": { schema: { type: "object" as const, required: ["jsonrpc"], properties: { jsonrpc: { type: "string" as const, enum: ["2.0"] } } } },
     },
   },
+  202: { description: "A notification or response was accepted (nothing to answer)" },
   400: { description: "Not a JSON-RPC message (parse error -32700)", content: { "application/json": { schema: jsonRpcError } } },
   401: { description: "No OAuth access token, or not a valid one (API keys are refused here)", headers: challenge, content: { "application/json": { schema: bearerError } } },
   403: {
@@ -64,7 +65,13 @@ const MCP_RESPONSES = {
 };
 
 // Typed as a plain object: the plugin's detail type is OpenAPI 3.0's, which has no type arrays.
-const MCP_DOC: object = { responses: MCP_RESPONSES };
+const MCP_DOC: object = {
+  requestBody: {
+    required: true,
+    content: { "application/json": { schema: { type: "object", description: "One JSON-RPC 2.0 message (MCP)." } } },
+  },
+  responses: MCP_RESPONSES,
+};
 
 /** Mounts /mcp. */
 export function mcpModule(deps: Deps) {

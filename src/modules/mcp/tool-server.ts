@@ -126,10 +126,16 @@ function resultOf(definition: ToolDefinition, answer: ToolAnswer): CallToolResul
   return { content: [{ type: "text", text }], structuredContent: body };
 }
 
-/** A fresh server for one request of `principal`. */
-export function createToolServer(deps: Deps, principal: McpPrincipal): McpServer {
+/**
+ * A fresh server for one request of `principal`. `only`: the request is nothing but calls of these tools, so only
+ * they are registered (registering all twenty per request cost more than the call itself); null registers every tool.
+ */
+export function createToolServer(deps: Deps, principal: McpPrincipal, only: ReadonlySet<string> | null = null): McpServer {
   const server = new McpServer({ name: SERVER_NAME, title: "Seedcast", version: VERSION }, { instructions: INSTRUCTIONS });
+  // A call of a tool that does not exist gets every tool, so the SDK answers "Tool … not found" as usual.
+  const subset = only && PREPARED.some((prepared) => only.has(prepared.definition.name)) ? only : null;
   for (const prepared of PREPARED) {
+    if (subset && !subset.has(prepared.definition.name)) continue;
     server.registerTool(prepared.definition.name, prepared.config, (args: unknown) => callTool(deps, principal, prepared, args));
   }
   return server;
