@@ -5,6 +5,7 @@
 # - openssl (the tests make a throwaway CA);
 # - Ceph's radosgw, mon and osd from Debian (test/helpers/radosgw.ts runs a one-node memstore cluster: an S3 store
 #   that checks SigV4 signatures, for MEDIA_STORE=s3).
+# - docs/examples, the typed client example's own npm project (openapi-typescript needs TypeScript 5).
 # Runs as `pretest`, so `npm test` works on a fresh machine. Needs root for apt-get when a Debian package is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -31,3 +32,8 @@ if ((${#need_apt[@]} > 0)); then
 fi
 
 bash test/peers/bluesky/install.sh
+
+if [[ ! -x docs/examples/node_modules/.bin/openapi-typescript || docs/examples/package-lock.json -nt docs/examples/node_modules/.package-lock.json ]]; then
+  log "installing docs/examples (openapi-typescript, openapi-fetch, TypeScript 5)"
+  npm ci --prefix docs/examples --no-audit --no-fund --loglevel=error
+fi

@@ -34,7 +34,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): PipelinedApp {
   const app: Elysia = new Elysia();
   app
     .use(envelope(deps))
-    .use(docsModule(() => app.routes))
+    .use(docsModule(deps, () => app.routes))
     .use(healthModule(deps, isReady))
     .use(metricsModule(deps))
     // The image library: asset routes, upload links and their page, and /media.

@@ -11,6 +11,29 @@ import { appErrorResponse, jsonResponse, validationToAppError } from "./error-re
 import { requestState } from "./request-context";
 import { isApiPath, loggablePath } from "./paths";
 
+/**
+ * The query parameter a coerced-query error is about, else "query". Elysia checks a query value it turned into a
+ * number against that property's schema alone (`validator`), and the error names no field: the parameter is the one
+ * whose number that schema refuses.
+ */
+function coercedQueryField(error: unknown, url: string): string {
+  const schema = (error as { validator?: Record<string, unknown> }).validator;
+  const search = url.indexOf("?");
+  if (!schema || search === -1) return "query";
+  const refuses = (n: number) =>
+    (schema.type === "integer" && !Number.isInteger(n)) ||
+    (typeof schema.minimum === "number" && n < schema.minimum) ||
+    (typeof schema.maximum === "number" && n > schema.maximum) ||
+    (typeof schema.exclusiveMinimum === "number" && n <= schema.exclusiveMinimum) ||
+    (typeof schema.exclusiveMaximum === "number" && n >= schema.exclusiveMaximum) ||
+    (typeof schema.multipleOf === "number" && n % schema.multipleOf !== 0);
+  for (const [name, value] of new URLSearchParams(url.slice(search + 1))) {
+    const n = value.trim() === "" ? Number.NaN : Number(value);
+    if (!Number.isNaN(n) && refuses(n)) return name;
+  }
+  return "query";
+}
+
 export function envelope(deps: Deps) {
   return new Elysia({ name: "seedcast.envelope" })
     .onError({ as: "global" }, ({ error, code, request, path }) => {
@@ -19,7 +42,9 @@ export function envelope(deps: Deps) {
       if (error instanceof AppError) return appErrorResponse(error, headers);
       if (code === "VALIDATION") {
         const where = (error as { type?: string }).type;
-        return appErrorResponse(validationToAppError(error, where), headers);
+        // A query value Elysia coerced (a number) is checked on its own, and the error no longer names it.
+        const field = where === "property" ? coercedQueryField(error, request.url) : where;
+        return appErrorResponse(validationToAppError(error, field), headers);
       }
       if (code === "PARSE") {
         // Elysia wraps what a parser throws; our parser's refusals (413, invalid JSON) travel as the cause.

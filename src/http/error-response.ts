@@ -3,6 +3,7 @@
  * the same envelope with their stable codes; anything else → 500 internal_error (logged, never a stack trace out).
  */
 import { AppError } from "../lib/errors";
+import { describeValidationError } from "./validation-message";
 
 export const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" } as const;
 
@@ -16,30 +17,9 @@ export function appErrorResponse(error: AppError, headers: Record<string, string
   return jsonResponse(error.status, error.toBody(), headers);
 }
 
-interface ValidationIssue {
-  path?: string;
-  message?: string;
-  summary?: string;
-  schema?: { error?: unknown };
-}
-
 /** Turns an Elysia validation error into `invalid_request` with `details: [{field, problem}]` (no values echoed). */
 export function validationToAppError(error: unknown, where: string | undefined): AppError {
-  const issues: ValidationIssue[] = (() => {
-    try {
-      const all = (error as { all?: ValidationIssue[] }).all;
-      return Array.isArray(all) ? all : [];
-    } catch {
-      return [];
-    }
-  })();
-  const details = issues.slice(0, 20).map((issue) => {
-    const field = (issue.path ?? "").replace(/^\//, "").replace(/\//g, ".") || where || "body";
-    const custom = issue.schema?.error;
-    const problem = typeof custom === "string" ? custom : (issue.summary ?? issue.message ?? "is invalid");
-    return { field, problem: problem.replace(/^Property '[^']*' /, "").replace(/^Expected /, "expected ") };
-  });
-  if (details.length === 0) details.push({ field: where ?? "body", problem: "is invalid" });
+  const details = describeValidationError(error, where ?? "body");
   const first = details[0];
   return new AppError("invalid_request", `${first?.field}: ${first?.problem}`, { details });
 }

@@ -71,6 +71,11 @@ export async function parseJsonBody({ request, contentType }: { request: Request
       details: [{ field: "body", problem: "is not valid JSON" }],
     });
   }
+  // Every body under /api/v1 is an object. NB: checked here because Elysia lets a string, number or array through a
+  // schema whose properties are all optional (PATCH /seeds/{id} answered 200 to `"x"`).
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new AppError("invalid_request", "body: must be a JSON object", { details: [{ field: "body", problem: "must be a JSON object" }] });
+  }
   if (text.includes("\\u") && ESCAPED_NUL.test(text)) {
     throw new AppError("invalid_request", "The body holds a NUL character (\\u0000), which no field accepts.", {
       details: [{ field: "body", problem: "must not contain NUL characters" }],

@@ -1,9 +1,14 @@
 /**
- * The `scope` route option: `{ scope: "read" }` declares which group a route needs. It documents the group in
- * OpenAPI (`x-seedcast-group`) and is what the pipeline's route table enforces before the body is even parsed.
+ * The route options every API route declares:
+ * - `scope: "read"`: which group a route needs. It documents the group in OpenAPI (`x-seedcast-group`, and the 401
+ *   and 403 answers) and is what the pipeline's route table enforces before the body is even parsed.
+ * - `errors: ["not_found", "asset_in_use"]`: the refusals the route's own work can answer with. The OpenAPI document
+ *   (modules/docs) turns them into responses with the envelope's schema and an example; what every route of a kind
+ *   answers (401, 403, 429, 400 for a schema, 413 and 415 for a body, the Idempotency-Key refusals of a POST) is
+ *   added there from the route's shape, so a route names only what is its own.
  */
 import { Elysia } from "elysia";
-import { AppError } from "../lib/errors";
+import { AppError, type ErrorCode } from "../lib/errors";
 import type { Scope } from "../auth/scopes";
 import { SCOPE_LABELS } from "../auth/scopes";
 import { requestState } from "./request-context";
@@ -11,6 +16,8 @@ import { requestState } from "./request-context";
 /** `authenticated`: any valid key, whatever its groups (the health echo). */
 export type RouteGroup = Scope | "authenticated";
 export const GROUP_DETAIL_KEY = "x-seedcast-group";
+/** Where the `errors` option leaves its codes for the document (removed from the served document). */
+export const ERRORS_DETAIL_KEY = "x-seedcast-errors";
 
 /** Throws 403 forbidden unless the request's key holds `group`. */
 export function assertGroup(request: Request, group: RouteGroup): void {
@@ -23,8 +30,11 @@ export function assertGroup(request: Request, group: RouteGroup): void {
   }
 }
 
-/** The plugin every module `.use()`s to get the `scope` option. */
-export const scopePlugin = new Elysia({ name: "seedcast.scope" }).macro({
+/** The plugin every module `.use()`s to get the `scope` and `errors` options. */
+export const scopePlugin = new Elysia({ name: "seedcast.scope" })
+  // NB: the named form; the object form does not typecheck for a macro answering only `detail` in Elysia 1.4.
+  .macro("errors", (codes: readonly ErrorCode[]) => ({ detail: { [ERRORS_DETAIL_KEY]: [...codes] } }))
+  .macro({
   scope: (group: RouteGroup) => ({
     detail: {
       [GROUP_DETAIL_KEY]: group,

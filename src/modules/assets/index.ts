@@ -8,7 +8,7 @@ import { authOf } from "../../http/request-context";
 import { parseJsonBody } from "../../http/json-body";
 import { scopePlugin } from "../../http/scope";
 import { ingestFromUrl } from "./ingest";
-import { assetIdParams, deleteResponse, ingestUrlBody, ingestUrlResponse, listQuery, listResponse } from "./model";
+import { INGEST_REFUSALS, assetIdParams, deleteResponse, ingestUrlBody, ingestUrlResponse, listQuery, listResponse } from "./model";
 import { assetToApi, deleteAsset, listAssets } from "./service";
 
 const TAGS = ["assets"];
@@ -28,6 +28,7 @@ export function assetsModule(deps: Deps) {
       {
         parse: parseJsonBody,
         scope: "create",
+        errors: INGEST_REFUSALS,
         body: ingestUrlBody,
         response: { 201: ingestUrlResponse },
         detail: {
@@ -58,6 +59,7 @@ export function assetsModule(deps: Deps) {
       {
         parse: parseJsonBody,
         scope: "create",
+        errors: ["not_found", "asset_in_use"],
         params: assetIdParams,
         response: deleteResponse,
         detail: {

@@ -18,6 +18,7 @@ import {
   listQuery,
   regenerateBody,
 } from "./model";
+import { INGEST_REFUSALS } from "../assets/model";
 import { deleteCreation, editCreation } from "./edit";
 import { previewPage } from "./preview-page";
 import { PREVIEW_PATH, generateCreation, getCreation, listCreations, regenerateCreation } from "./service";
@@ -38,6 +39,7 @@ export function creationsModule(deps: Deps) {
       {
         parse: parseJsonBody,
         scope: "create",
+        errors: ["not_found", "insufficient_credits", "generation_failed", ...INGEST_REFUSALS],
         body: generateBody,
         response: { 201: creationWithChargeResponse },
         detail: {
@@ -55,6 +57,7 @@ export function creationsModule(deps: Deps) {
       {
         parse: parseJsonBody,
         scope: "create",
+        errors: ["not_found", "insufficient_credits", "generation_failed"],
         body: regenerateBody,
         response: { 200: creationWithChargeResponse },
         detail: {
@@ -86,6 +89,7 @@ export function creationsModule(deps: Deps) {
       ({ request, params }) => ({ creation: getCreation(deps, authOf(request).accountId, params.id) }),
       {
         scope: "read",
+        errors: ["not_found"],
         params: idParams,
         response: { 200: creationResponse },
         detail: { summary: "Get one creation", tags: TAGS },
@@ -97,6 +101,7 @@ export function creationsModule(deps: Deps) {
       {
         parse: parseJsonBody,
         scope: "create",
+        errors: ["not_found"],
         params: idParams,
         body: editBody,
         response: { 200: creationResponse },
@@ -112,6 +117,7 @@ export function creationsModule(deps: Deps) {
     .delete("/api/v1/creations/:id", ({ request, params }) => deleteCreation(deps, authOf(request).accountId, params.id), {
       parse: parseJsonBody,
       scope: "create",
+      errors: ["not_found", "creation_in_use"],
       params: idParams,
       response: { 200: creationDeletedResponse },
       detail: {
@@ -123,6 +129,13 @@ export function creationsModule(deps: Deps) {
     })
     .get(`${PREVIEW_PATH}/:id`, ({ params }) => previewPage(deps, params.id), {
       params: idParams,
-      detail: { summary: "Public preview page of a creation (HTML with Open Graph tags, no key)", tags: TAGS },
+      detail: {
+        summary: "Public preview page of a creation (HTML with Open Graph tags, no key)",
+        tags: TAGS,
+        responses: {
+          200: { description: "The preview page", content: { "text/html": { schema: { type: "string" } } } },
+          404: { description: "No such creation", content: { "text/html": { schema: { type: "string" } } } },
+        },
+      },
     });
 }

@@ -3,6 +3,7 @@
  * Enum fields carry an `error` text naming the allowed values, which the pipeline puts in `details[].problem`.
  */
 import { t } from "elysia";
+import { integer, orNull, timestamp, uuid } from "../../lib/schema";
 import { ASPECT_RATIOS, DEFAULT_ASPECT_RATIO, DEFAULT_MEDIA_STYLE, MEDIA_STYLES } from "../../generation/generator";
 
 export const CREATION_TYPE = "social_post";
@@ -69,17 +70,12 @@ export const regenerateBody = t.Object({
 export const listQuery = t.Object({
   seed_id: t.Optional(t.String()),
   limit: t.Optional(
-    t.Numeric({
-      minimum: 1,
-      maximum: LIST_LIMIT_MAX,
-      multipleOf: 1,
-      error: `must be a whole number from 1 to ${LIST_LIMIT_MAX}`,
-    }),
+    t.Integer({ minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT }),
   ),
   cursor: t.Optional(t.String({ maxLength: 200, error: "must be a cursor from a previous page" })),
 });
 
-export const idParams = t.Object({ id: t.String() });
+export const idParams = t.Object({ id: t.String({ maxLength: 64 }) });
 
 export const editBody = t.Object({
   caption: t.Optional(
@@ -98,32 +94,32 @@ export const editBody = t.Object({
   ),
 });
 
-export const creationDeletedResponse = t.Object({ id: t.String({ format: "uuid" }), deleted: t.Literal(true) });
+export const creationDeletedResponse = t.Object({ id: uuid(), deleted: t.Literal(true) }, { title: "Deleted" });
 
 export const creationSchema = t.Object({
-  id: t.String({ format: "uuid" }),
+  id: uuid(),
   type: t.Literal(CREATION_TYPE),
   url: t.String({ description: "Public preview page: {base_url}/c/<id>." }),
   body: t.Object({
     type: t.Literal(CREATION_TYPE),
     caption: t.String(),
-    altText: t.Union([t.String(), t.Null()]),
-    imageUrl: t.Union([t.String(), t.Null()]),
+    altText: orNull(t.String()),
+    imageUrl: orNull(t.String()),
   }),
-  seedId: t.String(),
-  imageAssetId: t.Union([t.String(), t.Null()]),
+  seedId: uuid(),
+  imageAssetId: orNull(uuid()),
   aspectRatio: t.String(),
   mediaStyle: t.String(),
-  createdAt: t.String({ description: "ISO 8601 UTC" }),
-  updatedAt: t.String({ description: "ISO 8601 UTC" }),
-});
+  createdAt: timestamp(),
+  updatedAt: timestamp(),
+}, { title: "Creation" });
 
-export const creationWithChargeResponse = t.Object({ creation: creationSchema, creditsCharged: t.Number() });
-export const creationResponse = t.Object({ creation: creationSchema });
+export const creationWithChargeResponse = t.Object({ creation: creationSchema, creditsCharged: integer({ minimum: 0 }) }, { title: "ChargedCreation" });
+export const creationResponse = t.Object({ creation: creationSchema }, { title: "CreationEnvelope" });
 export const creationListResponse = t.Object({
   creations: t.Array(creationSchema),
-  nextCursor: t.Union([t.String(), t.Null()]),
-});
+  nextCursor: orNull(t.String()),
+}, { title: "CreationList" });
 
 /** A creation as the API shows it. */
 export type Creation = typeof creationSchema.static;

@@ -1,13 +1,14 @@
 /** Request/response schemas of the credits routes. */
 import { t } from "elysia";
+import { integer, orNull, timestamp, uuid } from "../../lib/schema";
 
 export const MAX_LIMIT = 200;
 export const DEFAULT_LIMIT = 50;
 
 export const creditSummarySchema = t.Object({
-  balance: t.Integer({ minimum: 0, description: "Spendable credits." }),
-  reserved: t.Integer({ minimum: 0, description: "Credits held by work in progress." }),
-});
+  balance: integer({ minimum: 0, description: "Spendable credits." }),
+  reserved: integer({ minimum: 0, description: "Credits held by work in progress." }),
+}, { title: "CreditSummary" });
 
 export const ledgerQuerySchema = t.Object({
   limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT })),
@@ -15,16 +16,16 @@ export const ledgerQuerySchema = t.Object({
 });
 
 export const ledgerEntrySchema = t.Object({
-  id: t.String(),
+  id: uuid(),
   kind: t.Union([t.Literal("grant"), t.Literal("reserve"), t.Literal("capture"), t.Literal("release")]),
-  amount: t.Integer({ minimum: 0 }),
-  holdId: t.Union([t.String(), t.Null()]),
+  amount: integer({ minimum: 0 }),
+  holdId: orNull(uuid()),
   note: t.String(),
-  balanceAfter: t.Integer(),
-  createdAt: t.String({ format: "date-time" }),
-});
+  balanceAfter: integer(),
+  createdAt: timestamp(),
+}, { title: "LedgerEntry" });
 
 export const ledgerPageSchema = t.Object({
   entries: t.Array(ledgerEntrySchema),
-  nextCursor: t.Union([t.String(), t.Null()]),
-});
+  nextCursor: orNull(t.String()),
+}, { title: "LedgerPage" });

@@ -1,13 +1,17 @@
 /**
- * The API reference: OpenAPI JSON at /openapi.json and Swagger UI at /docs, with the UI's script and stylesheet
- * embedded in the binary and served from /docs/assets, so the docs work on a box with no internet.
+ * The API reference: the OpenAPI 3.1 document at /openapi.json (built from the routes by document.ts) and Swagger UI
+ * at /docs and /docs/ (our own page: a strict CSP, no inline script), with the UI's script and stylesheet embedded in
+ * the binary and served from /docs/assets, so the docs work on a box with no internet.
  */
-import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import type { Deps } from "../../deps";
+import { VERSION } from "../../version";
+import { type DocumentedRoute, buildDocument } from "./document";
 
 const ASSET_CACHE = "public, max-age=86400";
+const hide = { hide: true } as const;
 
 /**
  * The /docs page's Content-Security-Policy: scripts and the stylesheet from this origin only (no inline script: the
@@ -46,88 +50,31 @@ const DOCS_PAGE = `<!doctype html>
 </html>
 `;
 
+/** The /docs page (also at /docs/: every URL in it is absolute), with its own CSP and frame protection. */
+function docsPage(): Response {
+  return new Response(DOCS_PAGE, {
+    headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": DOCS_CSP, ...DOCS_HEADERS },
+  });
+}
+
 /** Starts Swagger UI on the spec; a file of its own so the page needs no inline script. */
 const START_SCRIPT = 'window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#swagger-ui" });\n';
 
-interface RouteWithBody {
-  method: string;
-  path: string;
-  hooks?: unknown;
-}
 
-type Spec = { paths?: Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>> };
-
-/**
- * The plugin leaves `requestBody.content` empty for routes behind a custom parser, and the pipeline's JSON parser
- * (the 1 MiB cap, the invalid-JSON envelope) is one; every body under /api/v1 is JSON, so fill it from the route's
- * own schema. TypeBox schemas are JSON Schema already.
- */
-function fillRequestBodies(spec: Spec, routes: readonly RouteWithBody[]): void {
-  for (const route of routes) {
-    const body = (route.hooks as { body?: unknown } | undefined)?.body;
-    if (!body || typeof body !== "object") continue;
-    const docPath = route.path.replace(/:([A-Za-z_]+)/g, "{$1}");
-    const operation = spec.paths?.[docPath]?.[route.method.toLowerCase()];
-    if (!operation?.requestBody) continue;
-    const content = operation.requestBody.content ?? {};
-    if (Object.keys(content).length > 0) continue;
-    operation.requestBody.content = { "application/json": { schema: JSON.parse(JSON.stringify(body)) } };
-  }
-}
-
-/** /openapi.json, /docs and the UI's assets. `routes` is read when the spec is served. */
-export function docsModule(routes: () => readonly RouteWithBody[]) {
+/** /openapi.json, /docs, /docs/ and the UI's assets. `routes` is read once, at the first request for the document. */
+export function docsModule(deps: Pick<Deps, "config">, routes: () => readonly DocumentedRoute[]) {
+  let document: string | null = null;
   return new Elysia()
-    .onAfterHandle(({ path, response, set }) => {
-      if (path === "/openapi.json" && response && typeof response === "object" && !(response instanceof Response)) {
-        fillRequestBodies(response as Spec, routes());
-        set.headers["x-content-type-options"] = "nosniff";
-      }
-    })
-    .use(
-      openapi({
-        path: "/docs",
-        specPath: "/openapi.json",
-        // The page is served below (its own CSP, no inline script); the plugin gives the spec only.
-        provider: null,
-        // staticFile: false, or every path with a dot (the OAuth /.well-known documents) would be left out.
-        exclude: { paths: [/^\/docs/, /^\/openapi\.json$/], staticFile: false },
-        documentation: {
-          info: { title: TITLE, version: "1", description: DESCRIPTION },
-          components: {
-            securitySchemes: {
-              apiKey: { type: "http", scheme: "bearer", description: "svc_ API key" },
-              // /mcp takes OAuth access tokens (sco_) from Seedcast's own authorization server, never an API key.
-              oauth2: {
-                type: "oauth2",
-                description: "OAuth 2.1 sign-in with the account (code + PKCE S256); discovery at /.well-known/oauth-authorization-server",
-                flows: {
-                  authorizationCode: {
-                    authorizationUrl: "/oauth/authorize",
-                    tokenUrl: "/oauth/token",
-                    refreshUrl: "/oauth/token",
-                    scopes: {
-                      read: "Read access",
-                      create: "Content creation",
-                      schedule: "Scheduling",
-                      voice: "Brand voice",
-                    },
-                  },
-                },
-              },
-            },
-          },
-        },
-      }),
-    )
     .get(
-      "/docs",
-      () =>
-        new Response(DOCS_PAGE, {
-          headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": DOCS_CSP, ...DOCS_HEADERS },
-        }),
-      { detail: { hide: true } },
+      "/openapi.json",
+      () => {
+        document ??= JSON.stringify(buildDocument(routes(), { baseUrl: deps.config.baseUrl, version: VERSION }));
+        return new Response(document, { headers: { "content-type": "application/json; charset=utf-8", ...DOCS_HEADERS } });
+      },
+      { detail: hide },
     )
+    .get("/docs", docsPage, { detail: hide })
+    .get("/docs/", docsPage, { detail: hide })
     .get(
       "/docs/assets/start.js",
       () =>

@@ -4,6 +4,11 @@ import type { Deps } from "../../deps";
 import { authOf } from "../../http/request-context";
 import { scopePlugin } from "../../http/scope";
 
+const readiness = t.Object(
+  { ok: t.Boolean(), database: t.Boolean({ description: "The database answered" }), accepting: t.Boolean({ description: "Not draining for shutdown" }) },
+  { title: "Readiness" },
+);
+
 /** Health echo and probes. `isReady` turns false while the server drains on shutdown. */
 export function healthModule(deps: Deps, isReady: () => boolean) {
   return new Elysia()
@@ -16,11 +21,21 @@ export function healthModule(deps: Deps, isReady: () => boolean) {
       },
       {
         scope: "authenticated",
-        response: t.Object({ ok: t.Boolean(), keyId: t.String({ description: "UUID of the calling key" }), scopes: t.Array(t.String()) }),
+        response: t.Object(
+          {
+            ok: t.Literal(true),
+            keyId: t.String({ format: "uuid", description: "The calling key" }),
+            scopes: t.Array(t.Union([t.Literal("read"), t.Literal("create"), t.Literal("schedule"), t.Literal("voice")]), { description: "Its effective groups" }),
+          },
+          { title: "HealthEcho" },
+        ),
         detail: { summary: "Echo the calling key and its effective groups", tags: ["health"] },
       },
     )
-    .get("/livez", () => ({ ok: true }), { detail: { summary: "Liveness probe (no key)", tags: ["health"] } })
+    .get("/livez", () => ({ ok: true as const }), {
+      response: t.Object({ ok: t.Literal(true) }, { title: "Live" }),
+      detail: { summary: "Liveness probe (no key)", tags: ["health"] },
+    })
     .get(
       "/readyz",
       ({ set }) => {
@@ -34,6 +49,9 @@ export function healthModule(deps: Deps, isReady: () => boolean) {
         set.status = ready ? 200 : 503;
         return { ok: ready, database: dbOk, accepting: isReady() };
       },
-      { detail: { summary: "Readiness probe (no key): database reachable and not draining", tags: ["health"] } },
+      {
+        response: { 200: readiness, 503: readiness },
+        detail: { summary: "Readiness probe (no key): database reachable and not draining; 503 while not", tags: ["health"] },
+      },
     );
 }

@@ -15,6 +15,64 @@ const DESCRIPTION =
   TOOLS.map((tool) => `\`${tool.name}\` (${tool.group})`).join(", ") +
   ".";
 
+/** The JSON-RPC error object the SDK (and the Origin check) answers with. */
+const jsonRpcError = {
+  type: "object",
+  required: ["jsonrpc", "error"],
+  properties: {
+    jsonrpc: { type: "string", enum: ["2.0"] },
+    id: { type: ["string", "integer", "null"] },
+    error: { type: "object", required: ["code", "message"], properties: { code: { type: "integer" }, message: { type: "string" } } },
+  },
+} as const;
+/** The OAuth refusals (RFC 6750 §3.1) of the credential and group checks. */
+const bearerError = {
+  type: "object",
+  required: ["error", "error_description"],
+  properties: {
+    error: { type: "string", enum: ["unauthorized", "invalid_token", "insufficient_scope"] },
+    error_description: { type: "string" },
+    scope: { type: "string", description: "insufficient_scope: the group the tool needs" },
+  },
+} as const;
+const challenge = { "WWW-Authenticate": { description: "Bearer challenge with resource_metadata (and error, scope)", schema: { type: "string" as const } } };
+const envelope = { $ref: "#/components/schemas/Error" };
+
+/** Every answer of POST /mcp, for the OpenAPI document. */
+const MCP_RESPONSES = {
+  200: {
+    description: "The JSON-RPC answer: a server-sent event stream, or JSON when the client asked for JSON only",
+    content: {
+      "text/event-stream": { schema: { type: "string" as const } },
+      "application/json": { schema: { type: "object" as const, required: ["jsonrpc"], properties: { jsonrpc: { type: "string" as const, enum: ["2.0"] } } } },
+    },
+  },
+  202: { description: "A notification or response was accepted (nothing to answer)" },
+  400: { description: "Not a JSON-RPC message (parse error -32700)", content: { "application/json": { schema: jsonRpcError } } },
+  401: { description: "No OAuth access token, or not a valid one (API keys are refused here)", headers: challenge, content: { "application/json": { schema: bearerError } } },
+  403: {
+    description: "insufficient_scope (a tool outside the granted groups; nothing done), or a browser page on another origin",
+    headers: challenge,
+    content: { "application/json": { schema: { anyOf: [bearerError, jsonRpcError] } } },
+  },
+  406: { description: "Accept must name both application/json and text/event-stream", content: { "application/json": { schema: jsonRpcError } } },
+  413: { description: "payload_too_large: the body is over 1 MiB", content: { "application/json": { schema: envelope } } },
+  429: {
+    description: "rate_limited: too many requests for this connection",
+    headers: { "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" as const, minimum: 1 } } },
+    content: { "application/json": { schema: { $ref: "#/components/schemas/RateLimited" } } },
+  },
+};
+
+// Typed as a plain object: the plugin's detail type is OpenAPI 3.0's, which has no type arrays.
+const MCP_DOC: object = {
+  requestBody: {
+    required: true,
+    content: { "application/json": { schema: { type: "object", description: "One JSON-RPC 2.0 message (MCP)." } } },
+  },
+  responses: MCP_RESPONSES,
+};
+
 /** Mounts /mcp. */
 export function mcpModule(deps: Deps) {
   const endpoint = mcpEndpoint(deps);
@@ -27,18 +85,7 @@ export function mcpModule(deps: Deps) {
         description: DESCRIPTION,
         tags: ["mcp"],
         security: [{ oauth2: [] }],
-        requestBody: {
-          required: true,
-          content: { "application/json": { schema: { type: "object", description: "One JSON-RPC 2.0 message (MCP)." } } },
-        },
-        responses: {
-          200: { description: "The JSON-RPC answer, as application/json or a text/event-stream of messages." },
-          202: { description: "A notification or response was accepted." },
-          401: { description: "No working OAuth access token; `WWW-Authenticate` names the resource metadata." },
-          403: { description: "A browser Origin other than the server's, or a tool outside the grant (`insufficient_scope`)." },
-          413: { description: "The body is over 1 MiB (`payload_too_large`)." },
-          429: { description: "Too many requests for this connection (`rate_limited`, `Retry-After`)." },
-        },
+        ...MCP_DOC,
       },
     })
     .get(MCP_PATH, ({ request }) => endpoint(request), hidden)

@@ -6,10 +6,24 @@ import { serveMedia } from "./service";
 
 /** Mounts the media routes. */
 export function mediaModule(deps: Deps) {
+  const image = { "image/*": { schema: { type: "string" as const, format: "binary" } } };
+  const text = { "text/plain": { schema: { type: "string" as const } } };
+  const notModified = { description: "Not modified (If-None-Match matched the ETag)" };
+  const getResponses = {
+    200: { description: "The image (immutable; ETag, Accept-Ranges)", content: image },
+    206: { description: "The requested byte range (Range: bytes=…)", content: image },
+    304: notModified,
+    404: { description: "No such image", content: text },
+    416: { description: "The range is outside the file (Content-Range: bytes */size)" },
+  };
+  // HEAD: the headers of GET without the body; Range is defined for GET only, so no 206 or 416.
+  const headResponses = { 200: { description: "The image's headers" }, 304: notModified, 404: { description: "No such image" } };
   const detail = { summary: "An image of the library (public, immutable)", tags: ["media"] };
   return new Elysia()
-    .get(`${MEDIA_PATH}/:file`, ({ request, params }) => serveMedia(deps, request, params.file), { detail })
+    .get(`${MEDIA_PATH}/:file`, ({ request, params }) => serveMedia(deps, request, params.file), {
+      detail: { ...detail, responses: getResponses },
+    })
     .head(`${MEDIA_PATH}/:file`, ({ request, params }) => serveMedia(deps, request, params.file, { bodyless: true }), {
-      detail: { ...detail, hide: true },
+      detail: { ...detail, summary: "The headers of an image of the library, without its bytes", responses: headResponses },
     });
 }

@@ -47,6 +47,13 @@ export function metricsModule(deps: Deps) {
       detail: {
         summary: "Prometheus metrics (no API key; needs METRICS_TOKEN unless the server listens on loopback only)",
         tags: ["operations"],
+        responses: {
+          200: { description: "Prometheus text exposition", content: { "text/plain": { schema: { type: "string" } } } },
+          401: {
+            description: "METRICS_TOKEN is set and `Authorization: Bearer <token>` did not match",
+            content: { "text/plain": { schema: { type: "string" } } },
+          },
+        },
       },
     },
   );

@@ -121,9 +121,12 @@ export const authorizeDoc = {
     ["resource", false, "absent or exactly {base_url}/mcp"],
   ].map(([name, required, description]) => ({ name, in: "query", required, schema: { type: "string" }, description })),
   responses: {
-    200: { description: "The consent page (HTML)" },
+    200: { description: "The consent page (HTML)", content: { "text/html": { schema: { type: "string" } } } },
     303: { description: "To the login page, or back to the client with code, state and iss (or error, state and iss)" },
-    400: { description: "Error page: unknown client, redirect_uri mismatch, unusable metadata document (never a redirect)" },
+    400: {
+      description: "Error page: unknown client, redirect_uri mismatch, unusable metadata document (never a redirect)",
+      content: { "text/html": { schema: { type: "string" } } },
+    },
   },
 };
 

@@ -32,6 +32,7 @@ export function scheduleModule(deps: Deps) {
       {
         parse: parseJsonBody,
         scope: "schedule",
+        errors: ["scheduled_time_too_soon", "unknown_target", "ambiguous_target", "not_found", "target_not_ready", "not_schedulable"],
         body: scheduleBody,
         response: postResponse,
         detail: {
@@ -52,6 +53,17 @@ export function scheduleModule(deps: Deps) {
       {
         parse: parseJsonBody,
         scope: "schedule",
+        errors: [
+          "not_found",
+          "scheduled_time_too_soon",
+          "unknown_target",
+          "ambiguous_target",
+          "target_not_ready",
+          "not_schedulable",
+          "already_published",
+          "not_reschedulable",
+          "distribution_failed",
+        ],
         params: postIdParams,
         body: rescheduleBody,
         response: postResponse,
@@ -66,6 +78,7 @@ export function scheduleModule(deps: Deps) {
     .delete("/api/v1/schedule/:id", ({ request, params }) => cancelPost(deps, authOf(request).accountId, params.id), {
       parse: parseJsonBody,
       scope: "schedule",
+      errors: ["not_found", "already_published", "distribution_failed"],
       params: postIdParams,
       response: cancelResponse,
       detail: {
@@ -83,6 +96,7 @@ export function scheduleModule(deps: Deps) {
     })
     .get("/api/v1/schedule/posts/:id", ({ request, params }) => getPost(deps, authOf(request).accountId, params.id), {
       scope: "read",
+      errors: ["not_found"],
       params: postIdParams,
       response: postResponse,
       detail: { summary: "One scheduled post with its targets", tags: TAGS },

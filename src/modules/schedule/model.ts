@@ -1,11 +1,12 @@
 /** Request and response schemas of the scheduling routes: the single source of truth for validation and OpenAPI. */
 import { t } from "elysia";
+import { orNull, timestamp, uuid } from "../../lib/schema";
 
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
 export const MAX_TARGETS_PER_POST = 20;
 
-const nullableString = t.Union([t.String(), t.Null()]);
+const nullableString = orNull(t.String());
 const postStatus = t.Union([
   t.Literal("scheduled"),
   t.Literal("publishing"),
@@ -16,16 +17,16 @@ const postStatus = t.Union([
 
 export const targetSchema = t.Object({
   platform: t.String({ description: "bluesky, mastodon or webhook; usable to name a target" }),
-  accountId: t.String({ description: "The connection's id; names a target when two connections share a platform" }),
+  accountId: uuid({ description: "The connection's id; names a target when two connections share a platform" }),
   label: t.String(),
   readyToPost: t.Boolean(),
-  blockedReason: t.Union([t.String(), t.Null()], { description: "What a person should fix; null when ready" }),
-});
+  blockedReason: orNull(t.String(), { description: "What a person should fix; null when ready" }),
+}, { title: "Target" });
 
-export const targetsResponse = t.Object({ targets: t.Array(targetSchema), manageUrl: t.String() });
+export const targetsResponse = t.Object({ targets: t.Array(targetSchema), manageUrl: t.String({ description: "Dashboard page where connections are managed." }) }, { title: "TargetList" });
 
 export const postTargetSchema = t.Object({
-  accountId: t.String(),
+  accountId: uuid(),
   platform: t.String(),
   label: t.String(),
   status: t.Union([t.Literal("scheduled"), t.Literal("publishing"), t.Literal("published"), t.Literal("failed")]),
@@ -34,17 +35,17 @@ export const postTargetSchema = t.Object({
   errorMessage: nullableString,
   /** True when a cancel withdrew this target but could not finish the others (the row was kept). */
   withdrawn: t.Boolean(),
-});
+}, { title: "PostTarget" });
 
 export const postSchema = t.Object({
-  id: t.String({ format: "uuid" }),
-  creationId: t.String(),
-  scheduledTime: t.String({ description: "ISO 8601 UTC" }),
+  id: uuid(),
+  creationId: uuid(),
+  scheduledTime: timestamp(),
   status: postStatus,
   errorMessage: t.Optional(t.String({ description: "Present when status is failed or partially_failed" })),
   targets: t.Array(postTargetSchema),
-  createdAt: t.String(),
-});
+  createdAt: timestamp(),
+}, { title: "Post" });
 
 export const scheduleBody = t.Object({
   type: t.Literal("social_post", { error: "must be social_post" }),
@@ -80,11 +81,11 @@ export const rescheduleBody = t.Object({
   ),
 });
 
-export const postResponse = t.Object({ post: postSchema });
+export const postResponse = t.Object({ post: postSchema }, { title: "PostEnvelope" });
 
 export const postIdParams = t.Object({ id: t.String({ maxLength: 64 }) });
 
-export const cancelResponse = t.Object({ id: t.String(), cancelled: t.Literal(true), providerPostWithdrawn: t.Boolean() });
+export const cancelResponse = t.Object({ id: uuid(), cancelled: t.Literal(true), providerPostWithdrawn: t.Boolean() }, { title: "Cancelled" });
 
 export const listQuery = t.Object({
   from: t.Optional(t.String({ maxLength: 40, description: "RFC 3339 timestamp (any offset); lower bound of scheduledTime (inclusive)" })),
@@ -94,4 +95,4 @@ export const listQuery = t.Object({
   cursor: t.Optional(t.String({ minLength: 1, maxLength: 512 })),
 });
 
-export const listResponse = t.Object({ posts: t.Array(postSchema), nextCursor: t.Union([t.String(), t.Null()]) });
+export const listResponse = t.Object({ posts: t.Array(postSchema), nextCursor: orNull(t.String()) }, { title: "PostList" });

@@ -32,6 +32,7 @@ export function seedsModule(deps: Deps) {
       {
         parse: parseJsonBody,
         scope: "create",
+        errors: ["not_found"],
         body: createSeedBody,
         response: { 201: seedResponse },
         detail: { summary: "Save a seed (free; runs no model)", tags: TAGS },
@@ -61,6 +62,7 @@ export function seedsModule(deps: Deps) {
     )
     .get("/api/v1/seeds/:id", ({ request, params }) => seedView(getOwnedSeed(deps, authOf(request).accountId, params.id)), {
       scope: "read",
+      errors: ["not_found"],
       params: seedIdParams,
       response: seedResponse,
       detail: { summary: "One seed", tags: TAGS },
@@ -71,6 +73,7 @@ export function seedsModule(deps: Deps) {
       {
         parse: parseJsonBody,
         scope: "create",
+        errors: ["not_found"],
         params: seedIdParams,
         body: patchSeedBody,
         response: seedResponse,
@@ -83,6 +86,6 @@ export function seedsModule(deps: Deps) {
         deleteSeed(deps, authOf(request).accountId, params.id);
         return { id: params.id, deleted: true as const };
       },
-      { parse: parseJsonBody, scope: "create", params: seedIdParams, response: seedDeletedResponse, detail: { summary: "Delete a seed", tags: TAGS } },
+      { parse: parseJsonBody, scope: "create", errors: ["not_found"], params: seedIdParams, response: seedDeletedResponse, detail: { summary: "Delete a seed", tags: TAGS } },
     );
 }

@@ -1,5 +1,6 @@
 /** Request and response schemas of the seeds routes (decisions.md §5): the single source of truth for validation. */
 import { t } from "elysia";
+import { orNull, timestamp, uuid } from "../../lib/schema";
 
 export const TITLE_MAX = 300;
 export const CONTENT_MAX = 20_000;
@@ -18,24 +19,24 @@ const imageUrl = t.String({ maxLength: IMAGE_URL_MAX, error: `must be an http(s)
 export const createSeedBody = t.Object({
   title,
   content,
-  category: t.Optional(t.Nullable(category)),
-  image_asset_id: t.Optional(t.Nullable(imageAssetId)),
-  image_url: t.Optional(t.Nullable(imageUrl)),
+  category: t.Optional(orNull(category)),
+  image_asset_id: t.Optional(orNull(imageAssetId)),
+  image_url: t.Optional(orNull(imageUrl)),
 });
 
 /** PATCH: every field optional; null clears category, image_asset_id and image_url. */
 export const patchSeedBody = t.Object({
   title: t.Optional(title),
   content: t.Optional(content),
-  category: t.Optional(t.Nullable(category)),
-  image_asset_id: t.Optional(t.Nullable(imageAssetId)),
-  image_url: t.Optional(t.Nullable(imageUrl)),
+  category: t.Optional(orNull(category)),
+  image_asset_id: t.Optional(orNull(imageAssetId)),
+  image_url: t.Optional(orNull(imageUrl)),
 });
 
 export const listSeedsQuery = t.Object({
   search: t.Optional(t.String({ maxLength: SEARCH_MAX, error: `must be text of at most ${SEARCH_MAX} characters` })),
   limit: t.Optional(
-    t.Integer({ minimum: 1, maximum: LIST_LIMIT_MAX, error: `must be a whole number from 1 to ${LIST_LIMIT_MAX}` }),
+    t.Integer({ minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT }),
   ),
   cursor: t.Optional(t.String({ maxLength: 500 })),
 });
@@ -43,15 +44,15 @@ export const listSeedsQuery = t.Object({
 export const seedIdParams = t.Object({ id: t.String({ maxLength: 100 }) });
 
 export const seedResponse = t.Object({
-  id: t.String({ format: "uuid" }),
+  id: uuid(),
   title: t.String(),
   content: t.String(),
-  category: t.Nullable(t.String()),
-  image_asset_id: t.Nullable(t.String()),
-  image_url: t.Nullable(t.String()),
-  createdAt: t.String({ format: "date-time" }),
-  updatedAt: t.String({ format: "date-time" }),
-});
+  category: orNull(t.String()),
+  image_asset_id: orNull(uuid()),
+  image_url: orNull(t.String()),
+  createdAt: timestamp(),
+  updatedAt: timestamp(),
+}, { title: "Seed" });
 
-export const seedListResponse = t.Object({ seeds: t.Array(seedResponse), nextCursor: t.Nullable(t.String()) });
-export const seedDeletedResponse = t.Object({ id: t.String(), deleted: t.Literal(true) });
+export const seedListResponse = t.Object({ seeds: t.Array(seedResponse), nextCursor: orNull(t.String()) }, { title: "SeedList" });
+export const seedDeletedResponse = t.Object({ id: uuid(), deleted: t.Literal(true) }, { title: "Deleted" });

@@ -47,6 +47,26 @@ export const UPLOAD_PAGE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 const STATIC_CACHE = "public, max-age=3600";
+/** The page routes' OpenAPI answers: HTML for a browser, the error envelope for Accept: application/json. */
+const htmlDoc = (description: string) => ({ description, content: { "text/html": { schema: { type: "string" as const } } } });
+const errorDoc = (description: string, code: string) => ({
+  description,
+  content: {
+    "text/html": { schema: { type: "string" as const } },
+    "application/json": { schema: { $ref: "#/components/schemas/Error" }, example: { error: code, message: "A sentence for a person." } },
+  },
+});
+const uploadedSchemaRef = { type: "object" as const, required: ["asset"], properties: { asset: { $ref: "#/components/schemas/Asset" } } };
+const uploadedExample = {
+  asset: {
+    id: "0192f1c4-7b2a-7c3e-9d4f-2a6b8c0d1e2f",
+    fileName: "photo.png",
+    mimeType: "image/png",
+    sizeBytes: 48213,
+    url: "https://seedcast.example/media/0192f1c4-7b2a-7c3e-9d4f-2a6b8c0d1e2f.png",
+    createdAt: "2026-11-22T10:00:00.000Z",
+  },
+};
 /** Stands in for the parsed body of the upload POST: the handler streams the request itself. */
 const DEFERRED_BODY = Object.freeze({ deferred: true });
 
@@ -156,6 +176,7 @@ export function uploadsModule(deps: Deps) {
       ({ request, params }) => getUploadLinkStatus(deps, authOf(request).accountId, params.id),
       {
         scope: "read",
+        errors: ["not_found"],
         params: uploadLinkParams,
         response: uploadLinkStatusResponse,
         detail: { summary: "Poll an upload link: valid, used (with assetId) or expired", tags: TAGS },
@@ -205,7 +226,13 @@ export function uploadsModule(deps: Deps) {
           throw error;
         }
       },
-      { detail: { hide: true } },
+      {
+        detail: {
+          summary: "The upload page of an upload link (the uploadUrl; the token is the credential)",
+          tags: TAGS,
+          responses: { 200: htmlDoc("The page with the file picker"), 404: htmlDoc("No such link"), 410: htmlDoc("The link was used or has expired") },
+        },
+      },
     )
     .post(
       `${UPLOAD_PATH}/:token`,
@@ -241,7 +268,28 @@ export function uploadsModule(deps: Deps) {
         // NB: the body is read by readUploadedFile under a streaming cap. `parse: "none"` is not enough once a global
         // parser exists (the pipeline's JSON one), so this parser claims the request without reading it.
         parse: () => DEFERRED_BODY,
-        detail: { hide: true },
+        detail: {
+          summary: "Upload the image of an upload link (multipart field `file`); JSON answers with Accept: application/json",
+          tags: TAGS,
+          requestBody: {
+            required: true,
+            content: {
+              "multipart/form-data": {
+                schema: { type: "object" as const, required: ["file"], properties: { file: { type: "string" as const, format: "binary", description: "A PNG, JPEG, GIF or WebP image" } } },
+              },
+            },
+          },
+          responses: {
+            200: htmlDoc("The image was added (the page says so)"),
+            201: {
+              description: "The image was added (Accept: application/json)",
+              content: { "application/json": { schema: uploadedSchemaRef, example: uploadedExample } },
+            },
+            400: errorDoc("The file was refused (not an image, too large, none chosen); the link still works", "unsupported_type"),
+            404: errorDoc("No such link", "not_found"),
+            410: errorDoc("The link was used or has expired", "upload_link_used"),
+          },
+        },
       },
     );
 }

@@ -15,7 +15,7 @@ export const voiceSchema = t.Object({
   hashtags: tagList("Hashtags to add, with or without #."),
   bannedWords: tagList("Words that never appear in a caption."),
   signature: t.String({ maxLength: 200, description: "A line appended to captions, e.g. a sign-off." }),
-});
+}, { title: "Voice" });
 
 /** PUT accepts a partial voice: omitted fields keep their current value. */
-export const voicePatchSchema = t.Partial(voiceSchema);
+export const voicePatchSchema = t.Partial(voiceSchema, { title: "VoicePatch" });

@@ -30,6 +30,7 @@ export function webhooksModule(deps: Deps) {
       {
         parse: parseJsonBody,
         scope: "schedule",
+        errors: ["invalid_url", "https_required", "port_not_allowed", "host_not_public", "host_unresolvable", "too_many_webhooks"],
         body: createWebhookBody,
         response: { 201: createWebhookResponse },
         detail: {
@@ -51,6 +52,7 @@ export function webhooksModule(deps: Deps) {
     .delete("/api/v1/webhooks/:id", ({ request, params }) => deleteWebhook(deps, authOf(request).accountId, params.id), {
       parse: parseJsonBody,
       scope: "schedule",
+      errors: ["not_found"],
       params: webhookIdParams,
       response: { 200: webhookDeletedResponse },
       detail: { summary: "Delete an event webhook; nothing is delivered to it afterwards", tags: TAGS },

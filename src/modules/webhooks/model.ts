@@ -1,5 +1,6 @@
 /** Request and response schemas of the event webhook routes (decisions.md §10): validation and OpenAPI in one place. */
 import { t } from "elysia";
+import { orNull, timestamp, uuid } from "../../lib/schema";
 import { EVENT_TYPES } from "../../db/schema/event-webhooks";
 
 export const MAX_WEBHOOK_URL_LENGTH = 2000;
@@ -21,27 +22,30 @@ export const createWebhookBody = t.Object({
   }),
 });
 
-export const webhookSchema = t.Object({
-  id: t.String({ format: "uuid" }),
-  url: t.String(),
-  events: t.Array(t.UnionEnum(EVENT_TYPES)),
-  createdAt: t.String({ format: "date-time", description: "ISO 8601 UTC" }),
-});
+export const webhookSchema = t.Object(
+  {
+    id: uuid(),
+    url: t.String(),
+    events: t.Array(t.UnionEnum(EVENT_TYPES)),
+    createdAt: timestamp(),
+  },
+  { title: "Webhook" },
+);
 
 export const createWebhookResponse = t.Object({
   webhook: webhookSchema,
-  secret: t.Union([t.String(), t.Null()], {
+  secret: orNull(t.String(), {
     description:
       "The signing secret, shown once: X-Seedcast-Signature is sha256=<hex HMAC-SHA256 of the raw body under it>. " +
       "null in an Idempotency-Key replay (a secret is never stored for replays).",
   }),
-});
+}, { title: "CreatedWebhook" });
 
-export const webhookListResponse = t.Object({ webhooks: t.Array(webhookSchema) });
+export const webhookListResponse = t.Object({ webhooks: t.Array(webhookSchema) }, { title: "WebhookList" });
 
 export const webhookIdParams = t.Object({ id: t.String({ maxLength: 64 }) });
 
-export const webhookDeletedResponse = t.Object({ id: t.String({ format: "uuid" }), deleted: t.Literal(true) });
+export const webhookDeletedResponse = t.Object({ id: uuid(), deleted: t.Literal(true) }, { title: "Deleted" });
 
 export type CreateWebhookBody = typeof createWebhookBody.static;
 export type WebhookApi = typeof webhookSchema.static;

@@ -1,0 +1,529 @@
+/**
+ * The OpenAPI document is the API's whole truth (decisions.md §10), checked by an independent validator: Ajv
+ * (JSON Schema 2020-12) over every exchange this file records against a served Seedcast (real HTTP on 127.0.0.1,
+ * real peers: an HTTPS image source with a throwaway CA, a webhook receiver).
+ *
+ * The document's operations are iterated: every /api/v1 operation gets the refusals every operation of its kind can
+ * answer (401, 403, 400, 413, 429, the Idempotency-Key 409 and 422) driven from what the document says about it; the
+ * scenarios below drive each success and each route's own errors. The last test fails when an answer is not
+ * documented or does not match its schema, and when a documented status was never produced, so a new route
+ * without scenarios for its documented answers fails here.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createApp } from "../src/app";
+import { MAX_JSON_BYTES } from "../src/http/json-body";
+import { claimIdempotencyKey, requestFingerprint } from "../src/http/idempotency";
+import { GenerationError, type Generator } from "../src/generation/generator";
+import { createBuiltinGenerator } from "../src/generation/builtin";
+import { configureIngestFetch } from "../src/modules/assets/ingest";
+import { addConnection } from "../src/modules/connections/service";
+import { SCOPES, type Scope } from "../src/auth/scopes";
+import { runDueOnce } from "../src/publishing/dispatcher";
+import { isoAt } from "../src/lib/clock";
+import { type Answer, ContractRecorder, type Served, serveApp } from "./helpers/openapi-contract";
+import { type TestCa, type TestHttpsServer, createTestCa, startHttpsServer } from "./helpers/test-ca";
+import { type TestAccount, type World, createWorld } from "./helpers/world";
+import { FIVE_MIN, WEBHOOK_SECRET, makeCreation, postRows, solidPng } from "./publishing-fixtures";
+import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
+import { DEFAULT_TOKEN, startMastodonServer } from "./peers/mastodon-server";
+import { FormBrowser, ownerWithAccount, reachConsent } from "./helpers/oauth";
+import { grantFor, registerTestClient, toolsCall } from "./helpers/mcp";
+
+const RANDOM_ID = "01934b7e-0000-7000-8000-000000000000";
+const METRICS_TOKEN = "metrics-token-for-the-contract-test";
+
+/** The builtin generator, failing on demand (502 generation_failed). */
+let failGeneration = false;
+function flakyGenerator(): Generator {
+  const inner = createBuiltinGenerator();
+  const gate = () => {
+    if (failGeneration) throw new GenerationError("the model is down (test)");
+  };
+  return {
+    name: "contract-test",
+    writeCaption: async (req, signal) => (gate(), inner.writeCaption(req, signal)),
+    renderImage: async (req, signal) => (gate(), inner.renderImage(req, signal)),
+    describeImage: async (req, signal) => (gate(), inner.describeImage(req, signal)),
+  };
+}
+
+let world: World;
+let limited: World;
+let guarded: World;
+let server: Served;
+let limitedServer: Served;
+let guardedServer: Served;
+let drainingServer: Served;
+let recorder: ContractRecorder;
+let ca: TestCa;
+let source: TestHttpsServer;
+let receiver: WebhookReceiver;
+let acct: TestAccount;
+let png: Uint8Array<ArrayBuffer>;
+
+beforeAll(async () => {
+  world = await createWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1,localhost" }, generator: flakyGenerator() });
+  limited = await createWorld({ env: { RATE_LIMIT_PER_MINUTE: "1" } });
+  guarded = await createWorld({ env: { METRICS_TOKEN } });
+  server = serveApp(world.app);
+  limitedServer = serveApp(limited.app);
+  guardedServer = serveApp(guarded.app);
+  drainingServer = serveApp(createApp(world.deps, { isReady: () => false }));
+  png = new Uint8Array(await solidPng(40, 30));
+  ca = createTestCa();
+  source = startHttpsServer(
+    (request) =>
+      new URL(request.url).pathname === "/image.png"
+        ? new Response(png, { headers: { "content-type": "image/png" } })
+        : new Response("nothing here", { status: 404 }),
+    { ca },
+  );
+  configureIngestFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
+  receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
+  acct = await world.createAccount({ credits: 1000 });
+  const doc = await (await fetch(`${server.base}/openapi.json`)).json();
+  recorder = new ContractRecorder(doc);
+});
+
+afterAll(async () => {
+  await Promise.all([server.stop(), limitedServer.stop(), guardedServer.stop(), drainingServer.stop(), source.stop(), receiver.stop()]);
+  world.close();
+  limited.close();
+  guarded.close();
+  ca.dispose();
+});
+
+const send = (op: string, o: Parameters<ContractRecorder["send"]>[2] = {}) => recorder.send(server, op, o);
+const apiOps = () => recorder.operations().filter((op) => op.split(" ")[1]!.startsWith("/api/v1"));
+/** Every path parameter of `op` set to an id nobody owns. */
+function randomParams(op: string): Record<string, string> {
+  return Object.fromEntries([...op.matchAll(/\{([^}]+)\}/g)].map((m) => [m[1]!, RANDOM_ID]));
+}
+const documents = (op: string, status: number) => String(status) in (recorder.operation(op).responses ?? {});
+function expectStatus(answer: Answer, status: number, op: string): void {
+  if (answer.status !== status) throw new Error(`${op}: expected ${status}, got ${answer.status}: ${answer.text.slice(0, 300)}`);
+}
+
+describe("refusals every operation of a kind answers, driven from the document", () => {
+  test("401 without a key, 403 with a key lacking the operation's group", async () => {
+    for (const op of apiOps()) {
+      expectStatus(await send(op, { params: randomParams(op) }), 401, op);
+      const group = recorder.operation(op)["x-seedcast-group"] as string;
+      if (group === "authenticated") continue;
+      const key = acct.mint(SCOPES.filter((s) => s !== group) as Scope[]).key;
+      expectStatus(await send(op, { params: randomParams(op), key, ...(op.startsWith("get") ? {} : { json: {} }) }), 403, op);
+    }
+  });
+
+  test("429 with Retry-After on the second call of a key limited to one a minute", async () => {
+    const other = await limited.createAccount();
+    for (const op of apiOps()) {
+      const key = other.mint([...SCOPES]).key;
+      const body = op.startsWith("get") ? {} : { json: {} };
+      await recorder.send(limitedServer, op, { params: randomParams(op), key, ...body });
+      const answer = await recorder.send(limitedServer, op, { params: randomParams(op), key, ...body });
+      expectStatus(answer, 429, op);
+      expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+  });
+
+  test("413 for a body over 1 MiB where a body is taken", async () => {
+    for (const op of apiOps().filter((o) => documents(o, 413))) {
+      const raw = JSON.stringify({ padding: "x".repeat(MAX_JSON_BYTES) });
+      expectStatus(await send(op, { params: randomParams(op), key: acct.key, raw, headers: { "content-type": "application/json" } }), 413, op);
+    }
+  });
+
+  test("415 for a body that is not JSON where a body is taken", async () => {
+    for (const op of apiOps().filter((o) => documents(o, 415))) {
+      const answer = await send(op, { params: randomParams(op), key: acct.key, raw: "title=x", headers: { "content-type": "application/x-www-form-urlencoded" } });
+      expectStatus(answer, 415, op);
+      expect(answer.json.error).toBe("unsupported_media_type");
+    }
+  });
+
+  test("400 for input the operation's schemas refuse (or an Idempotency-Key over 255 characters)", async () => {
+    for (const op of apiOps().filter((o) => documents(o, 400))) {
+      const spec = recorder.operation(op);
+      const params = randomParams(op);
+      let answer: Answer;
+      if (spec.requestBody) {
+        answer = await send(op, { params, key: acct.key, json: "not an object" });
+      } else if (op.startsWith("post")) {
+        answer = await send(op, { params, key: acct.key, json: {}, headers: { "idempotency-key": "k".repeat(300) } });
+      } else if ((spec.parameters ?? []).some((p: { name: string; in: string }) => p.in === "query" && p.name === "limit")) {
+        answer = await send(op, { params, key: acct.key, query: "limit=0" });
+      } else {
+        const param = (spec.parameters ?? []).find((p: { in: string; schema?: { maxLength?: number } }) => p.in === "path" && p.schema?.maxLength);
+        if (!param) throw new Error(`${op}: documents 400 but nothing here can make one`);
+        answer = await send(op, { params: { ...params, [param.name]: "x".repeat(param.schema.maxLength + 1) }, key: acct.key });
+      }
+      expectStatus(answer, 400, op);
+      expect(answer.json.details.length).toBeGreaterThan(0);
+    }
+  });
+
+  test("POST: 422 for a key reused with another body, 409 while the first is still running", async () => {
+    for (const op of apiOps().filter((o) => o.startsWith("post "))) {
+      const params = randomParams(op);
+      const key = `reuse-${op}`;
+      await send(op, { params, key: acct.key, json: { first: 1 }, headers: { "idempotency-key": key } });
+      expectStatus(await send(op, { params, key: acct.key, json: { second: 2 }, headers: { "idempotency-key": key } }), 422, op);
+
+      const path = op.split(" ")[1]!.replace(/\{[^}]+\}/g, RANDOM_ID);
+      const body = JSON.stringify({ running: true });
+      const inFlight = `in-flight-${op}`;
+      claimIdempotencyKey(world.deps, { accountId: acct.accountId, route: `POST ${path}`, key: inFlight }, requestFingerprint("", new TextEncoder().encode(body)));
+      expectStatus(await send(op, { params, key: acct.key, raw: body, headers: { "content-type": "application/json", "idempotency-key": inFlight } }), 409, op);
+    }
+  });
+});
+
+describe("each operation's success and its own errors", () => {
+  test("health, probes and metrics", async () => {
+    expectStatus(await send("get /api/v1/health", { key: acct.mint(["voice"]).key }), 200, "health");
+    expectStatus(await send("get /livez"), 200, "livez");
+    expectStatus(await send("get /readyz"), 200, "readyz");
+    expectStatus(await recorder.send(drainingServer, "get /readyz"), 503, "readyz draining");
+    expectStatus(await send("get /metrics"), 200, "metrics");
+    expectStatus(await recorder.send(guardedServer, "get /metrics"), 401, "metrics with METRICS_TOKEN");
+  });
+
+  let assetId = "";
+  let assetFile = "";
+  test("the image library: ingest, list, upload links and their page, media, delete", async () => {
+    const ingested = await send("post /api/v1/assets/ingest-url", { key: acct.key, json: { url: `${source.url}/image.png` } });
+    expectStatus(ingested, 201, "ingest");
+    assetId = ingested.json.asset.id;
+    assetFile = new URL(ingested.json.asset.url).pathname.split("/").pop()!;
+    expectStatus(await send("post /api/v1/assets/ingest-url", { key: acct.key, json: { url: `http://127.0.0.1/x.png` } }), 400, "ingest http");
+    expectStatus(await send("get /api/v1/assets", { key: acct.key, query: "limit=5" }), 200, "list assets");
+
+    const link = await send("post /api/v1/assets/upload-link", { key: acct.key });
+    expectStatus(link, 201, "upload-link");
+    const linkId = link.json.id;
+    const token = new URL(link.json.uploadUrl).pathname.split("/").pop()!;
+    expectStatus(await send("get /api/v1/assets/upload-links/{id}", { key: acct.key, params: { id: linkId } }), 200, "link status");
+    expectStatus(await send("get /api/v1/assets/upload-links/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "link status 404");
+
+    const form = (bytes: Uint8Array<ArrayBuffer>, name = "photo.png", type = "image/png") => {
+      const data = new FormData();
+      data.append("file", new File([bytes], name, { type }));
+      return data;
+    };
+    const json = { accept: "application/json" };
+    expectStatus(await send("get /upload/{token}", { params: { token } }), 200, "upload page");
+    expectStatus(await send("post /upload/{token}", { params: { token }, raw: form(new TextEncoder().encode("not an image"), "a.txt", "text/plain"), headers: json }), 400, "upload not an image");
+    expectStatus(await send("post /upload/{token}", { params: { token }, raw: form(png), headers: json }), 201, "upload");
+    expectStatus(await send("post /upload/{token}", { params: { token }, raw: form(png), headers: json }), 410, "upload used");
+    expectStatus(await send("get /upload/{token}", { params: { token } }), 410, "upload page used");
+    expectStatus(await send("get /upload/{token}", { params: { token: "no-such-token" } }), 404, "upload page unknown");
+    expectStatus(await send("post /upload/{token}", { params: { token: "no-such-token" }, raw: form(png), headers: json }), 404, "upload unknown");
+    const second = await send("post /api/v1/assets/upload-link", { key: acct.key });
+    const token2 = new URL(second.json.uploadUrl).pathname.split("/").pop()!;
+    expectStatus(await send("post /upload/{token}", { params: { token: token2 }, raw: form(png) }), 200, "upload from the page");
+
+    for (const method of ["get", "head"]) {
+      const op = `${method} /media/{file}`;
+      const first = await send(op, { params: { file: assetFile } });
+      expectStatus(first, 200, op);
+      if (method === "get") {
+        expectStatus(await send(op, { params: { file: assetFile }, headers: { range: "bytes=0-9" } }), 206, op);
+        expectStatus(await send(op, { params: { file: assetFile }, headers: { range: "bytes=999999-" } }), 416, op);
+      }
+      expectStatus(await send(op, { params: { file: assetFile }, headers: { "if-none-match": first.headers.get("etag") ?? "" } }), 304, op);
+      expectStatus(await send(op, { params: { file: `${RANDOM_ID}.png` } }), 404, op);
+    }
+  });
+
+  let seedId = "";
+  test("seeds", async () => {
+    const created = await send("post /api/v1/seeds", { key: acct.key, json: { title: "Launch", content: "We launch on Monday.", image_asset_id: assetId } });
+    expectStatus(created, 201, "seed");
+    seedId = created.json.id;
+    expectStatus(await send("post /api/v1/seeds", { key: acct.key, json: { title: "x", content: "y", image_asset_id: RANDOM_ID } }), 404, "seed unknown asset");
+    expectStatus(await send("get /api/v1/seeds", { key: acct.key, query: "search=launch" }), 200, "seeds");
+    expectStatus(await send("get /api/v1/seeds/{id}", { key: acct.key, params: { id: seedId } }), 200, "seed");
+    expectStatus(await send("get /api/v1/seeds/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "seed 404");
+    expectStatus(await send("patch /api/v1/seeds/{id}", { key: acct.key, params: { id: seedId }, json: { category: null } }), 200, "patch seed");
+    expectStatus(await send("patch /api/v1/seeds/{id}", { key: acct.key, params: { id: RANDOM_ID }, json: { title: "t" } }), 404, "patch 404");
+    const gone = await send("post /api/v1/seeds", { key: acct.key, json: { title: "Gone", content: "soon" } });
+    expectStatus(await send("delete /api/v1/seeds/{id}", { key: acct.key, params: { id: gone.json.id } }), 200, "delete seed");
+    expectStatus(await send("delete /api/v1/seeds/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "delete seed 404");
+    // The asset is in use by the seed.
+    expectStatus(await send("delete /api/v1/assets/{id}", { key: acct.key, params: { id: assetId } }), 409, "asset in use");
+    expectStatus(await send("delete /api/v1/assets/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "asset 404");
+    const spare = await send("post /api/v1/assets/ingest-url", { key: acct.key, json: { url: `${source.url}/image.png`, label: "spare" } });
+    // The same source is stored once; a fresh upload gives a second, unused asset.
+    const link = await send("post /api/v1/assets/upload-link", { key: acct.key });
+    const data = new FormData();
+    data.append("file", new File([new Uint8Array(await solidPng(20, 20))], "spare.png", { type: "image/png" }));
+    const uploaded = await send("post /upload/{token}", {
+      params: { token: new URL(link.json.uploadUrl).pathname.split("/").pop()! },
+      raw: data,
+      headers: { accept: "application/json" },
+    });
+    expect(spare.status).toBe(201);
+    expectStatus(await send("delete /api/v1/assets/{id}", { key: acct.key, params: { id: uploaded.json.asset.id } }), 200, "delete asset");
+  });
+
+  test("voice and credits", async () => {
+    expectStatus(await send("get /api/v1/voice", { key: acct.key }), 200, "voice");
+    expectStatus(await send("put /api/v1/voice", { key: acct.key, json: { emoji: "none", hashtags: ["launch"] } }), 200, "put voice");
+    const refused = await send("put /api/v1/voice", { key: acct.key, json: { emoji: "lots of them" } });
+    expect(refused.json.message).toBe("emoji: must be one of none, some, lots");
+    expectStatus(await send("get /api/v1/credits", { key: acct.key }), 200, "credits");
+    expectStatus(await send("get /api/v1/credits/ledger", { key: acct.key, query: "limit=2" }), 200, "ledger");
+  });
+
+  let creationId = "";
+  test("creations: generate, regenerate, list, get, the preview page; 402, 404, 502", async () => {
+    const made = await send("post /api/v1/creations/generate", { key: acct.key, json: { seed_id: seedId } });
+    expectStatus(made, 201, "generate");
+    creationId = made.json.creation.id;
+    expectStatus(await send("post /api/v1/creations/generate", { key: acct.key, json: { seed_id: RANDOM_ID } }), 404, "generate 404");
+    const poor = await world.createAccount({ credits: 0 });
+    const poorSeed = await send("post /api/v1/seeds", { key: poor.key, json: { title: "Poor", content: "no credits" } });
+    expectStatus(await send("post /api/v1/creations/generate", { key: poor.key, json: { seed_id: poorSeed.json.id } }), 402, "generate 402");
+    failGeneration = true;
+    try {
+      expectStatus(await send("post /api/v1/creations/generate", { key: acct.key, json: { seed_id: seedId } }), 502, "generate 502");
+      expectStatus(await send("post /api/v1/creations/regenerate", { key: acct.key, json: { creation_id: creationId, parts: "caption" } }), 502, "regenerate 502");
+    } finally {
+      failGeneration = false;
+    }
+    expectStatus(await send("post /api/v1/creations/regenerate", { key: acct.key, json: { creation_id: creationId, parts: "caption" } }), 200, "regenerate");
+    expectStatus(await send("post /api/v1/creations/regenerate", { key: acct.key, json: { creation_id: RANDOM_ID } }), 404, "regenerate 404");
+    const poorCreation = await makeCreation(world.deps, poor.accountId, { caption: "cheap" });
+    expectStatus(await send("post /api/v1/creations/regenerate", { key: poor.key, json: { creation_id: poorCreation.id } }), 402, "regenerate 402");
+    expectStatus(await send("get /api/v1/creations", { key: acct.key, query: `seed_id=${seedId}&limit=10` }), 200, "creations");
+    expectStatus(await send("get /api/v1/creations/{id}", { key: acct.key, params: { id: creationId } }), 200, "creation");
+    expectStatus(await send("get /api/v1/creations/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "creation 404");
+    expectStatus(await send("get /c/{id}", { params: { id: creationId } }), 200, "preview");
+    expectStatus(await send("get /c/{id}", { params: { id: RANDOM_ID } }), 404, "preview 404");
+  });
+
+  test("scheduling: targets, schedule, list, get, cancel; 400, 404, 409, 502", async () => {
+    const later = () => isoAt(world.clock.now() + FIVE_MIN + 60_000);
+    await addConnection(world.deps, { accountId: acct.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
+    expectStatus(await send("get /api/v1/schedule/targets", { key: acct.key }), 200, "targets");
+    const body = (creation: string, targets = ["webhook"], at = later()) => ({ type: "social_post", creation_id: creation, scheduled_time: at, targets });
+    const scheduled = await send("post /api/v1/schedule", { key: acct.key, json: body(creationId) });
+    expectStatus(scheduled, 200, "schedule");
+    const postId = scheduled.json.post.id;
+    expectStatus(await send("post /api/v1/schedule", { key: acct.key, json: body(creationId, ["webhook"], isoAt(world.clock.now() + 60_000)) }), 400, "too soon");
+    expectStatus(await send("post /api/v1/schedule", { key: acct.key, json: body(RANDOM_ID) }), 404, "schedule 404");
+    const empty = await makeCreation(world.deps, acct.accountId, { caption: "" });
+    expectStatus(await send("post /api/v1/schedule", { key: acct.key, json: body(empty.id) }), 409, "not schedulable");
+    const blockedAccount = await world.createAccount();
+    await addConnection(world.deps, { accountId: blockedAccount.accountId, platform: "webhook", url: `${receiver.url}/x`, secret: "another-secret-0123456789" });
+    const blockedCreation = await makeCreation(world.deps, blockedAccount.accountId, { caption: "blocked" });
+    const notReady = await send("post /api/v1/schedule", { key: blockedAccount.key, json: body(blockedCreation.id) });
+    expectStatus(notReady, 409, "target not ready");
+    expect(notReady.json.error).toBe("target_not_ready");
+
+    expectStatus(await send("get /api/v1/schedule/posts", { key: acct.key, query: "status=scheduled&limit=10" }), 200, "posts");
+    expectStatus(await send("get /api/v1/schedule/posts/{id}", { key: acct.key, params: { id: postId } }), 200, "post");
+    expectStatus(await send("get /api/v1/schedule/posts/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "post 404");
+
+    // Cancel before it is due; a second post is published and then refused; a third has an unknown outcome (502).
+    expectStatus(await send("delete /api/v1/schedule/{id}", { key: acct.key, params: { id: postId } }), 200, "cancel");
+    expectStatus(await send("delete /api/v1/schedule/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "cancel 404");
+    const published = await send("post /api/v1/schedule", { key: acct.key, json: body(creationId) });
+    const unknown = await send("post /api/v1/schedule", { key: acct.key, json: body(creationId) });
+    world.clock.advance(FIVE_MIN + 60_000);
+    const target = postRows(world.deps, unknown.json.post.id).targets[0]!;
+    world.deps.sqlite
+      .query("UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?")
+      .run(world.clock.now() + 600_000, world.clock.now() - 5000, target.id);
+    await runDueOnce(world.deps);
+    world.deps.sqlite.query("UPDATE scheduled_post_targets SET lease_expires_at = ? WHERE id = ?").run(world.clock.now() - 1, target.id);
+    expectStatus(await send("delete /api/v1/schedule/{id}", { key: acct.key, params: { id: published.json.post.id } }), 409, "already published");
+    expectStatus(await send("delete /api/v1/schedule/{id}", { key: acct.key, params: { id: unknown.json.post.id } }), 502, "unknown outcome");
+  });
+});
+
+describe("edits, reschedule and event webhooks", () => {
+  const later = (ms = FIVE_MIN + 60_000) => isoAt(world.clock.now() + ms);
+  const scheduleBody = (creation: string, targets: string[], at = later()) => ({ type: "social_post", creation_id: creation, scheduled_time: at, targets });
+
+  test("creations: edit by hand, delete; 404 and 409 creation_in_use", async () => {
+    const a = await world.createAccount();
+    await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
+    const c = await makeCreation(world.deps, a.accountId, { caption: "first words" });
+    expectStatus(await send("patch /api/v1/creations/{id}", { key: a.key, params: { id: c.id }, json: { caption: "better words" } }), 200, "edit");
+    expectStatus(await send("patch /api/v1/creations/{id}", { key: a.key, params: { id: RANDOM_ID }, json: { caption: "x" } }), 404, "edit 404");
+    await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(c.id, ["webhook"]) });
+    expectStatus(await send("delete /api/v1/creations/{id}", { key: a.key, params: { id: c.id } }), 409, "creation in use");
+    const free = await makeCreation(world.deps, a.accountId, { caption: "free" });
+    expectStatus(await send("delete /api/v1/creations/{id}", { key: a.key, params: { id: free.id } }), 200, "delete creation");
+    expectStatus(await send("delete /api/v1/creations/{id}", { key: a.key, params: { id: RANDOM_ID } }), 404, "delete creation 404");
+  });
+
+  test("reschedule: 200, 400 too soon, 404, 409 (already published, publishing, target not ready, not schedulable), 502", async () => {
+    const a = await world.createAccount();
+    const hook = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
+    const c = await makeCreation(world.deps, a.accountId, { caption: "moving" });
+    const post = (await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(c.id, ["webhook"]) })).json.post;
+    const op = "patch /api/v1/schedule/{id}";
+    expectStatus(await send(op, { key: a.key, params: { id: post.id }, json: { scheduled_time: later(2 * 60 * 60_000) } }), 200, "reschedule");
+    expectStatus(await send(op, { key: a.key, params: { id: post.id }, json: { scheduled_time: later(60_000) } }), 400, "reschedule too soon");
+    expectStatus(await send(op, { key: a.key, params: { id: RANDOM_ID }, json: { scheduled_time: later() } }), 404, "reschedule 404");
+
+    const blocked = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/x`, secret: "another-secret-0123456789" });
+    const notReady = await send(op, { key: a.key, params: { id: post.id }, json: { targets: [blocked.accountId] } });
+    expectStatus(notReady, 409, "reschedule to a blocked target");
+    expect(notReady.json.error).toBe("target_not_ready");
+    const mastodon = await startMastodonServer({ now: () => world.clock.now(), maxCharacters: 10 });
+    try {
+      const m = await addConnection(world.deps, { accountId: a.accountId, platform: "mastodon", instance: mastodon.url, token: DEFAULT_TOKEN });
+      const long = await makeCreation(world.deps, a.accountId, { caption: "far too long for ten characters" });
+      const longPost = (await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(long.id, [hook.accountId]) })).json.post;
+      const tooLong = await send(op, { key: a.key, params: { id: longPost.id }, json: { targets: [m.accountId] } });
+      expectStatus(tooLong, 409, "reschedule not schedulable");
+      expect(tooLong.json.error).toBe("not_schedulable");
+
+      const held = await makeCreation(world.deps, a.accountId, { caption: "held" });
+      const heldPost = (await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(held.id, [m.accountId], later(60 * 60_000)) })).json.post;
+      await mastodon.setMode("unreachable");
+      const unreachable = await send(op, { key: a.key, params: { id: heldPost.id }, json: { scheduled_time: later(2 * 60 * 60_000) } });
+      expectStatus(unreachable, 502, "reschedule with the instance unreachable");
+      await mastodon.setMode("ok");
+    } finally {
+      await mastodon.stop();
+    }
+
+    // Publishing now: 409 not_reschedulable; published: 409 already_published.
+    const busy = (await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(c.id, [hook.accountId]) })).json.post;
+    world.deps.sqlite.query("UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'busy', lease_expires_at = ? WHERE post_id = ?").run(world.clock.now() + 600_000, busy.id);
+    const publishing = await send(op, { key: a.key, params: { id: busy.id }, json: { scheduled_time: later(3 * 60 * 60_000) } });
+    expectStatus(publishing, 409, "reschedule while publishing");
+    expect(publishing.json.error).toBe("not_reschedulable");
+    const soon = (await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(c.id, [hook.accountId]) })).json.post;
+    world.clock.advance(FIVE_MIN + 60_000);
+    await runDueOnce(world.deps);
+    const done = await send(op, { key: a.key, params: { id: soon.id }, json: { scheduled_time: later() } });
+    expectStatus(done, 409, "reschedule after publishing");
+    expect(done.json.error).toBe("already_published");
+  });
+
+  test("event webhooks: register, list, delete; 400 for an http URL, 409 past the limit, 404", async () => {
+    const a = await world.createAccount();
+    const created = await send("post /api/v1/webhooks", { key: a.key, json: { url: `${receiver.url}/events`, events: ["post.published"] } });
+    expectStatus(created, 201, "webhook");
+    expect(created.json.secret).toEqual(expect.any(String));
+    expectStatus(await send("post /api/v1/webhooks", { key: a.key, json: { url: "http://example.com/events", events: ["post.failed"] } }), 400, "webhook http");
+    expectStatus(await send("get /api/v1/webhooks", { key: a.key }), 200, "webhooks");
+    expectStatus(await send("delete /api/v1/webhooks/{id}", { key: a.key, params: { id: created.json.webhook.id } }), 200, "delete webhook");
+    expectStatus(await send("delete /api/v1/webhooks/{id}", { key: a.key, params: { id: RANDOM_ID } }), 404, "delete webhook 404");
+    let answer: Answer | null = null;
+    for (let i = 0; i < 30 && answer?.status !== 409; i++) {
+      answer = await send("post /api/v1/webhooks", { key: a.key, json: { url: `${receiver.url}/many-${i}`, events: ["credits.low"] } });
+    }
+    expect(answer?.json.error).toBe("too_many_webhooks");
+  });
+});
+
+/** PKCE S256: a verifier and its challenge. */
+async function pkce(): Promise<{ verifier: string; challenge: string }> {
+  const verifier = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+  return { verifier, challenge: Buffer.from(digest).toString("base64url") };
+}
+const form = (fields: Record<string, string>) => ({
+  raw: new URLSearchParams(fields).toString(),
+  headers: { "content-type": "application/x-www-form-urlencoded" },
+});
+
+describe("the OAuth authorization server", () => {
+  test("metadata, registration, authorization (login, consent), token, revocation; their refusals", async () => {
+    for (const op of ["get /.well-known/oauth-authorization-server", "get /.well-known/oauth-protected-resource", "get /.well-known/oauth-protected-resource/mcp"]) {
+      expectStatus(await send(op), 200, op);
+    }
+    const redirect = "http://127.0.0.1:9/callback";
+    const registered = await send("post /oauth/register", { json: { client_name: "Contract test", redirect_uris: [redirect], token_endpoint_auth_method: "none" } });
+    expectStatus(registered, 201, "register");
+    const clientId = registered.json.client_id as string;
+    expectStatus(await send("post /oauth/register", { json: { client_name: "Bad", redirect_uris: ["http://example.com/cb"] } }), 400, "register http");
+    let limitedAnswer: Answer | null = null;
+    for (let i = 0; i < 40 && limitedAnswer?.status !== 429; i++) {
+      limitedAnswer = await recorder.send(guardedServer, "post /oauth/register", { json: { client_name: `n${i}`, redirect_uris: [redirect], token_endpoint_auth_method: "none" } });
+    }
+    expect(limitedAnswer?.status).toBe(429);
+
+    const { verifier, challenge } = await pkce();
+    const query = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: "S256", state: "s1" });
+    expectStatus(await send("get /oauth/authorize", { query: query.toString() }), 303, "authorize without a session");
+    const unknown = new URLSearchParams(query);
+    unknown.set("client_id", "no-such-client");
+    expectStatus(await send("get /oauth/authorize", { query: unknown.toString() }), 400, "authorize unknown client");
+    const person = await ownerWithAccount(world);
+    const browser = new FormBrowser(server.base);
+    const { consent } = await reachConsent(browser, `${server.base}/oauth/authorize?${query}`, person);
+    const cookie = [...browser.cookies].map(([n, v]) => `${n}=${v}`).join("; ");
+    expectStatus(await send("get /oauth/authorize", { query: query.toString(), headers: { cookie } }), 200, "consent page");
+    const allowed = await browser.submit(consent, { button: ["decision", "allow"] });
+    const code = new URL(allowed.headers.get("location") ?? "", server.base).searchParams.get("code") ?? "";
+    expect(code).not.toBe("");
+
+    const exchange = { grant_type: "authorization_code", code, redirect_uri: redirect, client_id: clientId, code_verifier: verifier };
+    const tokens = await send("post /oauth/token", form(exchange));
+    expectStatus(tokens, 200, "token");
+    expectStatus(await send("post /oauth/token", form(exchange)), 400, "token: code used twice");
+    expectStatus(await send("post /oauth/token", form({ ...exchange, client_id: "no-such-client" })), 401, "token: unknown client");
+    expectStatus(await send("post /oauth/revoke", form({ client_id: clientId })), 400, "revoke without a token");
+    expectStatus(await send("post /oauth/revoke", form({ token: tokens.json.refresh_token, client_id: "no-such-client" })), 401, "revoke: unknown client");
+    expectStatus(await send("post /oauth/revoke", form({ token: tokens.json.refresh_token, client_id: clientId })), 200, "revoke");
+  });
+});
+
+describe("the MCP endpoint", () => {
+  test("a tool call, and each refusal: 400, 401, 403 (scope, origin), 406, 413, 429", async () => {
+    const op = "post /mcp";
+    const a = await world.createAccount();
+    const token = grantFor(world, registerTestClient(world), a.accountId, a.userId, ["read"]).accessToken;
+    const headers = { authorization: `Bearer ${token}`, accept: "application/json, text/event-stream" };
+    const ok = await send(op, { json: toolsCall("get_credits"), headers });
+    expectStatus(ok, 200, "tools/call");
+    expect(ok.text).toContain('"balance":');
+    expectStatus(await send(op, { raw: "{not json", headers: { ...headers, "content-type": "application/json" } }), 400, "not JSON-RPC");
+    expectStatus(await send(op, { json: { jsonrpc: "2.0", method: "notifications/initialized" }, headers }), 202, "a notification");
+    expectStatus(await send(op, { json: toolsCall("get_credits"), headers: { accept: headers.accept } }), 401, "no token");
+    expectStatus(await send(op, { json: toolsCall("get_credits"), headers: { ...headers, authorization: `Bearer ${acct.key}` } }), 401, "an API key");
+    expectStatus(await send(op, { json: toolsCall("create_seed", { title: "t", content: "c" }), headers }), 403, "insufficient scope");
+    expectStatus(await send(op, { json: toolsCall("get_credits"), headers: { ...headers, origin: "https://elsewhere.example" } }), 403, "another origin");
+    expectStatus(await send(op, { json: toolsCall("get_credits"), headers: { ...headers, accept: "text/plain" } }), 406, "not acceptable");
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { padding: "x".repeat(MAX_JSON_BYTES) } });
+    expectStatus(await send(op, { raw: big, headers: { ...headers, "content-type": "application/json" } }), 413, "too large");
+    const b = await limited.createAccount();
+    const limitedToken = grantFor(limited, registerTestClient(limited), b.accountId, b.userId, ["read"]).accessToken;
+    const limitedHeaders = { ...headers, authorization: `Bearer ${limitedToken}` };
+    await recorder.send(limitedServer, op, { json: toolsCall("get_credits"), headers: limitedHeaders });
+    expectStatus(await recorder.send(limitedServer, op, { json: toolsCall("get_credits"), headers: limitedHeaders }), 429, "rate limited");
+  });
+});
+
+describe("the document against what the server answered", () => {
+  test("every example in the document validates against its schema", () => {
+    expect(recorder.exampleProblems()).toEqual([]);
+  });
+
+  test("the checker reports what it should: an undocumented status, a body off its schema, a status never produced", () => {
+    const doc = structuredClone(recorder.doc);
+    delete doc.paths["/api/v1/seeds/{id}"].get.responses["404"];
+    doc.components.schemas.Seed.properties.title = { type: "integer" };
+    doc.paths["/livez"].get.responses["418"] = { description: "never" };
+    const strict = new ContractRecorder(doc);
+    strict.exchanges.push(...recorder.exchanges);
+    const problems = strict.problems();
+    expect(problems.some((p) => p.startsWith("get /api/v1/seeds/{id} → 404: status not documented"))).toBe(true);
+    expect(problems.some((p) => p.startsWith("get /api/v1/seeds/{id} → 200: body does not match"))).toBe(true);
+    expect(strict.unexercised()).toContain("get /livez → 418");
+  });
+
+  test("0 undocumented statuses, 0 body mismatches, every documented status exercised", () => {
+    expect(recorder.exchanges.length).toBeGreaterThan(200);
+    expect(recorder.problems()).toEqual([]);
+    expect(recorder.unexercised()).toEqual([]);
+  });
+});
