@@ -6,6 +6,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createApp } from "../app";
 import { bootstrap } from "../bootstrap";
+import { startCheckpointer } from "../db/checkpointer";
 import type { Config } from "../config";
 import { systemJobs } from "../jobs";
 import { startJobs } from "../jobs/registry";
@@ -22,6 +23,8 @@ const MULTIPART_OVERHEAD = 1024 * 1024;
 export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const started = performance.now();
   const deps = bootstrap(config);
+  // WAL checkpoints run on a thread of their own, never inside a request (db/checkpointer.ts).
+  const checkpointer = startCheckpointer(deps.sqlite, deps.log);
   // The pid file tells `seedcast restore` that this data dir is in use.
   const pidFile = join(config.dataDir, SERVE_PID_FILE);
   writeFileSync(pidFile, `${process.pid}\n`);
@@ -65,6 +68,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
       await server.stop(false);
       await jobs.stop();
       await dispatcher.stop(); // finishes and records every delivery in flight
+      await checkpointer.stop();
       deps.sqlite.close();
       rmSync(pidFile, { force: true });
       deps.log.info("stopped");
