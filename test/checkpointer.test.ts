@@ -1,8 +1,8 @@
 /**
  * WAL checkpoints on a thread (db/checkpointer.ts), on real database files: the server's connection no longer
  * checkpoints, the thread copies the WAL into the database file, the WAL starts over instead of growing (also under
- * writes that never pause), the commit watch keeps telling commits from checkpoints, and stopping gives the
- * connection SQLite's automatic checkpoint back.
+ * writes that never pause), the commit watch keeps telling commits from checkpoints, the thread waits for the first
+ * writes, and stopping gives the connection SQLite's automatic checkpoint back.
  * Nothing here is timed: each step waits (with a generous deadline) for the file change it expects.
  */
 import { afterEach, describe, expect, test } from "bun:test";
@@ -95,7 +95,7 @@ function autocheckpoint(sqlite: Database): number {
 describe("WAL checkpoints on a thread", () => {
   test("the connection stops checkpointing; the thread copies the WAL into the file, and the WAL starts over", async () => {
     const one = open();
-    one.checkpointer = startCheckpointer(one.sqlite, createLogger("warn", (line) => one.logs.push(line)));
+    one.checkpointer = startCheckpointer(one.sqlite, createLogger("warn", (line) => one.logs.push(line)), { startAfterPages: 0 });
     await one.checkpointer.ready;
     expect(autocheckpoint(one.sqlite)).toBe(0);
 
@@ -125,7 +125,7 @@ describe("WAL checkpoints on a thread", () => {
 
   test("under writes that never leave the thread time to catch up, the WAL stays bounded", async () => {
     const one = open();
-    one.checkpointer = startCheckpointer(one.sqlite, createLogger("warn", (line) => one.logs.push(line)), { intervalMs: 20, boundFrames: 300 });
+    one.checkpointer = startCheckpointer(one.sqlite, createLogger("warn", (line) => one.logs.push(line)), { startAfterPages: 0, intervalMs: 20, boundFrames: 300 });
     await one.checkpointer.ready;
     const batches = 40;
     let largestWal = 0;
@@ -154,7 +154,7 @@ describe("WAL checkpoints on a thread", () => {
     const one = open();
     const watch = watchCommits(one.sqlite);
     expect(watch.live).toBe(true);
-    one.checkpointer = startCheckpointer(one.sqlite, createLogger("warn", (line) => one.logs.push(line)));
+    one.checkpointer = startCheckpointer(one.sqlite, createLogger("warn", (line) => one.logs.push(line)), { startAfterPages: 0 });
     await one.checkpointer.ready;
     watch.changed();
 
@@ -171,7 +171,7 @@ describe("WAL checkpoints on a thread", () => {
 
   test("stopping gives the connection SQLite's automatic checkpoint back, and the file closes cleanly", async () => {
     const one = open();
-    one.checkpointer = startCheckpointer(one.sqlite, createLogger("warn", (line) => one.logs.push(line)));
+    one.checkpointer = startCheckpointer(one.sqlite, createLogger("warn", (line) => one.logs.push(line)), { startAfterPages: 0 });
     await one.checkpointer.ready;
     writeBatch(one.sqlite);
     await one.checkpointer.stop();
@@ -182,6 +182,35 @@ describe("WAL checkpoints on a thread", () => {
     expect(existsSync(`${one.file}-wal`)).toBe(false);
     opened.splice(opened.indexOf(one), 1);
     rmSync(one.dir, { recursive: true, force: true });
+  });
+
+  test("the thread starts only once the database is written to; until then SQLite's own checkpoint stays", async () => {
+    const one = open();
+    one.checkpointer = startCheckpointer(one.sqlite, createLogger("warn", (line) => one.logs.push(line)), { startAfterPages: 50, watchIntervalMs: 20 });
+    let started = false;
+    void one.checkpointer.ready.then(() => {
+      started = true;
+    });
+    // Reads only (and the few pages of the table's creation): no thread.
+    one.sqlite.query("SELECT count(*) FROM t").get();
+    await Bun.sleep(200);
+    expect(started).toBe(false);
+    expect(autocheckpoint(one.sqlite)).toBe(1000);
+    writeBatch(one.sqlite);
+    await one.checkpointer.ready;
+    expect(autocheckpoint(one.sqlite)).toBe(0);
+    writeBatch(one.sqlite);
+    await untilAsync("the thread's checkpoint", async () => {
+      const progress = await walProgress(one.file);
+      return progress.copied === progress.frames;
+    });
+  });
+
+  test("stopped before it started, nothing was changed", async () => {
+    const one = open();
+    const checkpointer = startCheckpointer(one.sqlite, createLogger("warn", () => {}), { startAfterPages: 1_000_000 });
+    await checkpointer.stop();
+    expect(autocheckpoint(one.sqlite)).toBe(1000);
   });
 
   test("an in-memory database has nothing to checkpoint: no thread, the connection untouched", async () => {

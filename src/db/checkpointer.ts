@@ -12,7 +12,9 @@
  *   server's connection for one PASSIVE checkpoint of its own, between two requests: it copies only what the thread
  *   has not copied yet (a fraction of a tick's writes) and the next write starts the WAL over. That keeps the WAL
  *   under about BOUND_FRAMES pages plus one tick's writes.
- * When the thread cannot start or fails, the server's connection gets SQLite's automatic checkpoint back.
+ * The thread starts when the WAL file first reaches START_AFTER_PAGES (a look at its size every 250 ms): a server that
+ * is idle or only reads keeps SQLite's automatic checkpoint, which then has nothing costly to do, and does not carry
+ * the thread's ~5 MB. When the thread cannot start or fails, the connection gets SQLite's automatic checkpoint back.
  *
  * Other processes (CLI commands next to the server) keep SQLite's automatic checkpoint on their connections. The
  * commit watch (commit-watch.ts) is unaffected: a checkpoint does not touch the WAL-index header it reads, and the
@@ -21,6 +23,7 @@
  * descriptor while another connection holds locks, so the thread's connection closing never drops the server's locks.
  */
 import type { Database } from "bun:sqlite";
+import { statSync } from "node:fs";
 import type { Logger } from "../lib/log";
 
 /** How often the thread looks for frames to copy. */
@@ -30,6 +33,9 @@ export const CHECKPOINT_BOUND_FRAMES = 4000;
 /** SQLite's default automatic checkpoint, given back to the server's connection when the thread fails. */
 const SQLITE_DEFAULT_AUTOCHECKPOINT = 1000;
 const STOP_TIMEOUT_MS = 5000;
+/** Half SQLite's automatic threshold: the thread is started before the first in-request checkpoint is due. */
+const START_AFTER_PAGES = 500;
+const WATCH_INTERVAL_MS = 250;
 
 /** The thread, as source: a Blob worker needs no second entry point in the single-file build. */
 const WORKER_SOURCE = `
@@ -71,13 +77,17 @@ self.onmessage = (event) => {
 `;
 
 export interface Checkpointer {
-  /** Resolves once the thread checkpoints (or has failed, the automatic checkpoint being back). */
+  /** Resolves once the thread checkpoints (or has failed, the automatic checkpoint being back); see startAfterPages. */
   readonly ready: Promise<void>;
   /** Stops the thread and gives the connection SQLite's automatic checkpoint back. Call before closing `sqlite`. */
   stop(): Promise<void>;
 }
 
 export interface CheckpointerOptions {
+  /** The thread starts once the WAL file holds this many pages (0: at once). */
+  startAfterPages?: number;
+  /** How often the WAL file's size is looked at until then. */
+  watchIntervalMs?: number;
   intervalMs?: number;
   boundFrames?: number;
   /** PASSIVE passes per tick at most, to catch up with frames written during the previous one. */
@@ -115,52 +125,84 @@ export function startCheckpointer(sqlite: Database, log: Logger, options: Checkp
     }
   };
 
-  sqlite.exec("PRAGMA wal_autocheckpoint = 0");
-  const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "application/javascript" }));
-  const worker = new Worker(url);
   let onStarted: () => void = () => {};
   const ready = new Promise<void>((resolve) => {
     onStarted = resolve;
   });
   let onStopped: (() => void) | null = null;
-  worker.onmessage = (event: MessageEvent) => {
-    const message = event.data as { kind: string; message?: string; log?: number; busy?: number };
-    if (message.kind === "started") {
-      URL.revokeObjectURL(url); // the thread has loaded its source
+  let worker: Worker | null = null;
+
+  /** Starts the thread and hands it the checkpoints. */
+  const launch = () => {
+    sqlite.exec("PRAGMA wal_autocheckpoint = 0");
+    const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "application/javascript" }));
+    const thread = new Worker(url);
+    worker = thread;
+    thread.onmessage = (event: MessageEvent) => {
+      const message = event.data as { kind: string; message?: string; log?: number };
+      if (message.kind === "started") {
+        URL.revokeObjectURL(url); // the thread has loaded its source
+        onStarted();
+      } else if (message.kind === "stopped") onStopped?.();
+      else if (message.kind === "start-over") startOver(message.log ?? 0);
+      else if (message.kind === "failed") {
+        fallBack(message.message ?? "unknown");
+        onStarted();
+      }
+    };
+    thread.onerror = (event) => {
+      fallBack(event.message);
       onStarted();
-    }
-    else if (message.kind === "stopped") onStopped?.();
-    else if (message.kind === "start-over") startOver(message.log ?? 0);
-    else if (message.kind === "failed") {
-      fallBack(message.message ?? "unknown");
-      onStarted();
-    }
+    };
+    thread.postMessage({
+      kind: "start",
+      path,
+      busyTimeoutMs: 5000,
+      intervalMs: options.intervalMs ?? CHECKPOINT_INTERVAL_MS,
+      boundFrames: options.boundFrames ?? CHECKPOINT_BOUND_FRAMES,
+      catchUpPasses: options.catchUpPasses ?? 4,
+    });
   };
-  worker.onerror = (event) => {
-    fallBack(event.message);
-    onStarted();
-  };
-  worker.postMessage({
-    kind: "start",
-    path,
-    busyTimeoutMs: 5000,
-    intervalMs: options.intervalMs ?? CHECKPOINT_INTERVAL_MS,
-    boundFrames: options.boundFrames ?? CHECKPOINT_BOUND_FRAMES,
-    catchUpPasses: options.catchUpPasses ?? 4,
-  });
+
+  // The thread (a JavaScript VM, ~5 MB) starts once the database is written to: until the WAL file reaches
+  // startAfterPages, SQLite's own checkpoint has nothing costly to do, and an idle or read-only server never pays.
+  const startAfterPages = options.startAfterPages ?? START_AFTER_PAGES;
+  let watch: ReturnType<typeof setInterval> | null = null;
+  if (startAfterPages <= 0) launch();
+  else {
+    const pageSize = sqlite.query<{ page_size: number }, []>("PRAGMA page_size").get()?.page_size ?? 4096;
+    const walFile = `${path}-wal`;
+    watch = setInterval(() => {
+      let walBytes = 0;
+      try {
+        walBytes = statSync(walFile).size;
+      } catch {
+        return; // no WAL yet
+      }
+      if (walBytes < startAfterPages * pageSize) return;
+      if (watch !== null) clearInterval(watch);
+      watch = null;
+      launch();
+    }, options.watchIntervalMs ?? WATCH_INTERVAL_MS);
+    watch.unref?.();
+  }
 
   let stopping: Promise<void> | null = null;
   return {
     ready,
     stop() {
       stopping ??= (async () => {
+        if (watch !== null) clearInterval(watch);
+        watch = null;
+        const thread = worker;
+        if (thread === null) return;
         const stopped = new Promise<void>((resolve) => {
           onStopped = resolve;
           setTimeout(resolve, STOP_TIMEOUT_MS).unref?.();
         });
-        worker.postMessage({ kind: "stop" });
+        thread.postMessage({ kind: "stop" });
         await stopped;
-        worker.terminate();
+        thread.terminate();
         if (!fellBack) {
           try {
             sqlite.exec(`PRAGMA wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
