@@ -206,6 +206,16 @@ describe("WAL checkpoints on a thread", () => {
     });
   });
 
+  test("when the thread cannot open the database, the connection gets SQLite's automatic checkpoint back, and says so", async () => {
+    const one = open();
+    // The file is gone from its path (this connection keeps its open descriptor): the thread's open fails.
+    rmSync(one.file);
+    one.checkpointer = startCheckpointer(one.sqlite, createLogger("warn", (line) => one.logs.push(line)), { startAfterPages: 0 });
+    await one.checkpointer.ready;
+    expect(autocheckpoint(one.sqlite)).toBe(1000);
+    expect(one.logs.some((line) => line.includes("WAL checkpoint thread failed"))).toBe(true);
+  });
+
   test("stopped before it started, nothing was changed", async () => {
     const one = open();
     const checkpointer = startCheckpointer(one.sqlite, createLogger("warn", () => {}), { startAfterPages: 1_000_000 });

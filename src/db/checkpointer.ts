@@ -49,6 +49,9 @@ function tick(bound, catchUp) {
     for (let i = 1; i < catchUp && result.busy === 0 && result.log > result.checkpointed; i++) result = checkpoint();
     if (result.log >= bound) postMessage({ kind: "start-over", log: result.log });
   } catch (error) {
+    // The server's connection takes SQLite's automatic checkpoint back: this thread is done.
+    if (timer !== null) clearInterval(timer);
+    timer = null;
     postMessage({ kind: "failed", message: String(error && error.message ? error.message : error) });
   }
 }
