@@ -2,13 +2,14 @@
  * Issue 11 bench: the MCP endpoint against the REST API for the same read, wrk against the built binary in one run:
  * `tools/call get_credits` through /mcp (revision 2026-07-28, and a 2025-era client's stateless form) and
  * `GET /api/v1/credits` with an API key. Prints each rate and MCP ÷ REST (goal ≥ 0.5: the protocol layer may cost at
- * most half of the REST rate). Needs `npm run build` first and wrk (apt-get install wrk).
+ * most half of the REST rate), and the server's CPU per request of each (from /proc: steadier than rates on a shared
+ * machine, where wrk and other work compete for the same cores). Needs `npm run build` first and wrk (apt-get install wrk).
  * Usage: bun bench/mcp.ts [--json]   (BENCH_DURATION, default 10s per measurement)
  *
  * The access token comes from the OAuth service (a grant made on the data dir before the server starts): the bench
  * measures /mcp, not the sign-in, which test/mcp-oauth.test.ts and scripts/mcp-conformance.sh drive for real.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { bootstrap } from "../src/bootstrap";
@@ -21,6 +22,8 @@ const BIN = resolve("dist/seedcast");
 const DURATION = process.env.BENCH_DURATION ?? "10s";
 const GOAL = 0.5;
 const json = process.argv.includes("--json");
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these. */
+const CLOCK_TICKS = 100;
 
 function freePort(): number {
   const s = Bun.serve({ port: 0, fetch: () => new Response() });
@@ -74,12 +77,26 @@ async function check(url: string, load: Load): Promise<void> {
   if (res.status !== 200 || !text.includes('"balance":100')) throw new Error(`${url} answered ${res.status}: ${text.slice(0, 300)}`);
 }
 
-async function wrk(url: string, script: string): Promise<number> {
+/** CPU time (user + system, ms) the process `pid` has used so far, from /proc (Linux); NaN elsewhere. */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** The rate wrk reached, and the server's CPU per answered request (µs): the figure a noisy machine disturbs least. */
+async function wrk(url: string, script: string, serverPid: number): Promise<{ rps: number; cpuUs: number }> {
+  const before = cpuMs(serverPid);
   const out = await run(["wrk", "-t2", "-c50", `-d${DURATION}`, "-s", script, url], {});
+  const used = cpuMs(serverPid) - before;
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(out)?.[1];
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
   const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1];
   if (non2xx) throw new Error(`wrk saw ${non2xx} non-2xx answers from ${url}`);
-  return Number(rps);
+  return { rps: Number(rps), cpuUs: (used * 1000) / requests };
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), "seedcast-bench-mcp-"));
@@ -129,11 +146,17 @@ try {
   };
   for (const [url, load] of [[`${base}/api/v1/credits`, rest], [`${base}/mcp`, modern], [`${base}/mcp`, legacy]] as const) await check(url, load);
 
-  const restRps = await wrk(`${base}/api/v1/credits`, wrkScript(rest, dataDir, "rest"));
-  const modernRps = await wrk(`${base}/mcp`, wrkScript(modern, dataDir, "modern"));
-  const legacyRps = await wrk(`${base}/mcp`, wrkScript(legacy, dataDir, "legacy"));
+  const pid = app.pid;
+  const restRun = await wrk(`${base}/api/v1/credits`, wrkScript(rest, dataDir, "rest"), pid);
+  const modernRun = await wrk(`${base}/mcp`, wrkScript(modern, dataDir, "modern"), pid);
+  const legacyRun = await wrk(`${base}/mcp`, wrkScript(legacy, dataDir, "legacy"), pid);
+  const [restRps, modernRps, legacyRps] = [restRun.rps, modernRun.rps, legacyRun.rps];
 
   const ratio = (value: number) => Number((value / restRps).toFixed(3));
+  // The server's CPU per request, as a rate ratio: REST's CPU per request ÷ MCP's (what the rates would be on an
+  // otherwise idle core).
+  const cpuRatio = (cpuUs: number) => Number((restRun.cpuUs / cpuUs).toFixed(3));
+  const us = (value: number) => Math.round(value);
   if (json) {
     // One line for bench/run: each MCP rate carries its ceiling, the REST rate of the same read in the same run.
     console.log(
@@ -143,6 +166,8 @@ try {
           { label: "tools/call get_credits via /mcp (2026-07-28)", value: Math.round(modernRps), unit: "req/s", goal: `≥ ${GOAL} × ceiling`, ok: ratio(modernRps) >= GOAL, ceiling: Math.round(restRps) },
           { label: "tools/call get_credits via /mcp (2025 stateless)", value: Math.round(legacyRps), unit: "req/s", goal: `≥ ${GOAL} × ceiling`, ok: ratio(legacyRps) >= GOAL, ceiling: Math.round(restRps) },
           { label: "GET /api/v1/credits (ceiling)", value: Math.round(restRps), unit: "req/s", goal: "", ok: null },
+          { label: "server CPU per tools/call via /mcp (2026-07-28)", value: us(modernRun.cpuUs), unit: "µs", goal: "", ok: null, ceiling: us(restRun.cpuUs) },
+          { label: "server CPU per tools/call via /mcp (2025 stateless)", value: us(legacyRun.cpuUs), unit: "µs", goal: "", ok: null, ceiling: us(restRun.cpuUs) },
         ],
       }),
     );
@@ -150,6 +175,10 @@ try {
     console.log(`GET /api/v1/credits (REST, the ceiling)            : ${Math.round(restRps)} req/s`);
     console.log(`tools/call get_credits via /mcp, 2026-07-28        : ${Math.round(modernRps)} req/s = ${ratio(modernRps)} × REST (goal ≥ ${GOAL})`);
     console.log(`tools/call get_credits via /mcp, 2025 stateless    : ${Math.round(legacyRps)} req/s = ${ratio(legacyRps)} × REST (goal ≥ ${GOAL})`);
+    console.log(
+      `server CPU per request: REST ${us(restRun.cpuUs)} µs, 2026-07-28 ${us(modernRun.cpuUs)} µs (REST ÷ MCP ${cpuRatio(modernRun.cpuUs)}), ` +
+        `2025 stateless ${us(legacyRun.cpuUs)} µs (${cpuRatio(legacyRun.cpuUs)})`,
+    );
   }
 } finally {
   if (app) {

@@ -6,6 +6,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createApp } from "../app";
 import { bootstrap } from "../bootstrap";
+import { startCheckpointer } from "../db/checkpointer";
 import type { Config } from "../config";
 import { systemJobs } from "../system-jobs";
 import { startJobs } from "../jobs/registry";
@@ -24,6 +25,8 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const deps = bootstrap(config);
   // A bucket that is missing or refuses the credentials stops the start here, not at the first upload.
   await deps.storage.check();
+  // WAL checkpoints run on a thread of their own, never inside a request (db/checkpointer.ts).
+  const checkpointer = startCheckpointer(deps.sqlite, deps.log);
   // The pid file tells `seedcast restore` that this data dir is in use.
   const pidFile = join(config.dataDir, SERVE_PID_FILE);
   writeFileSync(pidFile, `${process.pid}\n`);
@@ -67,6 +70,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
       await server.stop(false);
       await jobs.stop();
       await dispatcher.stop(); // finishes and records every delivery in flight
+      await checkpointer.stop();
       deps.sqlite.close();
       rmSync(pidFile, { force: true });
       deps.log.info("stopped");

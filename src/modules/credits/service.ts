@@ -189,13 +189,28 @@ export function releaseHold(deps: CreditDeps, holdId: string): void {
   });
 }
 
-/** The account's spendable balance and reserved total. 404 when the account does not exist. */
-export function creditSummary(deps: Pick<Deps, "db">, accountId: string): CreditSummary {
-  const row = deps.db
+function prepareSummary(db: Deps["db"]) {
+  return db
     .select({ balance: accounts.creditsBalance, reserved: accounts.creditsReserved })
     .from(accounts)
-    .where(eq(accounts.id, accountId))
-    .get();
+    .where(eq(accounts.id, sql.placeholder("accountId")))
+    .prepare();
+}
+
+/**
+ * The summary's statement, prepared once per database through drizzle (portable to the PostgreSQL dialect): building
+ * and preparing the select at every call was most of a `GET /api/v1/credits` and of an MCP `get_credits`.
+ */
+const summaryStatements = new WeakMap<Deps["db"], ReturnType<typeof prepareSummary>>();
+
+/** The account's spendable balance and reserved total. 404 when the account does not exist. */
+export function creditSummary(deps: Pick<Deps, "db">, accountId: string): CreditSummary {
+  let statement = summaryStatements.get(deps.db);
+  if (!statement) {
+    statement = prepareSummary(deps.db);
+    summaryStatements.set(deps.db, statement);
+  }
+  const row = statement.get({ accountId });
   if (!row) throw notFound("account");
   return row;
 }

@@ -119,9 +119,10 @@ export function mcpEndpoint(deps: Deps): (request: Request) => Promise<Response>
       } catch {
         parsedBody = undefined;
       }
-      // The SDK gets the bytes as they came on a request of its own (it does more work on a consumed one); not JSON
-      // (or empty), nothing can call a tool and it answers the parse error itself.
-      forward = new Request(request.url, { method: "POST", headers: request.headers, body: text });
+      // Parsed, the SDK takes the body from `parsedBody` and reads only the request's headers, so the request goes on
+      // as it is. Not JSON (or empty): nothing can call a tool, and the SDK answers the parse error itself from the
+      // bytes as they came, on a request of its own (this one's body is spent).
+      if (parsedBody === undefined) forward = new Request(request.url, { method: "POST", headers: request.headers, body: text });
       const outside = toolOutsideGrant(parsedBody, principal.scopes);
       if (outside) return insufficientScopeResponse(baseUrl, outside.group, outside.tool);
     }
