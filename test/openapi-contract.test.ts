@@ -53,6 +53,8 @@ let guarded: World;
 let server: Served;
 let limitedServer: Served;
 let guardedServer: Served;
+let closed: World;
+let closedServer: Served;
 let drainingServer: Served;
 let recorder: ContractRecorder;
 let ca: TestCa;
@@ -68,6 +70,9 @@ beforeAll(async () => {
   server = serveApp(world.app);
   limitedServer = serveApp(limited.app);
   guardedServer = serveApp(guarded.app);
+  // Listening beyond loopback without METRICS_TOKEN: /metrics is closed (issue 14, finding 10).
+  closed = await createWorld({ env: { HOST: "0.0.0.0" } });
+  closedServer = serveApp(closed.app);
   drainingServer = serveApp(createApp(world.deps, { isReady: () => false }));
   png = new Uint8Array(await solidPng(40, 30));
   ca = createTestCa();
@@ -86,10 +91,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([server.stop(), limitedServer.stop(), guardedServer.stop(), drainingServer.stop(), source.stop(), receiver.stop()]);
+  await Promise.all([server.stop(), limitedServer.stop(), guardedServer.stop(), closedServer.stop(), drainingServer.stop(), source.stop(), receiver.stop()]);
   world.close();
   limited.close();
   guarded.close();
+  closed.close();
   ca.dispose();
 });
 
@@ -187,6 +193,7 @@ describe("each operation's success and its own errors", () => {
     expectStatus(await recorder.send(drainingServer, "get /readyz"), 503, "readyz draining");
     expectStatus(await send("get /metrics"), 200, "metrics");
     expectStatus(await recorder.send(guardedServer, "get /metrics"), 401, "metrics with METRICS_TOKEN");
+    expectStatus(await recorder.send(closedServer, "get /metrics"), 403, "metrics closed beyond loopback");
   });
 
   let assetId = "";

@@ -53,6 +53,10 @@ export function metricsModule(deps: Deps) {
             description: "METRICS_TOKEN is set and `Authorization: Bearer <token>` did not match",
             content: { "text/plain": { schema: { type: "string" } } },
           },
+          403: {
+            description: "METRICS_TOKEN is not set and the server listens beyond loopback: /metrics is closed",
+            content: { "text/plain": { schema: { type: "string" } } },
+          },
         },
       },
     },
