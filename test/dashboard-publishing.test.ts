@@ -485,3 +485,28 @@ describe("a viewer", () => {
     expect(world.deps.sqlite.query("SELECT count(*) AS n FROM creations WHERE seed_id = ?").get(seed.id)).toEqual({ n: 1 });
   });
 });
+
+describe("the setup form puts its errors beside their fields", () => {
+  test("passwords that differ: the error sits under 'Password again', focused, typed values kept", async () => {
+    const fresh = await createWorld();
+    try {
+      const client = new DashboardClient(fresh);
+      await client.get("/setup");
+      const answer = await client.request("POST", "/setup", {
+        _csrf: client.csrf(),
+        name: "Allotment Berlin",
+        ownerName: "Ana",
+        email: "ana@example.test",
+        password: "correct horse battery",
+        confirm: "correct horse batterz",
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.text).toMatch(/id="confirm"[^>]*aria-describedby="confirm-error"[^>]*aria-invalid="true" autofocus/);
+      expect(answer.text).toContain('<p class="field-error" id="confirm-error">The two passwords differ');
+      expect(answer.text).toContain('value="ana@example.test"');
+      expect(answer.text).not.toContain("correct horse");
+    } finally {
+      fresh.close();
+    }
+  });
+});

@@ -38,7 +38,29 @@ interface SetupValues {
   email?: string;
 }
 
-function setupForm(token: string, values: SetupValues, notices: Notice[] = []) {
+/** The setup fields an error can sit beside. */
+const SETUP_FIELDS = ["name", "ownerName", "email", "password", "confirm"] as const;
+type SetupField = (typeof SETUP_FIELDS)[number];
+
+/** A refusal shown under the field it is about (aria-invalid, aria-describedby, focus there). */
+interface SetupError {
+  field: SetupField;
+  text: string;
+}
+
+/** The attributes and the error line of `name` when `error` is about it. */
+function errorFor(name: SetupField, error: SetupError | undefined, hint?: string) {
+  const mine = error?.field === name;
+  const describedBy = [hint, mine ? `${name}-error` : undefined].filter(Boolean).join(" ");
+  return {
+    attrs: html`${describedBy ? html` aria-describedby="${describedBy}"` : ""}${mine ? html` aria-invalid="true" autofocus` : ""}`,
+    line: mine ? html`<p class="field-error" id="${name}-error">${error?.text ?? ""}</p>` : "",
+  };
+}
+
+function setupForm(token: string, values: SetupValues, notices: Notice[] = [], error?: SetupError) {
+  const e = (name: SetupField, hint?: string) => errorFor(name, error, hint);
+  const [name, owner, email, password, confirm] = [e("name"), e("ownerName", "owner-hint"), e("email"), e("password", "pw-hint"), e("confirm")];
   return publicPage(
     "Set up Seedcast",
     html`<p>Create the first account. Its owner is also the administrator of this instance.</p>
@@ -46,17 +68,17 @@ function setupForm(token: string, values: SetupValues, notices: Notice[] = []) {
   <input type="hidden" name="_csrf" value="${token}">
   <input type="hidden" name="timeZone" value="" data-browser-zone>
   <div class="row"><label for="name">Account name</label>
-    <input id="name" name="name" type="text" required maxlength="120" autocomplete="organization" value="${values.name ?? ""}"></div>
+    <input id="name" name="name" type="text" required maxlength="120" autocomplete="organization" value="${values.name ?? ""}"${name.attrs}>${name.line}</div>
   <div class="row"><label for="ownerName">Your name</label>
-    <input id="ownerName" name="ownerName" type="text" maxlength="120" autocomplete="name" aria-describedby="owner-hint" value="${values.ownerName ?? ""}">
+    <input id="ownerName" name="ownerName" type="text" maxlength="120" autocomplete="name" value="${values.ownerName ?? ""}"${owner.attrs}>${owner.line}
     <p class="hint" id="owner-hint">How other members see you. Left empty, the account name is used.</p></div>
   <div class="row"><label for="email">Your email</label>
-    <input id="email" name="email" type="email" required autocomplete="email" value="${values.email ?? ""}"></div>
+    <input id="email" name="email" type="email" required autocomplete="email" value="${values.email ?? ""}"${email.attrs}>${email.line}</div>
   <div class="row"><label for="password">Password</label>
-    <input id="password" name="password" type="password" required minlength="8" autocomplete="new-password" aria-describedby="pw-hint">
+    <input id="password" name="password" type="password" required minlength="8" autocomplete="new-password"${password.attrs}>${password.line}
     <p class="hint" id="pw-hint">At least 8 characters.</p></div>
   <div class="row"><label for="confirm">Password again</label>
-    <input id="confirm" name="confirm" type="password" required minlength="8" autocomplete="new-password"></div>
+    <input id="confirm" name="confirm" type="password" required minlength="8" autocomplete="new-password"${confirm.attrs}>${confirm.line}</div>
   <button type="submit">Create account</button>
 </form>`,
     notices,
@@ -97,7 +119,7 @@ export async function postSetup(ctx: DashboardCtx, request: Request, form: Form 
   if (!formTokenValid(ctx, request, form)) return htmlResponse(setupForm(token, values, [STALE_FORM]), 403, { "set-cookie": cookie });
   const password = field(form, "password");
   if (password !== field(form, "confirm")) {
-    return htmlResponse(setupForm(token, values, [{ kind: "error", text: "The two passwords differ." }]), 400);
+    return htmlResponse(setupForm(token, values, [], { field: "confirm", text: "The two passwords differ: type the same password twice." }), 400);
   }
   // NB: hashing the password awaits; without this guard two simultaneous first-run posts could both pass the
   // "no users yet" check and create two accounts. One process serves the dashboard, so an in-process flag suffices.
@@ -110,7 +132,15 @@ export async function postSetup(ctx: DashboardCtx, request: Request, form: Form 
     const { token: sessionToken } = createSession(ctx.deps, created.userId);
     return redirect("/dashboard", [sessionCookie(ctx, sessionToken)]);
   } catch (error) {
-    if (error instanceof AppError) return htmlResponse(setupForm(token, values, [{ kind: "error", text: error.message }]), 400);
+    if (error instanceof AppError) {
+      // A refusal about one field sits beside it; any other stays a notice at the top.
+      const detail = (error.extra.details as { field?: string; problem?: string }[] | undefined)?.[0];
+      const field = SETUP_FIELDS.find((f) => f === detail?.field);
+      const page = field
+        ? setupForm(token, values, [], { field, text: `${error.message}` })
+        : setupForm(token, values, [{ kind: "error", text: error.message }]);
+      return htmlResponse(page, 400);
+    }
     throw error;
   } finally {
     setupInFlight = false;
