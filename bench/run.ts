@@ -44,7 +44,7 @@ const BENCHES: { name: string; args: [string[], string[]]; env: [Record<string, 
     args: [["bench/webhook-events.ts", "--posts", "1000", "--window-ms", "10000", "--rounds", "2"], ["bench/webhook-events.ts", "--rounds", "5"]],
     env: [{}, {}],
   },
-  { name: "soak", args: [["bench/soak.ts"], ["bench/soak.ts"]], env: [{ SOAK_MINUTES: "1" }, {}] },
+  { name: "soak", args: [["bench/soak.ts"], ["bench/soak.ts"]], env: [{ SOAK_MINUTES: "1", SOAK_WARMUP_MINUTES: "0" }, {}] },
 ];
 
 /** Scripts in bench/ that are not benchmarks themselves (leak-probe: a diagnostic that prints counts, no figures). */

@@ -1,11 +1,13 @@
 /**
  * Issue 7 soak: SOAK_MINUTES (default 10) of mixed traffic from a bounded load generator (SOAK_WORKERS workers, a
  * request cap, 127.0.0.1 only) against the BUILT binary (dist/seedcast, started from / with a temp DATA_DIR), with a
- * webhook receiver in its own process. Reads, seed creates, generates (builtin), schedules (due 5 min + jitter ahead, so
- * the early ones come due within the soak) and cancels. Samples the server's RSS every 10 s; takes a backup midway with
- * `seedcast backup` while the load runs; at the end waits for every due post, then checks statuses, the ledger
- * (read-only SQLite), exactly-once delivery, and restores the backup into a fresh dir and serves from it.
- * Prints a figures table and PASS/FAIL (exit 1 on FAIL). Usage: SOAK_MINUTES=1 bun bench/soak.ts [--json]
+ * webhook receiver in its own process. Reads, seed creates, generates (builtin), schedules (due 5 min + jitter ahead)
+ * and cancels. The measured minutes follow SOAK_WARMUP_MINUTES (default 5, the schedule's lead) of the same traffic,
+ * so posts come due from the first measured minute on and the whole mix, deliveries included, runs through the
+ * window whose RSS trend is judged. Samples the server's RSS every 10 s; takes a backup midway with `seedcast backup`
+ * while the load runs; at the end waits for every due post, then checks statuses, the ledger (read-only SQLite),
+ * exactly-once delivery, and restores the backup into a fresh dir and serves from it.
+ * Prints a figures table and PASS/FAIL (exit 1 on FAIL). Usage: SOAK_MINUTES=1 SOAK_WARMUP_MINUTES=0 bun bench/soak.ts [--json]
  */
 import { Database } from "bun:sqlite";
 import { type Subprocess, spawn } from "bun";
@@ -18,6 +20,12 @@ const ROOT = resolve(import.meta.dir, "..");
 const BIN = resolve(ROOT, "dist/seedcast");
 const json = process.argv.includes("--json");
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
+/**
+ * Traffic before the measured minutes. Posts are scheduled at least 5 minutes ahead, so without it the first
+ * deliveries began exactly where the judged second half began, and that half measured the onset of a new kind of
+ * work (outbound requests) rather than the steady state.
+ */
+const WARMUP_MINUTES = Number(process.env.SOAK_WARMUP_MINUTES ?? 5);
 const WORKERS = Number(process.env.SOAK_WORKERS ?? 4);
 /** Pause between one worker's requests: keeps the soak a steady mixed load, not a saturation test. */
 const PAUSE_MS = Number(process.env.SOAK_PAUSE_MS ?? 20);
@@ -307,14 +315,15 @@ try {
 
   const loadAtStart = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
   const startedAt = Date.now();
-  const endAt = startedAt + MINUTES * 60_000;
+  const measuredFrom = startedAt + WARMUP_MINUTES * 60_000;
+  const endAt = measuredFrom + MINUTES * 60_000;
   const rss: [number, number][] = [[0, rssMb(server.pid)]];
   const sampler = setInterval(() => rss.push([(Date.now() - startedAt) / 60_000, rssMb(server.pid)]), SAMPLE_MS);
 
   // The backup, taken midway by a separate process against the live data dir.
   let backup: { counts: Record<string, number>; ms: number; error?: string } | null = null;
   const backupDone = (async () => {
-    await Bun.sleep((endAt - startedAt) / 2);
+    await Bun.sleep((measuredFrom - startedAt) + (endAt - measuredFrom) / 2);
     const t0 = performance.now();
     try {
       const manifest = await cli(["backup", backupFile], dataDir);
@@ -410,7 +419,10 @@ try {
     }
   }
 
-  const secondHalf = rss.filter(([t]) => t >= MINUTES / 2);
+  // Minutes since the start of the traffic; the judged half is the second half of the measured window.
+  const secondHalf = rss.filter(([t]) => t >= WARMUP_MINUTES + MINUTES / 2);
+  const firstDue = Math.min(...due.map(([, at]) => at));
+  const perMinute = rss.filter(([t], i) => i === 0 || Math.floor(t) !== Math.floor(rss[i - 1]?.[0] ?? 0));
   const trend = slope(secondHalf);
   const statusTotals = new Map<number, number>();
   for (const [k, n] of statuses) {
@@ -420,7 +432,11 @@ try {
   const unexpectedCount = [...unexpected.values()].reduce((s, n) => s + n, 0);
   const loadAvg = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
-  check("duration", `${(trafficMs / 60_000).toFixed(1)} min, ${WORKERS} workers, load average at start ${loadAtStart}, at end ${loadAvg}`, null);
+  check(
+    "duration",
+    `${(trafficMs / 60_000).toFixed(1)} min (${WARMUP_MINUTES} warm-up + ${MINUTES} measured), ${WORKERS} workers, load average at start ${loadAtStart}, at end ${loadAvg}`,
+    null,
+  );
   check("requests", `${requests} (${(requests / (trafficMs / 1000)).toFixed(0)}/s)`, null);
   check("statuses", [...statusTotals].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}: ${n}`).join(", "), null);
   check("unexpected statuses", unexpectedCount ? [...unexpected].map(([k, n]) => `${k}: ${n}`).join(", ") : "0", unexpectedCount === 0 && networkErrors === 0);
@@ -433,10 +449,12 @@ try {
   check(
     "RSS",
     `start ${rss[0]?.[1].toFixed(1)} MB, max ${Math.max(...rss.map((r) => r[1])).toFixed(1)} MB, end ${serverRssEnd.toFixed(1)} MB; ` +
-      `trend over 2nd half ${Number.isNaN(trend) ? "n/a" : `${trend.toFixed(2)} MB/min`} (${secondHalf.length} samples, limit ${RSS_TREND_LIMIT})`,
+      `trend over the measured 2nd half ${Number.isNaN(trend) ? "n/a" : `${trend.toFixed(2)} MB/min`} (${secondHalf.length} samples, limit ${RSS_TREND_LIMIT})`,
     // Under ~2 minutes of second half the trend is still warm-up (caches, JIT): reported, not judged.
     secondHalf.length < MIN_TREND_SAMPLES ? null : trend < RSS_TREND_LIMIT,
   );
+  check("RSS by minute", perMinute.map(([t, mb]) => `${t.toFixed(1)}:${mb.toFixed(0)}`).join(" "), null);
+  if (due.length) check("first post due", `${((firstDue - startedAt) / 60_000).toFixed(1)} min after the traffic began`, null);
   check("created", `${seeds.length} seeds, ${creations.length} creations, ${scheduled.size} posts scheduled, ${cancelled.size} cancelled`, null);
   check("due posts delivered", `${dueIds.size - missing}/${dueIds.size} (missing ${missing})`, missing === 0);
   check("duplicate deliveries", `${duplicates} (absorbed resends: ${all.length - firstEffects.length})`, duplicates === 0);

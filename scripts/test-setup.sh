@@ -5,6 +5,8 @@
 # - openssl (the tests make a throwaway CA);
 # - Ceph's radosgw, mon and osd from Debian (test/helpers/radosgw.ts runs a one-node memstore cluster: an S3 store
 #   that checks SigV4 signatures, for MEDIA_STORE=s3).
+# - PostgreSQL 15 from Debian, with postgresql-contrib for `unaccent` (test/helpers/postgres.ts runs a cluster in a
+#   temp dir; the package's own cluster is not used).
 # - docs/examples, the typed client example's own npm project (openapi-typescript needs TypeScript 5).
 # Runs as `pretest`, so `npm test` works on a fresh machine. Needs root for apt-get when a Debian package is missing.
 set -euo pipefail
@@ -19,6 +21,9 @@ dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || need_apt+=(fonts-noto-color-em
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # --no-install-recommends keeps Ceph at about 257 MB (no mgr, no dashboards).
 for tool in radosgw ceph-mon ceph-osd; do command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool"); done
+[[ -x /usr/lib/postgresql/15/bin/initdb ]] || need_apt+=(postgresql-15)
+[[ -f /usr/share/postgresql/15/extension/unaccent.control ]] || need_apt+=(postgresql-contrib)
+command -v psql >/dev/null 2>&1 || need_apt+=(postgresql-client-15)
 for tool in python3 make g++; do command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool"); done
 if ((${#need_apt[@]} > 0)); then
   if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
