@@ -1,11 +1,11 @@
-/** Seeds (decisions.md §5): CRUD, ownership, validation, refusals that write nothing, and FTS5 search. */
+/** Seeds (decisions.md §5): CRUD, ownership, validation, refusals that write nothing, and FTS5 search (the search cases are shared with PostgreSQL: seed-search-cases.ts). */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { assets } from "../src/db/schema";
 import { isoAt } from "../src/lib/clock";
 import { newId } from "../src/lib/ids";
-import { RANK_WINDOW } from "../src/modules/seeds/search";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
+import { type SearchBackend, describeSeedSearch } from "./seed-search-cases";
 
 const SEEDS = "/api/v1/seeds";
 const RANDOM_ID = "01939a4e-0000-7000-8000-000000000000";
@@ -224,113 +224,45 @@ describe("patch and delete", () => {
   });
 });
 
-describe("list and search", () => {
+/** The shared search cases (seed-search-cases.ts), through the HTTP API. */
+const httpBackend = (): SearchBackend<TestAccount> => ({
+  newAccount: () => world.createAccount(),
+  async create(acct, seed, opts) {
+    if (!opts?.sameTime) world.clock.advance(1000);
+    return (await create(acct, { ...seed })).id;
+  },
+  async insertMany(acct, rows) {
+    const insert = world.deps.sqlite.prepare(
+      "INSERT INTO seeds (id, account_id, title, content, category, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    );
+    const order: string[] = [];
+    world.deps.sqlite.transaction(() => {
+      rows.forEach((row, i) => {
+        const id = newId();
+        order.push(id);
+        insert.run(id, acct.accountId, row.title, row.content, row.category, i, i);
+      });
+    })();
+    return order;
+  },
+  async list(acct, query) {
+    const params: string[] = [];
+    if (query.search !== undefined) params.push(`search=${encodeURIComponent(query.search)}`);
+    if (query.limit !== undefined) params.push(`limit=${query.limit}`);
+    // NB: sent as given (a cursor is URL-safe; "%%%" stays a malformed one).
+    if (query.cursor) params.push(`cursor=${query.cursor}`);
+    const res = await world.call("GET", `${SEEDS}${params.length ? `?${params.join("&")}` : ""}`, { key: acct.key });
+    const seeds: { id: string; title: string }[] = res.status === 200 ? res.json.seeds : [];
+    return { status: res.status, ids: seeds.map((s) => s.id), titles: seeds.map((s) => s.title), nextCursor: res.status === 200 ? res.json.nextCursor : null };
+  },
+});
+
+describeSeedSearch("SQLite, through the API", httpBackend);
+
+describe("list and search through the API", () => {
   let c: TestAccount;
-  const ids: Record<string, string | undefined> = {};
   beforeAll(async () => {
     c = await world.createAccount();
-    const rows: [string, string, string, string | null][] = [
-      ["launch", "Product launch next week", "Our new app goes live on Monday with a party.", "announcement"],
-      ["launcher", "Rocket notes", "The launcher team shares a tip about fuel.", "tip"],
-      ["cafe", "Café opening", "Le café ouvre ses portes: croissants for everyone.", "story"],
-      ["question", "What do you read?", "Tell us your favourite book of the year.", "question"],
-      ["mention", "Weekly digest", "Among other things, we mention the launch briefly.", null],
-      ["tie", "Tie one", "Same timestamp as the next seed.", null],
-      ["tie2", "Tie two", "Same timestamp as the previous seed.", null],
-    ];
-    for (const [name, title, content, category] of rows) {
-      if (!name.startsWith("tie2")) world.clock.advance(1000);
-      ids[name] = (await create(c, { title, content, category })).id;
-    }
-    // A look-alike in another account must never show up.
-    await create(b, { title: "Launch of the other account", content: "launch launch launch" });
-  });
-
-  test("without search: newest first, ties broken by insertion order, cursor pagination covers everything once", async () => {
-    const seen: (string | undefined)[] = [];
-    let cursor: string | null = null;
-    do {
-      const query: string = cursor ? `?limit=2&cursor=${cursor}` : "?limit=2";
-      const res = await world.call("GET", `${SEEDS}${query}`, { key: c.key });
-      expect(res.status).toBe(200);
-      expect(res.json.seeds.length).toBeLessThanOrEqual(2);
-      seen.push(...res.json.seeds.map((s: { id: string }) => s.id));
-      cursor = res.json.nextCursor;
-    } while (cursor);
-    expect(seen).toEqual([ids.tie2, ids.tie, ids.mention, ids.question, ids.cafe, ids.launcher, ids.launch]);
-  });
-
-  test("word prefixes match, case-insensitively: `launc` finds launch and launcher", async () => {
-    for (const q of ["launc", "LAUNC", "Launch"]) {
-      const res = await world.call("GET", `${SEEDS}?search=${encodeURIComponent(q)}`, { key: c.key });
-      expect(res.status).toBe(200);
-      const found = res.json.seeds.map((s: { id: string }) => s.id);
-      expect(found).toContain(ids.launch);
-      expect(found).toContain(ids.mention);
-      if (q !== "Launch") expect(found).toContain(ids.launcher);
-    }
-  });
-
-  test("best matches first: a title hit outranks a passing mention in the content", async () => {
-    const res = await world.call("GET", `${SEEDS}?search=launch`, { key: c.key });
-    const found = res.json.seeds.map((s: { id: string }) => s.id);
-    expect(found[0]).toBe(ids.launch);
-    expect(found.indexOf(ids.launch)).toBeLessThan(found.indexOf(ids.mention));
-  });
-
-  test("every word must match; category is searched; accents fold", async () => {
-    const both = await world.call("GET", `${SEEDS}?search=${encodeURIComponent("launch party")}`, { key: c.key });
-    expect(both.json.seeds.map((s: { id: string }) => s.id)).toEqual([ids.launch]);
-    const category = await world.call("GET", `${SEEDS}?search=announce`, { key: c.key });
-    expect(category.json.seeds.map((s: { id: string }) => s.id)).toEqual([ids.launch]);
-    const accent = await world.call("GET", `${SEEDS}?search=cafe`, { key: c.key });
-    expect(accent.json.seeds.map((s: { id: string }) => s.id)).toEqual([ids.cafe]);
-    const none = await world.call("GET", `${SEEDS}?search=xylophone`, { key: c.key });
-    expect(none.json).toEqual({ seeds: [], nextCursor: null });
-  });
-
-  test("FTS syntax in user input never breaks the query (200, treated as words)", async () => {
-    const nasty = [
-      '"', '""', "*", "launch*", "launch AND", "OR launch", "NOT", "NEAR(launch party)", "title:launch", "-launch",
-      "^launch", "(launch", "launch)", "{title}: x", "'; DROP TABLE seeds; --", "\\", "launch\u0000party", "🚀 launch",
-      "a".repeat(500), "+", ":", "launch - party",
-    ];
-    for (const q of nasty) {
-      const res = await world.call("GET", `${SEEDS}?search=${encodeURIComponent(q)}`, { key: c.key });
-      expect({ q, status: res.status }).toEqual({ q, status: 200 });
-      expect(Array.isArray(res.json.seeds)).toBe(true);
-    }
-    const op = await world.call("GET", `${SEEDS}?search=${encodeURIComponent("NEAR(launch party)")}`, { key: c.key });
-    expect(op.json.seeds.map((s: { id: string }) => s.id)).toEqual([]); // "near" is a word here, and no seed has it
-    const star = await world.call("GET", `${SEEDS}?search=${encodeURIComponent("launch*")}`, { key: c.key });
-    expect(star.json.seeds.map((s: { id: string }) => s.id)).toContain(ids.launch);
-  });
-
-  test("a search with no word characters lists newest first", async () => {
-    const res = await world.call("GET", `${SEEDS}?search=${encodeURIComponent("  !? ")}`, { key: c.key });
-    expect(res.json.seeds[0].id).toBe(ids.tie2);
-  });
-
-  test("search results paginate with their cursor; a cursor from another search or the plain list is refused", async () => {
-    const first = await world.call("GET", `${SEEDS}?search=launc&limit=1`, { key: c.key });
-    expect(first.json.seeds.length).toBe(1);
-    expect(first.json.nextCursor).toEqual(expect.any(String));
-    const all = (await world.call("GET", `${SEEDS}?search=launc`, { key: c.key })).json.seeds.map((s: { id: string }) => s.id);
-    const pages: string[] = [];
-    let cursor: string | null = null;
-    do {
-      const query: string = `?search=launc&limit=1${cursor ? `&cursor=${cursor}` : ""}`;
-      const res = await world.call("GET", `${SEEDS}${query}`, { key: c.key });
-      pages.push(...res.json.seeds.map((s: { id: string }) => s.id));
-      cursor = res.json.nextCursor;
-    } while (cursor);
-    expect(pages).toEqual(all);
-    const wrong = await world.call("GET", `${SEEDS}?search=party&cursor=${first.json.nextCursor}`, { key: c.key });
-    expect(wrong.status).toBe(400);
-    const plain = await world.call("GET", `${SEEDS}?cursor=${first.json.nextCursor}`, { key: c.key });
-    expect(plain.status).toBe(400);
-    const garbage = await world.call("GET", `${SEEDS}?cursor=%%%`, { key: c.key });
-    expect(garbage.status).toBe(400);
   });
 
   test("search follows edits: a patched seed is found by its new words only", async () => {
@@ -349,37 +281,5 @@ describe("list and search", () => {
       expect({ limit, status: res.status }).toEqual({ limit, status: 400 });
     }
     expect((await world.call("GET", `${SEEDS}?limit=200`, { key: c.key })).status).toBe(200);
-  });
-
-  test(`more matches than the ranking window (${RANK_WINDOW}): newest window ranked, then older ones newest first, each once`, async () => {
-    const d = await world.createAccount();
-    const insert = world.deps.sqlite.prepare(
-      "INSERT INTO seeds (id, account_id, title, content, category, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, ?, ?)",
-    );
-    const total = RANK_WINDOW + 10;
-    const order: string[] = [];
-    world.deps.sqlite.transaction(() => {
-      for (let i = 0; i < total; i++) {
-        const id = newId();
-        order.push(id);
-        // The oldest seed and one inside the window carry the word in the title; the rest only in the content.
-        const title = i === 0 || i === total - 100 ? "Pelican pelican" : `Note ${i}`;
-        insert.run(id, d.accountId, title, `A pelican note number ${i}.`, i, i);
-      }
-    })();
-    const seen: string[] = [];
-    let cursor: string | null = null;
-    do {
-      const query: string = `?search=pelic&limit=200${cursor ? `&cursor=${cursor}` : ""}`;
-      const res = await world.call("GET", `${SEEDS}${query}`, { key: d.key });
-      expect(res.status).toBe(200);
-      seen.push(...res.json.seeds.map((s: { id: string }) => s.id));
-      cursor = res.json.nextCursor;
-    } while (cursor);
-    expect(seen.length).toBe(total);
-    expect(new Set(seen).size).toBe(total);
-    expect(seen[0]).toBe(order[total - 100]); // the title hit inside the window ranks first
-    // Older than the window: listed after it, newest first; the oldest (a title hit) comes last.
-    expect(seen.slice(RANK_WINDOW)).toEqual(order.slice(0, 10).reverse());
   });
 });

@@ -13,11 +13,17 @@
  */
 import type { Database } from "bun:sqlite";
 
-const TTL_MS = 10 * 60 * 1000;
+/** How long a count is trusted (also by the PostgreSQL search, term-stats-pg.ts). */
+export const TTL_MS = 10 * 60 * 1000;
 /** Below this many seeds holding it, no word is a stopword. */
 export const STOPWORD_MIN_SEEDS = 5000;
 /** Words remembered before the cache starts over; a bound, not a tuning knob. */
-const CACHE_LIMIT = 5000;
+export const CACHE_LIMIT = 5000;
+
+/** The rule, on counts: a word in `n` of `total` seeds is a stopword when it is in over the floor and half of them. */
+export function isStopwordCount(n: number, total: number): boolean {
+  return n > STOPWORD_MIN_SEEDS && n * 2 >= total;
+}
 
 interface Counted {
   n: number;
@@ -48,7 +54,7 @@ class TermStats {
       counted = { n: this.docs.get(word)?.doc ?? 0, at: now };
       this.words.set(word, counted);
     }
-    return counted.n > STOPWORD_MIN_SEEDS && counted.n * 2 >= this.total.n;
+    return isStopwordCount(counted.n, this.total.n);
   }
 }
 

@@ -1,0 +1,67 @@
+/**
+ * Stopwords on PostgreSQL, by the same rule as SQLite's (term-stats.ts: a word in at least half of all seeds and in
+ * over STOPWORD_MIN_SEEDS of them), so that a search answers the same on both. The counts come from the GIN index
+ * (`search @@ 'word'`, the exact word as the tsvector holds it) and are kept per process and database handle for
+ * TTL_MS, as on SQLite. A count stops as soon as it reaches the point where the answer is known (half of all seeds,
+ * and over the floor), so counting "the" in a large library reads half of it once per TTL_MS, not all of it.
+ *
+ * NB: not wired into the app yet (see search-pg.ts).
+ */
+import { count, sql } from "drizzle-orm";
+import type { PgDb } from "../../db/pg/handle";
+import { seeds } from "../../db/pg/schema";
+import { CACHE_LIMIT, isStopwordCount, STOPWORD_MIN_SEEDS, TTL_MS } from "./term-stats";
+
+interface Counted {
+  n: number;
+  at: number;
+}
+
+class PgTermStats {
+  private readonly words = new Map<string, Counted>();
+  private total: Counted | null = null;
+
+  constructor(private readonly db: PgDb) {}
+
+  /**
+   * True when the word whose exact-match tsquery is `exact` (search-pg.ts) is in at least half of all seeds (all
+   * accounts, as on SQLite) and in over the floor.
+   */
+  async stopword(exact: string): Promise<boolean> {
+    const now = performance.now();
+    if (!this.total || now - this.total.at > TTL_MS) {
+      const [row] = await this.db.select({ n: count() }).from(seeds);
+      this.total = { n: row?.n ?? 0, at: now };
+    }
+    const total = this.total.n;
+    if (total <= STOPWORD_MIN_SEEDS) return false;
+    let counted = this.words.get(exact);
+    if (!counted || now - counted.at > TTL_MS) {
+      if (this.words.size >= CACHE_LIMIT) this.words.clear();
+      // Enough to decide: at the cap the word is in half the seeds and over the floor.
+      const cap = Math.max(STOPWORD_MIN_SEEDS + 1, Math.ceil(total / 2));
+      const holding = this.db
+        .select({ one: sql`1` })
+        .from(seeds)
+        .where(sql`${seeds.search} @@ ${exact}::tsquery`)
+        .limit(cap)
+        .as("holding");
+      const [row] = await this.db.select({ n: count() }).from(holding);
+      counted = { n: row?.n ?? 0, at: now };
+      this.words.set(exact, counted);
+    }
+    return isStopwordCount(counted.n, total);
+  }
+}
+
+const stats = new WeakMap<PgDb, PgTermStats>();
+
+/** The term statistics of the seeds of `db`. */
+export function pgTermStats(db: PgDb): PgTermStats {
+  let found = stats.get(db);
+  if (!found) {
+    found = new PgTermStats(db);
+    stats.set(db, found);
+  }
+  return found;
+}

@@ -1,0 +1,135 @@
+/**
+ * Seed search on a real PostgreSQL 15 (decisions.md §11: §5's semantics): the same cases as SQLite's
+ * (seed-search-cases.ts) through `listSeedsPg`, plus what only PostgreSQL has: the generated search column and its
+ * functions (src/db/pg/fts.ts, src/db/pg/schema/seeds.ts), kept in step with edits, and its GIN index in use.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { accounts, seeds } from "../src/db/pg/schema";
+import { AppError } from "../src/lib/errors";
+import { newId } from "../src/lib/ids";
+import { listSeedsPg } from "../src/modules/seeds/search-pg";
+import { createSeedsDatabase, type SeedsDatabase } from "./helpers/pg-seeds";
+import { type Postgres, startPostgres } from "./helpers/postgres";
+import { type SearchBackend, type SeedFixture, describeSeedSearch, describeStopwords } from "./seed-search-cases";
+
+let pg: Postgres;
+/** The small library of the search cases, and a database of its own for the stopword cases (they count all seeds). */
+let main: SeedsDatabase;
+let stopwords: SeedsDatabase;
+
+beforeAll(async () => {
+  pg = await startPostgres();
+  [main, stopwords] = await Promise.all([createSeedsDatabase(pg), createSeedsDatabase(pg)]);
+});
+afterAll(async () => {
+  await Promise.all([main?.close(), stopwords?.close()]);
+  await pg?.stop();
+});
+
+/** Creates an account row (seeds' foreign key) and answers its id. */
+async function newAccount(store: SeedsDatabase): Promise<string> {
+  const id = newId();
+  await store.db.insert(accounts).values({ id, name: "Test", createdAt: 0 });
+  return id;
+}
+
+function pgBackend(store: () => SeedsDatabase): () => SearchBackend<string> {
+  let clock = 1_000_000;
+  return () => ({
+    newAccount: () => newAccount(store()),
+    async create(accountId, seed, opts) {
+      if (!opts?.sameTime) clock += 1000;
+      const id = newId();
+      await store().db.insert(seeds).values({ id, accountId, ...seed, createdAt: clock, updatedAt: clock });
+      return id;
+    },
+    async insertMany(accountId, rows: SeedFixture[]) {
+      const values = rows.map((row, i) => ({ id: newId(), accountId, ...row, createdAt: i, updatedAt: i }));
+      // One statement per 1,000 rows, in order, so seq follows the given order.
+      for (let i = 0; i < values.length; i += 1000) await store().db.insert(seeds).values(values.slice(i, i + 1000));
+      return values.map((v) => v.id);
+    },
+    async list(accountId, query) {
+      try {
+        const page = await listSeedsPg(store().db, accountId, {
+          search: query.search ?? null,
+          limit: query.limit ?? 50,
+          cursor: query.cursor ?? null,
+        });
+        return { status: 200, ids: page.seeds.map((s) => s.id), titles: page.seeds.map((s) => s.title), nextCursor: page.nextCursor };
+      } catch (error) {
+        if (error instanceof AppError) return { status: error.status, ids: [], titles: [], nextCursor: null };
+        throw error;
+      }
+    },
+  });
+}
+
+describeSeedSearch("PostgreSQL", pgBackend(() => main));
+describeStopwords("PostgreSQL", pgBackend(() => stopwords));
+
+describe("the search column on PostgreSQL", () => {
+  test("the functions it is built from are IMMUTABLE, and a generated column holds words as FTS5 splits them", async () => {
+    const volatility = await main.client`SELECT proname, provolatile FROM pg_proc WHERE proname IN ('seedcast_unaccent', 'seedcast_search_words') ORDER BY proname`;
+    expect(volatility.map((r) => [r.proname, r.provolatile])).toEqual([
+      ["seedcast_search_words", "i"],
+      ["seedcast_unaccent", "i"],
+    ]);
+    const accountId = await newAccount(main);
+    const id = newId();
+    await main.db.insert(seeds).values({
+      id,
+      accountId,
+      title: "CAFÉ Opening — l’équipe",
+      content: "See https://example.com/menu, mail chef@example.org: foo-bar 1.2 <b>bold</b> ΚΑΦΕ Straße 🚀rocket snake_case",
+      category: "Announcement",
+      createdAt: 1,
+      updatedAt: 1,
+    });
+    const [row] = await main.client`SELECT search::text AS search, tsvector_to_array(search) AS words FROM seeds WHERE id = ${id}`;
+    expect(new Set(row?.words)).toEqual(
+      new Set([
+        "cafe", "opening", "l", "equipe", "announcement", "see", "https", "example", "com", "menu", "mail", "chef", "org",
+        "foo", "bar", "1", "2", "b", "bold", "καφε", "strasse", "rocket", "snake", "case",
+      ]),
+    );
+    // Title words weigh A, the category B, the content D (no letter).
+    expect(row?.search).toContain("'cafe':1A");
+    expect(row?.search).toContain("'announcement':5B");
+    expect(row?.search).toMatch(/'menu':\d+ /);
+    const found = await listSeedsPg(main.db, accountId, { search: "example", limit: 10 });
+    expect(found.seeds.map((s) => s.id)).toEqual([id]);
+  });
+
+  test("it follows edits: an updated seed is found by its new words only; deleting the account removes its seeds", async () => {
+    const accountId = await newAccount(main);
+    const id = newId();
+    await main.db.insert(seeds).values({ id, accountId, title: "Walrus facts", content: "Tusks.", category: null, createdAt: 1, updatedAt: 1 });
+    await main.db.update(seeds).set({ title: "Narwhal facts", category: "Ocean" }).where(eq(seeds.id, id));
+    const search = async (q: string) => (await listSeedsPg(main.db, accountId, { search: q, limit: 10 })).seeds.map((s) => s.id);
+    expect(await search("walrus")).toEqual([]);
+    expect(await search("narwh")).toEqual([id]);
+    expect(await search("ocean")).toEqual([id]);
+    await main.db.delete(accounts).where(eq(accounts.id, accountId));
+    expect(await search("narwh")).toEqual([]);
+  });
+
+  test("a seed answers the same JavaScript values as on SQLite (integer ms timestamps, nulls)", async () => {
+    const accountId = await newAccount(main);
+    const id = newId();
+    const at = Date.UTC(2026, 10, 24, 10, 0, 0, 123);
+    await main.db.insert(seeds).values({ id, accountId, title: "Quokka day", content: "Smiles.", category: null, createdAt: at, updatedAt: at + 1 });
+    const page = await listSeedsPg(main.db, accountId, { search: "quokka", limit: 10 });
+    expect(page.seeds).toEqual([
+      { id, accountId, title: "Quokka day", content: "Smiles.", category: null, imageAssetId: null, imageUrl: null, createdAt: at, updatedAt: at + 1 },
+    ]);
+  });
+
+  test("the column is indexed with GIN, and its words are those of the search (bench/seed-search-pg.ts shows the plan at scale)", async () => {
+    const [index] = await main.client`SELECT indexdef FROM pg_indexes WHERE tablename = 'seeds' AND indexname = 'seeds_search_idx'`;
+    expect(index?.indexdef).toContain("USING gin (search)");
+    const [generated] = await main.client`SELECT attgenerated FROM pg_attribute WHERE attrelid = 'seeds'::regclass AND attname = 'search'`;
+    expect(generated?.attgenerated).toBe("s");
+  });
+});
