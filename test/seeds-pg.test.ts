@@ -5,11 +5,15 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/postgres-js";
+import * as pgSchema from "../src/db/pg/schema";
 import { accounts, seeds } from "../src/db/pg/schema";
 import { AppError } from "../src/lib/errors";
 import { newId } from "../src/lib/ids";
+import { RANK_WINDOW } from "../src/modules/seeds/search";
 import { listSeedsPg } from "../src/modules/seeds/search-pg";
-import { createSeedsDatabase, type SeedsDatabase } from "./helpers/pg-seeds";
+import type { SeedPage } from "../src/modules/seeds/service";
+import { createSeedsDatabase, type PgSeedsDb, type SeedsDatabase } from "./helpers/pg-seeds";
 import { type Postgres, startPostgres } from "./helpers/postgres";
 import { type SearchBackend, type SeedFixture, describeSeedSearch, describeStopwords } from "./seed-search-cases";
 
@@ -131,5 +135,69 @@ describe("the search column on PostgreSQL", () => {
     expect(index?.indexdef).toContain("USING gin (search)");
     const [generated] = await main.client`SELECT attgenerated FROM pg_attribute WHERE attrelid = 'seeds'::regclass AND attname = 'search'`;
     expect(generated?.attgenerated).toBe("s");
+  });
+});
+
+describe("a word in a few percent of many seeds: the window read from a seq range (search-pg.ts, windowLowerBound)", () => {
+  let store: SeedsDatabase;
+  let a: string;
+  let b: string;
+  /** Every query listSeedsPg sent, as text. */
+  const sent: string[] = [];
+  let logged: PgSeedsDb;
+  beforeAll(async () => {
+    store = await createSeedsDatabase(pg);
+    b = await newAccount(store);
+    a = await newAccount(store);
+    // b: 100 old seeds, every one about herons. a: 42,000 newer ones, one in 40 about herons (a title hit in one in
+    // 400). "heron" is then in 2.7 % of all seeds: the range is taken for a, and cut b's window short (fallback).
+    await store.client`INSERT INTO seeds (id, account_id, title, content, category, created_at, updated_at)
+      SELECT gen_random_uuid()::text, ${b}, 'Bird ' || i, 'A heron at dawn, number ' || i, NULL, i, i FROM generate_series(1, 100) AS i`;
+    await store.client`INSERT INTO seeds (id, account_id, title, content, category, created_at, updated_at)
+      SELECT gen_random_uuid()::text, ${a},
+        CASE WHEN i % 400 = 0 THEN 'Heron sighting ' || i ELSE 'Note ' || i END,
+        CASE WHEN i % 40 = 0 THEN 'A grey heron by the lake, day ' || i ELSE 'Plain words for day ' || i END,
+        NULL, 1000 + i, 1000 + i FROM generate_series(1, 42000) AS i`;
+    await store.client`ANALYZE seeds`;
+    logged = drizzle(store.client, { schema: pgSchema, logger: { logQuery: (query) => sent.push(query) } });
+  });
+  afterAll(() => store?.close());
+
+  /** The plain form of the search order: the newest RANK_WINDOW matches by ts_rank, then the older ones newest first. */
+  async function reference(accountId: string): Promise<string[]> {
+    const q = "'heron':*";
+    const ranked = await store.client`SELECT id FROM (SELECT id, seq, search FROM seeds WHERE account_id = ${accountId} AND search @@ ${q}::tsquery
+      ORDER BY seq DESC LIMIT ${RANK_WINDOW}) w ORDER BY ts_rank(search, ${q}::tsquery, 1) DESC, seq DESC`;
+    const older = await store.client`SELECT id FROM seeds WHERE account_id = ${accountId} AND search @@ ${q}::tsquery ORDER BY seq DESC OFFSET ${RANK_WINDOW}`;
+    return [...ranked, ...older].map((r) => r.id as string);
+  }
+
+  async function everyPage(accountId: string): Promise<string[]> {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: SeedPage = await listSeedsPg(logged, accountId, { search: "Heron", limit: 200, cursor });
+      seen.push(...page.seeds.map((s) => s.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    return seen;
+  }
+
+  test("the bounded window answers exactly what the plain query answers, title hits first", async () => {
+    sent.length = 0;
+    const seen = await everyPage(a);
+    expect(sent.some((query) => query.includes('"seeds"."seq" + 0 DESC'))).toBe(true);
+    expect(seen.length).toBe(1050);
+    expect(seen).toEqual(await reference(a));
+    const [first] = await store.client`SELECT title FROM seeds WHERE id = ${seen[0] as string}`;
+    expect(first?.title).toStartWith("Heron sighting");
+  });
+
+  test("when the range holds too few of the account's matches, the window is read again without it", async () => {
+    sent.length = 0;
+    const seen = await everyPage(b);
+    expect(sent.some((query) => query.includes('"seeds"."seq" + 0 DESC'))).toBe(true);
+    expect(seen.length).toBe(100);
+    expect(seen).toEqual(await reference(b));
   });
 });

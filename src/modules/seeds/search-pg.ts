@@ -13,11 +13,12 @@
  *   nothing. The folded words of a token are remembered per process (they depend only on the token).
  * - Order: as on SQLite (search.ts), the account's RANK_WINDOW most recent matches (by seq, insertion order), best
  *   first, then older matches newest first. "Best" is ts_rank with title : category : content weighing 10 : 4 : 1
- *   like bm25's weights there, then newest first among equals.
+ *   like bm25's weights there, then newest first among equals. For a word in a few percent of the seeds the window
+ *   is read from a seq range sized by the column's statistics (windowLowerBound).
  * - Stopwords: the same rule and behaviour as on SQLite (term-stats-pg.ts).
  * - Cursors: cursor.ts, bound to the same search key, so a page's cursor means the same on both.
  */
-import { and, desc, eq, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, gt, lt, or, sql } from "drizzle-orm";
 import { SEARCH_MAX_WORD_BYTES, SEARCH_TS_CONFIG } from "../../db/pg/fts";
 import type { PgDb } from "../../db/pg/handle";
 import { seeds } from "../../db/pg/schema";
@@ -32,6 +33,11 @@ import { pgTermStats } from "./term-stats-pg";
  * short one about it (as bm25's length normalisation does on SQLite).
  */
 const RANK_NORMALIZATION = 1;
+/** How many times the expected need a bounded window's seq range holds (windowLowerBound). */
+const WINDOW_MARGIN = 1.5;
+/** Costs relative to a row walked newest first (windowLowerBound): a match listed by the GIN index, read through it. */
+const GIN_MATCH_COST = 0.7;
+const BITMAP_ROW_COST = 7;
 /** Tokens whose folded words are remembered per handle before the cache starts over; a bound, not a tuning knob. */
 const FOLD_CACHE_LIMIT = 5000;
 
@@ -110,6 +116,11 @@ function tsqueryOf(folds: Map<string, FoldedToken>, tokens: readonly string[], p
   return parts.length ? parts.join(" & ") : null;
 }
 
+/** Every lexeme of `tokens`. */
+function lexemesOf(folds: Map<string, FoldedToken>, tokens: readonly string[]): string[] {
+  return tokens.flatMap((token) => folds.get(token)?.lexemes ?? []);
+}
+
 /** The account's matches of `query`, newest first, at positions [offset, offset + count). */
 async function newestMatches(db: PgDb, accountId: string, query: string, offset: number, count: number): Promise<Seed[]> {
   return db
@@ -121,19 +132,34 @@ async function newestMatches(db: PgDb, accountId: string, query: string, offset:
     .offset(offset);
 }
 
-/** Positions [offset, offset + count) of the account's RANK_WINDOW newest matches of `query`, best first. */
-async function rankedMatches(db: PgDb, accountId: string, query: string, offset: number, count: number): Promise<Seed[]> {
+/**
+ * Positions [offset, offset + count) of the account's RANK_WINDOW newest matches of `query`, best first, looking only at
+ * seeds with seq > `after` when it is given; `windowSize` is how many matches that (bounded) window held, so the caller
+ * can tell whether the bound cut it short (fewer than RANK_WINDOW; 0 also when the page is empty).
+ */
+async function rankedMatches(
+  db: PgDb,
+  accountId: string,
+  query: string,
+  offset: number,
+  count: number,
+  after: number | null,
+): Promise<{ seeds: Seed[]; windowSize: number }> {
   const window = db
     .select({ seq: seeds.seq, search: seeds.search })
     .from(seeds)
-    .where(and(eq(seeds.accountId, accountId), sql`${seeds.search} @@ ${query}::tsquery`))
-    .orderBy(desc(seeds.seq))
+    .where(and(eq(seeds.accountId, accountId), sql`${seeds.search} @@ ${query}::tsquery`, after === null ? undefined : gt(seeds.seq, after)))
+    // NB: with a bound, ordering by `seq + 0` keeps the planner from walking the primary key backwards through the
+    // range (which it prices too low: every row is read to test it); it takes the GIN index's matches ANDed with the
+    // range of the primary key instead, and sorts the few hundred found. The order is the same.
+    .orderBy(after === null ? desc(seeds.seq) : sql`${seeds.seq} + 0 DESC`)
     .limit(RANK_WINDOW)
     .as("w");
   const ranked = db
     .select({
       seq: window.seq,
       score: sql<number>`ts_rank(${window.search}, ${query}::tsquery, ${sql.raw(String(RANK_NORMALIZATION))})`.as("score"),
+      windowSize: sql<number>`(count(*) OVER ())::int`.as("window_size"),
     })
     .from(window)
     .orderBy(sql`score DESC`, desc(window.seq))
@@ -141,11 +167,35 @@ async function rankedMatches(db: PgDb, accountId: string, query: string, offset:
     .offset(offset)
     .as("r");
   // Only the page's rows are read whole; the window is ranked from its seq and tsvector alone.
-  return db
-    .select(SEED_COLUMNS)
+  const rows = await db
+    .select({ ...SEED_COLUMNS, windowSize: ranked.windowSize })
     .from(ranked)
     .innerJoin(seeds, eq(seeds.seq, ranked.seq))
     .orderBy(desc(ranked.score), desc(ranked.seq));
+  return { seeds: rows.map(({ windowSize: _size, ...seed }) => seed), windowSize: rows[0]?.windowSize ?? 0 };
+}
+
+/**
+ * Where to start reading the window, for a word of middling frequency; null lets the planner find it its own way.
+ *
+ * The planner finds the newest RANK_WINDOW matches either by walking the seeds newest first and testing each (cheap
+ * for a word in many seeds: "with", in a quarter of them, needs ~2,000 rows) or by reading every match the GIN index
+ * lists and sorting them (cheap for a rare word). A word in a few percent of the seeds ("coffee": 3 %) is the worst
+ * case of both: 17,000 rows walked, or 3,000 matches read. From the frequencies ANALYZE keeps (term-stats-pg.ts), a
+ * seq range expected to hold WINDOW_MARGIN times the window is read instead: the GIN index's matches ANDed with the
+ * primary key's range, ~750 rows read. Costs measured with EXPLAIN ANALYZE at 100,000 seeds (bench/seed-search-pg.ts),
+ * relative to a row walked: a match listed by the GIN index 0.7, a match read through the bitmap 7; the range is used
+ * when it costs less than the walk by that measure. When it holds fewer than RANK_WINDOW matches after all (the
+ * account is a small part of the table, or the estimate was high) the caller computes the window again without it.
+ */
+async function windowLowerBound(db: PgDb, lexemes: readonly string[]): Promise<number | null> {
+  const { density, maxSeq } = await pgTermStats(db).estimate(lexemes);
+  if (density === null) return null;
+  const walked = RANK_WINDOW / density;
+  const bounded = GIN_MATCH_COST * density * maxSeq + BITMAP_ROW_COST * WINDOW_MARGIN * RANK_WINDOW;
+  if (walked <= bounded) return null;
+  const after = maxSeq - Math.ceil((WINDOW_MARGIN * RANK_WINDOW) / density);
+  return after > 0 ? after : null;
 }
 
 /**
@@ -169,7 +219,10 @@ async function searchSeeds(db: PgDb, accountId: string, tokens: readonly string[
   const out: Seed[] = [];
   if (offset < RANK_WINDOW) {
     const want = Math.min(count, RANK_WINDOW - offset);
-    out.push(...(await rankedMatches(db, accountId, query, offset, want)));
+    const after = await windowLowerBound(db, lexemesOf(folds, weighted));
+    let ranked = after === null ? null : await rankedMatches(db, accountId, query, offset, want, after);
+    if (ranked === null || ranked.windowSize < RANK_WINDOW) ranked = await rankedMatches(db, accountId, query, offset, want, null);
+    out.push(...ranked.seeds);
     // A short window means there are no older matches either.
     if (out.length < want) return out;
   }

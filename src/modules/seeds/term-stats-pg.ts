@@ -17,11 +17,52 @@ interface Counted {
   at: number;
 }
 
+/** What ANALYZE keeps of the search column (pg_stats), and the newest seq, as read at `at`. */
+interface ElementStats {
+  /** Share of all seeds holding each of the most common lexemes (about a thousand of them). */
+  frequencies: Map<string, number>;
+  maxSeq: number;
+  at: number;
+}
+
 class PgTermStats {
   private readonly words = new Map<string, Counted>();
   private total: Counted | null = null;
+  private elements: ElementStats | null = null;
 
   constructor(private readonly db: PgDb) {}
+
+  /**
+   * The share of all seeds expected to match every lexeme of `lexemes` as a prefix, and the newest seq. The planner's
+   * own estimate: the most common lexemes and their frequencies as ANALYZE last counted them, a prefix summing every
+   * common lexeme it starts, words taken as independent. `density` is null when a lexeme is not among the most common
+   * (a word in fewer than about 1 % of the seeds) or the column has no statistics yet. Read once per TTL_MS.
+   */
+  async estimate(lexemes: readonly string[]): Promise<{ density: number | null; maxSeq: number }> {
+    const now = performance.now();
+    if (!this.elements || now - this.elements.at > TTL_MS) {
+      const stats = sql`FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'seeds' AND attname = 'search'`;
+      const [row] = await this.db
+        .select({
+          elems: sql<string[] | null>`(SELECT most_common_elems::text::text[] ${stats})`,
+          freqs: sql<number[] | null>`(SELECT most_common_elem_freqs ${stats})`,
+          maxSeq: sql<number | null>`(SELECT max(seq) FROM seeds)::float8`,
+        })
+        .from(sql`(SELECT 1) AS one`);
+      const frequencies = new Map<string, number>();
+      // NB: most_common_elem_freqs ends with three more numbers (minimum, maximum, nulls): indexed by the elements.
+      (row?.elems ?? []).forEach((lexeme, i) => frequencies.set(lexeme, row?.freqs?.[i] ?? 0));
+      this.elements = { frequencies, maxSeq: row?.maxSeq ?? 0, at: now };
+    }
+    let density = 1;
+    for (const lexeme of lexemes) {
+      let share = 0;
+      for (const [common, frequency] of this.elements.frequencies) if (common.startsWith(lexeme)) share += frequency;
+      if (share === 0) return { density: null, maxSeq: this.elements.maxSeq };
+      density *= Math.min(1, share);
+    }
+    return { density, maxSeq: this.elements.maxSeq };
+  }
 
   /**
    * True when the word whose exact-match tsquery is `exact` (search-pg.ts) is in at least half of all seeds (all
