@@ -33,6 +33,7 @@ const BENCHES: { name: string; args: [string[], string[]]; env: [Record<string, 
   { name: "generate-image", args: [["bench/generate-image.ts", "15"], ["bench/generate-image.ts"]], env: [{}, {}] },
   { name: "generate", args: [["bench/generate.ts", "15"], ["bench/generate.ts"]], env: [{}, {}] },
   { name: "seed-search", args: [["bench/seed-search.ts", "20000"], ["bench/seed-search.ts"]], env: [{ ITERATIONS: "100" }, {}] },
+  { name: "seed-search-pg", args: [["bench/seed-search-pg.ts", "20000"], ["bench/seed-search-pg.ts"]], env: [{ ITERATIONS: "100" }, {}] },
   { name: "ingest-memory", args: [["bench/ingest-memory.ts", "5"], ["bench/ingest-memory.ts"]], env: [{}, {}] },
   {
     name: "dispatch",
