@@ -26,19 +26,23 @@ export interface SeedsDatabase {
   url: string;
   db: PgSeedsDb;
   client: postgres.Sql;
+  /** Every notice PostgreSQL sent since the schema was created (a search should send none: clients may log them). */
+  notices: string[];
   close(): Promise<void>;
 }
 
 /** Migrates the database at `url` (pre-migrations, then the schema) and opens a drizzle handle on it. */
 export async function openSeedsDatabase(url: string, opts: { max?: number } = {}): Promise<SeedsDatabase> {
-  // onnotice: a test run has no use for PostgreSQL's notices on stdout.
-  const client = postgres(url, { max: opts.max ?? 4, onnotice: () => {} });
+  const notices: string[] = [];
+  // NB: kept, not printed (postgres.js prints them by default).
+  const client = postgres(url, { max: opts.max ?? 4, onnotice: (notice) => notices.push(String(notice.message)) });
   for (const migration of PG_PRE_MIGRATIONS) {
     for (const statement of migration.sql.split(BREAKPOINT)) if (statement.trim()) await client.unsafe(statement);
   }
   for (const statement of await schemaStatements()) await client.unsafe(statement);
+  notices.length = 0;
   const db = drizzle(client, { schema: pgSchema });
-  return { url, db, client, close: () => client.end({ timeout: 5 }) };
+  return { url, db, client, notices, close: () => client.end({ timeout: 5 }) };
 }
 
 /** A fresh database on `pg` with the seeds tables. */
