@@ -7,6 +7,7 @@ import { backupCommand, restoreCommand } from "./cli/backup";
 import { connectionsCommand } from "./cli/connections";
 import { creditsCommand } from "./cli/credits";
 import { keysCommand } from "./cli/keys";
+import { secretCommand } from "./cli/secret";
 import { serveCommand } from "./cli/serve";
 import { bootstrap } from "./bootstrap";
 import { ConfigError, loadConfig } from "./config";
@@ -31,6 +32,7 @@ Commands (each takes --json):
   backup FILE                (consistent online copy: database, instance secret, media)
   restore FILE [--force]     (offline; refuses a non-empty data dir without --force)
   connections add --account ID --platform bluesky|mastodon|webhook ... | check ID | list | remove ID (--account ID)
+  secret new                 print a fresh INSTANCE_SECRET (32 random bytes, base64); reads no configuration
   version
 
 Configuration is read from the environment; see the README.`;
@@ -56,6 +58,11 @@ async function main(argv: string[]): Promise<number> {
     }
     if (command === "help" || command === "--help" || command === "-h") {
       process.stdout.write(`${HELP}\n`);
+      return 0;
+    }
+    // Before the configuration: it is how a person gets the INSTANCE_SECRET a configuration may be missing.
+    if (command === "secret") {
+      secretCommand(rest);
       return 0;
     }
     const config = loadConfig();
