@@ -72,8 +72,8 @@ export function loadInstanceSecret(dataDir: string, fromEnv: Uint8Array | null, 
         `INSTANCE_SECRET differs from the instance secret already in ${path}. Every API key, sign-in session, OAuth ` +
           "token and stored connection credential of this data dir was made under that file's secret and would stop " +
           `working. To keep them, set INSTANCE_SECRET to the content of ${path} (the one base64 line in it is the ` +
-          "value to use); the file may stay, as it then matches. Only to give up all of them on purpose, move the file " +
-          "out of DATA_DIR.",
+          "value to use); the file may stay, as it then matches. If you mean to give all of them up, move the file out " +
+          "of DATA_DIR.",
       );
     }
     return fromEnv;
