@@ -298,7 +298,7 @@ function databaseVar(env: Env): DatabaseConfig {
     throw new ConfigError(`${rule}; the value given is not a URL (it is not shown here: it may hold a password).`);
   }
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
-    throw new ConfigError(`${rule}; the value given starts otherwise (it is not shown here: it may hold a password). To run on SQLite in DATA_DIR, unset DATABASE_URL.`);
+    throw new ConfigError(`${rule}; the value given does not start with postgres:// or postgresql:// (it is not shown here: it may hold a password). To run on SQLite in DATA_DIR, unset DATABASE_URL.`);
   }
   return new PostgresDatabaseConfig(raw);
 }
