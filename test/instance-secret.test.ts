@@ -234,6 +234,11 @@ describe("the configuration holding both", () => {
     }
     expect(JSON.stringify(config.database)).toBe('{"kind":"postgres","url":"postgresql://app:***@db.internal:5432/seedcast?password=***"}');
     expect(loadConfig({ DATA_DIR: "/tmp/seedcast-config-test" })).toMatchObject({ database: { kind: "sqlite" }, instanceSecret: null });
+    // A long secret as `openssl rand -base64 64` prints it (wrapped at 64 columns) is read whole.
+    const long = crypto.getRandomValues(new Uint8Array(64));
+    const wrapped = Buffer.from(long).toString("base64").replace(/(.{64})/, "$1\n");
+    expect(wrapped).toContain("\n");
+    expect(Buffer.from(loadConfig({ DATA_DIR: "/tmp/seedcast-config-test", INSTANCE_SECRET: `${wrapped}\n` }).instanceSecret?.bytes ?? []).equals(Buffer.from(long))).toBe(true);
   });
 });
 

@@ -31,11 +31,11 @@ export function newInstanceSecret(): string {
 }
 
 /**
- * Decodes base64, standard (`+/`) or URL-safe (`-_`), padded or not, surrounding whitespace ignored. Null when the
- * text is not base64 at all; the caller checks the length.
+ * Decodes base64, standard (`+/`) or URL-safe (`-_`), padded or not; whitespace is ignored (`openssl rand -base64 64`
+ * wraps its line). Null when the text is not base64 at all; the caller checks the length.
  */
 export function decodeBase64Secret(raw: string): Uint8Array | null {
-  const text = raw.trim();
+  const text = raw.replace(/\s+/g, "");
   const body = text.replace(/={1,2}$/, "");
   if (body === "" || !/^[A-Za-z0-9+/_-]+$/.test(body)) return null;
   if (body.length % 4 === 1) return null; // no base64 text has this length
