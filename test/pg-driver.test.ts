@@ -10,6 +10,8 @@ import { and, eq, gte, sql } from "drizzle-orm";
 import { bigint, boolean, jsonb, pgTable, text } from "drizzle-orm/pg-core";
 import { openPostgres, type PgClient } from "../src/db/pg/client";
 import { jsonDocument } from "../src/db/pg/columns";
+import { migratePostgres } from "../src/db/pg/migrate";
+import { accounts, brandVoices, connections, seeds, users } from "../src/db/pg/schema";
 import { startPostgres, type Postgres } from "./helpers/postgres";
 
 const things = pgTable("things", {
@@ -143,5 +145,57 @@ describe("Bun.sql through drizzle: values come back with the types the schema de
     );
     expect(attempts.filter((a) => a.status === "fulfilled").length).toBe(7);
     expect(await stored("SELECT balance FROM things WHERE id = 'c'")).toBe("0");
+  });
+
+  test("through the real schema (migrated): brand voice lists, millisecond times, booleans and the seeds identity come back as SQLite's do", async () => {
+    const url = await pg.createDatabase();
+    const real = openPostgres(url, { max: 2 });
+    try {
+      await migratePostgres(real.sql);
+      const now = Date.UTC(2026, 10, 24, 9, 30, 0, 456);
+      await real.db.insert(accounts).values({ id: "acct", name: "A", createdAt: now, creditsBalance: 2 ** 40 });
+      await real.db.insert(users).values({ id: "u", email: "U@example.com", passwordHash: "h", createdAt: now, isInstanceAdmin: true });
+      await real.db.insert(brandVoices).values({
+        accountId: "acct",
+        tone: "warm",
+        audience: "all",
+        language: "en",
+        emoji: "some",
+        hashtags: TRICKY,
+        bannedWords: [],
+        signature: "",
+        updatedAt: now,
+      });
+      await real.db.insert(connections).values({
+        id: "c",
+        accountId: "acct",
+        platform: "webhook",
+        label: "l",
+        endpoint: "https://hooks.example.com",
+        credentialsSealed: "s",
+        createdAt: now,
+        updatedAt: now,
+      });
+      const inserted = await real.db
+        .insert(seeds)
+        .values([
+          { id: "s1", accountId: "acct", title: "t", content: "c", createdAt: now, updatedAt: now },
+          { id: "s2", accountId: "acct", title: "t", content: "c", createdAt: now, updatedAt: now },
+        ])
+        .returning({ seq: seeds.seq });
+      expect(inserted).toEqual([{ seq: 1 }, { seq: 2 }]);
+
+      const [account] = await real.db.select().from(accounts);
+      expect(account).toEqual({ id: "acct", name: "A", creditsBalance: 2 ** 40, creditsReserved: 0, disabledAt: null, createdAt: now });
+      const [user] = await real.db.select({ admin: users.isInstanceAdmin }).from(users);
+      expect(user).toEqual({ admin: true });
+      const [voice] = await real.db.select({ hashtags: brandVoices.hashtags, bannedWords: brandVoices.bannedWords }).from(brandVoices);
+      expect(voice).toEqual({ hashtags: TRICKY, bannedWords: [] });
+      expect((await pg.psql("SELECT jsonb_typeof(hashtags) FROM brand_voices", new URL(url).pathname.slice(1))).trim()).toBe("array");
+      const [connection] = await real.db.select({ ready: connections.readyToPost, meta: connections.meta }).from(connections);
+      expect(connection).toEqual({ ready: false, meta: "{}" });
+    } finally {
+      await real.close();
+    }
   });
 });
