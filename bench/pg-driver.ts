@@ -3,21 +3,26 @@
  * `drizzle-orm/postgres-js` (postgres.js), against one real PostgreSQL 15 started here (test/helpers/postgres.ts), in
  * the same run. Three workloads, each driven by CONCURRENCY callers for DURATION_MS per driver:
  *  - select: a primary-key select of an account;
- *  - insert: one credit hold row;
- *  - transaction: the money-like write of src/modules/credits/service.ts (one transaction: a conditional
- *    `UPDATE accounts … WHERE balance >= amount RETURNING` whose returned row is checked, then the hold's insert).
+ *  - insert: one credit ledger row;
+ *  - transaction: reserveCredits of src/modules/credits/service.ts (one transaction: a conditional
+ *    `UPDATE accounts … WHERE balance >= amount RETURNING` whose returned row is checked, then the hold and its
+ *    ledger row).
+ * The tables are the real ones (src/db/pg/schema, applied by src/db/pg/migrate.ts).
  * Prints req/s and p99 per driver and workload, and postgres.js ÷ Bun.sql (req/s; > 1 means postgres.js is faster).
  * Before timing, it also checks what each driver hands back for the types our PostgreSQL schema uses (jsonb,
  * bigint in number mode, boolean), and a timestamp column (none in our schema; the issue names bun-sql's open bugs).
  * Run: `bun bench/pg-driver.ts [--json]` (DURATION_MS per driver and workload, default 2000; CONCURRENCY, default 32).
  */
 import { SQL } from "bun";
-import { and, eq, gte, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { drizzle as drizzleBunSql } from "drizzle-orm/bun-sql";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
-import { bigint, boolean, check, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, boolean, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePostgresJs } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
+import { migratePostgres } from "../src/db/pg/migrate";
+import { accounts, creditHolds, creditLedger } from "../src/db/pg/schema";
+import { newId } from "../src/lib/ids";
 import { startPostgres } from "../test/helpers/postgres";
 
 const json = process.argv.includes("--json");
@@ -27,26 +32,7 @@ const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32);
 const POOL = 10;
 const ACCOUNTS = 1000;
 
-// The bench's own tables, shaped like accounts and credit_holds (the real schema is not needed to compare drivers).
-const accounts = pgTable(
-  "bench_accounts",
-  {
-    id: text("id").primaryKey(),
-    name: text("name").notNull(),
-    creditsBalance: bigint("credits_balance", { mode: "number" }).notNull(),
-    creditsReserved: bigint("credits_reserved", { mode: "number" }).notNull().default(0),
-    createdAt: bigint("created_at", { mode: "number" }).notNull(),
-  },
-  (t) => [check("bench_accounts_balance_non_negative", sql`${t.creditsBalance} >= 0`)],
-);
-const holds = pgTable("bench_holds", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id")
-    .notNull()
-    .references(() => accounts.id, { onDelete: "cascade" }),
-  amount: bigint("amount", { mode: "number" }).notNull(),
-  createdAt: bigint("created_at", { mode: "number" }).notNull(),
-});
+/** Only for the type check: the kinds of column the issue names (timestamps are not in our schema). */
 const probe = pgTable("bench_probe", {
   id: text("id").primaryKey(),
   tags: jsonb("tags").$type<string[]>().notNull(),
@@ -62,14 +48,15 @@ type Db = PgDatabase<PgQueryResultHKT, Record<string, never>>;
 
 const pg = await startPostgres();
 const url = await pg.createDatabase("pg_driver_bench");
+// The real schema (migrations-pg), so the writes below hit the same constraints, indexes and triggers as in service.
+const migrator = new SQL({ url, max: 1 });
+await migratePostgres(migrator);
+await migrator.close();
 await pg.psql(`
-  CREATE TABLE bench_accounts (id text PRIMARY KEY, name text NOT NULL, credits_balance bigint NOT NULL CHECK (credits_balance >= 0),
-    credits_reserved bigint NOT NULL DEFAULT 0, created_at bigint NOT NULL);
-  CREATE TABLE bench_holds (id text PRIMARY KEY, account_id text NOT NULL REFERENCES bench_accounts(id) ON DELETE CASCADE,
-    amount bigint NOT NULL, created_at bigint NOT NULL);
   CREATE TABLE bench_probe (id text PRIMARY KEY, tags jsonb NOT NULL, doc jsonb NOT NULL, at bigint NOT NULL, "on" boolean NOT NULL,
     stamp timestamptz NOT NULL, local timestamp NOT NULL, text timestamp NOT NULL);
-  INSERT INTO bench_accounts SELECT 'acct_' || i, 'Account ' || i, 1000000000, 0, 1795000000000 FROM generate_series(1, ${ACCOUNTS}) i;`, "pg_driver_bench");
+  INSERT INTO accounts (id, name, credits_balance, created_at)
+    SELECT 'acct_' || i, 'Account ' || i, 1000000000, 1795000000000 FROM generate_series(1, ${ACCOUNTS}) i;`, "pg_driver_bench");
 
 const bunClient = new SQL({ url, max: POOL });
 const postgresClient = postgres(url, { max: POOL, onnotice: () => {} });
@@ -114,26 +101,32 @@ async function checkTypes(name: string, db: Db): Promise<string[]> {
   return problems;
 }
 
-let counter = 0;
 const pick = () => `acct_${1 + Math.floor(Math.random() * ACCOUNTS)}`;
 const WORKLOADS: { name: string; run: (db: Db) => Promise<unknown> }[] = [
   { name: "select", run: (db) => db.select().from(accounts).where(eq(accounts.id, pick())) },
   {
     name: "insert",
-    run: (db) => db.insert(holds).values({ id: `h${process.pid}_${++counter}`, accountId: pick(), amount: 1, createdAt: Date.now() }),
+    run: (db) =>
+      db.insert(creditLedger).values({ id: newId(), accountId: pick(), kind: "grant", amount: 1, note: "bench", balanceAfter: 1, createdAt: Date.now() }),
   },
   {
+    // reserveCredits of src/modules/credits/service.ts, written for an async driver.
     name: "transaction",
     run: (db) =>
       db.transaction(async (tx) => {
         const accountId = pick();
+        const amount = 1;
         const updated = await tx
           .update(accounts)
-          .set({ creditsBalance: sql`${accounts.creditsBalance} - 1`, creditsReserved: sql`${accounts.creditsReserved} + 1` })
-          .where(and(eq(accounts.id, accountId), gte(accounts.creditsBalance, 1)))
+          .set({ creditsBalance: sql`${accounts.creditsBalance} - ${amount}`, creditsReserved: sql`${accounts.creditsReserved} + ${amount}` })
+          .where(and(eq(accounts.id, accountId), sql`${accounts.creditsBalance} >= ${amount}`))
           .returning({ balance: accounts.creditsBalance });
-        if (updated.length !== 1) throw new Error("insufficient credits");
-        await tx.insert(holds).values({ id: `t${process.pid}_${++counter}`, accountId, amount: 1, createdAt: Date.now() });
+        const row = updated[0];
+        if (!row) throw new Error("insufficient credits");
+        const holdId = newId();
+        const createdAt = Date.now();
+        await tx.insert(creditHolds).values({ id: holdId, accountId, amount, state: "open", purpose: "bench", createdAt });
+        await tx.insert(creditLedger).values({ id: newId(), accountId, kind: "reserve", amount, holdId, note: "bench", balanceAfter: row.balance, createdAt });
       }),
   },
 ];
