@@ -21,15 +21,22 @@ export const MIGRATION_LOCK_KEY = 0x73656564636173n;
 /** Applies every migration not yet applied; returns the tags this call applied (none when another process did). */
 export async function migratePostgres(sql: SQL): Promise<string[]> {
   const conn = await sql.reserve();
+  let unlocked = false;
   try {
     await conn.unsafe(`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
     try {
       return await applyPending(conn);
     } finally {
-      await conn.unsafe(`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`);
+      unlocked = await conn.unsafe(`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`).then(
+        () => true,
+        () => false,
+      );
     }
   } finally {
-    await conn.release();
+    // NB: a connection whose unlock failed may still hold the lock: it is closed (which ends the lock), never handed
+    // back to the pool. Either way the error that matters is the migration's, not this one.
+    if (unlocked) await conn.release();
+    else await conn.close().catch(() => {});
   }
 }
 
