@@ -2,8 +2,8 @@
  * Schema parity between the two dialects, read from the REAL databases (not from drizzle's objects): a SQLite file
  * after migrateDatabase (sqlite_master and its pragmas) and a PostgreSQL 15 database after migratePostgres
  * (information_schema and pg_catalog). Every SQLite table exists in PostgreSQL with the same columns, nullability,
- * primary key, indexes (unique/partial, same columns or expression), foreign keys (same on delete / on update) and
- * CHECK constraints, and PostgreSQL has nothing more. Left out on purpose (test/helpers/schema-shape.ts): search,
+ * defaults, primary key, indexes (unique/partial, same columns or expression), foreign keys (same on delete / on
+ * update) and CHECK constraints, and PostgreSQL has nothing more. Left out on purpose (test/helpers/schema-shape.ts): search,
  * which each dialect does its own way: SQLite's FTS5 table `seeds_fts` and its shadow tables, PostgreSQL's tsvector
  * columns and their indexes. The last tests change one side of a copy and check that the comparison says so.
  */
@@ -66,6 +66,7 @@ describe("SQLite and PostgreSQL schemas agree", () => {
     expect(sqlite.tables.users?.indexes.users_email_unique).toBe("unique whole (lower(email))");
     expect(sqlite.tables.credit_ledger?.indexes.credit_ledger_one_resolution_per_hold).toBe("unique partial (hold_id)");
     expect(sqlite.tables.sessions?.foreignKeys).toContain("(account_id) -> accounts(id) on delete set null on update no action");
+    expect(sqlite.tables.users?.columns.is_instance_admin).toBe("not null default false");
     expect(sqlite.tables.accounts?.checks).toEqual(["accounts_balance_non_negative", "accounts_reserved_non_negative"]);
 
     expect(shapeDifferences(sqlite, postgres)).toEqual([]);
@@ -85,16 +86,18 @@ describe("SQLite and PostgreSQL schemas agree", () => {
 });
 
 describe("the comparison notices a change to one side", () => {
-  test("PostgreSQL: an extra column, a dropped NOT NULL, a dropped index, a changed on delete, a dropped check", async () => {
+  test("PostgreSQL: an extra column, a dropped NOT NULL, a dropped index, a changed on delete, a dropped check, another default", async () => {
     const changed = await migratedPg(`
       ALTER TABLE login_throttle ADD COLUMN extra text;
       ALTER TABLE assets ALTER COLUMN sha256 DROP NOT NULL;
       DROP INDEX oauth_tokens_expires_idx;
       ALTER TABLE api_keys DROP CONSTRAINT api_keys_user_id_users_id_fk;
       ALTER TABLE api_keys ADD CONSTRAINT api_keys_user_id_users_id_fk FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE SET NULL;
-      ALTER TABLE creations DROP CONSTRAINT creations_variant_non_negative;`);
+      ALTER TABLE creations DROP CONSTRAINT creations_variant_non_negative;
+      ALTER TABLE connections ALTER COLUMN meta SET DEFAULT '[]';`);
     expect(shapeDifferences(sqlite, changed).sort()).toEqual([
       "login_throttle.extra only in PostgreSQL",
+      "connections.meta is not null default '{}' in SQLite, not null default '[]' in PostgreSQL",
       "api_keys foreign key (user_id) -> users(id) on delete cascade on update no action only in SQLite",
       "api_keys foreign key (user_id) -> users(id) on delete set null on update no action only in PostgreSQL",
       "assets.sha256 is not null in SQLite, null in PostgreSQL",

@@ -1,6 +1,6 @@
 /**
  * The shape of a real database, read from its catalog, in terms both dialects share: per table its columns and their
- * nullability, its primary key, its indexes (unique or not, partial or not, over which columns or expression), its
+ * nullability and default, its primary key, its indexes (unique or not, partial or not, over which columns or expression), its
  * foreign keys (columns, target, on delete/update) and its CHECK constraints. test/pg-schema-parity.test.ts compares
  * SQLite's (after migrateDatabase) with PostgreSQL's (after migratePostgres).
  *
@@ -12,9 +12,10 @@ import type { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 
 export interface TableShape {
-  /** Column name → "not null" or "null". A primary key's columns count as not null (PostgreSQL enforces it; SQLite's
-   * drizzle-kit keys say NOT NULL, and an INTEGER PRIMARY KEY is the rowid). */
-  columns: Record<string, "not null" | "null">;
+  /** Column name → "not null" or "null", then " default <expression>" when it has one. A primary key's columns
+   * count as not null (PostgreSQL enforces it; SQLite's drizzle-kit keys say NOT NULL, and an INTEGER PRIMARY KEY is
+   * the rowid). */
+  columns: Record<string, string>;
   primaryKey: string[];
   /** Index name (or `unique(cols)` for a UNIQUE constraint's own index) → "unique partial (cols)". */
   indexes: Record<string, string>;
@@ -44,6 +45,12 @@ function describeIndex(unique: boolean, partial: boolean, columns: string): stri
   return `${unique ? "unique" : "plain"} ${partial ? "partial" : "whole"} (${columns})`;
 }
 
+/** "not null default 0"; a default's type cast (PostgreSQL's `''::text`) is not part of it. */
+function describeColumn(notNull: boolean, defaultValue: string | null): string {
+  const nullability = notNull ? "not null" : "null";
+  return defaultValue === null ? nullability : `${nullability} default ${defaultValue.replace(/::[a-z ]+$/i, "")}`;
+}
+
 const SQLITE_ACTIONS = (action: string) => action.toLowerCase();
 
 export function sqliteShape(db: Database): DatabaseShape {
@@ -56,9 +63,11 @@ export function sqliteShape(db: Database): DatabaseShape {
   for (const { name, sql } of all) {
     if (isSearch(name)) continue;
     const info = db
-      .query<{ name: string; notnull: number; pk: number }, [string]>('SELECT name, "notnull", pk FROM pragma_table_info(?)')
+      .query<{ name: string; notnull: number; pk: number; dflt_value: string | null }, [string]>(
+        'SELECT name, "notnull", pk, dflt_value FROM pragma_table_info(?)',
+      )
       .all(name);
-    const columns = Object.fromEntries(info.map((c) => [c.name, c.notnull || c.pk ? "not null" : "null"] as const));
+    const columns = Object.fromEntries(info.map((c) => [c.name, describeColumn(Boolean(c.notnull || c.pk), c.dflt_value)] as const));
     const primaryKey = info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
 
     const indexes: Record<string, string> = {};
@@ -112,8 +121,8 @@ export async function pgShape(sql: SQL): Promise<DatabaseShape> {
   const tableRows: { name: string }[] = await sql`
     SELECT table_name AS name FROM information_schema.tables
     WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`;
-  const columnRows: { table: string; name: string; nullable: string; type: string }[] = await sql`
-    SELECT table_name AS table, column_name AS name, is_nullable AS nullable, data_type AS type
+  const columnRows: { table: string; name: string; nullable: string; type: string; default: string | null }[] = await sql`
+    SELECT table_name AS table, column_name AS name, is_nullable AS nullable, data_type AS type, column_default AS default
     FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, ordinal_position`;
   const constraintRows: { table: string; name: string; type: string; cols: string; ref: string | null; refcols: string | null; ondelete: string; onupdate: string }[] =
     await sql`
@@ -141,10 +150,10 @@ export async function pgShape(sql: SQL): Promise<DatabaseShape> {
   const searchOnly = [...searchColumns];
   const tables: Record<string, TableShape> = {};
   for (const { name } of tableRows) {
-    const columns: Record<string, "not null" | "null"> = {};
+    const columns: Record<string, string> = {};
     for (const c of columnRows) {
       if (c.table !== name || searchColumns.has(`${name}.${c.name}`)) continue;
-      columns[c.name] = c.nullable === "NO" ? "not null" : "null";
+      columns[c.name] = describeColumn(c.nullable === "NO", c.default);
     }
     const own = constraintRows.filter((c) => c.table === name);
     const primaryKey = own.find((c) => c.type === "p")?.cols?.split(",") ?? [];
