@@ -1,0 +1,56 @@
+// PostgreSQL mirror of src/db/schema/accounts.ts: the same tables, columns, JavaScript types and constraints.
+/** Accounts (tenants), the people in them and their roles. Timestamps are integer milliseconds since the epoch. */
+import { sql } from "drizzle-orm";
+import { bigint, boolean, check, index, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+
+export const accounts = pgTable(
+  "accounts",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    /** Spendable credits, not counting what is reserved. */
+    creditsBalance: bigint("credits_balance", { mode: "number" }).notNull().default(0),
+    /** Credits held by open reservations. */
+    creditsReserved: bigint("credits_reserved", { mode: "number" }).notNull().default(0),
+    disabledAt: bigint("disabled_at", { mode: "number" }),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    check("accounts_balance_non_negative", sql`${t.creditsBalance} >= 0`),
+    check("accounts_reserved_non_negative", sql`${t.creditsReserved} >= 0`),
+  ],
+);
+
+export const users = pgTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    email: text("email").notNull(),
+    name: text("name").notNull().default(""),
+    /** argon2id via Bun.password. */
+    passwordHash: text("password_hash").notNull(),
+    /** The instance admin may create accounts and grant credits. */
+    isInstanceAdmin: boolean("is_instance_admin").notNull().default(false),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+  },
+  (t) => [uniqueIndex("users_email_unique").on(sql`lower(${t.email})`)],
+);
+
+export const members = pgTable(
+  "members",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    role: text("role", { enum: ["owner", "editor", "viewer"] }).notNull(),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    uniqueIndex("members_account_user_unique").on(t.accountId, t.userId),
+    index("members_user_idx").on(t.userId),
+    check("members_role_valid", sql`${t.role} IN ('owner','editor','viewer')`),
+  ],
+);
