@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import * as tar from "tar";
 import { loadConfig } from "../src/config";
 import { type ChildServer, startChildServer } from "./helpers/child-server";
+import { type CliRun, runCli } from "./helpers/cli";
 
 const ROOT = resolve(import.meta.dir, "..");
 
@@ -23,33 +24,7 @@ function newDataDir(): string {
   return join(scratch, `data-${dirs}`);
 }
 
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-  json: Record<string, unknown>;
-}
-
-/** Runs the CLI with the runner's environment minus the variables under test, plus `env`. */
-async function cli(env: Record<string, string>, ...args: string[]): Promise<Run> {
-  const base: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !["DATABASE_URL", "INSTANCE_SECRET", "DATA_DIR", "MEDIA_STORE", "BACKUP_CRON"].includes(k)) base[k] = v;
-  }
-  const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], {
-    env: { ...base, LOG_LEVEL: "silent", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  let json: Record<string, unknown> = {};
-  try {
-    json = JSON.parse(out);
-  } catch {
-    json = {};
-  }
-  return { code, out, err, json };
-}
+const cli = (env: Record<string, string>, ...args: string[]): Promise<CliRun> => runCli(args, { env });
 
 describe("seedcast secret new", () => {
   test("prints one line of base64 that decodes to 32 random bytes, a different one each call", async () => {
