@@ -6,6 +6,7 @@ RUN npm ci --no-audit --no-fund --loglevel=error
 COPY tsconfig.json bunfig.toml drizzle.config.ts ./
 COPY scripts ./scripts
 COPY migrations ./migrations
+COPY migrations-pg ./migrations-pg
 COPY src ./src
 RUN npm run build && mkdir -p /data
 

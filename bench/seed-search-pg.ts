@@ -6,11 +6,12 @@
  * p99 ÷ SQLite p99, and the goal. Each distinct query runs once before timing on both databases (the per-word caches
  * — stopword counts, folded words — are warm, as in steady state; a cold word costs one count, once per 10 minutes).
  *
- * PostgreSQL: DATABASE_URL (an empty database; its `seeds`/`accounts` tables are created) or, without it, a throwaway
- * Debian PostgreSQL 15 cluster (test/helpers/postgres.ts; fsync off, default memory settings).
+ * PostgreSQL: DATABASE_URL (an empty database, migrated here) or, without it, a throwaway Debian PostgreSQL 15 cluster
+ * (test/helpers/postgres.ts; fsync off, default memory settings), through the app's client (Bun.sql, client.ts).
  * Run: `bun bench/seed-search-pg.ts [count] [--json] [--explain]` (ITERATIONS=n per query kind, default 400).
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import type { SQL } from "bun";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bootstrap } from "../src/bootstrap";
@@ -84,7 +85,7 @@ try {
     url = await cluster.createDatabase("seed_search_bench");
   }
   const store = await openSeedsDatabase(url, { max: 1 });
-  const pg = store.client;
+  const pg = store.sql;
   await pg`INSERT INTO accounts (id, name, created_at) VALUES (${accountId}, 'Bench', ${Date.now()})`;
 
   const rows = corpus(COUNT);
@@ -101,7 +102,7 @@ try {
 
   started = performance.now();
   const BATCH = 2000;
-  await pg.begin(async (tx) => {
+  await pg.begin(async (tx: SQL) => {
     for (let i = 0; i < rows.length; i += BATCH) {
       const batch = rows.slice(i, i + BATCH).map((r) => ({
         id: r.id,
@@ -152,7 +153,7 @@ try {
         `EXPLAIN (ANALYZE, BUFFERS) SELECT s.seq FROM (SELECT seq, search FROM seeds WHERE account_id = $1 AND search @@ $2::tsquery ORDER BY seq DESC LIMIT 500) s ORDER BY ts_rank(s.search, $2::tsquery, 1) DESC, s.seq DESC LIMIT 51`,
         [accountId, `'${q}':*`],
       );
-      log(`\nEXPLAIN ANALYZE, ranked window of '${q}':*\n${plan.map((r) => r["QUERY PLAN"]).join("\n")}`);
+      log(`\nEXPLAIN ANALYZE, ranked window of '${q}':*\n${plan.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n")}`);
     }
   }
 

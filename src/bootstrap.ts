@@ -1,6 +1,8 @@
 /**
- * The fixed bootstrap order: data dir → database → migrations → instance secret → storage → generator.
- * The server and cron jobs start after this (cli/serve).
+ * The fixed bootstrap order: data dir → instance secret → database → migrations → storage → generator → metrics.
+ * The secret comes before the database so that a refusal (INSTANCE_SECRET against another instance.secret, a database
+ * whose secret is missing) stops the start before anything is written. The server and cron jobs start after this
+ * (cli/serve).
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -28,6 +30,7 @@ export function createStorage(config: Readonly<Config>): Storage {
 /** Opens everything a command needs. Overrides let tests inject a clock, a logger or a generator. */
 export function bootstrap(config: Readonly<Config>, overrides: Partial<Pick<Deps, "clock" | "log" | "generator">> = {}): Deps {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const instanceSecret = loadInstanceSecret(config.dataDir, config.instanceSecret?.bytes ?? null, DB_FILE_NAME);
   const { sqlite, db } = openDatabase(join(config.dataDir, DB_FILE_NAME));
   migrateDatabase(sqlite);
   const clock: Clock = overrides.clock ?? systemClock;
@@ -38,7 +41,7 @@ export function bootstrap(config: Readonly<Config>, overrides: Partial<Pick<Deps
     sqlite,
     clock,
     log,
-    instanceSecret: loadInstanceSecret(config.dataDir),
+    instanceSecret,
     storage: createStorage(config),
     generator: overrides.generator ?? createGenerator(config),
     metrics: createMetrics(sqlite, clock),

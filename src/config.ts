@@ -3,6 +3,7 @@
  */
 import { resolve } from "node:path";
 import ipaddr from "ipaddr.js";
+import { INSTANCE_SECRET_MIN_BYTES, decodeBase64Secret } from "./lib/instance-secret";
 import { LOG_LEVELS, type LogLevel } from "./lib/log";
 
 export const GENERATOR_KINDS = ["builtin", "openai"] as const;
@@ -59,6 +60,49 @@ export class S3MediaConfig {
 /** Where media bytes live: DATA_DIR/media (the default), or an S3-compatible bucket. */
 export type MediaStoreConfig = { kind: "local" } | S3MediaConfig;
 
+/**
+ * INSTANCE_SECRET, decoded. The bytes are a private field behind a getter, so printing or serialising the config
+ * never shows them.
+ */
+export class InstanceSecretConfig {
+  readonly source = "environment" as const;
+  readonly #bytes: Uint8Array;
+  constructor(bytes: Uint8Array) {
+    this.#bytes = bytes;
+    Object.freeze(this);
+  }
+  get bytes(): Uint8Array {
+    return this.#bytes;
+  }
+  toJSON() {
+    return { source: this.source };
+  }
+}
+
+/**
+ * DATABASE_URL: a PostgreSQL connection URL. The URL (it may hold a password) is a private field; `redacted` is the
+ * form safe for messages and logs (the password replaced by `***`).
+ */
+export class PostgresDatabaseConfig {
+  readonly kind = "postgres" as const;
+  readonly redacted: string;
+  readonly #url: string;
+  constructor(url: string) {
+    this.#url = url;
+    this.redacted = redactUrl(url);
+    Object.freeze(this);
+  }
+  get url(): string {
+    return this.#url;
+  }
+  toJSON() {
+    return { kind: this.kind, url: this.redacted };
+  }
+}
+
+/** Where the tables live: SQLite in DATA_DIR (the default), or PostgreSQL (DATABASE_URL). */
+export type DatabaseConfig = { kind: "sqlite" } | PostgresDatabaseConfig;
+
 export interface Config {
   port: number;
   host: string;
@@ -91,6 +135,9 @@ export interface Config {
    */
   corsOrigins: ReadonlySet<string>;
   media: MediaStoreConfig;
+  database: DatabaseConfig;
+  /** INSTANCE_SECRET when set; null: the secret is DATA_DIR/instance.secret (lib/instance-secret.ts). */
+  instanceSecret: InstanceSecretConfig | null;
 }
 
 export class ConfigError extends Error {
@@ -208,6 +255,54 @@ function mediaVar(env: Env): MediaStoreConfig {
   return new S3MediaConfig(endpoint.replace(/\/+$/, ""), bucket, region, accessKeyId, secretAccessKey);
 }
 
+/** A URL with its password (if any) replaced by `***`; never throws. */
+function redactUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    if (url.password) url.password = "***";
+    // libpq also takes the password as a query parameter.
+    for (const name of [...url.searchParams.keys()]) if (name.toLowerCase() === "password") url.searchParams.set(name, "***");
+    return url.href;
+  } catch {
+    return "(not a URL)";
+  }
+}
+
+/**
+ * INSTANCE_SECRET: base64 (standard or URL-safe) of at least 32 bytes. Messages say what is wrong, never the value.
+ */
+function instanceSecretVar(env: Env): InstanceSecretConfig | null {
+  const raw = env.INSTANCE_SECRET;
+  if (raw === undefined || raw.trim() === "") return null;
+  const rule = `INSTANCE_SECRET must be base64 (standard or URL-safe) of at least ${INSTANCE_SECRET_MIN_BYTES} random bytes, such as the line \`seedcast secret new\` prints`;
+  const bytes = decodeBase64Secret(raw);
+  if (!bytes) throw new ConfigError(`${rule}; the value given is not base64 (it is not shown here).`);
+  if (bytes.length < INSTANCE_SECRET_MIN_BYTES) {
+    throw new ConfigError(`${rule}; the value given decodes to ${bytes.length} bytes (it is not shown here).`);
+  }
+  return new InstanceSecretConfig(bytes);
+}
+
+/**
+ * DATABASE_URL: unset → SQLite in DATA_DIR; else a postgres:// or postgresql:// URL. A refusal never repeats the value
+ * (a connection URL usually holds a password).
+ */
+function databaseVar(env: Env): DatabaseConfig {
+  const raw = env.DATABASE_URL?.trim();
+  if (!raw) return { kind: "sqlite" };
+  const rule = "DATABASE_URL must be a PostgreSQL connection URL, postgres://USER:PASSWORD@HOST:PORT/DATABASE (or postgresql://...)";
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${rule}; the value given is not a URL (it is not shown here: it may hold a password).`);
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    throw new ConfigError(`${rule}; the value given does not start with postgres:// or postgresql:// (it is not shown here: it may hold a password). To run on SQLite in DATA_DIR, unset DATABASE_URL.`);
+  }
+  return new PostgresDatabaseConfig(raw);
+}
+
 /** Reads the configuration from `env` (default: process.env). Throws ConfigError on any invalid value. */
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const port = intVar(env, "PORT", 8787, 0, 65535);
@@ -257,9 +352,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     },
     corsOrigins: originsVar(env, "CORS_ORIGINS"),
     media: mediaVar(env),
+    database: databaseVar(env),
+    instanceSecret: instanceSecretVar(env),
   };
   if (config.generator === "openai" && !config.openai.apiKey) {
     throw new ConfigError("GENERATOR=openai needs OPENAI_API_KEY.");
+  }
+  if (config.database.kind === "postgres" && !config.instanceSecret) {
+    throw new ConfigError(
+      "DATABASE_URL (PostgreSQL mode) needs INSTANCE_SECRET: every replica must hash API keys and seal credentials under the same secret, so it cannot be a file in one DATA_DIR. Run `seedcast secret new` once, and give its output to every replica as INSTANCE_SECRET (base64, at least 32 bytes).",
+    );
   }
   if (config.media.kind === "s3" && config.backup.cron) {
     throw new ConfigError(

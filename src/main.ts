@@ -7,11 +7,13 @@ import { backupCommand, restoreCommand } from "./cli/backup";
 import { connectionsCommand } from "./cli/connections";
 import { creditsCommand } from "./cli/credits";
 import { keysCommand } from "./cli/keys";
+import { secretCommand } from "./cli/secret";
 import { serveCommand } from "./cli/serve";
 import { bootstrap } from "./bootstrap";
-import { ConfigError, loadConfig } from "./config";
+import { type Config, ConfigError, loadConfig } from "./config";
 import { knownMigrations, migrateDatabase } from "./db/migrate";
 import type { Deps } from "./deps";
+import { InstanceSecretError } from "./lib/instance-secret";
 import { silentLogger } from "./lib/log";
 import { VERSION } from "./version";
 
@@ -28,17 +30,28 @@ Commands (each takes --json):
   keys mint --account ID --name N --groups read,create,schedule,voice [--expires-days 30|90|365|never] [--member USERID]
   keys rotate ID | keys revoke ID | keys list --account ID
   credits grant --account ID --amount A
-  backup FILE                (consistent online copy: database, instance secret, media)
+  backup FILE                (consistent online copy: database, instance secret unless INSTANCE_SECRET holds it, media)
   restore FILE [--force]     (offline; refuses a non-empty data dir without --force)
   connections add --account ID --platform bluesky|mastodon|webhook ... | check ID | list | remove ID (--account ID)
+  secret new                 print a fresh INSTANCE_SECRET (32 random bytes, base64); reads no configuration
   version
 
 Configuration is read from the environment; see the README.`;
 
 type Command = (deps: Deps, argv: string[]) => Promise<void>;
 
+/**
+ * DATABASE_URL is read and checked (config.ts), but this version runs on SQLite only: every command that opens the
+ * database refuses it rather than quietly using DATA_DIR. The URL is not repeated (it may hold a password).
+ */
+function refuseUnavailableDatabase(config: Readonly<Config>): void {
+  if (config.database.kind !== "postgres") return;
+  throw new ConfigError(
+    `DATABASE_URL is set, but PostgreSQL mode is not available in this version of Seedcast (${VERSION}) yet. Unset DATABASE_URL to run on SQLite in DATA_DIR (${config.dataDir}).`,
+  );
+}
+
 const COMMANDS: Record<string, Command> = {
-  backup: backupCommand,
   account: accountCommand,
   member: memberCommand,
   keys: keysCommand,
@@ -58,13 +71,26 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${HELP}\n`);
       return 0;
     }
+    // Before the configuration: it is how a person gets the INSTANCE_SECRET a configuration may be missing.
+    if (command === "secret") {
+      secretCommand(rest);
+      return 0;
+    }
     const config = loadConfig();
-    if (command === "serve") {
-      await serveCommand(config);
+    // backup and restore have their own refusal in PostgreSQL mode, the one that mode keeps (cli/backup.ts).
+    if (command === "backup") {
+      await backupCommand(config, rest);
       return 0;
     }
     if (command === "restore") {
       await restoreCommand(config, rest);
+      return 0;
+    }
+    const handler = COMMANDS[command];
+    if (!handler && command !== "serve" && command !== "migrate") throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
+    refuseUnavailableDatabase(config);
+    if (command === "serve") {
+      await serveCommand(config);
       return 0;
     }
     if (command === "migrate") {
@@ -74,7 +100,6 @@ async function main(argv: string[]): Promise<number> {
       deps.sqlite.close();
       return 0;
     }
-    const handler = COMMANDS[command];
     if (!handler) throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
     const deps = bootstrap(config, { log: silentLogger });
     try {
@@ -84,7 +109,7 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof InstanceSecretError) {
       process.stderr.write(`seedcast: configuration: ${error.message}\n`);
       return 2;
     }

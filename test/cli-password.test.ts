@@ -7,26 +7,12 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type CliRun, runCli } from "./helpers/cli";
 
 const dataDir = mkdtempSync(join(tmpdir(), "seedcast-cli-pw-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-async function cli(args: string[], stdin?: string): Promise<{ code: number; out: string; err: string; json: Record<string, unknown> }> {
-  const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], {
-    env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "silent" },
-    stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  let json: Record<string, unknown> = {};
-  try {
-    json = JSON.parse(out);
-  } catch {
-    json = {};
-  }
-  return { code, out, err, json };
-}
+const cli = (args: string[], stdin?: string): Promise<CliRun> => runCli(args, { env: { DATA_DIR: dataDir }, stdin });
 
 async function passwordWorks(userId: string, password: string): Promise<boolean> {
   const db = new Database(join(dataDir, "seedcast.db"), { readonly: true });

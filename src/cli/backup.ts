@@ -1,16 +1,37 @@
 /** `seedcast backup FILE` (online, consistent) and `seedcast restore FILE [--force]` (offline). */
+import { bootstrap } from "../bootstrap";
 import type { Config } from "../config";
-import type { Deps } from "../deps";
+import { silentLogger } from "../lib/log";
 import { BackupError, S3_BACKUP_REFUSAL, createBackup, restoreBackup } from "../modules/backup/service";
 import { UsageError, output, parse } from "./args";
 
+/**
+ * Archives are an appliance's DATA_DIR: database file, instance secret, media folder. In PostgreSQL mode none of the
+ * three is there, and the engines have their own tools, which this names.
+ */
+export const POSTGRES_BACKUP_REFUSAL =
+  "seedcast backup and restore work on an appliance's DATA_DIR (SQLite and media on disk), and with DATABASE_URL the data lives in PostgreSQL. Back up the database with pg_dump (or your provider's snapshots and point-in-time recovery), turn on bucket versioning (or replication) for the media bucket, and keep INSTANCE_SECRET with them: the API keys and stored credentials in a dump only work under it.";
+
+/** Refusals that hold before anything is opened: the archive could not be whole. */
+function refuseUnlessAppliance(config: Readonly<Config>): void {
+  if (config.database.kind === "postgres") throw new BackupError(POSTGRES_BACKUP_REFUSAL);
+  if (config.media.kind === "s3") throw new BackupError(S3_BACKUP_REFUSAL);
+}
+
 /** Writes a backup archive of the data dir while the server may be running. */
-export async function backupCommand(deps: Deps, argv: string[]): Promise<void> {
+export async function backupCommand(config: Readonly<Config>, argv: string[]): Promise<void> {
   const { positionals, json } = parse(argv, []);
   const file = positionals[0];
   if (!file) throw new UsageError("usage: seedcast backup FILE");
-  const manifest = await createBackup(deps, file);
-  output(json, { file, ...manifest }, `backup written to ${file} (${manifest.mediaFiles} media files)`);
+  refuseUnlessAppliance(config);
+  const deps = bootstrap(config, { log: silentLogger });
+  try {
+    const manifest = await createBackup(deps, file);
+    const where = config.instanceSecret ? "; the instance secret is not in it: keep INSTANCE_SECRET, restore needs it" : "";
+    output(json, { file, ...manifest }, `backup written to ${file} (${manifest.mediaFiles} media files${where})`);
+  } finally {
+    deps.sqlite.close();
+  }
 }
 
 /** Restores an archive into DATA_DIR; the server must be stopped. */
@@ -18,11 +39,11 @@ export async function restoreCommand(config: Readonly<Config>, argv: string[]): 
   const { positionals, flags, json } = parse(argv, [], ["force"]);
   const file = positionals[0];
   if (!file) throw new UsageError("usage: seedcast restore FILE [--force]");
-  if (config.media.kind === "s3") throw new BackupError(S3_BACKUP_REFUSAL);
-  const result = await restoreBackup(config.dataDir, file, flags.force === true);
-  output(
-    json,
-    { file, ...result },
-    `restored ${file} into ${config.dataDir}${result.movedAside ? ` (previous contents moved to ${result.movedAside})` : ""}`,
-  );
+  refuseUnlessAppliance(config);
+  const result = await restoreBackup(config.dataDir, file, flags.force === true, config.instanceSecret?.bytes ?? null);
+  const notes = [
+    result.movedAside ? `previous contents moved to ${result.movedAside}` : "",
+    result.instanceSecret?.source === "environment" ? "start the server with the same INSTANCE_SECRET" : "",
+  ].filter(Boolean);
+  output(json, { file, ...result }, `restored ${file} into ${config.dataDir}${notes.length ? ` (${notes.join("; ")})` : ""}`);
 }

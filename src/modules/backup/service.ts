@@ -2,6 +2,10 @@
  * Backups: one .tar.gz holding a consistent snapshot of the database, the instance secret (API key hashes and
  * encrypted connection credentials depend on it) and every media file the snapshot refers to.
  *
+ * When the secret comes from INSTANCE_SECRET, the archive does not carry it (a person who put it in the environment
+ * keeps it apart from the data on purpose): the manifest says so and holds the secret's fingerprint, and restore
+ * needs INSTANCE_SECRET set to the same value (checked against the fingerprint) before it writes anything.
+ *
  * Online and consistent: the database is copied with `VACUUM INTO`, a single read transaction, so writers keep going
  * and the copy is one instant. Media files are immutable once written; the ones the snapshot names are hardlinked
  * (copied across devices) into the staging folder. NB: an asset deleted after the snapshot but before its file was
@@ -17,7 +21,7 @@ import { MEDIA_DIR } from "../../bootstrap";
 import { DB_FILE_NAME } from "../../db/client";
 import { knownMigrations } from "../../db/migrate";
 import type { Deps } from "../../deps";
-import { INSTANCE_SECRET_FILE } from "../../lib/instance-secret";
+import { INSTANCE_SECRET_FILE, decodeBase64Secret, instanceSecretFingerprint } from "../../lib/instance-secret";
 import { VERSION } from "../../version";
 
 export const BACKUP_ROOT = "seedcast-backup";
@@ -31,6 +35,11 @@ export interface BackupManifest {
   migrations: string[];
   counts: Record<string, number>;
   mediaFiles: number;
+  /**
+   * Where the instance secret is: in the archive (`file`; archives made before this field existed too), or not, as
+   * it came from INSTANCE_SECRET (`environment`, with its fingerprint, so restore can check the value it is given).
+   */
+  instanceSecret?: { source: "file" } | { source: "environment"; fingerprint: string };
 }
 
 export class BackupError extends Error {
@@ -68,7 +77,7 @@ function tableCounts(db: Database): Record<string, number> {
 }
 
 /** Writes a backup archive of the running instance to `file` (created atomically). Returns its manifest. */
-export async function createBackup(deps: Pick<Deps, "sqlite" | "config" | "clock">, file: string): Promise<BackupManifest> {
+export async function createBackup(deps: Pick<Deps, "sqlite" | "config" | "clock" | "instanceSecret">, file: string): Promise<BackupManifest> {
   if (deps.config.media.kind === "s3") throw new BackupError(S3_BACKUP_REFUSAL);
   const target = resolve(file);
   const stage = mkdtempSync(join(tmpdir(), "seedcast-backup-"));
@@ -106,7 +115,8 @@ export async function createBackup(deps: Pick<Deps, "sqlite" | "config" | "clock
     } finally {
       snapshot.close();
     }
-    copyFileSync(join(deps.config.dataDir, INSTANCE_SECRET_FILE), join(root, INSTANCE_SECRET_FILE));
+    const fromEnv = deps.config.instanceSecret !== null;
+    if (!fromEnv) copyFileSync(join(deps.config.dataDir, INSTANCE_SECRET_FILE), join(root, INSTANCE_SECRET_FILE));
     const manifest: BackupManifest = {
       format: BACKUP_FORMAT,
       version: VERSION,
@@ -114,11 +124,13 @@ export async function createBackup(deps: Pick<Deps, "sqlite" | "config" | "clock
       migrations: knownMigrations(),
       counts,
       mediaFiles,
+      instanceSecret: fromEnv ? { source: "environment", fingerprint: instanceSecretFingerprint(deps.instanceSecret) } : { source: "file" },
     };
     writeFileSync(join(root, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
-    // The archive holds instance.secret, which opens every sealed credential: owner-only whatever the umask (a
-    // directory made here is owner-only too). The partial file is created 0600 before tar opens it, so no moment
-    // exists where another local user could open it; chmod covers a leftover partial file of another mode.
+    // The archive holds instance.secret (unless INSTANCE_SECRET stands in for it), which opens every sealed credential,
+    // and the whole database: owner-only whatever the umask (a directory made here is owner-only too). The partial
+    // file is created 0600 before tar opens it, so no moment exists where another local user could open it; chmod
+    // covers a leftover partial file of another mode.
     mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
     const partial = `${target}.partial-${process.pid}`;
     writeFileSync(partial, "", { mode: 0o600 });
@@ -149,12 +161,50 @@ export async function serverRunning(dataDir: string): Promise<boolean> {
 }
 
 /**
+ * Where the restored instance's secret comes from, checked before anything is moved: an archive without the secret
+ * needs `envSecret` (INSTANCE_SECRET) with the fingerprint it recorded; an archive with it, restored while
+ * INSTANCE_SECRET is set, needs the two to be equal (the server would refuse the pair at start otherwise). Returns
+ * whether the archive's instance.secret file is to be placed (not when INSTANCE_SECRET stands in for it).
+ */
+async function checkSecret(root: string, manifest: BackupManifest, envSecret: Uint8Array | null): Promise<boolean> {
+  if (manifest.instanceSecret?.source === "environment") {
+    if (!envSecret) {
+      throw new BackupError(
+        "this backup does not hold the instance secret: the instance it was taken from read it from INSTANCE_SECRET. Set INSTANCE_SECRET to that same value and run restore again (and keep it set for the server).",
+      );
+    }
+    if (instanceSecretFingerprint(envSecret) !== manifest.instanceSecret.fingerprint) {
+      throw new BackupError(
+        "INSTANCE_SECRET is not the secret this backup's keys and credentials were made under (its fingerprint differs from the one the backup recorded). Set it to the value the backed-up instance ran with.",
+      );
+    }
+    return false;
+  }
+  const path = join(root, INSTANCE_SECRET_FILE);
+  if (!existsSync(path)) throw new BackupError(`the backup lacks ${INSTANCE_SECRET_FILE}`);
+  if (!envSecret) return true;
+  const carried = decodeBase64Secret(await readFile(path, "utf8"));
+  if (!carried || !Buffer.from(carried).equals(Buffer.from(envSecret))) {
+    throw new BackupError(
+      `this backup holds its own ${INSTANCE_SECRET_FILE}, and INSTANCE_SECRET is set to another value: the restored keys and credentials would not work. Either restore with INSTANCE_SECRET unset (the restored data dir then keeps the file), or set INSTANCE_SECRET to that file's content (${BACKUP_ROOT}/${INSTANCE_SECRET_FILE} in the archive).`,
+    );
+  }
+  return false;
+}
+
+/**
  * Restores an archive into `dataDir` (offline: refuses while a server runs on it). A non-empty data dir is refused
  * unless `force`, in which case its current contents are moved into `<dataDir>/before-restore-<time>/` first.
+ * `envSecret` is INSTANCE_SECRET (decoded) when set (see checkSecret).
  * NB: everything is staged inside `dataDir` itself, so the final moves are renames on one filesystem, which also
  * works when the data dir is a mount point (a container volume).
  */
-export async function restoreBackup(dataDir: string, file: string, force: boolean): Promise<BackupManifest & { movedAside: string | null }> {
+export async function restoreBackup(
+  dataDir: string,
+  file: string,
+  force: boolean,
+  envSecret: Uint8Array | null = null,
+): Promise<BackupManifest & { movedAside: string | null }> {
   const source = resolve(file);
   if (!existsSync(source) || !statSync(source).isFile()) throw new BackupError(`no backup file at ${source}`);
   if (await serverRunning(dataDir)) throw new BackupError(`a Seedcast server is running on ${dataDir}: stop it before restoring`);
@@ -171,9 +221,8 @@ export async function restoreBackup(dataDir: string, file: string, force: boolea
     if (!existsSync(manifestPath)) throw new BackupError(`${basename(source)} is not a Seedcast backup (no manifest)`);
     const manifest = JSON.parse(await readFile(manifestPath, "utf8")) as BackupManifest;
     if (manifest.format !== BACKUP_FORMAT) throw new BackupError(`unsupported backup format ${manifest.format}`);
-    for (const required of [DB_FILE_NAME, INSTANCE_SECRET_FILE]) {
-      if (!existsSync(join(root, required))) throw new BackupError(`the backup lacks ${required}`);
-    }
+    if (!existsSync(join(root, DB_FILE_NAME))) throw new BackupError(`the backup lacks ${DB_FILE_NAME}`);
+    const placeSecretFile = await checkSecret(root, manifest, envSecret);
     const db = new Database(join(root, DB_FILE_NAME));
     try {
       const check = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get();
@@ -187,7 +236,7 @@ export async function restoreBackup(dataDir: string, file: string, force: boolea
       mkdirSync(movedAside);
       for (const entry of existing) renameSync(join(dataDir, entry), join(movedAside, entry));
     }
-    for (const entry of [DB_FILE_NAME, INSTANCE_SECRET_FILE, MEDIA_DIR]) {
+    for (const entry of placeSecretFile ? [DB_FILE_NAME, INSTANCE_SECRET_FILE, MEDIA_DIR] : [DB_FILE_NAME, MEDIA_DIR]) {
       const from = join(root, entry);
       if (existsSync(from)) renameSync(from, join(dataDir, entry));
     }
@@ -198,7 +247,7 @@ export async function restoreBackup(dataDir: string, file: string, force: boolea
 }
 
 /** Writes a timestamped backup into `dir` and keeps only the newest `keep` archives there. */
-export async function rotateBackups(deps: Pick<Deps, "sqlite" | "config" | "clock">, dir: string, keep: number): Promise<string> {
+export async function rotateBackups(deps: Pick<Deps, "sqlite" | "config" | "clock" | "instanceSecret">, dir: string, keep: number): Promise<string> {
   const stamp = new Date(deps.clock.now()).toISOString().replace(/[:.]/g, "-");
   const file = join(dir, `seedcast-${stamp}.tar.gz`);
   await createBackup(deps, file);

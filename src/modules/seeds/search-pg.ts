@@ -20,7 +20,7 @@
  */
 import { and, desc, eq, gt, lt, or, sql } from "drizzle-orm";
 import { SEARCH_MAX_WORD_BYTES, SEARCH_TS_CONFIG } from "../../db/pg/fts";
-import type { PgDb } from "../../db/pg/handle";
+import type { AnyPgDb } from "../../db/pg/handle";
 import { seeds } from "../../db/pg/schema";
 import { decodeSeedCursor, encodeSeedCursor } from "./cursor";
 import { RANK_WINDOW } from "./search";
@@ -60,10 +60,10 @@ interface FoldedToken {
   tooLong: boolean;
 }
 
-const folded = new WeakMap<PgDb, Map<string, FoldedToken>>();
+const folded = new WeakMap<AnyPgDb, Map<string, FoldedToken>>();
 
 /** The lexemes of each token, computed by the database with the search column's own functions. */
-async function foldTokens(db: PgDb, tokens: readonly string[]): Promise<Map<string, FoldedToken>> {
+async function foldTokens(db: AnyPgDb, tokens: readonly string[]): Promise<Map<string, FoldedToken>> {
   let cache = folded.get(db);
   if (!cache) {
     cache = new Map();
@@ -122,7 +122,7 @@ function lexemesOf(folds: Map<string, FoldedToken>, tokens: readonly string[]): 
 }
 
 /** The account's matches of `query`, newest first, at positions [offset, offset + count). */
-async function newestMatches(db: PgDb, accountId: string, query: string, offset: number, count: number): Promise<Seed[]> {
+async function newestMatches(db: AnyPgDb, accountId: string, query: string, offset: number, count: number): Promise<Seed[]> {
   return db
     .select(SEED_COLUMNS)
     .from(seeds)
@@ -138,7 +138,7 @@ async function newestMatches(db: PgDb, accountId: string, query: string, offset:
  * can tell whether the bound cut it short (fewer than RANK_WINDOW; 0 also when the page is empty).
  */
 async function rankedMatches(
-  db: PgDb,
+  db: AnyPgDb,
   accountId: string,
   query: string,
   offset: number,
@@ -188,7 +188,7 @@ async function rankedMatches(
  * when it costs less than the walk by that measure. When it holds fewer than RANK_WINDOW matches after all (the
  * account is a small part of the table, or the estimate was high) the caller computes the window again without it.
  */
-async function windowLowerBound(db: PgDb, lexemes: readonly string[]): Promise<number | null> {
+async function windowLowerBound(db: AnyPgDb, lexemes: readonly string[]): Promise<number | null> {
   const { density, maxSeq } = await pgTermStats(db).estimate(lexemes);
   if (density === null) return null;
   const walked = RANK_WINDOW / density;
@@ -202,7 +202,7 @@ async function windowLowerBound(db: PgDb, lexemes: readonly string[]): Promise<n
  * The seeds at positions [offset, offset + count) of the search order of `tokens` (the order of search.ts's
  * searchSeedSeqs, on PostgreSQL).
  */
-async function searchSeeds(db: PgDb, accountId: string, tokens: readonly string[], offset: number, count: number): Promise<Seed[]> {
+async function searchSeeds(db: AnyPgDb, accountId: string, tokens: readonly string[], offset: number, count: number): Promise<Seed[]> {
   const folds = await foldTokens(db, tokens);
   const stats = pgTermStats(db);
   const weighted: string[] = [];
@@ -237,7 +237,7 @@ async function searchSeeds(db: PgDb, accountId: string, tokens: readonly string[
  * ranking window. Without it, or when it holds no word: newest first.
  */
 export async function listSeedsPg(
-  db: PgDb,
+  db: AnyPgDb,
   accountId: string,
   opts: { search?: string | null; limit: number; cursor?: string | null },
 ): Promise<SeedPage> {

@@ -8,7 +8,7 @@
  * NB: not wired into the app yet (see search-pg.ts).
  */
 import { count, sql } from "drizzle-orm";
-import type { PgDb } from "../../db/pg/handle";
+import type { AnyPgDb } from "../../db/pg/handle";
 import { seeds } from "../../db/pg/schema";
 import { CACHE_LIMIT, isStopwordCount, STOPWORD_MIN_SEEDS, TTL_MS } from "./term-stats";
 
@@ -30,7 +30,7 @@ class PgTermStats {
   private total: Counted | null = null;
   private elements: ElementStats | null = null;
 
-  constructor(private readonly db: PgDb) {}
+  constructor(private readonly db: AnyPgDb) {}
 
   /**
    * The share of all seeds expected to match every lexeme of `lexemes` as a prefix, and the newest seq. The planner's
@@ -95,10 +95,10 @@ class PgTermStats {
   }
 }
 
-const stats = new WeakMap<PgDb, PgTermStats>();
+const stats = new WeakMap<AnyPgDb, PgTermStats>();
 
 /** The term statistics of the seeds of `db`. */
-export function pgTermStats(db: PgDb): PgTermStats {
+export function pgTermStats(db: AnyPgDb): PgTermStats {
   let found = stats.get(db);
   if (!found) {
     found = new PgTermStats(db);

@@ -1,10 +1,5 @@
-/**
- * Accounts (tenants), the people in them and their roles: the pg-core mirror of src/db/schema/accounts.ts (same table
- * and column names, same JavaScript types; integer milliseconds since the epoch as bigint in "number" mode).
- *
- * NB (merge): written on the pgsearch branch only so that `seeds.account_id` has its foreign key; the pg-core mirror of
- * all other tables is another branch's work, and its accounts.ts replaces this one.
- */
+// PostgreSQL mirror of src/db/schema/accounts.ts: the same tables, columns, JavaScript types and constraints.
+/** Accounts (tenants), the people in them and their roles. Timestamps are integer milliseconds since the epoch. */
 import { sql } from "drizzle-orm";
 import { bigint, boolean, check, index, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 

@@ -1,7 +1,22 @@
 /**
- * Every PostgreSQL table, for drizzle's typed client and drizzle-kit (drizzle.pg.config.ts). Same files as
- * src/db/schema/. NB (merge): on the pgsearch branch this lists only what seeds need; the pg-core mirror of the other
- * tables (another branch) completes it.
+ * Every PostgreSQL table, for drizzle's typed client and drizzle-kit (drizzle.pg.config.ts): the pg-core mirror of
+ * src/db/schema, file for file, with the same table and column names and the same JavaScript types (SQLite integers
+ * are `bigint` in number mode, its boolean integers `boolean`, its JSON text `jsonDocument`).
  */
 export * from "./accounts";
+export * from "./api-keys";
+export * from "./assets";
+export * from "./credits";
+export * from "./upload-links";
+export * from "./connections";
+export * from "./scheduled-posts";
 export * from "./seeds";
+export * from "./voice";
+export * from "./idempotency";
+export * from "./creations";
+export * from "./sessions";
+export * from "./oauth";
+export * from "./login-throttle";
+export * from "./event-webhooks";
+export * from "./user-preferences";
+export * from "./auth-generation";

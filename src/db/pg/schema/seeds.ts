@@ -1,12 +1,13 @@
 /**
- * Seeds on PostgreSQL: the pg-core mirror of src/db/schema/seeds.ts (same table and column names, same JavaScript
- * types), plus the search column FTS5 keeps in a separate table on SQLite: `search`, a stored generated tsvector over
- * title (weight A), category (B) and content (D), with a GIN index. Its words come from `seedcast_search_words`
- * (src/db/pg/fts.ts: lower-cased, unaccented, split where FTS5 splits), a function PG_PRE_MIGRATIONS creates before
- * this table. Queried by src/modules/seeds/search-pg.ts.
+ * Seeds (the PostgreSQL mirror of src/db/schema/seeds.ts): a topic in the author's own words. Plus what FTS5 keeps in
+ * a separate table on SQLite: `search`, a stored generated tsvector over title (weight A), category (B) and content
+ * (D), with a GIN index. Its words come from `seedcast_search_words` (src/db/pg/fts.ts: lower-cased, unaccented,
+ * split where FTS5 splits), which PG_PRE_MIGRATIONS creates before this table. Queried by
+ * src/modules/seeds/search-pg.ts; the parity tests leave the tsvector and its index out, as they leave out FTS5.
  */
 import { type SQL, sql } from "drizzle-orm";
 import { bigint, check, customType, index, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { SEEDS_ACCOUNT_INDEX } from "../../schema/seeds";
 import { SEARCH_TS_CONFIG } from "../fts";
 import { accounts } from "./accounts";
 
@@ -18,15 +19,19 @@ const weighted = (column: string, weight: "A" | "B" | "D"): SQL =>
   sql.raw(`setweight(to_tsvector('${SEARCH_TS_CONFIG}'::regconfig, public.seedcast_search_words(${column})), '${weight}')`);
 
 /**
- * Weights: ts_rank's default weights for D, C, B, A are 0.1, 0.2, 0.4, 1.0, so title : category : content weigh
- * 10 : 4 : 1 as FTS5's bm25 weights do on SQLite (src/modules/seeds/search.ts).
+ * Weights: ts_rank's default weights for D, C, B, A are 0.1, 0.2, 0.4, 1.0, so content : category : title weigh
+ * 1 : 4 : 10, as FTS5's bm25 weights do on SQLite (src/modules/seeds/search.ts).
  */
 const SEARCH_EXPRESSION = sql`${weighted('"title"', "A")} || ${weighted(`coalesce("category", '')`, "B")} || ${weighted('"content"', "D")}`;
 
 export const seeds = pgTable(
   "seeds",
   {
-    /** Insertion order, as SQLite's rowid: ties of created_at and the ranking window (search-pg.ts) follow it. */
+    /**
+     * SQLite's INTEGER PRIMARY KEY AUTOINCREMENT: an identity that still takes explicit values (by default, not
+     * always), so a copy from an appliance can keep every seq (then the sequence is moved past the largest). Search's
+     * ranking window (search-pg.ts) follows it, as it follows the rowid on SQLite.
+     */
     seq: bigint("seq", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
     id: text("id").notNull(),
     accountId: text("account_id")
@@ -42,8 +47,8 @@ export const seeds = pgTable(
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
     /**
-     * NB: PostgreSQL only; a service that selects whole rows reads it too, so name the columns (SEED_COLUMNS) instead.
-     * Never written: generated (STORED) from title, content and category on every insert and update.
+     * NB: PostgreSQL only, generated (STORED) from title, content and category on every insert and update, never
+     * written. A service that selects whole rows reads it too: name the columns instead.
      */
     search: tsvector("search")
       .notNull()
@@ -51,12 +56,11 @@ export const seeds = pgTable(
   },
   (t) => [
     uniqueIndex("seeds_id_unique").on(t.id),
-    // NB: unlike SQLite's, a PostgreSQL index does not end with the row's key: seq is named so that "newest first" is
-    // one ordered walk of this index.
-    index("seeds_account_created_idx").on(t.accountId, t.createdAt, t.seq),
+    // NB: SQLite's secondary indexes end with the rowid (seq) implicitly; PostgreSQL's do not. The same columns here
+    // (the parity test compares them); a query ordering by (created_at, seq) on PostgreSQL sorts the ties itself.
+    index("seeds_account_created_idx").on(t.accountId, t.createdAt),
     index("seeds_image_asset_idx").on(t.imageAssetId),
-    /** The account's matches newest first (the ranking window of search-pg.ts walks it when a word is common). */
-    index("seeds_account_seq_idx").on(t.accountId, t.seq),
+    index(SEEDS_ACCOUNT_INDEX).on(t.accountId),
     index("seeds_search_idx").using("gin", t.search),
     check("seeds_title_length", sql`length(${t.title}) BETWEEN 1 AND 300`),
     check("seeds_content_length", sql`length(${t.content}) BETWEEN 1 AND 20000`),

@@ -1,0 +1,401 @@
+CREATE TABLE "accounts" (
+	"id" text PRIMARY KEY NOT NULL,
+	"name" text NOT NULL,
+	"credits_balance" bigint DEFAULT 0 NOT NULL,
+	"credits_reserved" bigint DEFAULT 0 NOT NULL,
+	"disabled_at" bigint,
+	"created_at" bigint NOT NULL,
+	CONSTRAINT "accounts_balance_non_negative" CHECK ("accounts"."credits_balance" >= 0),
+	CONSTRAINT "accounts_reserved_non_negative" CHECK ("accounts"."credits_reserved" >= 0)
+);
+--> statement-breakpoint
+CREATE TABLE "members" (
+	"account_id" text NOT NULL,
+	"user_id" text NOT NULL,
+	"role" text NOT NULL,
+	"created_at" bigint NOT NULL,
+	CONSTRAINT "members_role_valid" CHECK ("members"."role" IN ('owner','editor','viewer'))
+);
+--> statement-breakpoint
+CREATE TABLE "users" (
+	"id" text PRIMARY KEY NOT NULL,
+	"email" text NOT NULL,
+	"name" text DEFAULT '' NOT NULL,
+	"password_hash" text NOT NULL,
+	"is_instance_admin" boolean DEFAULT false NOT NULL,
+	"created_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "api_keys" (
+	"id" text PRIMARY KEY NOT NULL,
+	"account_id" text NOT NULL,
+	"user_id" text NOT NULL,
+	"name" text NOT NULL,
+	"scopes" text NOT NULL,
+	"secret_hash" text NOT NULL,
+	"prefix" text NOT NULL,
+	"expires_days" bigint,
+	"expires_at" bigint,
+	"grace_until" bigint,
+	"replaced_by_id" text,
+	"revoked_at" bigint,
+	"last_used_at" bigint,
+	"created_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "assets" (
+	"id" text PRIMARY KEY NOT NULL,
+	"account_id" text NOT NULL,
+	"file_name" text NOT NULL,
+	"mime_type" text NOT NULL,
+	"ext" text NOT NULL,
+	"size_bytes" bigint NOT NULL,
+	"width" bigint NOT NULL,
+	"height" bigint NOT NULL,
+	"sha256" text NOT NULL,
+	"storage_key" text NOT NULL,
+	"source" text NOT NULL,
+	"source_url" text,
+	"created_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "credit_holds" (
+	"id" text PRIMARY KEY NOT NULL,
+	"account_id" text NOT NULL,
+	"amount" bigint NOT NULL,
+	"state" text NOT NULL,
+	"purpose" text NOT NULL,
+	"created_at" bigint NOT NULL,
+	"resolved_at" bigint,
+	CONSTRAINT "credit_holds_amount_non_negative" CHECK ("credit_holds"."amount" >= 0),
+	CONSTRAINT "credit_holds_state_valid" CHECK ("credit_holds"."state" IN ('open','captured','released'))
+);
+--> statement-breakpoint
+CREATE TABLE "credit_ledger" (
+	"id" text PRIMARY KEY NOT NULL,
+	"account_id" text NOT NULL,
+	"kind" text NOT NULL,
+	"amount" bigint NOT NULL,
+	"hold_id" text,
+	"note" text DEFAULT '' NOT NULL,
+	"balance_after" bigint NOT NULL,
+	"created_at" bigint NOT NULL,
+	CONSTRAINT "credit_ledger_kind_valid" CHECK ("credit_ledger"."kind" IN ('grant','reserve','capture','release')),
+	CONSTRAINT "credit_ledger_amount_non_negative" CHECK ("credit_ledger"."amount" >= 0)
+);
+--> statement-breakpoint
+CREATE TABLE "upload_links" (
+	"id" text PRIMARY KEY NOT NULL,
+	"account_id" text NOT NULL,
+	"token_hash" text NOT NULL,
+	"created_by_key_id" text,
+	"expires_at" bigint NOT NULL,
+	"used_at" bigint,
+	"asset_id" text,
+	"created_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "connections" (
+	"id" text PRIMARY KEY NOT NULL,
+	"account_id" text NOT NULL,
+	"platform" text NOT NULL,
+	"label" text NOT NULL,
+	"endpoint" text NOT NULL,
+	"credentials_sealed" text NOT NULL,
+	"session_sealed" text,
+	"meta" text DEFAULT '{}' NOT NULL,
+	"ready_to_post" boolean DEFAULT false NOT NULL,
+	"blocked_reason" text,
+	"checked_at" bigint,
+	"created_at" bigint NOT NULL,
+	"updated_at" bigint NOT NULL,
+	CONSTRAINT "connections_platform_valid" CHECK ("connections"."platform" IN ('bluesky','mastodon','webhook'))
+);
+--> statement-breakpoint
+CREATE TABLE "scheduled_post_targets" (
+	"id" text PRIMARY KEY NOT NULL,
+	"post_id" text NOT NULL,
+	"account_id" text NOT NULL,
+	"connection_id" text,
+	"platform" text NOT NULL,
+	"label" text NOT NULL,
+	"status" text NOT NULL,
+	"provider_post_id" text,
+	"published_url" text,
+	"error_message" text,
+	"held_by_provider" boolean DEFAULT false NOT NULL,
+	"next_attempt_at" bigint,
+	"attempts" bigint DEFAULT 0 NOT NULL,
+	"lease_token" text,
+	"lease_expires_at" bigint,
+	"send_started_at" bigint,
+	"withdrawn_at" bigint,
+	"published_at" bigint,
+	"created_at" bigint NOT NULL,
+	"updated_at" bigint NOT NULL,
+	CONSTRAINT "scheduled_post_targets_status_valid" CHECK ("scheduled_post_targets"."status" IN ('scheduled','publishing','published','failed','withdrawn'))
+);
+--> statement-breakpoint
+CREATE TABLE "scheduled_posts" (
+	"id" text PRIMARY KEY NOT NULL,
+	"account_id" text NOT NULL,
+	"creation_id" text NOT NULL,
+	"scheduled_time" bigint NOT NULL,
+	"status" text NOT NULL,
+	"error_message" text,
+	"caption" text NOT NULL,
+	"alt_text" text,
+	"image_asset_id" text,
+	"created_at" bigint NOT NULL,
+	"updated_at" bigint NOT NULL,
+	CONSTRAINT "scheduled_posts_status_valid" CHECK ("scheduled_posts"."status" IN ('scheduled','publishing','published','partially_failed','failed'))
+);
+--> statement-breakpoint
+CREATE TABLE "seeds" (
+	"seq" bigint PRIMARY KEY GENERATED BY DEFAULT AS IDENTITY (sequence name "seeds_seq_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
+	"id" text NOT NULL,
+	"account_id" text NOT NULL,
+	"title" text NOT NULL,
+	"content" text NOT NULL,
+	"category" text,
+	"image_asset_id" text,
+	"image_url" text,
+	"created_at" bigint NOT NULL,
+	"updated_at" bigint NOT NULL,
+	"search" "tsvector" GENERATED ALWAYS AS (setweight(to_tsvector('simple'::regconfig, public.seedcast_search_words("title")), 'A') || setweight(to_tsvector('simple'::regconfig, public.seedcast_search_words(coalesce("category", ''))), 'B') || setweight(to_tsvector('simple'::regconfig, public.seedcast_search_words("content")), 'D')) STORED NOT NULL,
+	CONSTRAINT "seeds_title_length" CHECK (length("seeds"."title") BETWEEN 1 AND 300),
+	CONSTRAINT "seeds_content_length" CHECK (length("seeds"."content") BETWEEN 1 AND 20000)
+);
+--> statement-breakpoint
+CREATE TABLE "brand_voices" (
+	"account_id" text PRIMARY KEY NOT NULL,
+	"tone" text NOT NULL,
+	"audience" text NOT NULL,
+	"language" text NOT NULL,
+	"emoji" text NOT NULL,
+	"hashtags" jsonb NOT NULL,
+	"banned_words" jsonb NOT NULL,
+	"signature" text NOT NULL,
+	"updated_at" bigint NOT NULL,
+	CONSTRAINT "brand_voices_emoji_valid" CHECK ("brand_voices"."emoji" IN ('none','some','lots'))
+);
+--> statement-breakpoint
+CREATE TABLE "idempotency_keys" (
+	"account_id" text NOT NULL,
+	"route" text NOT NULL,
+	"key" text NOT NULL,
+	"fingerprint" text NOT NULL,
+	"state" text NOT NULL,
+	"lease" text NOT NULL,
+	"lease_until" bigint NOT NULL,
+	"status" bigint,
+	"content_type" text,
+	"body" text,
+	"created_at" bigint NOT NULL,
+	CONSTRAINT "idempotency_keys_account_id_route_key_pk" PRIMARY KEY("account_id","route","key"),
+	CONSTRAINT "idempotency_keys_state_valid" CHECK ("idempotency_keys"."state" IN ('in_flight','done'))
+);
+--> statement-breakpoint
+CREATE TABLE "creations" (
+	"id" text PRIMARY KEY NOT NULL,
+	"account_id" text NOT NULL,
+	"type" text NOT NULL,
+	"seed_id" text NOT NULL,
+	"caption" text NOT NULL,
+	"alt_text" text,
+	"image_asset_id" text,
+	"aspect_ratio" text NOT NULL,
+	"media_style" text NOT NULL,
+	"variant" bigint DEFAULT 0 NOT NULL,
+	"created_at" bigint NOT NULL,
+	"updated_at" bigint NOT NULL,
+	CONSTRAINT "creations_variant_non_negative" CHECK ("creations"."variant" >= 0)
+);
+--> statement-breakpoint
+CREATE TABLE "sessions" (
+	"id" text PRIMARY KEY NOT NULL,
+	"token_hash" text NOT NULL,
+	"user_id" text NOT NULL,
+	"account_id" text,
+	"created_at" bigint NOT NULL,
+	"last_seen_at" bigint NOT NULL,
+	"expires_at" bigint NOT NULL,
+	"absolute_expires_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "oauth_clients" (
+	"id" text PRIMARY KEY NOT NULL,
+	"kind" text NOT NULL,
+	"client_name" text NOT NULL,
+	"redirect_uris" text NOT NULL,
+	"token_endpoint_auth_method" text NOT NULL,
+	"secret_hash" text,
+	"client_uri" text,
+	"logo_uri" text,
+	"grant_types" text NOT NULL,
+	"scope" text,
+	"fetched_at" bigint,
+	"created_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "oauth_codes" (
+	"id" text PRIMARY KEY NOT NULL,
+	"code_hash" text NOT NULL,
+	"client_id" text NOT NULL,
+	"account_id" text NOT NULL,
+	"user_id" text NOT NULL,
+	"scopes" text NOT NULL,
+	"redirect_uri" text NOT NULL,
+	"code_challenge" text NOT NULL,
+	"resource" text,
+	"expires_at" bigint NOT NULL,
+	"used_at" bigint,
+	"grant_id" text,
+	"created_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "oauth_grants" (
+	"id" text PRIMARY KEY NOT NULL,
+	"client_id" text NOT NULL,
+	"account_id" text NOT NULL,
+	"user_id" text NOT NULL,
+	"scopes" text NOT NULL,
+	"resource" text NOT NULL,
+	"created_at" bigint NOT NULL,
+	"last_used_at" bigint,
+	"revoked_at" bigint
+);
+--> statement-breakpoint
+CREATE TABLE "oauth_tokens" (
+	"id" text PRIMARY KEY NOT NULL,
+	"grant_id" text NOT NULL,
+	"kind" text NOT NULL,
+	"token_hash" text NOT NULL,
+	"expires_at" bigint NOT NULL,
+	"used_at" bigint,
+	"revoked_at" bigint,
+	"created_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "login_throttle" (
+	"key" text PRIMARY KEY NOT NULL,
+	"failures" bigint NOT NULL,
+	"window_start" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "event_webhooks" (
+	"id" text PRIMARY KEY NOT NULL,
+	"account_id" text NOT NULL,
+	"url" text NOT NULL,
+	"events" text NOT NULL,
+	"secret_sealed" text NOT NULL,
+	"created_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "webhook_deliveries" (
+	"id" text PRIMARY KEY NOT NULL,
+	"event_id" text NOT NULL,
+	"webhook_id" text NOT NULL,
+	"status" text NOT NULL,
+	"attempts" bigint DEFAULT 0 NOT NULL,
+	"next_attempt_at" bigint,
+	"lease_token" text,
+	"lease_expires_at" bigint,
+	"last_error" text,
+	"delivered_at" bigint,
+	"created_at" bigint NOT NULL,
+	"updated_at" bigint NOT NULL,
+	CONSTRAINT "webhook_deliveries_status_valid" CHECK ("webhook_deliveries"."status" IN ('pending','delivered','failed'))
+);
+--> statement-breakpoint
+CREATE TABLE "webhook_events" (
+	"id" text PRIMARY KEY NOT NULL,
+	"account_id" text NOT NULL,
+	"type" text NOT NULL,
+	"body" text NOT NULL,
+	"created_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "user_preferences" (
+	"user_id" text PRIMARY KEY NOT NULL,
+	"time_zone" text NOT NULL,
+	"updated_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "auth_generation" (
+	"id" bigint PRIMARY KEY NOT NULL,
+	"n" bigint NOT NULL,
+	CONSTRAINT "auth_generation_single_row" CHECK ("auth_generation"."id" = 1)
+);
+--> statement-breakpoint
+ALTER TABLE "members" ADD CONSTRAINT "members_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "members" ADD CONSTRAINT "members_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "assets" ADD CONSTRAINT "assets_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "credit_holds" ADD CONSTRAINT "credit_holds_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "credit_ledger" ADD CONSTRAINT "credit_ledger_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "upload_links" ADD CONSTRAINT "upload_links_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "connections" ADD CONSTRAINT "connections_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "scheduled_post_targets" ADD CONSTRAINT "scheduled_post_targets_post_id_scheduled_posts_id_fk" FOREIGN KEY ("post_id") REFERENCES "public"."scheduled_posts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "scheduled_posts" ADD CONSTRAINT "scheduled_posts_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "seeds" ADD CONSTRAINT "seeds_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "brand_voices" ADD CONSTRAINT "brand_voices_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "idempotency_keys" ADD CONSTRAINT "idempotency_keys_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "creations" ADD CONSTRAINT "creations_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "sessions" ADD CONSTRAINT "sessions_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "sessions" ADD CONSTRAINT "sessions_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "oauth_codes" ADD CONSTRAINT "oauth_codes_client_id_oauth_clients_id_fk" FOREIGN KEY ("client_id") REFERENCES "public"."oauth_clients"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "oauth_codes" ADD CONSTRAINT "oauth_codes_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "oauth_codes" ADD CONSTRAINT "oauth_codes_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "oauth_grants" ADD CONSTRAINT "oauth_grants_client_id_oauth_clients_id_fk" FOREIGN KEY ("client_id") REFERENCES "public"."oauth_clients"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "oauth_grants" ADD CONSTRAINT "oauth_grants_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "oauth_grants" ADD CONSTRAINT "oauth_grants_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "oauth_tokens" ADD CONSTRAINT "oauth_tokens_grant_id_oauth_grants_id_fk" FOREIGN KEY ("grant_id") REFERENCES "public"."oauth_grants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "event_webhooks" ADD CONSTRAINT "event_webhooks_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_event_id_webhook_events_id_fk" FOREIGN KEY ("event_id") REFERENCES "public"."webhook_events"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_webhook_id_event_webhooks_id_fk" FOREIGN KEY ("webhook_id") REFERENCES "public"."event_webhooks"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "webhook_events" ADD CONSTRAINT "webhook_events_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "user_preferences" ADD CONSTRAINT "user_preferences_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE UNIQUE INDEX "members_account_user_unique" ON "members" USING btree ("account_id","user_id");--> statement-breakpoint
+CREATE INDEX "members_user_idx" ON "members" USING btree ("user_id");--> statement-breakpoint
+CREATE UNIQUE INDEX "users_email_unique" ON "users" USING btree (lower("email"));--> statement-breakpoint
+CREATE UNIQUE INDEX "api_keys_secret_hash_unique" ON "api_keys" USING btree ("secret_hash");--> statement-breakpoint
+CREATE INDEX "api_keys_account_idx" ON "api_keys" USING btree ("account_id");--> statement-breakpoint
+CREATE INDEX "assets_account_created_idx" ON "assets" USING btree ("account_id","created_at","id");--> statement-breakpoint
+CREATE INDEX "credit_holds_account_state_idx" ON "credit_holds" USING btree ("account_id","state");--> statement-breakpoint
+CREATE INDEX "credit_ledger_account_idx" ON "credit_ledger" USING btree ("account_id","created_at");--> statement-breakpoint
+CREATE UNIQUE INDEX "credit_ledger_one_resolution_per_hold" ON "credit_ledger" USING btree ("hold_id") WHERE "credit_ledger"."kind" IN ('capture','release');--> statement-breakpoint
+CREATE UNIQUE INDEX "upload_links_token_hash_unique" ON "upload_links" USING btree ("token_hash");--> statement-breakpoint
+CREATE INDEX "upload_links_expires_idx" ON "upload_links" USING btree ("expires_at");--> statement-breakpoint
+CREATE INDEX "connections_account_idx" ON "connections" USING btree ("account_id");--> statement-breakpoint
+CREATE INDEX "scheduled_post_targets_post_idx" ON "scheduled_post_targets" USING btree ("post_id");--> statement-breakpoint
+CREATE INDEX "scheduled_post_targets_due_idx" ON "scheduled_post_targets" USING btree ("status","next_attempt_at");--> statement-breakpoint
+CREATE INDEX "scheduled_post_targets_connection_idx" ON "scheduled_post_targets" USING btree ("connection_id");--> statement-breakpoint
+CREATE INDEX "scheduled_posts_account_time_idx" ON "scheduled_posts" USING btree ("account_id","scheduled_time");--> statement-breakpoint
+CREATE INDEX "scheduled_posts_image_asset_idx" ON "scheduled_posts" USING btree ("image_asset_id");--> statement-breakpoint
+CREATE UNIQUE INDEX "seeds_id_unique" ON "seeds" USING btree ("id");--> statement-breakpoint
+CREATE INDEX "seeds_account_created_idx" ON "seeds" USING btree ("account_id","created_at");--> statement-breakpoint
+CREATE INDEX "seeds_image_asset_idx" ON "seeds" USING btree ("image_asset_id");--> statement-breakpoint
+CREATE INDEX "seeds_account_idx" ON "seeds" USING btree ("account_id");--> statement-breakpoint
+CREATE INDEX "seeds_search_idx" ON "seeds" USING gin ("search");--> statement-breakpoint
+CREATE INDEX "idempotency_keys_created_idx" ON "idempotency_keys" USING btree ("created_at");--> statement-breakpoint
+CREATE INDEX "creations_account_idx" ON "creations" USING btree ("account_id","id");--> statement-breakpoint
+CREATE INDEX "creations_account_seed_idx" ON "creations" USING btree ("account_id","seed_id","id");--> statement-breakpoint
+CREATE INDEX "creations_image_asset_idx" ON "creations" USING btree ("image_asset_id");--> statement-breakpoint
+CREATE UNIQUE INDEX "sessions_token_hash_unique" ON "sessions" USING btree ("token_hash");--> statement-breakpoint
+CREATE INDEX "sessions_user_idx" ON "sessions" USING btree ("user_id");--> statement-breakpoint
+CREATE INDEX "oauth_clients_created_idx" ON "oauth_clients" USING btree ("created_at");--> statement-breakpoint
+CREATE UNIQUE INDEX "oauth_codes_hash_unique" ON "oauth_codes" USING btree ("code_hash");--> statement-breakpoint
+CREATE INDEX "oauth_codes_expires_idx" ON "oauth_codes" USING btree ("expires_at");--> statement-breakpoint
+CREATE INDEX "oauth_grants_account_idx" ON "oauth_grants" USING btree ("account_id");--> statement-breakpoint
+CREATE INDEX "oauth_grants_user_idx" ON "oauth_grants" USING btree ("user_id");--> statement-breakpoint
+CREATE UNIQUE INDEX "oauth_tokens_hash_unique" ON "oauth_tokens" USING btree ("token_hash");--> statement-breakpoint
+CREATE INDEX "oauth_tokens_grant_idx" ON "oauth_tokens" USING btree ("grant_id");--> statement-breakpoint
+CREATE INDEX "oauth_tokens_expires_idx" ON "oauth_tokens" USING btree ("expires_at");--> statement-breakpoint
+CREATE INDEX "login_throttle_window_idx" ON "login_throttle" USING btree ("window_start");--> statement-breakpoint
+CREATE INDEX "event_webhooks_account_idx" ON "event_webhooks" USING btree ("account_id");--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_due_idx" ON "webhook_deliveries" USING btree ("status","next_attempt_at");--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_webhook_idx" ON "webhook_deliveries" USING btree ("webhook_id");--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_event_idx" ON "webhook_deliveries" USING btree ("event_id");--> statement-breakpoint
+CREATE INDEX "webhook_events_account_idx" ON "webhook_events" USING btree ("account_id","created_at");

@@ -1,0 +1,48 @@
+// PostgreSQL mirror of src/db/schema/creations.ts: the same tables, columns, JavaScript types and constraints.
+/**
+ * Creations: the generated social post of a seed (caption, alt text, optional library image). Regenerate rewrites a
+ * row in place (same id) and bumps `variant`, which deterministic generators use to vary their output.
+ */
+import { sql } from "drizzle-orm";
+import { bigint, check, index, pgTable, text } from "drizzle-orm/pg-core";
+import { accounts } from "./accounts";
+
+export const creations = pgTable(
+  "creations",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** Only social_post exists today. */
+    type: text("type").notNull(),
+    /**
+     * The seed it was generated from. NB: no foreign key: a creation outlives its seed (it may already be scheduled),
+     * and the seeds module owns seed deletion.
+     */
+    seedId: text("seed_id").notNull(),
+    caption: text("caption").notNull(),
+    /** Null when the creation has no image. */
+    altText: text("alt_text"),
+    /**
+     * The library asset shown with the caption; null when there is none. NB: no foreign key: a generated asset's row is
+     * inserted by the assets module in the same transaction, after this row; the assets module refuses deleting an
+     * asset in use (it counts every `image_asset_id` column, 409 asset_in_use).
+     */
+    imageAssetId: text("image_asset_id"),
+    aspectRatio: text("aspect_ratio").notNull(),
+    mediaStyle: text("media_style").notNull(),
+    /** 0 at generate; +1 on every regenerate. */
+    variant: bigint("variant", { mode: "number" }).notNull().default(0),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    index("creations_account_idx").on(t.accountId, t.id),
+    index("creations_account_seed_idx").on(t.accountId, t.seedId, t.id),
+    index("creations_image_asset_idx").on(t.imageAssetId),
+    check("creations_variant_non_negative", sql`${t.variant} >= 0`),
+  ],
+);
+
+export type CreationRow = typeof creations.$inferSelect;
