@@ -35,8 +35,12 @@ import { pgTermStats } from "./term-stats-pg";
 const RANK_NORMALIZATION = 1;
 /** How many times the expected need a bounded window's seq range holds (windowLowerBound). */
 const WINDOW_MARGIN = 1.5;
-/** Costs relative to a row walked newest first (windowLowerBound): a match listed by the GIN index, read through it. */
+/**
+ * Costs relative to a row walked newest first (windowLowerBound): a match listed by the GIN index, a seq of the primary
+ * key's range, a match read through the bitmap.
+ */
 const GIN_MATCH_COST = 0.7;
+const RANGE_ROW_COST = 0.1;
 const BITMAP_ROW_COST = 7;
 /** Tokens whose folded words are remembered per handle before the cache starts over; a bound, not a tuning knob. */
 const FOLD_CACHE_LIMIT = 5000;
@@ -176,26 +180,30 @@ async function rankedMatches(
 }
 
 /**
- * Where to start reading the window, for a word of middling frequency; null lets the planner find it its own way.
+ * Where to start reading the window, for a word of middling frequency in a large account; null lets the planner find
+ * it its own way.
  *
  * The planner finds the newest RANK_WINDOW matches either by walking the seeds newest first and testing each (cheap
  * for a word in many seeds: "with", in a quarter of them, needs ~2,000 rows) or by reading every match the GIN index
  * lists and sorting them (cheap for a rare word). A word in a few percent of the seeds ("coffee": 3 %) is the worst
- * case of both: 17,000 rows walked, or 3,000 matches read. From the frequencies ANALYZE keeps (term-stats-pg.ts), a
- * seq range expected to hold WINDOW_MARGIN times the window is read instead: the GIN index's matches ANDed with the
- * primary key's range, ~750 rows read. Costs measured with EXPLAIN ANALYZE at 100,000 seeds (bench/seed-search-pg.ts),
- * relative to a row walked: a match listed by the GIN index 0.7, a match read through the bitmap 7; the range is used
- * when it costs less than the walk by that measure. When it holds fewer than RANK_WINDOW matches after all (the
- * account is a small part of the table, or the estimate was high) the caller computes the window again without it.
+ * case of both: 17,000 rows walked, or 3,000 matches read. From the statistics ANALYZE keeps (term-stats-pg.ts: how
+ * common the word is, how large the account), a seq range expected to hold WINDOW_MARGIN times the window of the
+ * account's matches is read instead: the GIN index's matches ANDed with the primary key's range, ~750 rows read. Costs
+ * measured with EXPLAIN ANALYZE at 100,000 seeds (bench/seed-search-pg.ts), relative to a row walked: a match listed
+ * by the GIN index 0.7, a seq of the range 0.1, a match read through the bitmap 7; the range is used when it costs
+ * less than the walk by that measure. When it holds fewer than RANK_WINDOW matches after all (the statistics are old,
+ * or the account's recent seeds use the word less) the caller computes the window again without it.
  */
-async function windowLowerBound(db: AnyPgDb, lexemes: readonly string[]): Promise<number | null> {
-  const { density, maxSeq } = await pgTermStats(db).estimate(lexemes);
-  if (density === null) return null;
-  const walked = RANK_WINDOW / density;
-  const bounded = GIN_MATCH_COST * density * maxSeq + BITMAP_ROW_COST * WINDOW_MARGIN * RANK_WINDOW;
-  if (walked <= bounded) return null;
-  const after = maxSeq - Math.ceil((WINDOW_MARGIN * RANK_WINDOW) / density);
-  return after > 0 ? after : null;
+async function windowLowerBound(db: AnyPgDb, accountId: string, lexemes: readonly string[]): Promise<number | null> {
+  const { density, share, maxSeq } = await pgTermStats(db).estimate(lexemes, accountId);
+  if (density === null || share === null) return null;
+  // Of all seeds (all accounts, in seq order), the share that are this account's matches.
+  const expected = density * share;
+  const range = Math.ceil((WINDOW_MARGIN * RANK_WINDOW) / expected);
+  const walked = RANK_WINDOW / expected;
+  const bounded = GIN_MATCH_COST * density * maxSeq + RANGE_ROW_COST * range + BITMAP_ROW_COST * WINDOW_MARGIN * RANK_WINDOW;
+  if (walked <= bounded || range >= maxSeq) return null;
+  return maxSeq - range;
 }
 
 /**
@@ -219,7 +227,7 @@ async function searchSeeds(db: AnyPgDb, accountId: string, tokens: readonly stri
   const out: Seed[] = [];
   if (offset < RANK_WINDOW) {
     const want = Math.min(count, RANK_WINDOW - offset);
-    const after = await windowLowerBound(db, lexemesOf(folds, weighted));
+    const after = await windowLowerBound(db, accountId, lexemesOf(folds, weighted));
     let ranked = after === null ? null : await rankedMatches(db, accountId, query, offset, want, after);
     if (ranked === null || ranked.windowSize < RANK_WINDOW) ranked = await rankedMatches(db, accountId, query, offset, want, null);
     out.push(...ranked.seeds);

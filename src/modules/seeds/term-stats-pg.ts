@@ -17,10 +17,12 @@ interface Counted {
   at: number;
 }
 
-/** What ANALYZE keeps of the search column (pg_stats), and the newest seq, as read at `at`. */
-interface ElementStats {
-  /** Share of all seeds holding each of the most common lexemes (about a thousand of them). */
-  frequencies: Map<string, number>;
+/** What ANALYZE keeps of the seeds (pg_stats), and the newest seq, as read at `at`. */
+interface TableStats {
+  /** Share of all seeds holding each of the search column's most common lexemes (about a thousand of them). */
+  lexemes: Map<string, number>;
+  /** Share of all seeds each of the largest accounts holds (up to a hundred of them). */
+  accounts: Map<string, number>;
   maxSeq: number;
   at: number;
 }
@@ -28,40 +30,56 @@ interface ElementStats {
 class PgTermStats {
   private readonly words = new Map<string, Counted>();
   private total: Counted | null = null;
-  private elements: ElementStats | null = null;
+  private stats: TableStats | null = null;
 
   constructor(private readonly db: AnyPgDb) {}
 
   /**
-   * The share of all seeds expected to match every lexeme of `lexemes` as a prefix, and the newest seq. The planner's
-   * own estimate: the most common lexemes and their frequencies as ANALYZE last counted them, a prefix summing every
-   * common lexeme it starts, words taken as independent. `density` is null when a lexeme is not among the most common
-   * (a word in fewer than about 1 % of the seeds) or the column has no statistics yet. Read once per TTL_MS.
+   * For the ranking window (search-pg.ts, windowLowerBound): the share of all seeds expected to match every lexeme of
+   * `lexemes` as a prefix (`density`), the share of all seeds that are `accountId`'s (`share`), and the newest seq.
+   * The planner's own estimates, as ANALYZE last counted them: the search column's most common lexemes (a prefix sums
+   * every common lexeme it starts; words taken as independent) and the account column's most common values.
+   * `density` is null when a lexeme is not among the most common (a word in under about 1 % of the seeds), `share`
+   * when the account is not among the largest (or all are about the same size); both when there are no statistics
+   * yet. Read once per TTL_MS.
    */
-  async estimate(lexemes: readonly string[]): Promise<{ density: number | null; maxSeq: number }> {
+  async estimate(
+    lexemes: readonly string[],
+    accountId: string,
+  ): Promise<{ density: number | null; share: number | null; maxSeq: number }> {
     const now = performance.now();
-    if (!this.elements || now - this.elements.at > TTL_MS) {
-      const stats = sql`FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'seeds' AND attname = 'search'`;
+    if (!this.stats || now - this.stats.at > TTL_MS) {
+      const of = (column: string) =>
+        sql.raw(`FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'seeds' AND attname = '${column}'`);
       const [row] = await this.db
         .select({
-          elems: sql<string[] | null>`(SELECT most_common_elems::text::text[] ${stats})`,
-          freqs: sql<number[] | null>`(SELECT most_common_elem_freqs ${stats})`,
+          elems: sql<string[] | null>`(SELECT most_common_elems::text::text[] ${of("search")})`,
+          elemFreqs: sql<number[] | null>`(SELECT most_common_elem_freqs ${of("search")})`,
+          vals: sql<string[] | null>`(SELECT most_common_vals::text::text[] ${of("account_id")})`,
+          valFreqs: sql<number[] | null>`(SELECT most_common_freqs ${of("account_id")})`,
           maxSeq: sql<number | null>`(SELECT max(seq) FROM seeds)::float8`,
         })
         .from(sql`(SELECT 1) AS one`);
-      const frequencies = new Map<string, number>();
+      const lexemeShares = new Map<string, number>();
       // NB: most_common_elem_freqs ends with three more numbers (minimum, maximum, nulls): indexed by the elements.
-      (row?.elems ?? []).forEach((lexeme, i) => frequencies.set(lexeme, row?.freqs?.[i] ?? 0));
-      this.elements = { frequencies, maxSeq: row?.maxSeq ?? 0, at: now };
+      (row?.elems ?? []).forEach((lexeme, i) => lexemeShares.set(lexeme, row?.elemFreqs?.[i] ?? 0));
+      const accountShares = new Map<string, number>();
+      (row?.vals ?? []).forEach((account, i) => accountShares.set(account, row?.valFreqs?.[i] ?? 0));
+      this.stats = { lexemes: lexemeShares, accounts: accountShares, maxSeq: row?.maxSeq ?? 0, at: now };
     }
-    let density = 1;
+    const { maxSeq } = this.stats;
+    const share = this.stats.accounts.get(accountId) ?? null;
+    let density: number | null = 1;
     for (const lexeme of lexemes) {
-      let share = 0;
-      for (const [common, frequency] of this.elements.frequencies) if (common.startsWith(lexeme)) share += frequency;
-      if (share === 0) return { density: null, maxSeq: this.elements.maxSeq };
-      density *= Math.min(1, share);
+      let matching = 0;
+      for (const [common, frequency] of this.stats.lexemes) if (common.startsWith(lexeme)) matching += frequency;
+      if (matching === 0) {
+        density = null;
+        break;
+      }
+      density *= Math.min(1, matching);
     }
-    return { density, maxSeq: this.elements.maxSeq };
+    return { density, share, maxSeq };
   }
 
   /**
