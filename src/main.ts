@@ -7,7 +7,6 @@ import { backupCommand, restoreCommand } from "./cli/backup";
 import { connectionsCommand } from "./cli/connections";
 import { creditsCommand } from "./cli/credits";
 import { keysCommand } from "./cli/keys";
-import { migrateDataCommand } from "./cli/migrate-data";
 import { secretCommand } from "./cli/secret";
 import { serveCommand } from "./cli/serve";
 import { bootstrap } from "./bootstrap";
@@ -95,7 +94,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     // The one command that uses DATABASE_URL in this version: it prepares the database and bucket for PostgreSQL mode.
-    if (command === "migrate-data") return await migrateDataCommand(config, rest);
+    // Loaded only here: the PostgreSQL driver, schema and migrations it brings stay out of every other command's start.
+    if (command === "migrate-data") return await (await import("./cli/migrate-data")).migrateDataCommand(config, rest);
     const handler = COMMANDS[command];
     if (!handler && command !== "serve" && command !== "migrate") throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
     refuseUnavailableDatabase(config);

@@ -4,9 +4,11 @@
  * real Ceph radosgw bucket (test/helpers/radosgw.ts, which checks SigV4), then read back through both drizzle schemas.
  * Refusals are shown to write nothing; a corrupted row and a missing object are shown to fail the verification.
  */
+import { S3Client } from "bun";
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { getTableName, is } from "drizzle-orm";
 import { drizzle as drizzleSqlite } from "drizzle-orm/bun-sqlite";
@@ -287,6 +289,7 @@ describe("a copy", () => {
 
   test("every media file is in the bucket under the same key, byte for byte", async () => {
     const store = bucketStore(bucket);
+    const client = new S3Client({ endpoint: gw.endpoint, bucket, region: gw.region, accessKeyId: gw.accessKeyId, secretAccessKey: gw.secretAccessKey });
     const keys = mediaFiles();
     expect(keys.length).toBeGreaterThanOrEqual(3);
     expect((await store.list()).entries.map((e) => e.key).sort()).toEqual(keys);
@@ -295,6 +298,9 @@ describe("a copy", () => {
       const original = readFileSync(join(dataDir, "media", key));
       expect(copied.length).toBe(statSync(join(dataDir, "media", key)).size);
       expect(Buffer.from(copied).equals(original)).toBe(true);
+      // Put as the server's own uploads are: no Content-Type sent (Bun would otherwise infer image/png from the name
+      // and leave it unsigned), so the object has the store's default type; /media serves the row's type.
+      expect((await client.file(`media/${key}`).stat()).type).toBe("binary/octet-stream");
     }
   });
 
@@ -333,5 +339,79 @@ describe("a copy", () => {
     expect(text.out).toMatch(/MISMATCH\s+seeds/);
     expect(text.out).toContain(`${key}: missing in the bucket`);
     expect(text.out).toContain("verification FAILED");
+  });
+});
+
+describe("an appliance that ran with INSTANCE_SECRET (no instance.secret file)", () => {
+  let envDir: string;
+
+  beforeAll(() => {
+    // A copy of the appliance as an env-mode one would look: database and media, no instance.secret.
+    envDir = mkdtempSync(join(tmpdir(), "seedcast-envmode-"));
+    world.deps.sqlite.query("VACUUM INTO ?").run(join(envDir, "seedcast.db"));
+  });
+  afterAll(() => rmSync(envDir, { recursive: true, force: true }));
+
+  const run = (database: string, bucket: string, over: Record<string, string> = {}) =>
+    runCli(["migrate-data", "--to", "postgres", "--json"], { env: envFor(database, bucket, { DATA_DIR: envDir, ...over }) });
+
+  test("the secret is checked by opening a sealed credential; image rows without files and a newer Seedcast's database are refused; each writes nothing", async () => {
+    const database = await pg.createDatabase();
+    const bucket = await freshBucket();
+    const other = Buffer.from(crypto.getRandomValues(new Uint8Array(48))).toString("base64");
+    const wrong = await run(database, bucket, { INSTANCE_SECRET: other });
+    expect(wrong.code).toBe(1);
+    expect(wrong.json.error).toBe("secret_mismatch");
+    expect(String(wrong.json.message)).toContain("does not open the credentials");
+
+    // The right secret, but media/ was not brought along.
+    const noMedia = await run(database, bucket);
+    expect(noMedia.code).toBe(1);
+    expect(noMedia.json.error).toBe("media_missing");
+    expect(String(noMedia.json.message)).toContain("3 image(s)");
+
+    // A migration this build does not know: the database comes from a newer Seedcast.
+    const db = new Database(join(envDir, "seedcast.db"));
+    db.query("INSERT INTO __seedcast_migrations (tag, applied_at) VALUES ('9999_from_the_future', 'x')").run();
+    db.close();
+    const newer = await run(database, bucket);
+    expect(newer.code).toBe(1);
+    expect(newer.json.error).toBe("source_too_new");
+    expect(String(newer.json.message)).toContain("9999_from_the_future");
+    const fixed = new Database(join(envDir, "seedcast.db"));
+    fixed.query("DELETE FROM __seedcast_migrations WHERE tag = '9999_from_the_future'").run();
+    fixed.close();
+
+    expect(await pgTableCounts(database)).toEqual({});
+    expect((await bucketStore(bucket).list()).entries).toEqual([]);
+
+    cpSync(join(dataDir, "media"), join(envDir, "media"), { recursive: true });
+    const ok = await run(database, bucket);
+    expect(ok.code).toBe(0);
+    expect(ok.json.ok).toBe(true);
+    expect(ok.json.instanceSecret).toBe("opens the stored credentials");
+  });
+
+  test("all or nothing: a failure at commit rolls every row back and deletes the objects already put", async () => {
+    const database = await pg.createDatabase();
+    const bucket = await freshBucket();
+    // The schema in place (no rows), plus a deferred constraint trigger that fails the commit, i.e. after every table
+    // and every object was copied.
+    const client = openPostgres(database, { max: 1 });
+    const { migratePostgres } = await import("../src/db/pg/migrate");
+    await migratePostgres(client.sql);
+    await client.sql.unsafe(`
+      CREATE FUNCTION refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$;
+      CREATE CONSTRAINT TRIGGER refuse_at_commit AFTER INSERT ON accounts DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_at_commit();
+    `);
+    await client.close();
+    const failed = await run(database, bucket);
+    expect(failed.code).toBe(1);
+    expect(failed.out + failed.err).toContain("refused at commit");
+    const counts = await pgTableCounts(database);
+    // auth_generation's one row and the migrations' own table are the schema's, not copied data.
+    const copied = Object.entries(counts).filter(([name, n]) => n > 0 && name !== "__seedcast_migrations" && name !== "auth_generation");
+    expect(copied).toEqual([]);
+    expect((await bucketStore(bucket).list()).entries).toEqual([]);
   });
 });

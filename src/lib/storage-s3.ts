@@ -79,11 +79,13 @@ export function createS3Storage(settings: S3Settings, { pageSize = 1000 }: S3Sto
    * stored bytes (unless the store encrypts with KMS: then it is not 32 hex digits and there is nothing to compare).
    * `md5` has seen every byte of `body` once the answer is in.
    */
-  const send = async (key: string, body: BodyInit, size: number, md5: Bun.CryptoHasher): Promise<void> => {
+  const send = async (key: string, body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>, size: number, md5: Bun.CryptoHasher): Promise<void> => {
     const url = client.presign(objectKey(key), { method: "PUT", expiresIn: PUT_URL_TTL_SECONDS });
     let response: Response;
     try {
-      response = await fetch(url, { method: "PUT", body, headers: { "content-length": String(size) }, signal: AbortSignal.timeout(PUT_TIMEOUT_MS) });
+      // A byte array's length fetch states itself; a stream's is stated here.
+      const headers = body instanceof Uint8Array ? undefined : { "content-length": String(size) };
+      response = await fetch(url, { method: "PUT", body, headers, signal: AbortSignal.timeout(PUT_TIMEOUT_MS) });
     } catch (error) {
       throw scrub(error, "PUT", key);
     }

@@ -16,6 +16,8 @@ export const MIGRATE_DATA_ERROR_CODES = [
   /** The target database already holds Seedcast rows (copy), or has no copy to verify (--verify-only). */
   "target_not_empty",
   "target_not_migrated",
+  /** The target database cannot be reached or refuses the connection. */
+  "target_unavailable",
   /** The target database cannot take the copy (version, encoding, a newer Seedcast's migrations). */
   "target_unsuitable",
   /** The bucket already holds media objects. */

@@ -118,7 +118,7 @@ export async function migrateData(settings: MigrateDataSettings, { verifyOnly = 
     const instanceSecret: SecretCheck = secretFile ? "matches instance.secret" : checkSecretOpensCredentials(snapshot.sqlite, settings.instanceSecret);
     const media = await listLocalMedia(join(settings.dataDir, MEDIA_DIR));
     checkAssetsHaveFiles(snapshot.sqlite, media);
-    await checkTargetServer(pg.sql);
+    await checkTargetServer(pg.sql, settings.database.redacted);
     const filled = await tablesWithRows(pg.sql, plans);
     const bucket = createS3Storage(settings.media);
     let migrationsApplied: string[] = [];

@@ -12,10 +12,18 @@ import { type TablePlan, ident } from "./plan";
 export const MIGRATE_DATA_LOCK_KEY = 0x73656564636d64n;
 
 /** Refuses a server or database the copy cannot be trusted to (older than 15, not UTF-8, a newer Seedcast's). */
-export async function checkTargetServer(sql: SQL): Promise<void> {
-  const [info] = (await sql.unsafe(
-    "SELECT current_setting('server_version_num')::int AS version, current_setting('server_encoding') AS encoding, to_regclass('__seedcast_migrations') IS NOT NULL AS migrated",
-  )) as { version: number; encoding: string; migrated: boolean }[];
+export async function checkTargetServer(sql: SQL, redactedUrl: string): Promise<void> {
+  let info: { version: number; encoding: string; migrated: boolean } | undefined;
+  try {
+    [info] = (await sql.unsafe(
+      "SELECT current_setting('server_version_num')::int AS version, current_setting('server_encoding') AS encoding, to_regclass('__seedcast_migrations') IS NOT NULL AS migrated",
+    )) as (typeof info & object)[];
+  } catch (error) {
+    // Bun.sql's messages name no URL; the redacted form (password as ***) says which database was meant.
+    const e = error as { code?: unknown; message?: unknown };
+    const why = [typeof e.code === "string" ? e.code : "", typeof e.message === "string" ? e.message : ""].filter(Boolean).join(": ");
+    throw new MigrateDataError("target_unavailable", `cannot use the database at ${redactedUrl} (${why || "connection failed"}); nothing was copied.`);
+  }
   if (!info || info.version < 150000) {
     throw new MigrateDataError("target_unsuitable", `Seedcast needs PostgreSQL 15 or later; the server at DATABASE_URL is version ${info ? Math.floor(info.version / 10000) : "unknown"}.`);
   }
