@@ -10,15 +10,16 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { getTableName, is } from "drizzle-orm";
+import { getTableName, is, sql } from "drizzle-orm";
 import { drizzle as drizzleSqlite } from "drizzle-orm/bun-sqlite";
-import { PgTable } from "drizzle-orm/pg-core";
+import { PgTable, bigint, customType, pgTable, text } from "drizzle-orm/pg-core";
 import { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { openPostgres } from "../src/db/pg/client";
 import * as pgSchema from "../src/db/pg/schema";
 import * as sqliteSchema from "../src/db/schema";
 import { createS3Storage } from "../src/lib/storage-s3";
 import { addConnection } from "../src/modules/connections/service";
+import { buildPlan } from "../src/modules/migrate-data/plan";
 import { runCli } from "./helpers/cli";
 import { type Postgres, startPostgres } from "./helpers/postgres";
 import { type Radosgw, startRadosgw } from "./helpers/radosgw";
@@ -413,5 +414,53 @@ describe("an appliance that ran with INSTANCE_SECRET (no instance.secret file)",
     const copied = Object.entries(counts).filter(([name, n]) => n > 0 && name !== "__seedcast_migrations" && name !== "auth_generation");
     expect(copied).toEqual([]);
     expect((await bucketStore(bucket).list()).entries).toEqual([]);
+  });
+});
+
+describe("columns PostgreSQL generates (search's tsvector) are never written", () => {
+  test("from drizzle's column config: the plan leaves a generatedAlwaysAs column out, and orders parents first", () => {
+    const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
+    // The mirror's columns (fresh builders for each table), plus a `search` column.
+    const seedsWith = <T extends Record<string, unknown>>(extra: T) =>
+      pgTable("seeds", {
+        seq: bigint("seq", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+        id: text("id").notNull(),
+        accountId: text("account_id").notNull().references(() => pgSchema.accounts.id, { onDelete: "cascade" }),
+        title: text("title").notNull(),
+        content: text("content").notNull(),
+        category: text("category"),
+        imageAssetId: text("image_asset_id"),
+        imageUrl: text("image_url"),
+        createdAt: bigint("created_at", { mode: "number" }).notNull(),
+        updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+        ...(extra as object),
+      });
+    const seedsWithSearch = seedsWith({ search: tsvector("search").generatedAlwaysAs(sql`to_tsvector('simple', title || ' ' || content)`) });
+    const plans = buildPlan({ sqlite: sqliteSchema, pg: { ...pgSchema, seeds: seedsWithSearch } });
+    const seeds = plans.find((p) => p.name === "seeds")!;
+    expect(seeds.generated).toEqual(["search"]);
+    expect(seeds.columns.map((c) => c.name)).not.toContain("search");
+    expect(seeds.columns.map((c) => c.name)).toContain("seq");
+    for (const [i, plan] of plans.entries()) {
+      for (const parent of plan.references) expect(plans.findIndex((p) => p.name === parent)).toBeLessThan(i);
+    }
+    // Without the generated config, a column only PostgreSQL has is a schema bug the plan refuses.
+    const plain = seedsWith({ search: text("search") });
+    expect(() => buildPlan({ sqlite: sqliteSchema, pg: { ...pgSchema, seeds: plain } })).toThrow("column seeds.search exists on PostgreSQL only");
+  });
+
+  test("from the target's catalog: a generated column the schema does not name is filled by PostgreSQL, and listed", async () => {
+    const database = await pg.createDatabase();
+    const bucket = await freshBucket();
+    const client = openPostgres(database, { max: 1 });
+    const { migratePostgres } = await import("../src/db/pg/migrate");
+    await migratePostgres(client.sql);
+    await client.sql.unsafe("ALTER TABLE seeds ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('simple', title || ' ' || content)) STORED");
+    await client.close();
+    const run = await runCli(["migrate-data", "--to", "postgres", "--json"], { env: envFor(database, bucket) });
+    expect(run.code).toBe(0);
+    expect(run.json.ok).toBe(true);
+    expect(run.json.generatedColumns).toEqual(["seeds.search"]);
+    expect((await pg.psql("SELECT count(*) FROM seeds WHERE search @@ to_tsquery('simple', 'brûlée')", dbName(database))).trim()).toBe("1");
   });
 });

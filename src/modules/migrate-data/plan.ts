@@ -81,10 +81,13 @@ function rowKeyOf(table: KeySource): string[] {
   return table.columns.map((c) => c.name);
 }
 
-/** Every table to copy, parents before children. Throws PlanError when the schemas do not pair up. */
-export function buildPlan(): TablePlan[] {
-  const sqliteTables = tablesOf(sqliteSchema, SQLiteTable);
-  const pgTables = tablesOf(pgSchema, PgTable);
+/**
+ * Every table to copy, parents before children, from this build's two schemas (tests pass others). Throws PlanError
+ * when the schemas do not pair up.
+ */
+export function buildPlan(schemas: { sqlite: Record<string, unknown>; pg: Record<string, unknown> } = { sqlite: sqliteSchema, pg: pgSchema }): TablePlan[] {
+  const sqliteTables = tablesOf(schemas.sqlite, SQLiteTable);
+  const pgTables = tablesOf(schemas.pg, PgTable);
   const plans = new Map<string, TablePlan>();
   for (const [name, sqliteTable] of sqliteTables) {
     const pgTable = pgTables.get(name);

@@ -62,11 +62,15 @@ function selectList(plan: TablePlan, pg: boolean): string {
 /** SQLite's rows of `plan`, in primary key order, each value as drizzle's SQLite column maps it. Streamed. */
 export function* sqliteRows(sqlite: Database, plan: TablePlan): Generator<Row> {
   const statement = sqlite.prepare<unknown[], []>(selectList(plan, false));
-  for (const raw of statement.iterate() as IterableIterator<Record<string, unknown>>) {
-    yield plan.columns.map((c) => {
-      const value = raw[c.name];
-      return value === null || value === undefined ? null : c.sqlite.mapFromDriverValue(value);
-    });
+  try {
+    for (const raw of statement.iterate() as IterableIterator<Record<string, unknown>>) {
+      yield plan.columns.map((c) => {
+        const value = raw[c.name];
+        return value === null || value === undefined ? null : c.sqlite.mapFromDriverValue(value);
+      });
+    }
+  } finally {
+    statement.finalize();
   }
 }
 
