@@ -343,6 +343,21 @@ describe("a copy", () => {
   });
 });
 
+describe("two runs at once against one empty database and bucket", () => {
+  test("one copies, the other is refused (the emptiness check is repeated under a lock), and the copy stays whole", async () => {
+    const database = await pg.createDatabase();
+    const bucket = await freshBucket();
+    const runs = await Promise.all([1, 2].map(() => runCli(["migrate-data", "--to", "postgres", "--json"], { env: envFor(database, bucket) })));
+    expect(runs.map((r) => r.code).sort()).toEqual([0, 1]);
+    const refused = runs.find((r) => r.code === 1)!;
+    expect(["target_not_empty", "bucket_not_empty"]).toContain(String(refused.json.error));
+    const check = await runCli(["migrate-data", "--to", "postgres", "--verify-only", "--json"], { env: envFor(database, bucket) });
+    expect(check.code).toBe(0);
+    expect(check.json.ok).toBe(true);
+    expect((check.json.media as { objects: number }).objects).toBe(mediaFiles().length);
+  });
+});
+
 describe("an appliance that ran with INSTANCE_SECRET (no instance.secret file)", () => {
   let envDir: string;
 

@@ -135,6 +135,7 @@ export async function migrateData(settings: MigrateDataSettings, { verifyOnly = 
       // From here on the target is written: the schema first (its own transactions, under the migrator's lock).
       migrationsApplied = await migratePostgres(pg.sql);
       await dropCatalogGenerated(pg.sql, plans);
+      let uploading = false;
       sequences = await pg.sql.begin(async (conn): Promise<SequenceMove[]> => {
         // drizzle over the transaction's own connection: its inserts map each value as the services' writes do.
         const db = drizzle({ client: conn as SQL });
@@ -142,13 +143,16 @@ export async function migrateData(settings: MigrateDataSettings, { verifyOnly = 
         // Another run may have filled it between the check above and the lock.
         const now = await tablesWithRows(conn, plans);
         if (now.length > 0) throw notEmpty(now);
+        await checkBucket(bucket, settings, true);
         for (const plan of plans) await copyTable(db, snapshot, plan);
         const moved = await moveIdentities(conn, plans);
+        uploading = true;
         await copyMedia(media, bucket);
         return moved;
       }).catch(async (error: unknown) => {
-        // Rolled back (or the commit failed after the upload): the objects this run put go too; the bucket was empty.
-        await deleteMedia(media, bucket);
+        // Rolled back (or the commit failed after the upload): the objects this run put go too (the bucket was empty
+        // under the lock). A refusal before the upload deletes nothing: the objects could be another run's.
+        if (uploading) await deleteMedia(media, bucket);
         throw error;
       });
     }
