@@ -124,6 +124,9 @@ beforeAll(async () => {
     expect(res.status).toBe(201);
     seeds.push(res.json.id);
   }
+  // A seed made and deleted again: SQLite's AUTOINCREMENT never hands its seq out again (sqlite_sequence > max(seq)).
+  const gone = await world.call("POST", "/api/v1/seeds", { key: a.key, body: { title: "Deleted again", content: "Short-lived." } });
+  expect((await world.call("DELETE", `/api/v1/seeds/${gone.json.id}`, { key: a.key })).status).toBe(200);
   // Creations with generated images (assets in the library, media files on disk) and credit holds + ledger rows.
   const creations: string[] = [];
   for (const seedId of seeds.slice(0, 3)) {
@@ -164,7 +167,7 @@ afterAll(async () => {
 });
 
 describe("refusals write nothing", () => {
-  test("missing S3 variables: a configuration error naming the variable; no table, no object", async () => {
+  test("missing S3 variables, DATABASE_URL or INSTANCE_SECRET: a configuration error naming it; no table, no object", async () => {
     const database = await pg.createDatabase();
     const bucket = await freshBucket();
     const env = envFor(database, bucket);
@@ -175,6 +178,16 @@ describe("refusals write nothing", () => {
     const local = await runCli(["migrate-data", "--to", "postgres"], { env: { ...envFor(database, bucket), MEDIA_STORE: "local" } });
     expect(local.code).toBe(2);
     expect(local.err).toContain("MEDIA_STORE=s3");
+    const noDatabase = envFor(database, bucket);
+    delete noDatabase.DATABASE_URL;
+    const withoutUrl = await runCli(["migrate-data", "--to", "postgres"], { env: noDatabase });
+    expect(withoutUrl.code).toBe(2);
+    expect(withoutUrl.err).toContain("needs DATABASE_URL");
+    const noSecret = envFor(database, bucket);
+    delete noSecret.INSTANCE_SECRET;
+    const withoutSecret = await runCli(["migrate-data", "--to", "postgres"], { env: noSecret });
+    expect(withoutSecret.code).toBe(2);
+    expect(withoutSecret.err).toContain("needs INSTANCE_SECRET");
     expect(await pgTableCounts(database)).toEqual({});
     expect((await bucketStore(bucket).list()).entries).toEqual([]);
   });
@@ -277,9 +290,13 @@ describe("a copy", () => {
     }
   });
 
-  test("seeds.seq kept, and the next seed inserted on PostgreSQL gets a higher seq", async () => {
+  test("seeds.seq kept, and the next seed inserted on PostgreSQL gets a seq SQLite never handed out", async () => {
     const maxSeq = Math.max(...sqliteRowsByTable().get("seeds")!.map((s) => s.seq as number));
-    expect((report.sequences as { table: string; column: string; next: number }[]).find((s) => s.table === "seeds")).toEqual({ table: "seeds", column: "seq", next: maxSeq + 1 });
+    const sqlite = new Database(join(dataDir, "seedcast.db"), { readonly: true });
+    const used = sqlite.query<{ seq: number }, []>("SELECT seq FROM sqlite_sequence WHERE name = 'seeds'").get()!.seq;
+    sqlite.close();
+    expect(used).toBe(maxSeq + 1); // the deleted seed's
+    expect((report.sequences as { table: string; column: string; next: number }[]).find((s) => s.table === "seeds")).toEqual({ table: "seeds", column: "seq", next: used + 1 });
     const client = openPostgres(database, { max: 1 });
     try {
       const accountId = (await client.sql`SELECT id FROM accounts ORDER BY created_at LIMIT 1`)[0].id as string;
@@ -287,7 +304,7 @@ describe("a copy", () => {
         .insert(pgSchema.seeds)
         .values({ id: crypto.randomUUID(), accountId, title: "After the move", content: "Written on PostgreSQL.", createdAt: 1, updatedAt: 1 })
         .returning({ seq: pgSchema.seeds.seq });
-      expect(inserted!.seq).toBeGreaterThan(maxSeq);
+      expect(inserted!.seq).toBe(used + 1);
       await client.sql`DELETE FROM seeds WHERE title = 'After the move'`;
     } finally {
       await client.close();

@@ -145,7 +145,7 @@ export async function migrateData(settings: MigrateDataSettings, { verifyOnly = 
         if (now.length > 0) throw notEmpty(now);
         await checkBucket(bucket, settings, true);
         for (const plan of plans) await copyTable(db, snapshot, plan);
-        const moved = await moveIdentities(conn, plans);
+        const moved = await moveIdentities(conn, plans, snapshot.autoincrement);
         uploading = true;
         await copyMedia(media, bucket);
         return moved;

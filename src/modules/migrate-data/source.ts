@@ -14,6 +14,8 @@ import { MigrateDataError } from "./errors";
 
 export interface Snapshot {
   sqlite: Database;
+  /** SQLite's AUTOINCREMENT high-water marks (`sqlite_sequence`) by table: values never to be handed out again. */
+  autoincrement: ReadonlyMap<string, number>;
   /** SQLite migrations this build applied to the snapshot (the appliance ran an older Seedcast); usually none. */
   migrationsApplied: string[];
   close(): void;
@@ -69,8 +71,11 @@ export function takeSnapshot(dataDir: string): Snapshot {
       );
     }
     const opened = sqlite;
+    const hasSequences = sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_sequence'").get() !== null;
+    const sequences = hasSequences ? sqlite.query<{ name: string; seq: number }, []>("SELECT name, seq FROM sqlite_sequence").all() : [];
     return {
       sqlite: opened,
+      autoincrement: new Map(sequences.map((r) => [r.name, Number(r.seq)])),
       migrationsApplied,
       close() {
         opened.close();

@@ -90,21 +90,22 @@ export interface SequenceMove {
 
 /**
  * Moves every identity sequence of a copied table past the largest value copied (the copy kept the appliance's
- * values, e.g. seeds.seq), so the next insert gets a higher one. Runs inside the copy's transaction.
+ * values, e.g. seeds.seq), so the next insert gets a higher one; and past `floors` (SQLite's `sqlite_sequence`: an
+ * AUTOINCREMENT never hands out a value again, even one whose row was deleted, so neither does PostgreSQL after the
+ * move). Runs inside the copy's transaction.
  */
-export async function moveIdentities(tx: SQL, plans: readonly TablePlan[]): Promise<SequenceMove[]> {
+export async function moveIdentities(tx: SQL, plans: readonly TablePlan[], floors: ReadonlyMap<string, number>): Promise<SequenceMove[]> {
   const rows = (await tx.unsafe(
     "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() AND is_identity = 'YES' ORDER BY table_name, column_name",
   )) as { table_name: string; column_name: string }[];
   const moved: SequenceMove[] = [];
   for (const { table_name, column_name } of rows) {
     if (!plans.some((p) => p.name === table_name)) continue;
-    const [row] = (await tx.unsafe(
-      `SELECT setval(pg_get_serial_sequence($1, $2), GREATEST(COALESCE(max(${ident(column_name)}), 0), 1), max(${ident(column_name)}) IS NOT NULL)::text AS last FROM ${ident(table_name)}`,
-      [ident(table_name), column_name],
-    )) as { last: string }[];
-    const [max] = (await tx.unsafe(`SELECT COALESCE(max(${ident(column_name)}), 0)::text AS max FROM ${ident(table_name)}`)) as { max: string }[];
-    moved.push({ table: table_name, column: column_name, next: Number(max?.max ?? row?.last ?? 0) + 1 });
+    const [top] = (await tx.unsafe(`SELECT COALESCE(max(${ident(column_name)}), 0)::text AS max FROM ${ident(table_name)}`)) as { max: string }[];
+    const last = Math.max(Number(top?.max ?? 0), floors.get(table_name) ?? 0);
+    // setval(seq, n, true): the next value is n + 1; setval(seq, 1, false): nothing handed out yet, the next is 1.
+    await tx.unsafe("SELECT setval(pg_get_serial_sequence($1, $2), $3::bigint, $4::boolean)", [ident(table_name), column_name, String(Math.max(last, 1)), last > 0]);
+    moved.push({ table: table_name, column: column_name, next: last + 1 });
   }
   return moved;
 }
