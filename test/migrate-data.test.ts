@@ -448,10 +448,14 @@ describe("an appliance that ran with INSTANCE_SECRET (no instance.secret file)",
     expect((await bucketStore(bucket).list()).entries).toEqual([]);
 
     cpSync(join(dataDir, "media"), join(envDir, "media"), { recursive: true });
-    const ok = await run(database, bucket);
+    // Without --json: progress on stderr, the report on stdout.
+    const ok = await runCli(["migrate-data", "--to", "postgres"], { env: envFor(database, bucket, { DATA_DIR: envDir }) });
     expect(ok.code).toBe(0);
-    expect(ok.json.ok).toBe(true);
-    expect(ok.json.instanceSecret).toBe("opens the stored credentials");
+    expect(ok.out).toContain("instance secret: opens the stored credentials");
+    expect(ok.out).toMatch(/ok\s+seeds\s+4 rows, sha256 [0-9a-f]{16}/);
+    expect(ok.out).toMatch(/copied and verified: \d+ tables and 4 media objects match\./);
+    expect(ok.err).toContain("migrate-data: copied seeds: 4 rows");
+    expect(ok.err).toContain("migrate-data: verifying every table and media object");
   });
 
   test("all or nothing: a failure at commit rolls every row back and deletes the objects already put", async () => {

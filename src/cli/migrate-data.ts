@@ -51,7 +51,9 @@ export async function migrateDataCommand(config: Readonly<Config>, argv: string[
   if (typeof settings === "string") throw new ConfigError(`seedcast migrate-data --to postgres needs ${settings}.`);
   let report: MigrateDataReport;
   try {
-    report = await migrateData(settings, { verifyOnly: flags["verify-only"] === true });
+    // Progress goes to stderr (and not with --json), so stdout holds only the report.
+    const progress = json ? undefined : (line: string) => process.stderr.write(`migrate-data: ${line}\n`);
+    report = await migrateData(settings, { verifyOnly: flags["verify-only"] === true, ...(progress ? { progress } : {}) });
   } catch (error) {
     if (!(error instanceof MigrateDataError)) throw error;
     if (json) process.stdout.write(`${JSON.stringify({ error: error.code, message: error.message })}\n`);

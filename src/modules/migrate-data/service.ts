@@ -109,7 +109,10 @@ async function verify(sql: SQL, snapshot: Snapshot, plans: readonly TablePlan[],
 }
 
 /** Runs the copy and its verification (or, with `verifyOnly`, the verification alone). */
-export async function migrateData(settings: MigrateDataSettings, { verifyOnly = false }: { verifyOnly?: boolean } = {}): Promise<MigrateDataReport> {
+export async function migrateData(
+  settings: MigrateDataSettings,
+  { verifyOnly = false, progress = () => {} }: { verifyOnly?: boolean; progress?: (line: string) => void } = {},
+): Promise<MigrateDataReport> {
   const plans = buildPlan();
   const secretFile = checkSecretFile(settings.dataDir, settings.instanceSecret);
   const snapshot = takeSnapshot(settings.dataDir);
@@ -134,6 +137,7 @@ export async function migrateData(settings: MigrateDataSettings, { verifyOnly = 
       await checkBucket(bucket, settings, true);
       // From here on the target is written: the schema first (its own transactions, under the migrator's lock).
       migrationsApplied = await migratePostgres(pg.sql);
+      progress(`PostgreSQL migrations applied: ${migrationsApplied.length}`);
       await dropCatalogGenerated(pg.sql, plans);
       let uploading = false;
       sequences = await pg.sql.begin(async (conn): Promise<SequenceMove[]> => {
@@ -144,10 +148,12 @@ export async function migrateData(settings: MigrateDataSettings, { verifyOnly = 
         const now = await tablesWithRows(conn, plans);
         if (now.length > 0) throw notEmpty(now);
         await checkBucket(bucket, settings, true);
-        for (const plan of plans) await copyTable(db, snapshot, plan);
+        for (const plan of plans) progress(`copied ${plan.name}: ${await copyTable(db, snapshot, plan)} rows`);
         const moved = await moveIdentities(conn, plans, snapshot.autoincrement);
         uploading = true;
-        await copyMedia(media, bucket);
+        progress(`copying ${media.keys.length} media objects to the bucket`);
+        const put = await copyMedia(media, bucket);
+        progress(`copied ${put.objects} media objects (${put.bytes} bytes); committing`);
         return moved;
       }).catch(async (error: unknown) => {
         // Rolled back (or the commit failed after the upload): the objects this run put go too (the bucket was empty
@@ -156,6 +162,7 @@ export async function migrateData(settings: MigrateDataSettings, { verifyOnly = 
         throw error;
       });
     }
+    progress("verifying every table and media object");
     const verified = await verify(pg.sql, snapshot, plans, media, bucket);
     return {
       ok: verified.tables.every((t) => t.ok) && verified.media.ok,
