@@ -404,6 +404,31 @@ describe("two runs at once against one empty database and bucket", () => {
   });
 });
 
+describe("an appliance left by an older Seedcast (a migration behind)", () => {
+  test("the snapshot is migrated and copied; the appliance's own database is left as it was", async () => {
+    const oldDir = mkdtempSync(join(tmpdir(), "seedcast-older-"));
+    try {
+      world.deps.sqlite.query("VACUUM INTO ?").run(join(oldDir, "seedcast.db"));
+      cpSync(join(dataDir, "instance.secret"), join(oldDir, "instance.secret"));
+      cpSync(join(dataDir, "media"), join(oldDir, "media"), { recursive: true });
+      // As a Seedcast from before 0006 left it: no user_preferences table, no tag.
+      const old = new Database(join(oldDir, "seedcast.db"));
+      old.exec("DROP TABLE user_preferences; DELETE FROM __seedcast_migrations WHERE tag = '0006_user_preferences'");
+      old.close();
+      const run = await runCli(["migrate-data", "--to", "postgres", "--json"], { env: envFor(await pg.createDatabase(), await freshBucket(), { DATA_DIR: oldDir }) });
+      expect(run.code).toBe(0);
+      expect(run.json.ok).toBe(true);
+      expect((run.json.source as { sqliteMigrationsApplied: string[] }).sqliteMigrationsApplied).toEqual(["0006_user_preferences"]);
+      const after = new Database(join(oldDir, "seedcast.db"), { readonly: true });
+      expect(after.query("SELECT name FROM sqlite_master WHERE name = 'user_preferences'").get()).toBeNull();
+      expect(after.query("SELECT tag FROM __seedcast_migrations WHERE tag = '0006_user_preferences'").get()).toBeNull();
+      after.close();
+    } finally {
+      rmSync(oldDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("an appliance that ran with INSTANCE_SECRET (no instance.secret file)", () => {
   let envDir: string;
 
