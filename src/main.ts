@@ -34,6 +34,13 @@ Commands (each takes --json):
   restore FILE [--force]     (offline; refuses a non-empty data dir without --force)
   connections add --account ID --platform bluesky|mastodon|webhook ... | check ID | list | remove ID (--account ID)
   secret new                 print a fresh INSTANCE_SECRET (32 random bytes, base64); reads no configuration
+  migrate-data --to postgres [--verify-only]
+                             copy the appliance in DATA_DIR (database and media) into DATABASE_URL and the
+                             MEDIA_STORE=s3 bucket, then verify row counts, checksums and every object; needs
+                             INSTANCE_SECRET set to DATA_DIR/instance.secret's content, an empty database and an
+                             empty bucket. Stop the server first: a running one is read through a consistent
+                             snapshot (VACUUM INTO), but what it writes afterwards is not copied. --verify-only
+                             compares again and writes nothing. (Serving from PostgreSQL is not in this version.)
   version
 
 Configuration is read from the environment; see the README.`;
@@ -86,6 +93,9 @@ async function main(argv: string[]): Promise<number> {
       await restoreCommand(config, rest);
       return 0;
     }
+    // The one command that uses DATABASE_URL in this version: it prepares the database and bucket for PostgreSQL mode.
+    // Loaded only here: the PostgreSQL driver, schema and migrations it brings stay out of every other command's start.
+    if (command === "migrate-data") return await (await import("./cli/migrate-data")).migrateDataCommand(config, rest);
     const handler = COMMANDS[command];
     if (!handler && command !== "serve" && command !== "migrate") throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
     refuseUnavailableDatabase(config);

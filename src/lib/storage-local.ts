@@ -41,6 +41,34 @@ export function createLocalStorage(root: string): Storage {
         closeSync(dirFd);
       }
     },
+    async putStream(key, body, size) {
+      const path = pathOf(key);
+      mkdirSync(dirname(path), { recursive: true });
+      const tmp = `${path}${TEMP_MARKER}${crypto.randomUUID()}`;
+      const fd = openSync(tmp, "wx", 0o644);
+      let written = 0;
+      try {
+        for await (const chunk of body) {
+          let offset = 0;
+          while (offset < chunk.length) offset += writeSync(fd, chunk, offset, chunk.length - offset);
+          written += chunk.length;
+        }
+        if (written !== size) throw new Error(`write of ${key} got ${written} bytes, expected ${size}`);
+        fsyncSync(fd);
+      } catch (error) {
+        closeSync(fd);
+        rmSync(tmp, { force: true });
+        throw error;
+      }
+      closeSync(fd);
+      renameSync(tmp, path);
+      const dirFd = openSync(dirname(path), "r");
+      try {
+        fsyncSync(dirFd);
+      } finally {
+        closeSync(dirFd);
+      }
+    },
     async read(key) {
       return Bun.file(pathOf(key)).bytes();
     },

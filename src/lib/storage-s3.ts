@@ -74,31 +74,59 @@ export function createS3Storage(settings: S3Settings, { pageSize = 1000 }: S3Sto
     assertStorageKey(key);
     return `${S3_MEDIA_PREFIX}${key}`;
   };
+  /**
+   * One presigned PUT of `body` (`size` bytes), then the end-to-end check: a single-part PUT's ETag is the MD5 of the
+   * stored bytes (unless the store encrypts with KMS: then it is not 32 hex digits and there is nothing to compare).
+   * `md5` has seen every byte of `body` once the answer is in.
+   */
+  const send = async (key: string, body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>, size: number, md5: Bun.CryptoHasher): Promise<void> => {
+    const url = client.presign(objectKey(key), { method: "PUT", expiresIn: PUT_URL_TTL_SECONDS });
+    let response: Response;
+    try {
+      // A byte array's length fetch states itself; a stream's is stated here.
+      const headers = body instanceof Uint8Array ? undefined : { "content-length": String(size) };
+      response = await fetch(url, { method: "PUT", body, headers, signal: AbortSignal.timeout(PUT_TIMEOUT_MS) });
+    } catch (error) {
+      throw scrub(error, "PUT", key);
+    }
+    const answer = await response.text();
+    if (!response.ok) {
+      const code = errorCode(answer, response.status);
+      throw new S3StorageError(`S3 PUT of ${key} was refused: ${code}`, code, response.status);
+    }
+    const etag = (response.headers.get("etag") ?? "").replaceAll('"', "").toLowerCase();
+    if (/^[0-9a-f]{32}$/.test(etag)) {
+      const digest = md5.digest("hex");
+      if (etag !== digest) {
+        await client.delete(objectKey(key)).catch(() => undefined);
+        throw new S3StorageError(`S3 PUT of ${key} stored other bytes than were sent (ETag ${etag}, MD5 ${digest})`, "BadDigest");
+      }
+    }
+  };
   return {
     kind: "s3",
     async put(key, bytes) {
-      const url = client.presign(objectKey(key), { method: "PUT", expiresIn: PUT_URL_TTL_SECONDS });
-      let response: Response;
-      try {
-        // A Uint8Array body: fetch adds Content-Length and no Content-Type.
-        response = await fetch(url, { method: "PUT", body: bytes as Uint8Array<ArrayBuffer>, signal: AbortSignal.timeout(PUT_TIMEOUT_MS) });
-      } catch (error) {
-        throw scrub(error, "PUT", key);
-      }
-      const answer = await response.text();
-      if (!response.ok) {
-        const code = errorCode(answer, response.status);
-        throw new S3StorageError(`S3 PUT of ${key} was refused: ${code}`, code, response.status);
-      }
-      // A single-part PUT's ETag is the MD5 of the stored bytes (unless the store encrypts with KMS: then it is not
-      // 32 hex digits and there is nothing to compare).
-      const etag = (response.headers.get("etag") ?? "").replaceAll('"', "").toLowerCase();
-      if (/^[0-9a-f]{32}$/.test(etag)) {
-        const md5 = new Bun.CryptoHasher("md5").update(bytes).digest("hex");
-        if (etag !== md5) {
-          await client.delete(objectKey(key)).catch(() => undefined);
-          throw new S3StorageError(`S3 PUT of ${key} stored other bytes than were sent (ETag ${etag}, MD5 ${md5})`, "BadDigest");
-        }
+      // A Uint8Array body: fetch adds Content-Length and no Content-Type.
+      await send(key, bytes as Uint8Array<ArrayBuffer>, bytes.length, new Bun.CryptoHasher("md5").update(bytes));
+    },
+    async putStream(key, body, size) {
+      // A stream body with Content-Length stated: fetch sends exactly that (no chunked encoding, which S3 refuses) and
+      // no Content-Type (a file Blob would bring one inferred from its name). The MD5 is taken as the bytes go out.
+      const md5 = new Bun.CryptoHasher("md5");
+      let sent = 0;
+      const hashed = body.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            md5.update(chunk);
+            sent += chunk.length;
+            controller.enqueue(chunk);
+          },
+        }),
+      );
+      await send(key, hashed, size, md5);
+      if (sent !== size) {
+        await client.delete(objectKey(key)).catch(() => undefined);
+        throw new S3StorageError(`S3 PUT of ${key} sent ${sent} bytes, expected ${size}`, "IncompleteBody");
       }
     },
     async read(key) {

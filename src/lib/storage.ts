@@ -29,6 +29,11 @@ export interface Storage {
   readonly kind: "local" | "s3";
   /** Stores `bytes` under `key` atomically (a reader sees the old value or the whole new one), replacing any previous value. */
   put(key: string, bytes: Uint8Array): Promise<void>;
+  /**
+   * As `put`, with the value read from `body` as it is sent (never whole in memory; `seedcast migrate-data` copies
+   * media files this way). `size` is the exact byte count `body` yields; any other count fails the write.
+   */
+  putStream(key: string, body: ReadableStream<Uint8Array>, size: number): Promise<void>;
   /** The whole stored value of `key` (images are capped by MAX_IMAGE_BYTES, so this is bounded). Throws when missing. */
   read(key: string): Promise<Uint8Array>;
   /**

@@ -21,7 +21,7 @@ import { openJson, sealJson } from "./sealing";
 /** credits.low fires when a capture takes the balance from this or more to under it. */
 export const LOW_CREDITS_THRESHOLD = 10;
 /** The derived key's purpose label for event webhook signing secrets (not the connections' key). */
-const SECRET_KEY_LABEL = "event-webhooks:secret:v1";
+export const SECRET_KEY_LABEL = "event-webhooks:secret:v1";
 
 type Runner = Pick<Db, "select" | "insert">;
 
