@@ -7,7 +7,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
-const BIN = resolve("dist/seedcast");
+// BENCH_BIN: another build to compare in the same session (e.g. main's), default this checkout's.
+const BIN = resolve(process.env.BENCH_BIN ?? "dist/seedcast");
 const DURATION = process.env.BENCH_DURATION ?? "10s";
 const json = process.argv.includes("--json");
 
