@@ -17,6 +17,7 @@ import { DISPATCH_DEFAULTS, type DispatchConfig } from "../config";
 import { accounts } from "../db/schema/accounts";
 import { connections } from "../db/schema/connections";
 import { scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
+import { greaterOf, minOf } from "../db/portable-sql";
 import type { Deps } from "../deps";
 import { newId } from "../lib/ids";
 import { type ConnectionRow, markConnectionBlocked, openConnection, saveConnectionSession } from "../store/connections";
@@ -317,7 +318,7 @@ export async function runDueOnce(deps: Deps, opts: Partial<DispatcherOptions> = 
 /** When the next target becomes claimable (its due time or its lease expiry), or null when nothing is pending. */
 export function nextWakeAt(deps: Pick<Deps, "db">): number | null {
   const row = deps.db
-    .select({ at: sql<number | null>`min(max(${scheduledPostTargets.nextAttemptAt}, coalesce(${scheduledPostTargets.leaseExpiresAt}, 0)))` })
+    .select({ at: minOf(greaterOf(scheduledPostTargets.nextAttemptAt, sql`coalesce(${scheduledPostTargets.leaseExpiresAt}, 0)`)) })
     .from(scheduledPostTargets)
     .where(and(inArray(scheduledPostTargets.status, PENDING), isNotNull(scheduledPostTargets.nextAttemptAt), accountActive()))
     .get();

@@ -11,6 +11,7 @@
  */
 import { and, asc, eq, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
 import { eventWebhooks, webhookDeliveries, webhookEvents } from "../db/schema/event-webhooks";
+import { greaterOf, minOf } from "../db/portable-sql";
 import type { Deps } from "../deps";
 import { newId } from "../lib/ids";
 import { openWebhookSecret } from "../store/events";
@@ -129,7 +130,7 @@ export async function runDueEventsOnce(deps: Deps, opts: { concurrency?: number;
 /** When the next event delivery becomes claimable, or null when none is pending. */
 export function nextEventWakeAt(deps: Pick<Deps, "db">): number | null {
   const row = deps.db
-    .select({ at: sql<number | null>`min(max(${webhookDeliveries.nextAttemptAt}, coalesce(${webhookDeliveries.leaseExpiresAt}, 0)))` })
+    .select({ at: minOf(greaterOf(webhookDeliveries.nextAttemptAt, sql`coalesce(${webhookDeliveries.leaseExpiresAt}, 0)`)) })
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.status, "pending"), isNotNull(webhookDeliveries.nextAttemptAt)))
     .get();

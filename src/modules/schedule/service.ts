@@ -4,7 +4,7 @@
  * the dispatcher (src/publishing/dispatcher.ts) delivers what the service holds, Mastodon holds its own scheduled
  * statuses.
  */
-import { and, desc, eq, gte, inArray, lt, or, sql } from "drizzle-orm";
+import { and, count, desc, eq, gte, inArray, lt, or, sql } from "drizzle-orm";
 import { type PostStatus, scheduledPosts, scheduledPostTargets } from "../../db/schema/scheduled-posts";
 import { connections } from "../../db/schema/connections";
 import type { Deps } from "../../deps";
@@ -347,7 +347,7 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
     },
   });
   const withdrawnFromProvider = deps.db
-    .select({ n: sql<number>`count(*)` })
+    .select({ n: count() })
     .from(scheduledPostTargets)
     .where(and(eq(scheduledPostTargets.postId, post.id), eq(scheduledPostTargets.status, "withdrawn"), eq(scheduledPostTargets.heldByProvider, true)))
     .get();

@@ -7,7 +7,7 @@
  * `tidyWebhookEvents(deps)` for the hourly job.
  */
 import { randomBytes } from "node:crypto";
-import { and, desc, eq, lt, notExists, sql } from "drizzle-orm";
+import { and, count, desc, eq, lt, notExists } from "drizzle-orm";
 import { type EventType, EVENT_TYPES, eventWebhooks, webhookDeliveries, webhookEvents } from "../../db/schema/event-webhooks";
 import type { Deps } from "../../deps";
 import { isoAt } from "../../lib/clock";
@@ -58,8 +58,8 @@ export async function createWebhook(deps: Deps, accountId: string, body: CreateW
   };
   deps.db.transaction(
     (tx) => {
-      const count = tx.select({ n: sql<number>`count(*)` }).from(eventWebhooks).where(eq(eventWebhooks.accountId, accountId)).get();
-      if ((count?.n ?? 0) >= MAX_WEBHOOKS_PER_ACCOUNT) {
+      const existing = tx.select({ n: count() }).from(eventWebhooks).where(eq(eventWebhooks.accountId, accountId)).get();
+      if ((existing?.n ?? 0) >= MAX_WEBHOOKS_PER_ACCOUNT) {
         throw new AppError("too_many_webhooks", `An account can register at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first.`, {
           limit: MAX_WEBHOOKS_PER_ACCOUNT,
         });
