@@ -328,6 +328,13 @@ CREATE TABLE "auth_generation" (
 	CONSTRAINT "auth_generation_single_row" CHECK ("auth_generation"."id" = 1)
 );
 --> statement-breakpoint
+CREATE TABLE "instance_identity" (
+	"id" bigint PRIMARY KEY DEFAULT 1 NOT NULL,
+	"secret_fingerprint" text NOT NULL,
+	"created_at" bigint NOT NULL,
+	CONSTRAINT "instance_identity_single_row" CHECK ("instance_identity"."id" = 1)
+);
+--> statement-breakpoint
 ALTER TABLE "members" ADD CONSTRAINT "members_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "members" ADD CONSTRAINT "members_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint

@@ -4,11 +4,13 @@
  * environment. Every check runs the real CLI or server in a child process (`bun src/main.ts ...`).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import * as tar from "tar";
 import { loadConfig } from "../src/config";
+import { decodeBase64Secret, instanceSecretFingerprint } from "../src/lib/instance-secret";
 import { type ChildServer, startChildServer } from "./helpers/child-server";
 import { type CliRun, runCli } from "./helpers/cli";
 
@@ -124,10 +126,12 @@ describe("INSTANCE_SECRET", () => {
     expect(server.log()).not.toContain(secret);
     await stop(server);
 
-    // The key hangs on the secret: under another one (no file to compare with here) the same key is unknown.
-    const other = await serve(dataDir, { INSTANCE_SECRET: await newSecret() });
-    expect(await health(other, key)).toBe(401);
-    await stop(other);
+    // The key hangs on the secret: under another one (no file to compare with here) the start is refused by the
+    // fingerprint the database recorded (see "the secret's fingerprint in the database" below) instead of every key
+    // answering 401.
+    const other = await cli({ DATA_DIR: dataDir, INSTANCE_SECRET: await newSecret(), PORT: "0" }, "serve");
+    expect(other.code).toBe(2);
+    expect(other.err).toContain("INSTANCE_SECRET is not the instance secret");
   });
 
   test("standard and URL-safe (unpadded) spellings of the same bytes are the same secret", async () => {
@@ -192,6 +196,125 @@ describe("INSTANCE_SECRET", () => {
     expect(run.err).toContain("seedcast secret new");
     expect(run.err).not.toContain(value);
     expect(existsSync(dataDir)).toBe(false);
+  });
+});
+
+/** The fingerprint the database in `dataDir` recorded (null: no row), read from the file itself. */
+function recordedFingerprint(dataDir: string): string | null {
+  const db = new Database(join(dataDir, "seedcast.db"), { readonly: true });
+  try {
+    return db.query<{ f: string }, []>("SELECT secret_fingerprint AS f FROM instance_identity WHERE id = 1").get()?.f ?? null;
+  } finally {
+    db.close();
+  }
+}
+
+function fingerprintOf(base64: string): string {
+  return instanceSecretFingerprint(decodeBase64Secret(base64)!);
+}
+
+/** Every row of every table (search's shadow tables included), to show a refused start changed nothing. */
+function dumpDatabase(dataDir: string): Record<string, string[]> {
+  const db = new Database(join(dataDir, "seedcast.db"), { readonly: true });
+  try {
+    const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
+    return Object.fromEntries(tables.map(({ name }) => [name, db.query(`SELECT * FROM "${name}"`).all().map((r) => JSON.stringify(r)).sort()]));
+  } finally {
+    db.close();
+  }
+}
+
+describe("the secret's fingerprint in the database", () => {
+  test("INSTANCE_SECRET: the first start records it; another value is refused with nothing written; the original works again", async () => {
+    const dataDir = newDataDir();
+    const a = await newSecret();
+    const { key } = await accountWithKey(dataDir, { INSTANCE_SECRET: a });
+    expect(recordedFingerprint(dataDir)).toBe(fingerprintOf(a));
+    expect(existsSync(join(dataDir, "instance.secret"))).toBe(false);
+
+    const dbBefore = readFileSync(join(dataDir, "seedcast.db"));
+    const rowsBefore = dumpDatabase(dataDir);
+    const entriesBefore = readdirSync(dataDir).sort();
+    const b = await newSecret();
+    for (const args of [["serve"], ["migrate"], ["keys", "list", "--account", "x"], ["backup", join(scratch, "never-fp.tar.gz")]]) {
+      const run = await cli({ DATA_DIR: dataDir, INSTANCE_SECRET: b, PORT: "0" }, ...args);
+      expect({ args, code: run.code }).toEqual({ args, code: 2 });
+      expect(run.err).toContain("seedcast: configuration: INSTANCE_SECRET is not the instance secret");
+      expect(run.err).toContain(join(dataDir, "seedcast.db"));
+      expect(run.err).toContain("Every API key, sign-in session, OAuth token and stored connection credential");
+      expect(run.err).toContain("Set INSTANCE_SECRET back to the value this database first ran with");
+      for (const secretText of [a, b, fingerprintOf(a), fingerprintOf(b)]) {
+        expect(run.err).not.toContain(secretText);
+        expect(run.out).not.toContain(secretText);
+      }
+    }
+    expect(recordedFingerprint(dataDir)).toBe(fingerprintOf(a));
+    expect(dumpDatabase(dataDir)).toEqual(rowsBefore);
+    expect(readFileSync(join(dataDir, "seedcast.db")).equals(dbBefore)).toBe(true);
+    expect(readdirSync(dataDir).sort()).toEqual(entriesBefore);
+    expect(existsSync(join(scratch, "never-fp.tar.gz"))).toBe(false);
+
+    // The original value: the start goes through and the key minted under it still authenticates.
+    const server = await serve(dataDir, { INSTANCE_SECRET: a });
+    expect(await health(server, key)).toBe(200);
+    await stop(server);
+    expect(recordedFingerprint(dataDir)).toBe(fingerprintOf(a));
+  });
+
+  test("a database from before the fingerprint (no row) adopts the secret it is started with, then holds to it", async () => {
+    const dataDir = newDataDir();
+    const a = await newSecret();
+    const { key } = await accountWithKey(dataDir, { INSTANCE_SECRET: a });
+    const db = new Database(join(dataDir, "seedcast.db"));
+    db.exec("DELETE FROM instance_identity");
+    db.close();
+    expect(recordedFingerprint(dataDir)).toBeNull();
+
+    const server = await serve(dataDir, { INSTANCE_SECRET: a });
+    expect(await health(server, key)).toBe(200);
+    await stop(server);
+    expect(recordedFingerprint(dataDir)).toBe(fingerprintOf(a));
+
+    const other = await cli({ DATA_DIR: dataDir, INSTANCE_SECRET: await newSecret(), PORT: "0" }, "serve");
+    expect(other.code).toBe(2);
+    expect(other.err).toContain("INSTANCE_SECRET is not the instance secret");
+  });
+
+  test("instance.secret (no INSTANCE_SECRET): recorded on the first start; a different valid file is refused, the original works", async () => {
+    const dataDir = newDataDir();
+    const { key } = await accountWithKey(dataDir, {});
+    const filePath = join(dataDir, "instance.secret");
+    const original = readFileSync(filePath, "utf8");
+    expect(recordedFingerprint(dataDir)).toBe(fingerprintOf(original));
+
+    const rowsBefore = dumpDatabase(dataDir);
+    const replacement = await newSecret();
+    writeFileSync(filePath, replacement, { mode: 0o600 });
+    const run = await cli({ DATA_DIR: dataDir, PORT: "0" }, "serve");
+    expect(run.code).toBe(2);
+    expect(run.err).toContain("the instance.secret file in DATA_DIR is not the instance secret");
+    expect(run.err).toContain("Put back the instance.secret this database first ran with");
+    expect(run.err).not.toContain(replacement);
+    expect(run.err).not.toContain(original.trim());
+    expect(dumpDatabase(dataDir)).toEqual(rowsBefore);
+    expect(readFileSync(filePath, "utf8")).toBe(replacement);
+
+    writeFileSync(filePath, original, { mode: 0o600 });
+    const server = await serve(dataDir, {});
+    expect(await health(server, key)).toBe(200);
+    await stop(server);
+  });
+
+  test("moving the file's secret into INSTANCE_SECRET keeps the fingerprint (the same bytes), so the start goes through", async () => {
+    const dataDir = newDataDir();
+    const { key } = await accountWithKey(dataDir, {});
+    const filePath = join(dataDir, "instance.secret");
+    const fileSecret = readFileSync(filePath, "utf8").trim();
+    rmSync(filePath);
+    const server = await serve(dataDir, { INSTANCE_SECRET: fileSecret });
+    expect(await health(server, key)).toBe(200);
+    await stop(server);
+    expect(recordedFingerprint(dataDir)).toBe(fingerprintOf(fileSecret));
   });
 });
 

@@ -110,3 +110,23 @@ export function deriveKey(secret: Uint8Array, label: string): Uint8Array {
 export function instanceSecretFingerprint(secret: Uint8Array): string {
   return hmacHex(deriveKey(secret, "instance-secret:fingerprint:v1"), "fingerprint");
 }
+
+/** Where the secret in use came from, to name it in a refusal. */
+export type InstanceSecretSource = "environment" | "file";
+
+/**
+ * The refusal when the database records another secret's fingerprint than the one in use (src/db/instance-identity.ts
+ * and its PostgreSQL twin). Names the source to fix; neither the secret nor a fingerprint is part of it.
+ */
+export function fingerprintMismatchError(source: InstanceSecretSource, database: string): InstanceSecretError {
+  const what = source === "environment" ? "INSTANCE_SECRET" : `the ${INSTANCE_SECRET_FILE} file in DATA_DIR`;
+  const fix =
+    source === "environment"
+      ? "Set INSTANCE_SECRET back to the value this database first ran with (or, if it ran from an instance.secret file, to that file's one base64 line)."
+      : `Put back the ${INSTANCE_SECRET_FILE} this database first ran with (a backup archive holds it), or set INSTANCE_SECRET to the value it ran with.`;
+  return new InstanceSecretError(
+    `${what} is not the instance secret ${database} was made under (the database records another secret's fingerprint). ` +
+      "Every API key, sign-in session, OAuth token and stored connection credential in it would stop working, so Seedcast " +
+      `does not start. ${fix} Nothing was written.`,
+  );
+}

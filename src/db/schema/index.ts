@@ -15,3 +15,4 @@ export * from "./oauth";
 export * from "./login-throttle";
 export * from "./event-webhooks";
 export * from "./user-preferences";
+export * from "./instance-identity";

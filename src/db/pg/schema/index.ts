@@ -20,3 +20,4 @@ export * from "./login-throttle";
 export * from "./event-webhooks";
 export * from "./user-preferences";
 export * from "./auth-generation";
+export * from "./instance-identity";
