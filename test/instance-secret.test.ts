@@ -318,6 +318,39 @@ describe("the secret's fingerprint in the database", () => {
   });
 });
 
+describe("backups and the fingerprint their database carries", () => {
+  test("an archive whose database was made under another secret than the one it carries is refused before anything is restored", async () => {
+    const source = newDataDir();
+    await accountWithKey(source, {});
+    const archive = join(scratch, "fp-good.tar.gz");
+    expect((await cli({ DATA_DIR: source }, "backup", archive)).code).toBe(0);
+
+    // The same archive with another (valid) instance.secret in it: the manifest says "file", so only the row can tell.
+    const unpacked = join(scratch, "fp-unpacked");
+    rmSync(unpacked, { recursive: true, force: true });
+    await Bun.$`mkdir -p ${unpacked}`.quiet();
+    await tar.x({ file: archive, cwd: unpacked });
+    const swapped = await newSecret();
+    writeFileSync(join(unpacked, "seedcast-backup", "instance.secret"), swapped, { mode: 0o600 });
+    const tampered = join(scratch, "fp-tampered.tar.gz");
+    await tar.c({ file: tampered, cwd: unpacked, gzip: true }, ["seedcast-backup"]);
+
+    const dest = newDataDir();
+    const run = await cli({ DATA_DIR: dest }, "restore", tampered, "--json");
+    expect(run.code).toBe(1);
+    expect(run.json.message).toContain("this backup's database was made under another instance secret");
+    expect(run.out).not.toContain(swapped);
+    expect(existsSync(join(dest, "seedcast.db"))).toBe(false);
+    expect(existsSync(join(dest, "instance.secret"))).toBe(false);
+
+    // The untouched archive restores, and the restored instance starts on the secret its database recorded.
+    const ok = newDataDir();
+    expect((await cli({ DATA_DIR: ok }, "restore", archive)).code).toBe(0);
+    expect(recordedFingerprint(ok)).toBe(fingerprintOf(readFileSync(join(ok, "instance.secret"), "utf8")));
+    expect(recordedFingerprint(ok)).toBe(recordedFingerprint(source));
+  });
+});
+
 describe("the configuration holding both", () => {
   test("neither the secret nor the database password shows when the config is printed or serialised", () => {
     const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(48))).toString("base64url");

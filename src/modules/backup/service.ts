@@ -193,6 +193,24 @@ async function checkSecret(root: string, manifest: BackupManifest, envSecret: Ui
 }
 
 /**
+ * The fingerprint the archive's database recorded (`instance_identity`, see src/db/instance-identity.ts) against the
+ * secret the restored instance will run under (`secret`: INSTANCE_SECRET, or the archive's instance.secret), so an
+ * archive whose database and secret do not belong together is refused here, before anything is moved, rather than by
+ * the server's start afterwards. Archives from before the table (or before the first start that wrote the row) have
+ * no row: the restored instance adopts its secret at start, and the manifest's check above is what holds them.
+ */
+function checkRecordedFingerprint(db: Database, secret: Uint8Array | null): void {
+  const table = db.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'instance_identity'").get();
+  if (!table?.n || !secret) return;
+  const row = db.query<{ f: string }, []>("SELECT secret_fingerprint AS f FROM instance_identity WHERE id = 1").get();
+  if (row && row.f !== instanceSecretFingerprint(secret)) {
+    throw new BackupError(
+      "this backup's database was made under another instance secret than the one it would be restored with (INSTANCE_SECRET, or the instance.secret the archive carries): its keys, sessions and credentials would not work, and the server would refuse to start on it. Restore with INSTANCE_SECRET set to the value the backed-up instance ran with.",
+    );
+  }
+}
+
+/**
  * Restores an archive into `dataDir` (offline: refuses while a server runs on it). A non-empty data dir is refused
  * unless `force`, in which case its current contents are moved into `<dataDir>/before-restore-<time>/` first.
  * `envSecret` is INSTANCE_SECRET (decoded) when set (see checkSecret).
@@ -223,10 +241,12 @@ export async function restoreBackup(
     if (manifest.format !== BACKUP_FORMAT) throw new BackupError(`unsupported backup format ${manifest.format}`);
     if (!existsSync(join(root, DB_FILE_NAME))) throw new BackupError(`the backup lacks ${DB_FILE_NAME}`);
     const placeSecretFile = await checkSecret(root, manifest, envSecret);
+    const restoredSecret = placeSecretFile ? decodeBase64Secret(await readFile(join(root, INSTANCE_SECRET_FILE), "utf8")) : envSecret;
     const db = new Database(join(root, DB_FILE_NAME));
     try {
       const check = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get();
       if (check?.integrity_check !== "ok") throw new BackupError(`the backup's database is damaged: ${check?.integrity_check}`);
+      checkRecordedFingerprint(db, restoredSecret);
     } finally {
       db.close();
     }
