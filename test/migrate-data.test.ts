@@ -253,6 +253,9 @@ describe("a copy", () => {
     const source = sqliteRowsByTable();
     const tables = report.tables as { table: string; ok: boolean; source: { rows: number; sha256: string }; target: { rows: number; sha256: string } }[];
     expect(tables.map((t) => t.table).sort()).toEqual([...source.keys()].sort());
+    // The instance secret's fingerprint travels too (a PostgreSQL replica checks it at start): one row, same checksum.
+    expect(source.get("instance_identity")).toHaveLength(1);
+    expect(tables.find((t) => t.table === "instance_identity")?.ok).toBe(true);
     const pgCounts = await pgTableCounts(database);
     for (const t of tables) {
       expect(t.ok).toBe(true);
@@ -445,16 +448,26 @@ describe("an appliance that ran with INSTANCE_SECRET (no instance.secret file)",
   const run = (database: string, bucket: string, over: Record<string, string> = {}) =>
     runCli(["migrate-data", "--to", "postgres", "--json"], { env: envFor(database, bucket, { DATA_DIR: envDir, ...over }) });
 
-  test("the secret is checked by opening a sealed credential; image rows without files and a newer Seedcast's database are refused; each writes nothing", async () => {
+  test("the secret is checked against the recorded fingerprint, or (no row: an older appliance) by opening a sealed credential; image rows without files and a newer Seedcast's database are refused; each writes nothing", async () => {
     const database = await pg.createDatabase();
     const bucket = await freshBucket();
     const other = Buffer.from(crypto.getRandomValues(new Uint8Array(48))).toString("base64");
     const wrong = await run(database, bucket, { INSTANCE_SECRET: other });
     expect(wrong.code).toBe(1);
     expect(wrong.json.error).toBe("secret_mismatch");
-    expect(String(wrong.json.message)).toContain("does not open the credentials");
+    expect(String(wrong.json.message)).toContain("its database records that secret's fingerprint");
+    expect(wrong.out + wrong.err).not.toContain(other);
+    // An appliance from before the fingerprint (no row): the secret must open a sealed credential instead.
+    const withoutRow = new Database(join(envDir, "seedcast.db"));
+    const identity = withoutRow.query<{ secret_fingerprint: string; created_at: number }, []>("SELECT secret_fingerprint, created_at FROM instance_identity").get()!;
+    withoutRow.query("DELETE FROM instance_identity").run();
+    withoutRow.close();
+    const wrongOld = await run(database, bucket, { INSTANCE_SECRET: other });
+    expect(wrongOld.code).toBe(1);
+    expect(wrongOld.json.error).toBe("secret_mismatch");
+    expect(String(wrongOld.json.message)).toContain("does not open the credentials");
 
-    // The right secret, but media/ was not brought along.
+    // The right secret (it opens the credentials: the run gets past the secret), but media/ was not brought along.
     const noMedia = await run(database, bucket);
     expect(noMedia.code).toBe(1);
     expect(noMedia.json.error).toBe("media_missing");
@@ -475,11 +488,15 @@ describe("an appliance that ran with INSTANCE_SECRET (no instance.secret file)",
     expect(await pgTableCounts(database)).toEqual({});
     expect((await bucketStore(bucket).list()).entries).toEqual([]);
 
+    // The row back: the right secret now passes by the fingerprint the database recorded.
+    const withRow = new Database(join(envDir, "seedcast.db"));
+    withRow.query("INSERT INTO instance_identity (id, secret_fingerprint, created_at) VALUES (1, ?, ?)").run(identity.secret_fingerprint, identity.created_at);
+    withRow.close();
     cpSync(join(dataDir, "media"), join(envDir, "media"), { recursive: true });
     // Without --json: progress on stderr, the report on stdout.
     const ok = await runCli(["migrate-data", "--to", "postgres"], { env: envFor(database, bucket, { DATA_DIR: envDir }) });
     expect(ok.code).toBe(0);
-    expect(ok.out).toContain("instance secret: opens the stored credentials");
+    expect(ok.out).toContain("instance secret: matches the fingerprint the database recorded");
     expect(ok.out).toMatch(/ok\s+seeds\s+4 rows, sha256 [0-9a-f]{16}/);
     expect(ok.out).toMatch(/copied and verified: \d+ tables and 4 media objects match\./);
     expect(ok.err).toContain("migrate-data: copied seeds: 4 rows");
