@@ -280,6 +280,22 @@ describe("the secret's fingerprint in the database", () => {
     expect(other.err).toContain("INSTANCE_SECRET is not the instance secret");
   });
 
+  test("processes starting at once on a database without the row agree: one secret's fingerprint is recorded and only its side starts", async () => {
+    const dataDir = newDataDir();
+    const a = await newSecret();
+    await accountWithKey(dataDir, { INSTANCE_SECRET: a });
+    const db = new Database(join(dataDir, "seedcast.db"));
+    db.exec("DELETE FROM instance_identity");
+    db.close();
+    const b = await newSecret();
+    const secrets = [a, b, a, b, a, b];
+    const runs = await Promise.all(secrets.map((secret) => cli({ DATA_DIR: dataDir, INSTANCE_SECRET: secret }, "migrate", "--json")));
+    const recorded = recordedFingerprint(dataDir);
+    expect([fingerprintOf(a), fingerprintOf(b)]).toContain(recorded!);
+    expect(runs.map((r) => r.code)).toEqual(secrets.map((secret) => (fingerprintOf(secret) === recorded ? 0 : 2)));
+    for (const run of runs.filter((r) => r.code === 2)) expect(run.err).toContain("INSTANCE_SECRET is not the instance secret");
+  });
+
   test("instance.secret (no INSTANCE_SECRET): recorded on the first start; a different valid file is refused, the original works", async () => {
     const dataDir = newDataDir();
     const { key } = await accountWithKey(dataDir, {});
