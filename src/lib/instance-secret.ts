@@ -104,8 +104,9 @@ export function deriveKey(secret: Uint8Array, label: string): Uint8Array {
 }
 
 /**
- * A public fingerprint of the secret (an HMAC under it, so it tells nothing about it): lets a backup that does not
- * carry the secret check, at restore, that the INSTANCE_SECRET given is the one its data was made under.
+ * A public fingerprint of the secret (an HMAC under it, so it tells nothing about it): the database records it
+ * (`instance_identity`, checked at every start) and a backup that does not carry the secret records it in its manifest,
+ * so a start or a restore under another secret is refused instead of breaking every key and credential.
  */
 export function instanceSecretFingerprint(secret: Uint8Array): string {
   return hmacHex(deriveKey(secret, "instance-secret:fingerprint:v1"), "fingerprint");
