@@ -24,6 +24,7 @@ import { silentLogger } from "../src/lib/log";
 import { startDispatcher } from "../src/publishing/dispatcher";
 import { systemJobs } from "../src/system-jobs";
 import { readWebhookLog } from "../test/peers/webhook-receiver";
+import { spawnReceiver } from "./lib/receiver";
 
 const ROOT = resolve(import.meta.dir, "..");
 const arg = (name: string, fallback: number): number => {
@@ -49,26 +50,8 @@ async function cli(args: string[]): Promise<Record<string, unknown>> {
   return JSON.parse(out.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
 }
 
-const receiver = spawn([process.execPath, "test/peers/webhook-receiver.ts", "--port", "0", "--secret", SECRET, "--log", receiverLog], {
-  cwd: ROOT,
-  stdout: "pipe",
-  stderr: "inherit",
-});
+const { process: receiver, url: receiverUrl } = await spawnReceiver({ port: 0, secret: SECRET, log: receiverLog });
 try {
-  const reader = receiver.stdout.getReader();
-  let head = "";
-  while (!head.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("receiver exited");
-    head += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  void (async () => {
-    for await (const _ of receiver.stdout) {
-      // keep the pipe flowing
-    }
-  })().catch(() => {});
-  const receiverUrl = head.trim().replace(/^listening /, "");
 
   const rich = await cli(["account", "create", "--name", "Probe", "--email", "probe@example.test", "--password", "probe-password", "--credits", "10000000"]);
   const poor = await cli(["account", "create", "--name", "Poor", "--email", "poor@example.test", "--password", "poor-password", "--credits", "50"]);

@@ -23,7 +23,7 @@ import { listSeedsPg } from "../src/modules/seeds/search-pg";
 import { listSeeds } from "../src/modules/seeds/service";
 import { openSeedsDatabase } from "../test/helpers/pg-seeds";
 import { type Postgres, startPostgres } from "../test/helpers/postgres";
-import { VOCABULARY, rand, sentence } from "./lib/seed-corpus";
+import { VOCABULARY, rand, searchKinds, sentence } from "./lib/seed-corpus";
 
 const json = process.argv.includes("--json");
 const explain = process.argv.includes("--explain");
@@ -124,17 +124,7 @@ try {
     `PostgreSQL: inserted ${COUNT} seeds (the generated tsvector computed per row) in ${inserted.toFixed(1)} s; VACUUM ANALYZE ${((performance.now() - started) / 1000).toFixed(1)} s; table ${size?.total}, GIN index ${size?.gin}`,
   );
 
-  const kinds: Record<string, string[]> = {
-    "stopword (worst case)": ["the", "and", "with"],
-    "common word": ["launch", "coffee", "product", "spring", "team"],
-    "word prefix": ["launc", "coff", "bak", "cro", "webi"],
-    "two words": ["coffee bakery", "spring launch", "team update", "product release"],
-    "rare word": VOCABULARY.slice(4000, 4010),
-    "prefix of a long word": ["sustainab", "newslet", "announc"],
-    "accents folded": ["cafe", "CRÈME", "brulee", "zurich", "strasse", "sao paulo"],
-    "no match": ["xylophone", "zzzzq"],
-    "newest first (no search)": [""],
-  };
+  const kinds = searchKinds({ accents: true });
 
   // Same answers on both (the ranking formulas differ, so the sets are compared, plus the first hit's kind).
   for (const [kind, queries] of Object.entries(kinds)) {

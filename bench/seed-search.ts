@@ -16,7 +16,7 @@ import { mintKey } from "../src/modules/auth/keys-service";
 import { SCOPES } from "../src/auth/scopes";
 import { listSeeds } from "../src/modules/seeds/service";
 import { ftsMatchExpression } from "../src/modules/seeds/search-query";
-import { VOCABULARY, rand, sentence } from "./lib/seed-corpus";
+import { rand, searchKinds, sentence } from "./lib/seed-corpus";
 
 const json = process.argv.includes("--json");
 const COUNT = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 100_000);
@@ -63,16 +63,7 @@ try {
   deps.sqlite.exec("ANALYZE");
   log(`inserted ${COUNT} seeds (with FTS triggers) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
-  const kinds: Record<string, string[]> = {
-    "stopword (worst case)": ["the", "and", "with"],
-    "common word": ["launch", "coffee", "product", "spring", "team"],
-    "word prefix": ["launc", "coff", "bak", "cro", "webi"],
-    "two words": ["coffee bakery", "spring launch", "team update", "product release"],
-    "rare word": VOCABULARY.slice(4000, 4010),
-    "prefix of a long word": ["sustainab", "newslet", "announc"],
-    "no match": ["xylophone", "zzzzq"],
-    "newest first (no search)": [""],
-  };
+  const kinds = searchKinds();
 
   const matchCount = deps.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM seeds_fts WHERE seeds_fts MATCH ?");
   for (const [kind, queries] of Object.entries(kinds)) {

@@ -15,6 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { readWebhookLog } from "../test/peers/webhook-receiver";
+import { spawnReceiver } from "./lib/receiver";
 
 const ROOT = resolve(import.meta.dir, "..");
 const BIN = resolve(ROOT, "dist/seedcast");
@@ -146,26 +147,8 @@ const check = (label: string, value: string, ok: boolean | null): void => {
 
 try {
   // The receiver, in its own process.
-  const receiver = spawn([process.execPath, "test/peers/webhook-receiver.ts", "--port", String(freePort()), "--secret", SECRET, "--log", receiverLog], {
-    cwd: ROOT,
-    stdout: "pipe",
-    stderr: "inherit",
-  });
+  const { process: receiver, url: receiverUrl } = await spawnReceiver({ port: freePort(), secret: SECRET, log: receiverLog });
   procs.push(receiver);
-  const reader = receiver.stdout.getReader();
-  let head = "";
-  while (!head.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("receiver exited before listening");
-    head += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  void (async () => {
-    for await (const _ of receiver.stdout) {
-      // keep the pipe flowing
-    }
-  })().catch(() => {});
-  const receiverUrl = head.trim().replace(/^listening /, "");
 
   // Accounts, keys and the webhook connection, all through the CLI as an admin would.
   const rich = await cli(["account", "create", "--name", "Soak", "--email", "soak@example.test", "--password", "soak-password", "--credits", String(GRANT)], dataDir);

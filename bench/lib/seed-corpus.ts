@@ -72,3 +72,20 @@ export function sentence(words: number): string {
   return `${s.charAt(0).toUpperCase()}${s.slice(1)}.`;
 }
 
+/**
+ * The searches both seed-search benches time, by kind, in the order they print. `accents` adds the accent-folding
+ * kind (PostgreSQL's corpus has accented words; SQLite's bench corpus does not).
+ */
+export function searchKinds({ accents = false }: { accents?: boolean } = {}): Record<string, string[]> {
+  return {
+    "stopword (worst case)": ["the", "and", "with"],
+    "common word": ["launch", "coffee", "product", "spring", "team"],
+    "word prefix": ["launc", "coff", "bak", "cro", "webi"],
+    "two words": ["coffee bakery", "spring launch", "team update", "product release"],
+    "rare word": VOCABULARY.slice(4000, 4010),
+    "prefix of a long word": ["sustainab", "newslet", "announc"],
+    ...(accents ? { "accents folded": ["cafe", "CRÈME", "brulee", "zurich", "strasse", "sao paulo"] } : {}),
+    "no match": ["xylophone", "zzzzq"],
+    "newest first (no search)": [""],
+  };
+}

@@ -22,52 +22,17 @@ export function createLocalStorage(root: string): Storage {
   return {
     kind: "local",
     async put(key, bytes) {
-      const path = pathOf(key);
-      mkdirSync(dirname(path), { recursive: true });
-      const tmp = `${path}${TEMP_MARKER}${crypto.randomUUID()}`;
-      const fd = openSync(tmp, "wx", 0o644);
-      try {
-        let offset = 0;
-        while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(tmp, path);
-      const dirFd = openSync(dirname(path), "r");
-      try {
-        fsyncSync(dirFd);
-      } finally {
-        closeSync(dirFd);
-      }
+      await writeAtomically(pathOf(key), (fd) => writeAll(fd, bytes));
     },
     async putStream(key, body, size) {
-      const path = pathOf(key);
-      mkdirSync(dirname(path), { recursive: true });
-      const tmp = `${path}${TEMP_MARKER}${crypto.randomUUID()}`;
-      const fd = openSync(tmp, "wx", 0o644);
-      let written = 0;
-      try {
+      await writeAtomically(pathOf(key), async (fd) => {
+        let written = 0;
         for await (const chunk of body) {
-          let offset = 0;
-          while (offset < chunk.length) offset += writeSync(fd, chunk, offset, chunk.length - offset);
+          writeAll(fd, chunk);
           written += chunk.length;
         }
         if (written !== size) throw new Error(`write of ${key} got ${written} bytes, expected ${size}`);
-        fsyncSync(fd);
-      } catch (error) {
-        closeSync(fd);
-        rmSync(tmp, { force: true });
-        throw error;
-      }
-      closeSync(fd);
-      renameSync(tmp, path);
-      const dirFd = openSync(dirname(path), "r");
-      try {
-        fsyncSync(dirFd);
-      } finally {
-        closeSync(dirFd);
-      }
+      });
     },
     async read(key) {
       return Bun.file(pathOf(key)).bytes();
@@ -120,4 +85,35 @@ export function createLocalStorage(root: string): Storage {
       return listing;
     },
   };
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  let offset = 0;
+  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+}
+
+/**
+ * Writes `path` all or nothing: `fill` writes a temp file beside it, which is synced and renamed onto `path` (then the
+ * directory is synced, so the rename survives a crash). If `fill` throws, the temp file is removed.
+ */
+async function writeAtomically(path: string, fill: (fd: number) => void | Promise<void>): Promise<void> {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}${TEMP_MARKER}${crypto.randomUUID()}`;
+  const fd = openSync(tmp, "wx", 0o644);
+  try {
+    await fill(fd);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  renameSync(tmp, path);
+  const dirFd = openSync(dirname(path), "r");
+  try {
+    fsyncSync(dirFd);
+  } finally {
+    closeSync(dirFd);
+  }
 }
