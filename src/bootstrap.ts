@@ -9,9 +9,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "./config";
-import { DB_FILE_NAME, openDatabase } from "./db/client";
-import { checkInstanceIdentity } from "./db/instance-identity";
-import { migrateDatabase } from "./db/migrate";
+import { DB_FILE_NAME } from "./db/client";
+import { openStore } from "./db/open-store";
 import type { Deps } from "./deps";
 import { createGenerator } from "./generation";
 import { type Clock, systemClock } from "./lib/clock";
@@ -31,29 +30,33 @@ export function createStorage(config: Readonly<Config>): Storage {
 }
 
 /** Opens everything a command needs. Overrides let tests inject a clock, a logger or a generator. */
-export function bootstrap(config: Readonly<Config>, overrides: Partial<Pick<Deps, "clock" | "log" | "generator">> = {}): Deps {
+export async function bootstrap(config: Readonly<Config>, overrides: Partial<Pick<Deps, "clock" | "log" | "generator">> = {}): Promise<Deps> {
+  return (await bootstrapWithMigrations(config, overrides)).deps;
+}
+
+/** bootstrap, also answering the migration tags this start applied (`seedcast migrate`). */
+export async function bootstrapWithMigrations(
+  config: Readonly<Config>,
+  overrides: Partial<Pick<Deps, "clock" | "log" | "generator">> = {},
+): Promise<{ deps: Deps; applied: string[] }> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const instanceSecret = loadInstanceSecret(config.dataDir, config.instanceSecret?.bytes ?? null, DB_FILE_NAME);
-  const dbPath = join(config.dataDir, DB_FILE_NAME);
-  const { sqlite, db } = openDatabase(dbPath);
   const clock: Clock = overrides.clock ?? systemClock;
-  try {
-    migrateDatabase(sqlite);
-    checkInstanceIdentity(db, instanceSecretFingerprint(instanceSecret), config.instanceSecret ? "environment" : "file", dbPath, clock.now());
-  } catch (error) {
-    sqlite.close();
-    throw error;
-  }
+  const { store, applied } = await openStore(config, {
+    fingerprint: instanceSecretFingerprint(instanceSecret),
+    source: config.instanceSecret ? "environment" : "file",
+    now: clock.now(),
+  });
   const log: Logger = overrides.log ?? createLogger(config.logLevel);
-  return {
+  const deps: Deps = {
     config,
-    db,
-    sqlite,
+    store,
     clock,
     log,
     instanceSecret,
     storage: createStorage(config),
     generator: overrides.generator ?? createGenerator(config),
-    metrics: createMetrics(sqlite, clock),
+    metrics: createMetrics(store, clock),
   };
+  return { deps, applied };
 }

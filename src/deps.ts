@@ -2,9 +2,8 @@
  * Everything a service may touch, injected. Nothing reaches for a global database, clock or logger, so every test
  * builds its own world.
  */
-import type { Database } from "bun:sqlite";
 import type { Config } from "./config";
-import type { Db } from "./db/client";
+import type { Store } from "./db/store";
 import type { Generator } from "./generation/generator";
 import type { Clock } from "./lib/clock";
 import type { Logger } from "./lib/log";
@@ -13,8 +12,8 @@ import type { Metrics } from "./metrics/registry";
 
 export interface Deps {
   config: Readonly<Config>;
-  db: Db;
-  sqlite: Database;
+  /** The database, SQLite or PostgreSQL (db/store.ts): reads on `store.db`, every write in `store.write()`. */
+  store: Store;
   clock: Clock;
   log: Logger;
   /** 32 bytes from DATA_DIR; HMAC key for API key hashes and root of derived encryption keys. */

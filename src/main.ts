@@ -9,9 +9,10 @@ import { creditsCommand } from "./cli/credits";
 import { keysCommand } from "./cli/keys";
 import { secretCommand } from "./cli/secret";
 import { serveCommand } from "./cli/serve";
-import { bootstrap } from "./bootstrap";
+import { bootstrap, bootstrapWithMigrations } from "./bootstrap";
 import { type Config, ConfigError, loadConfig } from "./config";
-import { knownMigrations, migrateDatabase } from "./db/migrate";
+import { knownMigrations } from "./db/migrate";
+import { knownPgMigrations } from "./db/pg/migrate";
 import type { Deps } from "./deps";
 import { InstanceSecretError } from "./lib/instance-secret";
 import { silentLogger } from "./lib/log";
@@ -104,18 +105,17 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (command === "migrate") {
-      const deps = bootstrap({ ...config }, { log: silentLogger });
-      const applied = migrateDatabase(deps.sqlite);
-      output(json, { applied, known: knownMigrations() });
-      deps.sqlite.close();
+      const { deps, applied } = await bootstrapWithMigrations({ ...config }, { log: silentLogger });
+      output(json, { applied, known: config.database.kind === "postgres" ? knownPgMigrations() : knownMigrations() });
+      await deps.store.close();
       return 0;
     }
     if (!handler) throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
-    const deps = bootstrap(config, { log: silentLogger });
+    const deps = await bootstrap(config, { log: silentLogger });
     try {
       await handler(deps, rest);
     } finally {
-      deps.sqlite.close();
+      await deps.store.close();
     }
     return 0;
   } catch (error) {

@@ -24,13 +24,13 @@ export async function backupCommand(config: Readonly<Config>, argv: string[]): P
   const file = positionals[0];
   if (!file) throw new UsageError("usage: seedcast backup FILE");
   refuseUnlessAppliance(config);
-  const deps = bootstrap(config, { log: silentLogger });
+  const deps = await bootstrap(config, { log: silentLogger });
   try {
     const manifest = await createBackup(deps, file);
     const where = config.instanceSecret ? "; the instance secret is not in it: keep INSTANCE_SECRET, restore needs it" : "";
     output(json, { file, ...manifest }, `backup written to ${file} (${manifest.mediaFiles} media files${where})`);
   } finally {
-    deps.sqlite.close();
+    await deps.store.close();
   }
 }
 

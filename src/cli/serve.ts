@@ -6,6 +6,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createApp } from "../app";
 import { bootstrap } from "../bootstrap";
+import { isSqliteStore } from "../db/store";
 import { startCheckpointer } from "../db/checkpointer";
 import type { Config } from "../config";
 import { systemJobs } from "../system-jobs";
@@ -22,11 +23,11 @@ const MULTIPART_OVERHEAD = 1024 * 1024;
 /** Runs the server until a termination signal. */
 export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const started = performance.now();
-  const deps = bootstrap(config);
+  const deps = await bootstrap(config);
   // A bucket that is missing or refuses the credentials stops the start here, not at the first upload.
   await deps.storage.check();
-  // WAL checkpoints run on a thread of their own, never inside a request (db/checkpointer.ts).
-  const checkpointer = startCheckpointer(deps.sqlite, deps.log);
+  // SQLite: WAL checkpoints run on a thread of their own, never inside a request (db/checkpointer.ts).
+  const checkpointer = isSqliteStore(deps.store) ? startCheckpointer(deps.store.sqlite, deps.log) : null;
   // The pid file tells `seedcast restore` that this data dir is in use.
   const pidFile = join(config.dataDir, SERVE_PID_FILE);
   writeFileSync(pidFile, `${process.pid}\n`);
@@ -70,8 +71,8 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
       await server.stop(false);
       await jobs.stop();
       await dispatcher.stop(); // finishes and records every delivery in flight
-      await checkpointer.stop();
-      deps.sqlite.close();
+      await checkpointer?.stop();
+      await deps.store.close();
       rmSync(pidFile, { force: true });
       deps.log.info("stopped");
       resolve();

@@ -4,7 +4,8 @@
  * delivers with them) and modules/connections (which adds, checks and removes them).
  */
 import { eq } from "drizzle-orm";
-import { type ConnectionPlatform, connections } from "../db/schema/connections";
+import type { ConnectionPlatform } from "../db/schema/connections";
+import { connections } from "../db/tables";
 import type { Deps } from "../deps";
 import { openJson, sealJson } from "./sealing";
 
@@ -48,16 +49,20 @@ export function openConnection(deps: Pick<Deps, "instanceSecret">, row: Connecti
 }
 
 /** Marks a connection as needing attention after the provider refused its credentials while publishing. */
-export function markConnectionBlocked(deps: Pick<Deps, "db" | "clock">, connectionId: string, reason: string): void {
+export async function markConnectionBlocked(deps: Pick<Deps, "store" | "clock">, connectionId: string, reason: string): Promise<void> {
   const now = deps.clock.now();
-  deps.db.update(connections).set({ readyToPost: false, blockedReason: reason, checkedAt: now, updatedAt: now }).where(eq(connections.id, connectionId)).run();
+  await deps.store.write((tx) =>
+    tx.update(connections).set({ readyToPost: false, blockedReason: reason, checkedAt: now, updatedAt: now }).where(eq(connections.id, connectionId)).run(),
+  );
 }
 
 /** Saves a refreshed provider session (sealed). */
-export function saveConnectionSession(deps: Pick<Deps, "db" | "clock" | "instanceSecret">, connectionId: string, session: Record<string, string>): void {
-  deps.db
-    .update(connections)
-    .set({ sessionSealed: sealJson(deps.instanceSecret, connectionId, session), updatedAt: deps.clock.now() })
-    .where(eq(connections.id, connectionId))
-    .run();
+export async function saveConnectionSession(deps: Pick<Deps, "store" | "clock" | "instanceSecret">, connectionId: string, session: Record<string, string>): Promise<void> {
+  await deps.store.write((tx) =>
+    tx
+      .update(connections)
+      .set({ sessionSealed: sealJson(deps.instanceSecret, connectionId, session), updatedAt: deps.clock.now() })
+      .where(eq(connections.id, connectionId))
+      .run(),
+  );
 }

@@ -12,8 +12,9 @@
  *  - `LOW_CREDITS_THRESHOLD`, `sealWebhookSecret` / `openWebhookSecret`
  */
 import { eq } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { type EventType, eventWebhooks, webhookDeliveries, webhookEvents } from "../db/schema/event-webhooks";
+import type { EventType } from "../db/schema/event-webhooks";
+import type { StoreDb } from "../db/store";
+import { eventWebhooks, webhookDeliveries, webhookEvents } from "../db/tables";
 import { isoAt } from "../lib/clock";
 import { newId } from "../lib/ids";
 import { openJson, sealJson } from "./sealing";
@@ -22,8 +23,6 @@ import { openJson, sealJson } from "./sealing";
 export const LOW_CREDITS_THRESHOLD = 10;
 /** The derived key's purpose label for event webhook signing secrets (not the connections' key). */
 export const SECRET_KEY_LABEL = "event-webhooks:secret:v1";
-
-type Runner = Pick<Db, "select" | "insert">;
 
 /** The body every delivery of an event sends, byte for byte. */
 export interface EventBody {
@@ -48,18 +47,16 @@ export function parseEventTypes(stored: string): EventType[] {
  * caller's transaction. `data` is built only when some webhook wants the event. Answers the event id, or null
  * (nothing stored) when no webhook wants it.
  */
-export function recordEvent(tx: Runner, now: number, accountId: string, type: EventType, data: () => unknown): string | null {
-  const hooks = tx
-    .select({ id: eventWebhooks.id, events: eventWebhooks.events })
-    .from(eventWebhooks)
-    .where(eq(eventWebhooks.accountId, accountId))
-    .all()
-    .filter((h) => parseEventTypes(h.events).includes(type));
+export async function recordEvent(tx: StoreDb, now: number, accountId: string, type: EventType, data: () => unknown): Promise<string | null> {
+  const hooks = (
+    await tx.select({ id: eventWebhooks.id, events: eventWebhooks.events }).from(eventWebhooks).where(eq(eventWebhooks.accountId, accountId)).all()
+  ).filter((h) => parseEventTypes(h.events).includes(type));
   if (hooks.length === 0) return null;
   const id = newId();
   const body: EventBody = { id, type, createdAt: isoAt(now), data: data() };
-  tx.insert(webhookEvents).values({ id, accountId, type, body: JSON.stringify(body), createdAt: now }).run();
-  tx.insert(webhookDeliveries)
+  await tx.insert(webhookEvents).values({ id, accountId, type, body: JSON.stringify(body), createdAt: now }).run();
+  await tx
+    .insert(webhookDeliveries)
     .values(hooks.map((h) => ({ id: newId(), eventId: id, webhookId: h.id, status: "pending" as const, nextAttemptAt: now, createdAt: now, updatedAt: now })))
     .run();
   return id;

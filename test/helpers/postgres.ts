@@ -26,6 +26,8 @@ export interface Postgres {
   pause(): Promise<void>;
   restart(): Promise<void>;
   stop(): Promise<void>;
+  /** stop, synchronously (from a process "exit" handler). */
+  stopSync(): void;
 }
 
 function freePort(): number {
@@ -92,6 +94,11 @@ export async function startPostgres(): Promise<Postgres> {
     async restart() {
       if (!running) await start();
       running = true;
+    },
+    stopSync() {
+      if (running) Bun.spawnSync(asOwner([join(PG_BIN, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]), { cwd: tmpdir() });
+      running = false;
+      rmSync(dir, { recursive: true, force: true });
     },
     async stop() {
       try {

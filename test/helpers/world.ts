@@ -1,13 +1,21 @@
 /**
- * A fresh, isolated Seedcast for one test file: temp data dir, real SQLite file, migrated, a manual clock, and the
- * app called in-process through `app.handle` (no port, no sleep).
+ * A fresh, isolated Seedcast for one test file: temp data dir, a real database (a SQLite file, or with
+ * SEEDCAST_TEST_DATABASE=postgres a fresh database on a real PostgreSQL: test/helpers/test-database.ts), migrated, a
+ * manual clock, and the app called in-process through `app.handle` (no port, no sleep).
+ *
+ * Tests that look into the database use `world.sql` (portable SQL, `?` parameters: runs on both backends) or
+ * `world.store` (drizzle, tables from src/db/tables). A test of SQLite-only machinery (checkpointer, commit-watch,
+ * crash-safety, backup, FTS internals) skips itself with `describe.skipIf(TEST_DIALECT !== "sqlite")`.
  */
+import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../../src/app";
 import { bootstrap } from "../../src/bootstrap";
 import { loadConfig } from "../../src/config";
+import { DB_FILE_NAME } from "../../src/db/client";
+import type { Store } from "../../src/db/store";
 import type { Deps } from "../../src/deps";
 import type { Generator } from "../../src/generation/generator";
 import { ManualClock } from "../../src/lib/clock";
@@ -16,6 +24,9 @@ import { createAccount, addMember } from "../../src/modules/accounts/service";
 import { mintKey } from "../../src/modules/auth/keys-service";
 import type { Scope } from "../../src/auth/scopes";
 import { SCOPES } from "../../src/auth/scopes";
+import { TEST_DIALECT, closeTestSql, testDatabaseEnv, testSql } from "./test-database";
+
+export { TEST_DIALECT };
 
 export const BASE = "http://localhost";
 
@@ -42,18 +53,30 @@ export interface TestAccount {
   key: string;
   keyId: string;
   /** Mints another key for this account's owner (or `userId`). */
-  mint(groups: readonly Scope[], opts?: { userId?: string; expiresDays?: number | null; name?: string }): { id: string; key: string };
+  mint(groups: readonly Scope[], opts?: { userId?: string; expiresDays?: number | null; name?: string }): Promise<{ id: string; key: string }>;
   addMember(role: "owner" | "editor" | "viewer"): Promise<string>;
 }
 
 export interface World {
   deps: Deps;
+  /** deps.store */
+  store: Store;
+  /** "sqlite" or "postgres": what this run's worlds are on. */
+  dialect: "sqlite" | "postgres";
+  /**
+   * Runs one SQL statement on the world's database outside the app (a raw read or a test's setup write) and answers
+   * its rows. Write it portably; `?` are the parameters (translated to $1… on PostgreSQL).
+   */
+  // biome-ignore lint: tests read arbitrary row shapes.
+  sql<T = any>(text: string, ...params: unknown[]): Promise<T[]>;
+  /** The environment a child process (CLI, server) needs to reach the same database: DATA_DIR and, on PostgreSQL, DATABASE_URL and INSTANCE_SECRET. */
+  env(): Record<string, string>;
   app: ReturnType<typeof createApp>;
   clock: ManualClock;
   dataDir: string;
   call(method: string, path: string, opts?: CallOptions): Promise<CallResult>;
   createAccount(opts?: { credits?: number; name?: string }): Promise<TestAccount>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 let counter = 0;
@@ -63,10 +86,23 @@ export async function createWorld(
   opts: { env?: Record<string, string>; generator?: Generator; clock?: ManualClock; log?: Logger } = {},
 ): Promise<World> {
   const dataDir = mkdtempSync(join(tmpdir(), "seedcast-test-"));
+  const databaseEnv = await testDatabaseEnv();
   // HOST: a test world listens nowhere, like a server bound to loopback (which leaves /metrics open without a token).
-  const config = loadConfig({ BASE_URL: BASE, LOG_LEVEL: "silent", HOST: "127.0.0.1", ...opts.env, DATA_DIR: dataDir });
+  const config = loadConfig({ BASE_URL: BASE, LOG_LEVEL: "silent", HOST: "127.0.0.1", ...databaseEnv, ...opts.env, DATA_DIR: dataDir });
   const clock = opts.clock ?? new ManualClock();
-  const deps = bootstrap(config, { clock, log: opts.log ?? silentLogger, ...(opts.generator ? { generator: opts.generator } : {}) });
+  const deps = await bootstrap(config, { clock, log: opts.log ?? silentLogger, ...(opts.generator ? { generator: opts.generator } : {}) });
+  let raw: Database | undefined;
+  const sql: World["sql"] = async (text, ...params) => {
+    if (config.database.kind === "postgres") return testSql(config.database.url, text, params);
+    // A read-write connection of its own (the store's reader is query_only), waiting for the store's writer as the CLI does.
+    if (!raw) {
+      raw = new Database(join(dataDir, DB_FILE_NAME), { strict: false });
+      raw.exec("PRAGMA busy_timeout = 5000");
+      raw.exec("PRAGMA foreign_keys = ON");
+    }
+    // biome-ignore lint: positional parameters of any type.
+    return raw.query(text).all(...(params as any[])) as never[];
+  };
   const app = createApp(deps);
 
   const call = async (method: string, path: string, o: CallOptions = {}): Promise<CallResult> => {
@@ -90,6 +126,10 @@ export async function createWorld(
 
   const world: World = {
     deps,
+    store: deps.store,
+    dialect: config.database.kind,
+    sql,
+    env: () => ({ DATA_DIR: dataDir, ...databaseEnv }),
     app,
     clock,
     dataDir,
@@ -110,7 +150,7 @@ export async function createWorld(
           groups,
           expiresDays: m.expiresDays === undefined ? 90 : m.expiresDays,
         });
-      const full = mint(SCOPES);
+      const full = await mint(SCOPES);
       return {
         ...created,
         key: full.key,
@@ -127,8 +167,10 @@ export async function createWorld(
           ).userId,
       };
     },
-    close() {
-      deps.sqlite.close();
+    async close() {
+      raw?.close();
+      if (config.database.kind === "postgres") await closeTestSql(config.database.url);
+      await deps.store.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
