@@ -9,8 +9,10 @@ import { type Subprocess, spawn } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { count, eq } from "drizzle-orm";
 import { bootstrap } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
+import { scheduledPostTargets } from "../src/db/tables";
 import { silentLogger } from "../src/lib/log";
 import { createAccount } from "../src/modules/accounts/service";
 import { addConnection } from "../src/modules/connections/service";
@@ -71,7 +73,7 @@ let server: Subprocess<"ignore", "pipe", "inherit"> | null = null;
 try {
   const receiverUrl = (await lineMatching(receiver, (l) => l.startsWith("listening "))).slice("listening ".length).trim();
   const config = loadConfig({ DATA_DIR: dataDir, ALLOW_PRIVATE_HOSTS: "127.0.0.1", LOG_LEVEL: "silent", BASE_URL: "http://localhost" });
-  const deps = bootstrap(config, { log: silentLogger });
+  const deps = await bootstrap(config, { log: silentLogger });
   const { accountId } = await createAccount(deps, { name: "Bench", email: "bench@example.test", password: "correct horse battery", credits: 0 });
   const connection = await addConnection(deps, { accountId, platform: "webhook", url: `${receiverUrl}/hook`, secret: SECRET });
   if (!connection.readyToPost) throw new Error(`webhook not ready: ${connection.blockedReason}`);
@@ -86,7 +88,7 @@ try {
   });
   // LOG_LEVEL=warn hides "ready": wait for the port via the health probe instead.
   const firstDue = Date.now() + LEAD_MS;
-  insertDuePosts(deps, { accountId, connectionId: connection.accountId, creationId: creation.id, count: POSTS, firstDueAt: firstDue, spreadMs: WINDOW_MS });
+  await insertDuePosts(deps, { accountId, connectionId: connection.accountId, creationId: creation.id, count: POSTS, firstDueAt: firstDue, spreadMs: WINDOW_MS });
   const lastDue = firstDue + WINDOW_MS - Math.floor(WINDOW_MS / POSTS);
   void (async () => {
     for await (const _ of server!.stdout) {
@@ -95,13 +97,15 @@ try {
   })().catch(() => {});
 
   const deadline = lastDue + 120_000;
-  const count = deps.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM scheduled_post_targets WHERE status = 'published'");
-  while (Date.now() < deadline && count.get()!.n < POSTS) await Bun.sleep(250);
-  const published = count.get()!.n;
+  // The server commits in another process; the store's reader sees each commit (WAL).
+  const countPublished = async () =>
+    (await deps.store.db.select({ n: count() }).from(scheduledPostTargets).where(eq(scheduledPostTargets.status, "published")).get())?.n ?? 0;
+  while (Date.now() < deadline && (await countPublished()) < POSTS) await Bun.sleep(250);
+  const published = await countPublished();
   server.kill("SIGTERM");
   await server.exited;
   server = null;
-  deps.sqlite.close();
+  await deps.store.close();
 
   const log = readWebhookLog(logFile).filter((d) => d.event === "post.publish");
   const perKey = new Map<string, number>();

@@ -30,7 +30,7 @@ function percentile(sorted: number[], p: number): number {
 const dataDir = mkdtempSync(join(tmpdir(), "seedcast-bench-generate-"));
 try {
   const config = loadConfig({ BASE_URL: BASE, LOG_LEVEL: "silent", DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "100000" });
-  const deps = bootstrap(config, { log: silentLogger });
+  const deps = await bootstrap(config, { log: silentLogger });
   const app = createApp(deps);
   const account = await createAccount(deps, {
     name: "Bench",
@@ -38,7 +38,7 @@ try {
     password: "correct horse battery",
     credits: (RUNS + WARMUP) * config.prices.generateSocialPost,
   });
-  const { key } = mintKey(deps, { accountId: account.accountId, userId: account.userId, name: "bench", groups: ["read", "create"], expiresDays: null });
+  const { key } = await mintKey(deps, { accountId: account.accountId, userId: account.userId, name: "bench", groups: ["read", "create"], expiresDays: null });
   const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
 
   const seedRes = await app.handle(
@@ -102,7 +102,7 @@ try {
         `(goal p50 < ${GOAL_P50_MS} ms: ${result.p50Ms < GOAL_P50_MS ? "met" : "MISSED"}), rss ${result.rssMb} MB`,
     );
   }
-  deps.sqlite.close();
+  await deps.store.close();
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -55,7 +55,7 @@ async function measure(): Promise<void> {
 
   const dataDir = mkdtempSync(join(tmpdir(), "seedcast-bench-ingest-"));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: "silent", ALLOW_PRIVATE_HOSTS: "localhost", BASE_URL: "http://localhost" });
-  const deps = bootstrap(config, { clock: new ManualClock(), log: silentLogger });
+  const deps = await bootstrap(config, { clock: new ManualClock(), log: silentLogger });
   configureIngestFetch(deps, { extraCa: source.caPem, resolver: async () => ["127.0.0.1"], timeoutMs: 30_000 });
   const { accountId } = await createAccount(deps, { name: "bench", email: "bench@example.test", password: "correct horse battery", credits: 0 });
 
@@ -98,7 +98,7 @@ async function measure(): Promise<void> {
   Bun.gc(true);
   const settled = rss();
   peer.kill();
-  deps.sqlite.close();
+  await deps.store.close();
   rmSync(dataDir, { recursive: true, force: true });
 
   const worst = Math.max(...perIngest);

@@ -62,7 +62,7 @@ try {
   let offset = 0;
   const clock = { now: () => Date.now() + offset };
   const config = loadConfig({ ...env, HOST: "127.0.0.1", PORT: "0", RATE_LIMIT_PER_MINUTE: "100000000" });
-  const deps = bootstrap(config, { clock, log: silentLogger });
+  const deps = await bootstrap(config, { clock, log: silentLogger });
   const app = createApp(deps, { isReady: () => true });
   const server = Bun.serve({
     port: 0,
@@ -195,7 +195,7 @@ try {
   await server.stop(true);
   await jobs.stop();
   await dispatcher.stop();
-  deps.sqlite.close();
+  await deps.store.close();
 } finally {
   receiver.kill("SIGTERM");
   await receiver.exited;

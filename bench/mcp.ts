@@ -109,10 +109,10 @@ try {
   const base = `http://127.0.0.1:${port}`;
 
   // The grant, made with the OAuth service on the same data dir (same instance secret) before the server starts.
-  const deps = bootstrap(loadConfig({ ...env, BASE_URL: base }), { log: silentLogger });
-  const clientId = registerClient(deps, { client_name: "bench", redirect_uris: ["http://127.0.0.1:9/cb"], token_endpoint_auth_method: "none" }).client_id;
-  const token = createGrant(deps, { clientId, accountId: account.accountId, userId: account.userId, scopes: ["read"] }).accessToken;
-  deps.sqlite.close();
+  const deps = await bootstrap(loadConfig({ ...env, BASE_URL: base }), { log: silentLogger });
+  const clientId = (await registerClient(deps, { client_name: "bench", redirect_uris: ["http://127.0.0.1:9/cb"], token_endpoint_auth_method: "none" })).client_id;
+  const token = (await createGrant(deps, { clientId, accountId: account.accountId, userId: account.userId, scopes: ["read"] })).accessToken;
+  await deps.store.close();
 
   app = Bun.spawn([BIN, "serve"], { env: { ...process.env, ...env, PORT: String(port), BASE_URL: base }, cwd: "/", stdout: "ignore", stderr: "inherit" });
   await waitReady(`${base}/livez`);

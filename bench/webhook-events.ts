@@ -13,9 +13,10 @@ import { type Subprocess, spawn } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { count, eq } from "drizzle-orm";
 import { bootstrap } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
-import { eventWebhooks } from "../src/db/schema/event-webhooks";
+import { eventWebhooks, scheduledPostTargets, webhookDeliveries } from "../src/db/tables";
 import { newId } from "../src/lib/ids";
 import { silentLogger } from "../src/lib/log";
 import { createAccount } from "../src/modules/accounts/service";
@@ -108,17 +109,19 @@ async function run(withEvents: boolean, posts = POSTS, windowMs = WINDOW_MS): Pr
     const receiverUrl = (await lineMatching(receiver, (l) => l.startsWith("listening "))).slice("listening ".length).trim();
     const eventUrl = eventReceiver ? (await lineMatching(eventReceiver, (l) => l.startsWith("listening "))).slice("listening ".length).trim() : "";
     const config = loadConfig({ DATA_DIR: dataDir, ALLOW_PRIVATE_HOSTS: "127.0.0.1", LOG_LEVEL: "silent", BASE_URL: "http://localhost" });
-    const deps = bootstrap(config, { log: silentLogger });
+    const deps = await bootstrap(config, { log: silentLogger });
     const { accountId } = await createAccount(deps, { name: "Bench", email: "bench@example.test", password: "correct horse battery", credits: 0 });
     const connection = await addConnection(deps, { accountId, platform: "webhook", url: `${receiverUrl}/posts`, secret: SECRET });
     if (!connection.readyToPost) throw new Error(`webhook not ready: ${connection.blockedReason}`);
     if (withEvents) {
       // The row POST /api/v1/webhooks stores, with a secret the receiver process already knows.
       const id = newId();
-      deps.db
-        .insert(eventWebhooks)
-        .values({ id, accountId, url: `${eventUrl}/events`, events: JSON.stringify(["post.published"]), secretSealed: sealWebhookSecret(deps.instanceSecret, id, SECRET), createdAt: Date.now() })
-        .run();
+      await deps.store.write((tx) =>
+        tx
+          .insert(eventWebhooks)
+          .values({ id, accountId, url: `${eventUrl}/events`, events: JSON.stringify(["post.published"]), secretSealed: sealWebhookSecret(deps.instanceSecret, id, SECRET), createdAt: Date.now() })
+          .run(),
+      );
     }
     const creation = await makeCreation(deps, accountId, { caption: "Bench post" });
     server = spawn([process.execPath, "src/main.ts", "serve"], {
@@ -129,7 +132,7 @@ async function run(withEvents: boolean, posts = POSTS, windowMs = WINDOW_MS): Pr
       stderr: "inherit",
     });
     const firstDue = Date.now() + LEAD_MS;
-    insertDuePosts(deps, { accountId, connectionId: connection.accountId, creationId: creation.id, count: posts, firstDueAt: firstDue, spreadMs: windowMs });
+    await insertDuePosts(deps, { accountId, connectionId: connection.accountId, creationId: creation.id, count: posts, firstDueAt: firstDue, spreadMs: windowMs });
     const lastDue = firstDue + windowMs;
     void (async () => {
       for await (const _ of server!.stdout) {
@@ -138,13 +141,16 @@ async function run(withEvents: boolean, posts = POSTS, windowMs = WINDOW_MS): Pr
     })().catch(() => {});
 
     const deadline = lastDue + 120_000;
-    const published = deps.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM scheduled_post_targets WHERE status = 'published'");
-    const eventsDone = deps.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'delivered'");
-    while (Date.now() < deadline && (published.get()!.n < posts || (withEvents && eventsDone.get()!.n < posts))) await Bun.sleep(250);
+    // The server commits in another process; the store's reader sees each commit (WAL).
+    const published = async () =>
+      (await deps.store.db.select({ n: count() }).from(scheduledPostTargets).where(eq(scheduledPostTargets.status, "published")).get())?.n ?? 0;
+    const eventsDone = async () =>
+      (await deps.store.db.select({ n: count() }).from(webhookDeliveries).where(eq(webhookDeliveries.status, "delivered")).get())?.n ?? 0;
+    while (Date.now() < deadline && ((await published()) < posts || (withEvents && (await eventsDone()) < posts))) await Bun.sleep(250);
     server.kill("SIGTERM");
     await server.exited;
     server = null;
-    deps.sqlite.close();
+    await deps.store.close();
 
     const postLog = readWebhookLog(logFile).filter((d) => d.event === "post.publish");
     const events = withEvents ? readWebhookLog(eventLogFile).filter((d) => d.event === "post.published") : [];

@@ -10,7 +10,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "./config";
 import { DB_FILE_NAME } from "./db/client";
-import { openStore } from "./db/open-store";
+import { type StoreTarget, openStore } from "./db/open-store";
 import type { Deps } from "./deps";
 import { createGenerator } from "./generation";
 import { type Clock, systemClock } from "./lib/clock";
@@ -42,7 +42,11 @@ export async function bootstrapWithMigrations(
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const instanceSecret = loadInstanceSecret(config.dataDir, config.instanceSecret?.bytes ?? null, DB_FILE_NAME);
   const clock: Clock = overrides.clock ?? systemClock;
-  const { store, applied } = await openStore(config, {
+  const target: StoreTarget =
+    config.database.kind === "postgres"
+      ? { kind: "postgres", url: config.database.url, name: config.database.redacted }
+      : { kind: "sqlite", path: join(config.dataDir, DB_FILE_NAME) };
+  const { store, applied } = await openStore(target, {
     fingerprint: instanceSecretFingerprint(instanceSecret),
     source: config.instanceSecret ? "environment" : "file",
     now: clock.now(),

@@ -12,7 +12,6 @@ import { serveCommand } from "./cli/serve";
 import { bootstrap, bootstrapWithMigrations } from "./bootstrap";
 import { type Config, ConfigError, loadConfig } from "./config";
 import { knownMigrations } from "./db/migrate";
-import { knownPgMigrations } from "./db/pg/migrate";
 import type { Deps } from "./deps";
 import { InstanceSecretError } from "./lib/instance-secret";
 import { silentLogger } from "./lib/log";
@@ -47,17 +46,6 @@ Commands (each takes --json):
 Configuration is read from the environment; see the README.`;
 
 type Command = (deps: Deps, argv: string[]) => Promise<void>;
-
-/**
- * DATABASE_URL is read and checked (config.ts), but this version runs on SQLite only: every command that opens the
- * database refuses it rather than quietly using DATA_DIR. The URL is not repeated (it may hold a password).
- */
-function refuseUnavailableDatabase(config: Readonly<Config>): void {
-  if (config.database.kind !== "postgres") return;
-  throw new ConfigError(
-    `DATABASE_URL is set, but PostgreSQL mode is not available in this version of Seedcast (${VERSION}) yet. Unset DATABASE_URL to run on SQLite in DATA_DIR (${config.dataDir}).`,
-  );
-}
 
 const COMMANDS: Record<string, Command> = {
   account: accountCommand,
@@ -94,19 +82,18 @@ async function main(argv: string[]): Promise<number> {
       await restoreCommand(config, rest);
       return 0;
     }
-    // The one command that uses DATABASE_URL in this version: it prepares the database and bucket for PostgreSQL mode.
-    // Loaded only here: the PostgreSQL driver, schema and migrations it brings stay out of every other command's start.
+    // DATA_DIR's appliance → the PostgreSQL database and bucket the environment names (loaded only for this command).
     if (command === "migrate-data") return await (await import("./cli/migrate-data")).migrateDataCommand(config, rest);
     const handler = COMMANDS[command];
     if (!handler && command !== "serve" && command !== "migrate") throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
-    refuseUnavailableDatabase(config);
     if (command === "serve") {
       await serveCommand(config);
       return 0;
     }
     if (command === "migrate") {
       const { deps, applied } = await bootstrapWithMigrations({ ...config }, { log: silentLogger });
-      output(json, { applied, known: config.database.kind === "postgres" ? knownPgMigrations() : knownMigrations() });
+      const known = config.database.kind === "postgres" ? (await import("./db/pg/migrate")).knownPgMigrations() : knownMigrations();
+      output(json, { applied, known });
       await deps.store.close();
       return 0;
     }

@@ -3,6 +3,7 @@
  * so it sits above them; jobs/ itself is only the runner they all define their jobs for.
  */
 import { idempotencyJobs } from "./http/idempotency";
+import { tidyRateLimits } from "./http/rate-limit-db";
 import { tidyKeys } from "./modules/auth/keys-service";
 import { MEDIA_SWEEP_JOB_ID, sweepOrphanMedia } from "./modules/assets/sweep";
 import { tidyUploadLinks } from "./modules/uploads/service";
@@ -16,6 +17,7 @@ export const JOB_IDS = {
   keysTidy: "__keys_tidy__",
   uploadLinksTidy: "__upload_links_tidy__",
   webhookEventsTidy: "__webhook_events_tidy__",
+  rateLimitsTidy: "__rate_limits_tidy__",
 } as const;
 
 /** The jobs `seedcast serve` starts. */
@@ -23,16 +25,16 @@ export const systemJobs: readonly JobDefinition[] = [
   {
     id: JOB_IDS.keysTidy,
     schedule: "0 17 * * * *",
-    run: (deps) => {
-      const removed = tidyKeys(deps);
+    run: async (deps) => {
+      const removed = await tidyKeys(deps);
       if (removed > 0) deps.log.info("tidied keys", { removed });
     },
   },
   {
     id: JOB_IDS.uploadLinksTidy,
     schedule: "0 */10 * * * *",
-    run: (deps) => {
-      const removed = tidyUploadLinks(deps);
+    run: async (deps) => {
+      const removed = await tidyUploadLinks(deps);
       if (removed > 0) deps.log.info("tidied upload links", { removed });
     },
   },
@@ -46,9 +48,19 @@ export const systemJobs: readonly JobDefinition[] = [
   {
     id: JOB_IDS.webhookEventsTidy,
     schedule: "0 53 * * * *",
-    run: (deps) => {
-      const removed = tidyWebhookEvents(deps);
+    run: async (deps) => {
+      const removed = await tidyWebhookEvents(deps);
       if (removed > 0) deps.log.info("tidied webhook events", { removed });
+    },
+  },
+  {
+    // The shared rate-limit buckets (PostgreSQL mode: http/rate-limit-db.ts) of keys idle for a minute are full again:
+    // dropped. On SQLite the limiters live in memory and the table stays empty.
+    id: JOB_IDS.rateLimitsTidy,
+    schedule: "30 */5 * * * *",
+    run: async (deps) => {
+      const removed = await tidyRateLimits(deps);
+      if (removed > 0) deps.log.debug("tidied rate-limit buckets", { removed });
     },
   },
   ...publishingJobs,

@@ -5,11 +5,8 @@
  * account isolation and the auth matrix.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
 import fc from "fast-check";
 import sharp from "sharp";
-import { MEDIA_DIR } from "../src/bootstrap";
 import type { Resolver } from "../src/lib/safe-fetch";
 import { configureIngestFetch } from "../src/modules/assets/ingest";
 import { assetReferenceCount } from "../src/modules/assets/service";
@@ -125,13 +122,16 @@ function sourceHandler(request: Request): Response {
   }
 }
 
+/** Every key in the world's media storage (local folder or bucket), temp files of interrupted writes included. */
+async function storedFiles(w: World): Promise<string[]> {
+  const listing = await w.deps.storage.list();
+  return [...listing.entries, ...listing.temps].map((e) => e.key).sort();
+}
+
 /** Rows and files: a refusal must change neither. */
-function stored(): { rows: number; files: string[] } {
-  const rows = world.deps.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM assets").get()?.n ?? 0;
-  const files = readdirSync(join(world.dataDir, MEDIA_DIR), { recursive: true, withFileTypes: true })
-    .filter((d) => d.isFile())
-    .map((d) => join(d.parentPath, d.name));
-  return { rows, files: files.sort() };
+async function stored(): Promise<{ rows: number; files: string[] }> {
+  const rows = Number((await world.sql<{ n: number | string }>("SELECT count(*) AS n FROM assets"))[0]?.n ?? 0);
+  return { rows, files: await storedFiles(world) };
 }
 
 async function ingest(body: unknown, key = owner.key) {
@@ -140,12 +140,12 @@ async function ingest(body: unknown, key = owner.key) {
 
 /** Asserts a refusal: 400 with `code`, nothing stored. */
 async function expectRefused(url: string, code: string, extra: Record<string, unknown> = {}) {
-  const before = stored();
+  const before = await stored();
   const res = await ingest({ url, label: "refused" });
   expect({ url, status: res.status, error: res.json?.error }).toEqual({ url, status: 400, error: code });
   expect(typeof res.json.message).toBe("string");
   for (const [k, v] of Object.entries(extra)) expect(res.json[k]).toEqual(v);
-  expect(stored()).toEqual(before);
+  expect(await stored()).toEqual(before);
   return res;
 }
 
@@ -171,7 +171,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await source.stop();
   ca.dispose();
-  world.close();
+  await world.close();
 });
 
 beforeEach(() => {
@@ -253,14 +253,14 @@ describe("Idempotency-Key on ingest-url", () => {
     const path = "/img/png.idem";
     const headers = { "idempotency-key": "ingest-once-42" };
     const body = { url: `${source.url}${path}`, label: "once" };
-    const before = stored();
+    const before = await stored();
     const first = await world.call("POST", "/api/v1/assets/ingest-url", { key: owner.key, body, headers });
     const second = await world.call("POST", "/api/v1/assets/ingest-url", { key: owner.key, body, headers });
     expect(first.status).toBe(201);
     expect(second.status).toBe(201);
     expect(second.json).toEqual(first.json);
     expect(hits.get(path)).toBe(1);
-    expect(stored().rows).toBe(before.rows + 1);
+    expect((await stored()).rows).toBe(before.rows + 1);
   });
 });
 
@@ -371,7 +371,7 @@ describe("POST /api/v1/assets/ingest-url: every refusal is a 400 with its reason
     }
   });
   test("invalid_request: url missing, label over 200 characters", async () => {
-    const before = stored();
+    const before = await stored();
     const missing = await ingest({ label: "x" });
     expect(missing.status).toBe(400);
     expect(missing.json.error).toBe("invalid_request");
@@ -379,7 +379,7 @@ describe("POST /api/v1/assets/ingest-url: every refusal is a 400 with its reason
     const long = await ingest({ url: `${source.url}/img/png.png`, label: "x".repeat(201) });
     expect(long.status).toBe(400);
     expect(long.json.details[0].field).toBe("label");
-    expect(stored()).toEqual(before);
+    expect(await stored()).toEqual(before);
   });
 });
 
@@ -424,11 +424,11 @@ describe("property: any address in a non-public block, in the URL or from the re
     await fc.assert(
       fc.asyncProperty(privateV4, fc.constantFrom("decimal", "hex", "dotted", "mapped"), async (n, form) => {
         const host = { decimal: String(n), hex: `0x${n.toString(16)}`, dotted: dotted(n), mapped: `[::ffff:${dotted(n)}]` }[form];
-        const before = stored();
+        const before = await stored();
         const res = await ingest({ url: `https://${host}/a.png` });
         expect(res.status).toBe(400);
         expect(res.json.error).toBe("host_not_public");
-        expect(stored()).toEqual(before);
+        expect(await stored()).toEqual(before);
       }),
       { numRuns: 60 },
     );
@@ -501,7 +501,7 @@ describe("DELETE /api/v1/assets/{id}", () => {
     const res = await world.call("DELETE", `/api/v1/assets/${asset.id}`, { key: owner.key });
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ id: asset.id, deleted: true });
-    expect(stored().files.some((f) => f.includes(asset.id))).toBe(false);
+    expect((await stored()).files.some((f) => f.includes(asset.id))).toBe(false);
     expect((await world.app.handle(new Request(asset.url))).status).toBe(404);
     const again = await world.call("DELETE", `/api/v1/assets/${asset.id}`, { key: owner.key });
     expect(again.status).toBe(404);
@@ -514,12 +514,12 @@ describe("DELETE /api/v1/assets/{id}", () => {
       body: { title: "Launch", content: "We launch on Monday.", image_asset_id: asset.id },
     });
     expect(seed.status).toBe(201);
-    expect(assetReferenceCount(world.deps, asset.id)).toBe(1);
-    const before = stored();
+    expect(await assetReferenceCount(world.deps, asset.id)).toBe(1);
+    const before = await stored();
     const refused = await world.call("DELETE", `/api/v1/assets/${asset.id}`, { key: owner.key });
     expect(refused.status).toBe(409);
     expect(refused.json.error).toBe("asset_in_use");
-    expect(stored()).toEqual(before);
+    expect(await stored()).toEqual(before);
     expect((await world.app.handle(new Request(asset.url))).status).toBe(200);
     expect((await world.call("DELETE", `/api/v1/seeds/${seed.json.id}`, { key: owner.key })).status).toBe(200);
     expect((await world.call("DELETE", `/api/v1/assets/${asset.id}`, { key: owner.key })).status).toBe(200);
@@ -528,19 +528,19 @@ describe("DELETE /api/v1/assets/{id}", () => {
 
 describe("groups and account isolation", () => {
   test("403 forbidden with requiredGroup for a key lacking the route's group; nothing stored", async () => {
-    const readOnly = owner.mint(["read"]).key;
-    const createOnly = owner.mint(["create"]).key;
-    const before = stored();
+    const readOnly = (await owner.mint(["read"])).key;
+    const createOnly = (await owner.mint(["create"])).key;
+    const before = await stored();
     const ingestRes = await ingest({ url: `${source.url}/img/png.png` }, readOnly);
     expect([ingestRes.status, ingestRes.json.error, ingestRes.json.requiredGroup]).toEqual([403, "forbidden", "create"]);
     const del = await world.call("DELETE", `/api/v1/assets/${RANDOM_ID}`, { key: readOnly });
     expect([del.status, del.json.requiredGroup]).toEqual([403, "create"]);
     const list = await world.call("GET", "/api/v1/assets", { key: createOnly });
     expect([list.status, list.json.requiredGroup]).toEqual([403, "read"]);
-    expect(stored()).toEqual(before);
+    expect(await stored()).toEqual(before);
     // A viewer's key is capped at read, whatever it was minted with.
     const viewerId = await owner.addMember("viewer");
-    const viewerKey = owner.mint(["read"], { userId: viewerId }).key;
+    const viewerKey = (await owner.mint(["read"], { userId: viewerId })).key;
     expect((await ingest({ url: `${source.url}/img/png.png` }, viewerKey)).status).toBe(403);
   });
 

@@ -1,6 +1,7 @@
 /**
  * Backup and restore: an archive taken while writes keep coming restores to a working instance whose data is exactly
  * the snapshot's (every row identical to the live row, every media file byte-identical, keys still valid).
+ * SQLite only: backup and restore are an appliance's (PostgreSQL mode refuses them; instance-secret.test.ts checks the refusal).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -14,16 +15,17 @@ import { loadConfig } from "../src/config";
 import { ManualClock } from "../src/lib/clock";
 import { silentLogger } from "../src/lib/log";
 import { ingestImageBytes } from "../src/modules/assets/ingest";
+import { type Store, isSqliteStore } from "../src/db/store";
 import { createBackup, restoreBackup, rotateBackups, SERVE_PID_FILE } from "../src/modules/backup/service";
-import { type World, createWorld } from "./helpers/world";
+import { TEST_DIALECT, type World, createWorld } from "./helpers/world";
 
 const scratch = mkdtempSync(join(tmpdir(), "seedcast-backup-test-"));
 let world: World;
 beforeAll(async () => {
-  world = await createWorld();
+  if (TEST_DIALECT === "sqlite") world = await createWorld();
 });
-afterAll(() => {
-  world.close();
+afterAll(async () => {
+  await world?.close();
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -37,7 +39,19 @@ function rows(db: Database, table: string): Record<string, unknown>[] {
   return db.query(`SELECT * FROM ${table} ORDER BY rowid`).all() as Record<string, unknown>[];
 }
 
-describe("backup and restore", () => {
+test("createBackup refuses a PostgreSQL store, naming pg_dump, and writes nothing", async () => {
+  const file = join(scratch, "from-postgres.tar.gz");
+  const deps = {
+    store: { dialect: "postgres" } as unknown as Store,
+    config: loadConfig({ DATA_DIR: scratch, BASE_URL: "http://localhost", LOG_LEVEL: "silent" }),
+    clock: new ManualClock(0),
+    instanceSecret: new Uint8Array(32),
+  };
+  await expect(createBackup(deps, file)).rejects.toThrow(/pg_dump/);
+  expect(existsSync(file)).toBe(false);
+});
+
+describe.skipIf(TEST_DIALECT !== "sqlite")("backup and restore", () => {
   test("a backup taken under write load restores to a working instance with identical data", async () => {
     const acct = await world.createAccount({ credits: 50 });
     const assetIds: string[] = [];
@@ -72,7 +86,9 @@ describe("backup and restore", () => {
     const restored = await restoreBackup(target, file, false);
     expect(restored.movedAside).toBeNull();
 
-    const live = world.deps.sqlite;
+    // The store's reader connection (query_only: reads are all this needs).
+    if (!isSqliteStore(world.store)) throw new Error("SQLite only");
+    const live = world.store.sqlite;
     const copy = new Database(join(target, "seedcast.db"), { readonly: true });
     try {
       for (const table of ["accounts", "users", "members", "api_keys", "assets", "seeds", "credit_ledger", "credit_holds"]) {
@@ -103,7 +119,7 @@ describe("backup and restore", () => {
 
     // The restored data dir runs: the same key authenticates (the instance secret travelled) and data is served.
     const config = loadConfig({ DATA_DIR: target, BASE_URL: "http://localhost", LOG_LEVEL: "silent" });
-    const deps = bootstrap(config, { clock: new ManualClock(world.clock.now()), log: silentLogger });
+    const deps = await bootstrap(config, { clock: new ManualClock(world.clock.now()), log: silentLogger });
     try {
       const app = createApp(deps);
       const health = await app.handle(new Request("http://localhost/api/v1/health", { headers: { authorization: `Bearer ${acct.key}` } }));
@@ -113,7 +129,7 @@ describe("backup and restore", () => {
       const media = await app.handle(new Request(`http://localhost/media/${assetIds[0]}.png`));
       expect(media.status).toBe(200);
     } finally {
-      deps.sqlite.close();
+      await deps.store.close();
     }
   });
 
@@ -154,7 +170,7 @@ describe("backup and restore", () => {
   });
 });
 
-describe("backup and restore through the CLI", () => {
+describe.skipIf(TEST_DIALECT !== "sqlite")("backup and restore through the CLI", () => {
   test("seedcast backup then seedcast restore round-trips", async () => {
     const source = join(scratch, "cli-src");
     const run = async (dataDir: string, ...args: string[]) => {

@@ -2,7 +2,9 @@
  * WAL checkpoints on a thread (db/checkpointer.ts), on real database files: the server's connection no longer
  * checkpoints, the thread copies the WAL into the database file, the WAL starts over instead of growing (also under
  * writes that never pause), the commit watch keeps telling commits from checkpoints, the thread waits for the first
- * writes, and stopping gives the connection SQLite's automatic checkpoint back.
+ * writes, and stopping gives the connection SQLite's automatic checkpoint back. On the store (db/store.ts: a writer and a
+ * query_only reader, as `seedcast serve` runs it) the writer stops checkpointing and the bound's checkpoint runs on the
+ * reader.
  * Nothing here is timed: each step waits (with a generous deadline) for the file change it expects.
  */
 import { afterEach, describe, expect, test } from "bun:test";
@@ -13,6 +15,7 @@ import { join } from "node:path";
 import { type Checkpointer, startCheckpointer } from "../src/db/checkpointer";
 import { openDatabase } from "../src/db/client";
 import { watchCommits } from "../src/db/commit-watch";
+import { openSqliteStore } from "../src/db/store";
 import { createLogger } from "../src/lib/log";
 
 const PAGE = 4096;
@@ -138,6 +141,44 @@ describe("WAL checkpoints on a thread", () => {
     expect(largestWal).toBeLessThan((batches * ROWS_PER_BATCH * PAGE) / 2);
     expect(one.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()?.n).toBe(batches * ROWS_PER_BATCH);
     expect(one.logs.filter((line) => line.includes("WAL checkpoint thread failed"))).toEqual([]);
+  });
+
+  test("on the store: the writer stops checkpointing, the bound's checkpoint runs on the query_only reader, the WAL stays bounded", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "seedcast-checkpointer-store-"));
+    const file = join(dir, "s.db");
+    const setup = openDatabase(file);
+    setup.sqlite.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB NOT NULL)");
+    setup.sqlite.close();
+    const store = openSqliteStore(file);
+    const logs: string[] = [];
+    // As serve.ts does: the writer is the committer.
+    const writer = await store.withWriter((w) => w);
+    const checkpointer = startCheckpointer(store.sqlite, createLogger("warn", (line) => logs.push(line)), {
+      committer: writer,
+      startAfterPages: 0,
+      intervalMs: 20,
+      boundFrames: 300,
+    });
+    try {
+      await checkpointer.ready;
+      expect(autocheckpoint(writer)).toBe(0);
+      const batches = 40;
+      let largestWal = 0;
+      for (let batch = 0; batch < batches; batch++) {
+        await store.withWriter((w) => writeBatch(w));
+        largestWal = Math.max(largestWal, size(`${file}-wal`));
+        await Bun.sleep(5);
+      }
+      expect(largestWal).toBeLessThan((batches * ROWS_PER_BATCH * PAGE) / 2);
+      expect(store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()?.n).toBe(batches * ROWS_PER_BATCH);
+      expect(logs.filter((line) => line.includes("WAL checkpoint thread failed"))).toEqual([]);
+      await checkpointer.stop();
+      expect(autocheckpoint(writer)).toBe(1000);
+    } finally {
+      await checkpointer.stop();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("without the thread, the same writes with the automatic checkpoint off stay in the WAL (the control)", async () => {

@@ -11,6 +11,8 @@
  *
  * Posts are made due quickly by inserting them with due times a few seconds ahead through the database (the API's
  * 5-minute minimum lead time is a product rule, not what this test is about).
+ *
+ * SQLite only (the server runs on the DATA_DIR's database file; its counts are read on the store's reader).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Subprocess, spawn } from "bun";
@@ -21,12 +23,14 @@ import { join, resolve } from "node:path";
 import { bootstrap } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
 import type { Deps } from "../src/deps";
-import { eventWebhooks } from "../src/db/schema/event-webhooks";
+import { isSqliteStore } from "../src/db/store";
+import { eventWebhooks } from "../src/db/tables";
 import { newId } from "../src/lib/ids";
 import { silentLogger } from "../src/lib/log";
 import { sealWebhookSecret } from "../src/store/events";
 import { createAccount } from "../src/modules/accounts/service";
 import { addConnection } from "../src/modules/connections/service";
+import { TEST_DIALECT } from "./helpers/world";
 import { readWebhookLog } from "./peers/webhook-receiver";
 import { WEBHOOK_SECRET, makeCreation } from "./publishing-fixtures";
 import { insertDuePosts } from "./publishing-load";
@@ -91,8 +95,14 @@ function startServer(): Promise<ChildServer> {
   });
 }
 
+/** The store's reader connection (query_only): the counts below are raw reads. */
+function reader(deps: Deps) {
+  if (!isSqliteStore(deps.store)) throw new Error("crash-safety runs on SQLite only");
+  return deps.store.sqlite;
+}
+
 function targetStates(deps: Deps): Record<string, number> {
-  const rows = deps.sqlite.query<{ status: string; n: number }, []>("SELECT status, count(*) AS n FROM scheduled_post_targets GROUP BY status").all();
+  const rows = reader(deps).query<{ status: string; n: number }, []>("SELECT status, count(*) AS n FROM scheduled_post_targets GROUP BY status").all();
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
@@ -114,32 +124,41 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-test(
+test.skipIf(TEST_DIALECT !== "sqlite")(
   `kill -9 during dispatch ${KILLS} times: every due post delivered exactly once, and its post.published event`,
   async () => {
     const config = loadConfig({ DATA_DIR: dataDir, ALLOW_PRIVATE_HOSTS: "127.0.0.1", LOG_LEVEL: "silent", BASE_URL: "http://localhost" });
-    const setup = bootstrap(config, { log: silentLogger });
+    const setup = await bootstrap(config, { log: silentLogger });
     const { accountId } = await createAccount(setup, { name: "Crash", email: "crash@example.test", password: "correct horse battery", credits: 0 });
     const connection = await addConnection(setup, { accountId, platform: "webhook", url: `${receiverUrl}/hook`, secret: WEBHOOK_SECRET });
     expect(connection.blockedReason).toBeNull();
     expect(connection.readyToPost).toBe(true);
     // The row POST /api/v1/webhooks stores, with the secret the receiver process verifies under.
     const webhookId = newId();
-    setup.db
-      .insert(eventWebhooks)
-      .values({
-        id: webhookId,
-        accountId,
-        url: `${receiverUrl}/events`,
-        events: JSON.stringify(["post.published"]),
-        secretSealed: sealWebhookSecret(setup.instanceSecret, webhookId, WEBHOOK_SECRET),
-        createdAt: Date.now(),
-      })
-      .run();
+    await setup.store.write((tx) =>
+      tx
+        .insert(eventWebhooks)
+        .values({
+          id: webhookId,
+          accountId,
+          url: `${receiverUrl}/events`,
+          events: JSON.stringify(["post.published"]),
+          secretSealed: sealWebhookSecret(setup.instanceSecret, webhookId, WEBHOOK_SECRET),
+          createdAt: Date.now(),
+        })
+        .run(),
+    );
     const creation = await makeCreation(setup, accountId, { caption: "Crash-safe delivery" });
     const start = Date.now() + 1500;
-    const targetIds = insertDuePosts(setup, { accountId, connectionId: connection.accountId, creationId: creation.id, count: POSTS, firstDueAt: start, spreadMs: SPREAD_MS });
-    setup.sqlite.close();
+    const targetIds = await insertDuePosts(setup, {
+      accountId,
+      connectionId: connection.accountId,
+      creationId: creation.id,
+      count: POSTS,
+      firstDueAt: start,
+      spreadMs: SPREAD_MS,
+    });
+    await setup.store.close();
 
     let killsDuringDispatch = 0;
     for (let i = 0; i < KILLS; i++) {
@@ -152,22 +171,22 @@ test(
     }
 
     const final = await startServer();
-    const watch = bootstrap(config, { log: silentLogger });
+    const watch = await bootstrap(config, { log: silentLogger });
     const deadline = Date.now() + FINISH_TIMEOUT_MS;
     let states = targetStates(watch);
-    const eventsDelivered = watch.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'delivered'");
+    const eventsDelivered = reader(watch).query<{ n: number }, []>("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'delivered'");
     while (Date.now() < deadline && ((states.published ?? 0) < POSTS || eventsDelivered.get()!.n < POSTS)) {
       await Bun.sleep(200);
       states = targetStates(watch);
     }
-    const eventRows = watch.sqlite.query<{ status: string; n: number }, []>("SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status").all();
+    const eventRows = reader(watch).query<{ status: string; n: number }, []>("SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status").all();
     final.proc.kill("SIGTERM");
     expect(await final.proc.exited, final.log()).toBe(0);
 
     if ((states.published ?? 0) < POSTS) console.log(final.log().split("\n").slice(-40).join("\n"));
     expect(states).toEqual({ published: POSTS });
-    const failedAttempts = watch.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM scheduled_post_targets WHERE attempts > 0").get()!.n;
-    watch.sqlite.close();
+    const failedAttempts = reader(watch).query<{ n: number }, []>("SELECT count(*) AS n FROM scheduled_post_targets WHERE attempts > 0").get()!.n;
+    await watch.store.close();
 
     const log = readWebhookLog(logFile).filter((d) => d.event === "post.publish" && d.verified);
     const effects = new Map<string, number>();

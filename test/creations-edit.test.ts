@@ -26,7 +26,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await receiver.stop();
-  world.close();
+  await world.close();
 });
 
 const path = (id: string) => `/api/v1/creations/${id}`;
@@ -39,7 +39,7 @@ describeAuthMatrix("creation edit and delete", () => world, [
 describe("PATCH /creations/{id}", () => {
   test("sets the caption (trimmed), free, the image and alt text untouched; GET shows it", async () => {
     const c = await makeCreation(world.deps, acct.accountId, { caption: "Generated words", altText: "a blue card", image: await solidPng() });
-    const before = creditSummary(world.deps, acct.accountId);
+    const before = await creditSummary(world.deps, acct.accountId);
     world.clock.advance(1000);
     const res = await world.call("PATCH", path(c.id), { key: acct.key, body: { caption: "  My own words, by hand  " } });
     expect(res.status).toBe(200);
@@ -49,8 +49,8 @@ describe("PATCH /creations/{id}", () => {
       body: { caption: "My own words, by hand", altText: "a blue card", imageUrl: `http://localhost/media/${c.imageAssetId}.png` },
     });
     expect(res.json.creation.updatedAt).not.toBe(res.json.creation.createdAt);
-    expect(creditSummary(world.deps, acct.accountId)).toEqual(before);
-    const got = await world.call("GET", path(c.id), { key: acct.mint(["read"]).key });
+    expect(await creditSummary(world.deps, acct.accountId)).toEqual(before);
+    const got = await world.call("GET", path(c.id), { key: (await acct.mint(["read"])).key });
     expect(got.json.creation).toEqual(res.json.creation);
   });
 
@@ -94,7 +94,7 @@ describe("PATCH /creations/{id}", () => {
     const missing = await world.call("PATCH", path(crypto.randomUUID()), { key: other.key, body: { caption: "hijack" } });
     expect(theirs.status).toBe(404);
     expect(theirs.text).toBe(missing.text);
-    const forbidden = await world.call("PATCH", path(c.id), { key: acct.mint(["read", "schedule"]).key, body: { caption: "no" } });
+    const forbidden = await world.call("PATCH", path(c.id), { key: (await acct.mint(["read", "schedule"])).key, body: { caption: "no" } });
     expect(forbidden.status).toBe(403);
     expect(forbidden.json.requiredGroup).toBe("create");
     const still = await world.call("GET", path(c.id), { key: acct.key });
@@ -143,12 +143,12 @@ describe("DELETE /creations/{id}", () => {
     expect((await world.call("GET", path(c.id), { key: acct.key })).status).toBe(200);
     world.clock.advance(FIVE_MIN + 60_000);
     await runDueOnce(world.deps);
-    expect(postRows(world.deps, postId).post!.status).toBe("published");
+    expect((await postRows(world.deps, postId)).post!.status).toBe("published");
     const ok = await world.call("DELETE", path(c.id), { key: acct.key });
     expect(ok.status).toBe(200);
     const post = await world.call("GET", `/api/v1/schedule/posts/${postId}`, { key: acct.key });
     expect(post.json.post).toMatchObject({ id: postId, creationId: c.id, status: "published" });
-    expect(postRows(world.deps, postId).post!.caption).toBe("in use");
+    expect((await postRows(world.deps, postId)).post!.caption).toBe("in use");
   });
 
   test("a cancelled post no longer blocks; another account cannot delete (404); 403 for a read key", async () => {
@@ -161,7 +161,7 @@ describe("DELETE /creations/{id}", () => {
     expect((await world.call("DELETE", `/api/v1/schedule/${scheduled.json.post.id}`, { key: acct.key })).status).toBe(200);
     const other = await world.createAccount();
     expect((await world.call("DELETE", path(c.id), { key: other.key })).status).toBe(404);
-    expect((await world.call("DELETE", path(c.id), { key: acct.mint(["read"]).key })).status).toBe(403);
+    expect((await world.call("DELETE", path(c.id), { key: (await acct.mint(["read"])).key })).status).toBe(403);
     expect((await world.call("DELETE", path(c.id), { key: acct.key })).status).toBe(200);
   });
 });

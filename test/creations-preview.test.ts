@@ -44,7 +44,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.stop(true);
-  world?.close();
+  await world?.close();
 });
 
 async function makeCreation(includeVisual: boolean, aspectRatio = "square"): Promise<Record<string, any>> {

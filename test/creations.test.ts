@@ -4,10 +4,7 @@
  * the local OpenAI-compatible server, and Idempotency-Key retries.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import sharp from "sharp";
-import { MEDIA_DIR } from "../src/bootstrap";
 import { createBuiltinGenerator } from "../src/generation/builtin";
 import {
   type CaptionRequest,
@@ -74,28 +71,34 @@ beforeAll(async () => {
 });
 afterAll(() => world?.close());
 
-/** Every file under DATA_DIR/media, relative. */
-function mediaFiles(w: World): string[] {
-  const out: string[] = [];
-  const walk = (dir: string, prefix: string) => {
-    let entries: string[] = [];
-    try {
-      entries = readdirSync(dir);
-    } catch {
-      return;
-    }
-    for (const name of entries) {
-      const full = join(dir, name);
-      if (statSync(full).isDirectory()) walk(full, `${prefix}${name}/`);
-      else out.push(`${prefix}${name}`);
-    }
-  };
-  walk(join(w.dataDir, MEDIA_DIR), "");
-  return out.sort();
+/** Every key in the world's media storage (DATA_DIR/media, or the bucket), temp files of interrupted writes included. */
+async function mediaFiles(w: World): Promise<string[]> {
+  const listing = await w.deps.storage.list();
+  return [...listing.entries, ...listing.temps].map((e) => e.key).sort();
 }
 
-function countRows(w: World, table: "assets" | "creations", accountId: string): number {
-  return (w.deps.sqlite.query(`SELECT count(*) AS n FROM ${table} WHERE account_id = ?`).get(accountId) as { n: number }).n;
+async function countRows(w: World, table: "assets" | "creations", accountId: string): Promise<number> {
+  const [row] = await w.sql<{ n: number | string }>(`SELECT count(*) AS n FROM ${table} WHERE account_id = ?`, accountId);
+  return Number(row?.n ?? 0);
+}
+
+/** Makes every UPDATE of `table` fail ('injected save failure') until stopFailingUpdates; on either database. */
+async function failUpdates(w: World, table: string): Promise<void> {
+  if (w.dialect === "sqlite") {
+    await w.sql(`CREATE TRIGGER ${table}_fail BEFORE UPDATE ON ${table} BEGIN SELECT RAISE(ABORT, 'injected save failure'); END`);
+    return;
+  }
+  await w.sql(`CREATE FUNCTION ${table}_fail() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN RAISE EXCEPTION 'injected save failure'; END $f$`);
+  await w.sql(`CREATE TRIGGER ${table}_fail BEFORE UPDATE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${table}_fail()`);
+}
+
+async function stopFailingUpdates(w: World, table: string): Promise<void> {
+  if (w.dialect === "sqlite") {
+    await w.sql(`DROP TRIGGER ${table}_fail`);
+    return;
+  }
+  await w.sql(`DROP TRIGGER ${table}_fail ON ${table}`);
+  await w.sql(`DROP FUNCTION ${table}_fail()`);
 }
 
 function balance(w: World, accountId: string) {
@@ -161,7 +164,7 @@ describe("generate", () => {
       updatedAt: new Date(world.clock.now()).toISOString(),
     });
     expect(c.body.caption.length).toBeGreaterThan(20);
-    expect(balance(world, acct.accountId)).toEqual({ balance: 95, reserved: 0 });
+    expect(await balance(world, acct.accountId)).toEqual({ balance: 95, reserved: 0 });
     expect(generator.captionRequests[0]?.maxGraphemes).toBe(world.deps.config.captionMaxGraphemes);
     expect(generator.captionRequests[0]?.variant).toBe(0);
 
@@ -195,7 +198,7 @@ describe("generate", () => {
     const assets = await world.call("GET", "/api/v1/assets", { key: acct.key });
     expect(assets.status).toBe(200);
     expect(assets.json.assets.map((a: { id: string }) => a.id)).toEqual([c.imageAssetId]);
-    expect(balance(world, acct.accountId)).toEqual({ balance: 95, reserved: 0 });
+    expect(await balance(world, acct.accountId)).toEqual({ balance: 95, reserved: 0 });
   });
 
   test("image precedence: image_asset_id, else generated, else the seed's asset, else none", async () => {
@@ -226,7 +229,7 @@ describe("generate", () => {
     expect(none.status).toBe(201);
     expect(none.json.creation.imageAssetId).toBeNull();
     expect(none.json.creation.body).toMatchObject({ altText: null, imageUrl: null });
-    expect(balance(world, acct.accountId).balance).toBe(80);
+    expect((await balance(world, acct.accountId)).balance).toBe(80);
   });
 
   test("the seed's image_url is ingested once into the library (https with a test CA), then reused", async () => {
@@ -251,9 +254,9 @@ describe("generate", () => {
       generator.failDescribe = false;
       expect(failed.status).toBe(502);
       expect(fetches).toBe(1);
-      expect(countRows(w, "assets", acct.accountId)).toBe(0);
-      expect(mediaFiles(w)).toEqual([]);
-      expect(balance(w, acct.accountId)).toEqual({ balance: 100, reserved: 0 });
+      expect(await countRows(w, "assets", acct.accountId)).toBe(0);
+      expect(await mediaFiles(w)).toEqual([]);
+      expect(await balance(w, acct.accountId)).toEqual({ balance: 100, reserved: 0 });
 
       const first = await w.call("POST", GENERATE, { key: acct.key, body: { seed_id: seedId } });
       expect(first.status).toBe(201);
@@ -265,9 +268,9 @@ describe("generate", () => {
       expect(second.status).toBe(201);
       expect(second.json.creation.imageAssetId).toBe(assetId);
       expect(fetches).toBe(2);
-      expect(countRows(w, "assets", acct.accountId)).toBe(1);
+      expect(await countRows(w, "assets", acct.accountId)).toBe(1);
     } finally {
-      w.close();
+      await w.close();
       await server.stop();
       ca.dispose();
     }
@@ -279,9 +282,9 @@ describe("generate", () => {
     const res = await world.call("POST", GENERATE, { key: acct.key, body: { seed_id: seedId } });
     expect(res.status).toBe(400);
     expect(res.json.error).toBe("https_required");
-    expect(balance(world, acct.accountId)).toEqual({ balance: 100, reserved: 0 });
-    expect(countRows(world, "creations", acct.accountId)).toBe(0);
-    expect(countRows(world, "assets", acct.accountId)).toBe(0);
+    expect(await balance(world, acct.accountId)).toEqual({ balance: 100, reserved: 0 });
+    expect(await countRows(world, "creations", acct.accountId)).toBe(0);
+    expect(await countRows(world, "assets", acct.accountId)).toBe(0);
   });
 
   test("validation: type, aspect_ratio, media_style, include_visual with image_asset_id → 400, nothing charged", async () => {
@@ -302,15 +305,15 @@ describe("generate", () => {
       expect({ body, detail: detail?.field }).toEqual({ body, detail: field });
       for (const word of named) expect(detail.problem).toContain(word);
     }
-    expect(balance(world, acct.accountId)).toEqual({ balance: 100, reserved: 0 });
-    expect(countRows(world, "creations", acct.accountId)).toBe(0);
+    expect(await balance(world, acct.accountId)).toEqual({ balance: 100, reserved: 0 });
+    expect(await countRows(world, "creations", acct.accountId)).toBe(0);
   });
 
   test("403 without the create group; GET needs read", async () => {
     const acct = await world.createAccount({ credits: 100 });
     const seedId = await createSeed(world, acct);
-    const readOnly = acct.mint(["read"]).key;
-    const createOnly = acct.mint(["create"]).key;
+    const readOnly = (await acct.mint(["read"])).key;
+    const createOnly = (await acct.mint(["create"])).key;
     for (const [path, body] of [
       [GENERATE, { seed_id: seedId }],
       [REGENERATE, { creation_id: RANDOM_ID }],
@@ -324,8 +327,8 @@ describe("generate", () => {
       expect(res.status).toBe(403);
       expect(res.json).toMatchObject({ error: "forbidden", requiredGroup: "read" });
     }
-    expect(balance(world, acct.accountId)).toEqual({ balance: 100, reserved: 0 });
-    expect(countRows(world, "creations", acct.accountId)).toBe(0);
+    expect(await balance(world, acct.accountId)).toEqual({ balance: 100, reserved: 0 });
+    expect(await countRows(world, "creations", acct.accountId)).toBe(0);
   });
 
   test("404 for another account's seed, asset and creation, identical to a random id; nothing charged", async () => {
@@ -357,8 +360,8 @@ describe("generate", () => {
     expect(got.text).toBe(random.text);
     const listed = await world.call("GET", LIST, { key: other.key });
     expect(listed.json).toEqual({ creations: [], nextCursor: null });
-    expect(balance(world, other.accountId)).toEqual({ balance: 100, reserved: 0 });
-    expect(countRows(world, "creations", other.accountId)).toBe(0);
+    expect(await balance(world, other.accountId)).toEqual({ balance: 100, reserved: 0 });
+    expect(await countRows(world, "creations", other.accountId)).toBe(0);
   });
 
   test("402 insufficient_credits with required and available; nothing written", async () => {
@@ -367,8 +370,8 @@ describe("generate", () => {
     const res = await world.call("POST", GENERATE, { key: acct.key, body: { seed_id: seedId, include_visual: true } });
     expect(res.status).toBe(402);
     expect(res.json).toMatchObject({ error: "insufficient_credits", required: 5, available: 3 });
-    expect(countRows(world, "creations", acct.accountId)).toBe(0);
-    expect(balance(world, acct.accountId)).toEqual({ balance: 3, reserved: 0 });
+    expect(await countRows(world, "creations", acct.accountId)).toBe(0);
+    expect(await balance(world, acct.accountId)).toEqual({ balance: 3, reserved: 0 });
   });
 
   test("20 simultaneous generates with credits for 4: exactly 4 × 201, 16 × 402, balance 0", async () => {
@@ -382,10 +385,10 @@ describe("generate", () => {
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(4);
     expect(statuses.filter((s) => s === 402)).toHaveLength(16);
-    expect(balance(world, acct.accountId)).toEqual({ balance: 0, reserved: 0 });
-    expect(countRows(world, "creations", acct.accountId)).toBe(4);
+    expect(await balance(world, acct.accountId)).toEqual({ balance: 0, reserved: 0 });
+    expect(await countRows(world, "creations", acct.accountId)).toBe(4);
     const imagesMade = results.filter((r) => r.status === 201 && r.json.creation.imageAssetId).length;
-    expect(countRows(world, "assets", acct.accountId)).toBe(imagesMade);
+    expect(await countRows(world, "assets", acct.accountId)).toBe(imagesMade);
   });
 
   test("banned words of the brand voice never reach a saved caption", async () => {
@@ -403,13 +406,13 @@ describe("generate", () => {
     generator.forcedCaption = null;
     expect(refused.status).toBe(502);
     expect(refused.json.error).toBe("generation_failed");
-    expect(balance(world, acct.accountId)).toEqual({ balance: 95, reserved: 0 });
+    expect(await balance(world, acct.accountId)).toEqual({ balance: 95, reserved: 0 });
   });
 
   test("a generator failure answers 502 generation_failed (retryable); nothing charged, stored or created", async () => {
     const acct = await world.createAccount({ credits: 100 });
     const seedId = await createSeed(world, acct);
-    const filesBefore = mediaFiles(world);
+    const filesBefore = await mediaFiles(world);
     generator.failImage = true;
     const image = await world.call("POST", GENERATE, { key: acct.key, body: { seed_id: seedId, include_visual: true } });
     generator.failImage = false;
@@ -423,10 +426,10 @@ describe("generate", () => {
     const overlong = await world.call("POST", GENERATE, { key: acct.key, body: { seed_id: seedId } });
     generator.overlongCaption = false;
     expect(overlong.status).toBe(502);
-    expect(balance(world, acct.accountId)).toEqual({ balance: 100, reserved: 0 });
-    expect(countRows(world, "creations", acct.accountId)).toBe(0);
-    expect(countRows(world, "assets", acct.accountId)).toBe(0);
-    expect(mediaFiles(world)).toEqual(filesBefore);
+    expect(await balance(world, acct.accountId)).toEqual({ balance: 100, reserved: 0 });
+    expect(await countRows(world, "creations", acct.accountId)).toBe(0);
+    expect(await countRows(world, "assets", acct.accountId)).toBe(0);
+    expect(await mediaFiles(world)).toEqual(filesBefore);
   });
 });
 
@@ -498,8 +501,8 @@ describe("regenerate", () => {
     expect(req?.changeInstructions).toBe("shorter, no emoji");
     expect(req?.previousCaption).toBe(creation.body.caption);
     expect(req?.variant).toBe(1);
-    expect(balance(world, acct.accountId)).toEqual({ balance: 94, reserved: 0 });
-    expect(countRows(world, "creations", acct.accountId)).toBe(1);
+    expect(await balance(world, acct.accountId)).toEqual({ balance: 94, reserved: 0 });
+    expect(await countRows(world, "creations", acct.accountId)).toBe(1);
   });
 
   test("image: new bytes, caption kept, 4 credits; both: 4 credits; default parts is both", async () => {
@@ -520,9 +523,9 @@ describe("regenerate", () => {
     expect(both.json.creditsCharged).toBe(4);
     expect(both.json.creation.body.caption).not.toBe(creation.body.caption);
     expect(both.json.creation.imageAssetId).not.toBe(img.json.creation.imageAssetId);
-    expect(balance(world, acct.accountId)).toEqual({ balance: 100 - 5 - 4 - 4, reserved: 0 });
+    expect(await balance(world, acct.accountId)).toEqual({ balance: 100 - 5 - 4 - 4, reserved: 0 });
     // The replaced cards stay in the library, no longer in use (deletable); the current one is in use.
-    expect(countRows(world, "assets", acct.accountId)).toBe(3);
+    expect(await countRows(world, "assets", acct.accountId)).toBe(3);
     const del = await world.call("DELETE", `/api/v1/assets/${creation.imageAssetId}`, { key: acct.key });
     expect(del.status).toBe(200);
     const inUse = await world.call("DELETE", `/api/v1/assets/${both.json.creation.imageAssetId}`, { key: acct.key });
@@ -566,9 +569,9 @@ describe("regenerate", () => {
   test("fault injection in both: the image step fails → creation unchanged, nothing charged, no orphan file or asset", async () => {
     const { acct, creation } = await fresh();
     const before = (await world.call("GET", `${LIST}/${creation.id}`, { key: acct.key })).json;
-    const files = mediaFiles(world);
-    const assets = countRows(world, "assets", acct.accountId);
-    const credits = balance(world, acct.accountId);
+    const files = await mediaFiles(world);
+    const assets = await countRows(world, "assets", acct.accountId);
+    const credits = await balance(world, acct.accountId);
     generator.failImage = true;
     const res = await world.call("POST", REGENERATE, { key: acct.key, body: { creation_id: creation.id, parts: "both" } });
     generator.failImage = false;
@@ -577,35 +580,37 @@ describe("regenerate", () => {
     expect(generator.captionRequests.length).toBeGreaterThan(1); // the caption step did run first
     const after = (await world.call("GET", `${LIST}/${creation.id}`, { key: acct.key })).json;
     expect(after).toEqual(before);
-    expect(balance(world, acct.accountId)).toEqual(credits);
-    expect(mediaFiles(world)).toEqual(files);
-    expect(countRows(world, "assets", acct.accountId)).toBe(assets);
-    const row = world.deps.sqlite.query("SELECT variant FROM creations WHERE id = ?").get(creation.id) as { variant: number };
-    expect(row.variant).toBe(0);
+    expect(await balance(world, acct.accountId)).toEqual(credits);
+    expect(await mediaFiles(world)).toEqual(files);
+    expect(await countRows(world, "assets", acct.accountId)).toBe(assets);
+    const [row] = await world.sql<{ variant: number }>("SELECT variant FROM creations WHERE id = ?", creation.id);
+    expect(Number(row?.variant)).toBe(0);
   });
 
   test("a failing save after the image file was written removes the file again (no orphan), releases the hold", async () => {
     const { acct, creation } = await fresh();
     const before = (await world.call("GET", `${LIST}/${creation.id}`, { key: acct.key })).json;
-    const files = mediaFiles(world);
-    const credits = balance(world, acct.accountId);
-    world.deps.sqlite.exec(
-      "CREATE TEMP TRIGGER creations_fail BEFORE UPDATE ON creations BEGIN SELECT RAISE(ABORT, 'injected save failure'); END",
-    );
+    const files = await mediaFiles(world);
+    const credits = await balance(world, acct.accountId);
+    // A real trigger (not TEMP: a TEMP trigger belongs to one connection, and the store writes on its own).
+    await failUpdates(world, "creations");
     try {
       const res = await world.call("POST", REGENERATE, { key: acct.key, body: { creation_id: creation.id, parts: "both" } });
       expect(res.status).toBe(500);
       expect(res.json.error).toBe("internal_error");
     } finally {
-      world.deps.sqlite.exec("DROP TRIGGER creations_fail");
+      await stopFailingUpdates(world, "creations");
     }
     expect((await world.call("GET", `${LIST}/${creation.id}`, { key: acct.key })).json).toEqual(before);
-    expect(balance(world, acct.accountId)).toEqual(credits);
-    expect(mediaFiles(world)).toEqual(files);
-    expect(countRows(world, "assets", acct.accountId)).toBe(1);
-    const holds = world.deps.sqlite
-      .query("SELECT state, count(*) AS n FROM credit_holds WHERE account_id = ? GROUP BY state ORDER BY state")
-      .all(acct.accountId);
+    expect(await balance(world, acct.accountId)).toEqual(credits);
+    expect(await mediaFiles(world)).toEqual(files);
+    expect(await countRows(world, "assets", acct.accountId)).toBe(1);
+    const holds = (
+      await world.sql<{ state: string; n: number | string }>(
+        "SELECT state, count(*) AS n FROM credit_holds WHERE account_id = ? GROUP BY state ORDER BY state",
+        acct.accountId,
+      )
+    ).map((h) => ({ state: h.state, n: Number(h.n) }));
     expect(holds).toEqual([
       { state: "captured", n: 1 },
       { state: "released", n: 1 },
@@ -630,7 +635,7 @@ describe("regenerate", () => {
     expect(poor.json).toMatchObject({ error: "insufficient_credits", required: 4, available: 3 });
     const ok = await world.call("POST", REGENERATE, { key: acct.key, body: { creation_id: creation.id, parts: "caption" } });
     expect(ok.status).toBe(200);
-    expect(balance(world, acct.accountId)).toEqual({ balance: 2, reserved: 0 });
+    expect(await balance(world, acct.accountId)).toEqual({ balance: 2, reserved: 0 });
   });
 
   test("concurrent regenerates of one creation all succeed, one after another", async () => {
@@ -641,9 +646,9 @@ describe("regenerate", () => {
       ),
     );
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
-    const row = world.deps.sqlite.query("SELECT variant FROM creations WHERE id = ?").get(creation.id) as { variant: number };
-    expect(row.variant).toBe(4);
-    expect(balance(world, acct.accountId)).toEqual({ balance: 91, reserved: 0 });
+    const [row] = await world.sql<{ variant: number }>("SELECT variant FROM creations WHERE id = ?", creation.id);
+    expect(Number(row?.variant)).toBe(4);
+    expect(await balance(world, acct.accountId)).toEqual({ balance: 91, reserved: 0 });
   });
 });
 
@@ -658,9 +663,9 @@ describe("idempotency", () => {
     expect(first.status).toBe(201);
     expect(second.status).toBe(201);
     expect(second.json).toEqual(first.json);
-    expect(balance(world, acct.accountId)).toEqual({ balance: 95, reserved: 0 });
-    expect(countRows(world, "creations", acct.accountId)).toBe(1);
-    expect(countRows(world, "assets", acct.accountId)).toBe(1);
+    expect(await balance(world, acct.accountId)).toEqual({ balance: 95, reserved: 0 });
+    expect(await countRows(world, "creations", acct.accountId)).toBe(1);
+    expect(await countRows(world, "assets", acct.accountId)).toBe(1);
     const different = await world.call("POST", GENERATE, { key: acct.key, body: { seed_id: seedId }, headers });
     expect(different.status).toBe(422);
     expect(different.json.error).toBe("idempotency_key_reused");
@@ -707,11 +712,11 @@ describe("openai generator end to end", () => {
       const failed = await w.call("POST", REGENERATE, { key: acct.key, body: { creation_id: c.id, parts: "image" } });
       expect(failed.status).toBe(502);
       expect(failed.json).toMatchObject({ error: "generation_failed", retryable: true });
-      expect(balance(w, acct.accountId)).toEqual({ balance: 94, reserved: 0 });
+      expect(await balance(w, acct.accountId)).toEqual({ balance: 94, reserved: 0 });
       const unchanged = await w.call("GET", `${LIST}/${c.id}`, { key: acct.key });
       expect(unchanged.json.creation.imageAssetId).toBe(c.imageAssetId);
     } finally {
-      w.close();
+      await w.close();
       await server.stop();
     }
   });

@@ -15,6 +15,11 @@ import { type World, createWorld } from "./helpers/world";
 
 let world: World;
 let accountId = "";
+
+/** The `n` of a `SELECT count(*) AS n …` through world.sql (PostgreSQL answers it as a string). */
+async function countOf(world: World, text: string, ...params: unknown[]): Promise<number> {
+  return Number((await world.sql<{ n: unknown }>(text, ...params))[0]?.n);
+}
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
@@ -23,7 +28,7 @@ beforeAll(async () => {
   accountId = (await createAccount(world.deps, { name: "Garden Club", email: "gc@garden.test", password: PASSWORD })).accountId;
 });
 afterAll(async () => {
-  world.close();
+  await world.close();
   await receiver.stop();
 });
 
@@ -44,7 +49,7 @@ describe("seeds", () => {
     expect(r.text).toMatch(/<textarea id="content"[^>]*aria-invalid="true"[^>]*aria-describedby="content-hint content-error"/);
     expect(r.text).not.toMatch(/id="content"[^>]*autofocus/);
     expect(r.text).toContain('value="greens"');
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM seeds").get()).toEqual({ n: 0 });
+    expect(await countOf(world, "SELECT count(*) AS n FROM seeds")).toBe(0);
   });
 
   test("write, search, see the text, edit, and delete a seed", async () => {
@@ -91,7 +96,7 @@ describe("seeds", () => {
     const gen = await b.submit(seedPath, `${seedPath}/generate`, { aspect_ratio: "portrait", media_style: "bold", image: "generate" });
     expect(gen.status).toBe(303);
     expect(gen.location).toMatch(/^\/dashboard\/creations\/[0-9a-f-]{36}\?notice=generated$/);
-    const row = world.deps.sqlite.query("SELECT aspect_ratio AS a, media_style AS m, image_asset_id AS img FROM creations").get() as { a: string; m: string; img: string | null };
+    const row = (await world.sql("SELECT aspect_ratio AS a, media_style AS m, image_asset_id AS img FROM creations"))[0] as { a: string; m: string; img: string | null };
     expect(row.a).toBe("portrait");
     expect(row.m).toBe("bold");
     expect(row.img).not.toBeNull();
@@ -112,7 +117,7 @@ describe("generating with a library image", () => {
     const gen = await b.submit(seedPath, `${seedPath}/generate`, { aspect_ratio: "square", media_style: "minimal", image: "library", image_asset_id: asset.id });
     expect(gen.status).toBe(303);
     const id = /\/dashboard\/creations\/([0-9a-f-]{36})/.exec(gen.location ?? "")?.[1] ?? "";
-    const row = world.deps.sqlite.query("SELECT image_asset_id AS a, alt_text AS alt FROM creations WHERE id = ?").get(id) as { a: string; alt: string };
+    const row = (await world.sql("SELECT image_asset_id AS a, alt_text AS alt FROM creations WHERE id = ?", id))[0] as { a: string; alt: string };
     expect(row.a).toBe(asset.id);
     expect(row.alt).toContain("green");
     expect(row.alt).not.toMatch(/\d+\s*×\s*\d+/);
@@ -151,7 +156,7 @@ describe("the post page", () => {
   test("caption edited by hand (counters per platform), scheduled at 09:00 in the person's zone, deleted only once free", async () => {
     const b = await signedIn();
     await b.request("POST", "/dashboard/account/time-zone", { _csrf: (await b.get("/dashboard")) && b.csrf(), timeZone: "Europe/Berlin" }, { "x-requested-with": "fetch" });
-    const seed = createSeed(world.deps, accountId, { title: "Leeks", content: "Earth up leeks for long white stems." });
+    const seed = await createSeed(world.deps, accountId, { title: "Leeks", content: "Earth up leeks for long white stems." });
     const { creation } = await generateCreation(world.deps, accountId, { type: "social_post", seed_id: seed.id });
     const hook = await addConnection(world.deps, { accountId, platform: "webhook", url: `${receiver.url}/garden`, secret: "whsec-0123456789abcdef" });
     const path = `/dashboard/creations/${creation.id}`;
@@ -167,7 +172,7 @@ describe("the post page", () => {
     expect(long.text).toContain("x".repeat(301));
     const saved = await b.submit(path, path, { caption: "Earth up your leeks now for long white stems. 🌱" });
     expect(saved.location).toBe(`${path}?notice=creation-saved`);
-    expect(world.deps.sqlite.query("SELECT caption FROM creations WHERE id = ?").get(creation.id)).toEqual({ caption: "Earth up your leeks now for long white stems. 🌱" });
+    expect((await world.sql("SELECT caption FROM creations WHERE id = ?", creation.id))[0]).toEqual({ caption: "Earth up your leeks now for long white stems. 🌱" });
 
     const none = await b.submit(path, `${path}/schedule`, { date: "2026-11-25", time: "09:00" });
     expect(none.status).toBe(400);
@@ -177,11 +182,11 @@ describe("the post page", () => {
     const tomorrow = new Date(world.clock.now() + 24 * 3600 * 1000).toISOString().slice(0, 10);
     const done = await b.submit(path, `${path}/schedule`, { date: tomorrow, time: "09:00", targets: [hook.accountId] });
     expect(done.status).toBe(303);
-    const row = world.deps.sqlite.query("SELECT scheduled_time AS t FROM scheduled_posts").get() as { t: number };
+    const row = (await world.sql("SELECT scheduled_time AS t FROM scheduled_posts"))[0] as { t: number };
     // Berlin is UTC+1 in winter (the world's clock is in November).
-    expect(new Date(row.t).toISOString()).toBe(`${tomorrow}T08:00:00.000Z`);
+    expect(new Date(Number(row.t)).toISOString()).toBe(`${tomorrow}T08:00:00.000Z`);
 
-    const postId = (world.deps.sqlite.query("SELECT id FROM scheduled_posts").get() as { id: string }).id;
+    const postId = ((await world.sql("SELECT id FROM scheduled_posts"))[0] as { id: string }).id;
     expect(done.location).toBe(`/dashboard/calendar?view=month&date=${tomorrow}&notice=scheduled#post-${postId}`);
     const month = await b.get(`/dashboard/calendar?view=month&date=${tomorrow}`);
     expect(month.text).toContain(`<time datetime="${tomorrow}T08:00:00.000Z">09:00</time>`);
@@ -196,7 +201,7 @@ describe("the post page", () => {
     const dayAfter = new Date(world.clock.now() + 2 * 24 * 3600 * 1000).toISOString().slice(0, 10);
     const moved = await b.submit(postPath, `${postPath}/reschedule`, { date: dayAfter, time: "10:30" });
     expect(moved.status).toBe(303);
-    expect((world.deps.sqlite.query("SELECT scheduled_time AS t FROM scheduled_posts").get() as { t: number }).t).toBe(Date.parse(`${dayAfter}T09:30:00Z`));
+    expect(Number(((await world.sql("SELECT scheduled_time AS t FROM scheduled_posts"))[0] as { t: number }).t)).toBe(Date.parse(`${dayAfter}T09:30:00Z`));
 
     const busy = await b.submit(`${path}/delete`, `${path}/delete`, {});
     expect(busy.status).toBe(409);
@@ -274,7 +279,7 @@ describe("library: from a web address and by upload link", () => {
 describe("credits", () => {
   test("one line per action, in words, linking to the post it paid for", async () => {
     const b = await signedIn();
-    const seed = createSeed(world.deps, accountId, { title: "Chard", content: "Rainbow chard keeps going all winter." });
+    const seed = await createSeed(world.deps, accountId, { title: "Chard", content: "Rainbow chard keeps going all winter." });
     const { creation } = await generateCreation(world.deps, accountId, { type: "social_post", seed_id: seed.id });
     const path = `/dashboard/creations/${creation.id}`;
     const regen = await b.submit(path, `${path}/regenerate`, { parts: "caption", change_instructions: "shorter" });
@@ -288,9 +293,9 @@ describe("credits", () => {
     expect(about[1]).toContain("Generated <a");
     expect(about[1]).toContain("−5 credits");
     // Reserve and capture are one line, not two.
-    const holds = world.deps.sqlite.query("SELECT count(*) AS n FROM credit_holds WHERE account_id = ?").get(accountId) as { n: number };
-    const grants = world.deps.sqlite.query("SELECT count(*) AS n FROM credit_ledger WHERE account_id = ? AND hold_id IS NULL").get(accountId) as { n: number };
-    expect(lines.length).toBe(holds.n + grants.n);
+    const holds = await countOf(world, "SELECT count(*) AS n FROM credit_holds WHERE account_id = ?", accountId);
+    const grants = await countOf(world, "SELECT count(*) AS n FROM credit_ledger WHERE account_id = ? AND hold_id IS NULL", accountId);
+    expect(lines.length).toBe(holds + grants);
     expect(lines.some((l) => l.includes("Credits granted"))).toBe(true);
   });
 });
@@ -321,14 +326,14 @@ describe("your password", () => {
 describe("keys form", () => {
   test("no group chosen: 'Choose at least one group' beside the groups, typed name kept, nothing minted", async () => {
     const b = await signedIn();
-    const before = world.deps.sqlite.query("SELECT count(*) AS n FROM api_keys").get() as { n: number };
+    const before = await countOf(world, "SELECT count(*) AS n FROM api_keys");
     const res = await b.submit("/dashboard/keys", "/dashboard/keys", { name: "Potting bench", expires: "30" });
     expect(res.status).toBe(400);
     expect(res.text).toContain('<fieldset id="groups-group" aria-invalid="true" aria-describedby="groups-error"><legend>Groups</legend><p class="field-error" id="groups-error">Choose at least one group.</p>');
     expect(res.text).toContain('value="Potting bench"');
     // The focus goes to the first checkbox of the group in error.
     expect(res.text).toContain('<input autofocus type="checkbox" name="groups" value="read">');
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM api_keys").get()).toEqual(before);
+    expect(await countOf(world, "SELECT count(*) AS n FROM api_keys")).toBe(before);
     const blank = await b.submit("/dashboard/keys", "/dashboard/keys", { name: " ", groups: "read", expires: "30" });
     expect(blank.text).toContain('id="name-error">Give the key a name of 1 to');
   });
@@ -372,14 +377,14 @@ describe("a failed post", () => {
     const rejecting = await startWebhookReceiver({ secret: "whsec-0123456789abcdef" });
     try {
       const hook = await addConnection(world.deps, { accountId, platform: "webhook", url: `${rejecting.url}/reject`, secret: "whsec-0123456789abcdef" });
-      const seed = createSeed(world.deps, accountId, { title: "Onions", content: "Overwintering onions go in now." });
+      const seed = await createSeed(world.deps, accountId, { title: "Onions", content: "Overwintering onions go in now." });
       const { creation } = await generateCreation(world.deps, accountId, { type: "social_post", seed_id: seed.id });
       const at = world.clock.now() + 10 * 60 * 1000;
       const { post } = await schedulePost(world.deps, accountId, { creationId: creation.id, scheduledTime: new Date(at).toISOString(), targets: [hook.accountId] });
       rejecting.setMode("reject400");
       world.clock.advance(11 * 60 * 1000);
       await runDueOnce(world.deps);
-      const failed = world.deps.sqlite.query("SELECT status FROM scheduled_posts WHERE id = ?").get(post.id) as { status: string };
+      const failed = (await world.sql("SELECT status FROM scheduled_posts WHERE id = ?", post.id))[0] as { status: string };
       expect(failed.status).toBe("failed");
       const day = new Date(at).toISOString().slice(0, 10);
       const month = await b.get(`/dashboard/calendar?view=month&date=${day}`);
@@ -397,9 +402,7 @@ describe("a failed post", () => {
       const part = (t: string) => berlin.find((p) => p.type === t)?.value ?? "";
       const retried = await b.submit(postPath, `${postPath}/retry`, { date: `${part("year")}-${part("month")}-${part("day")}`, time: `${part("hour")}:${part("minute")}` });
       expect(retried.status).toBe(303);
-      const again = world.deps.sqlite
-        .query("SELECT p.id, p.status, t.connection_id AS c FROM scheduled_posts p JOIN scheduled_post_targets t ON t.post_id = p.id WHERE p.creation_id = ? AND p.id <> ?")
-        .get(creation.id, post.id) as { id: string; status: string; c: string };
+      const again = (await world.sql("SELECT p.id, p.status, t.connection_id AS c FROM scheduled_posts p JOIN scheduled_post_targets t ON t.post_id = p.id WHERE p.creation_id = ? AND p.id <> ?", creation.id, post.id))[0] as { id: string; status: string; c: string };
       expect(again.status).toBe("scheduled");
       expect(again.c).toBe(hook.accountId);
       expect(retried.location).toBe(`/dashboard/calendar/posts/${again.id}?notice=retry-scheduled`);
@@ -436,19 +439,19 @@ describe("the new pages keep the dashboard's rules", () => {
       expect([path, res.status, (res.location ?? "").startsWith("/login")]).toEqual([path, 303, true]);
     }
     const b = await signedIn();
-    const seeds = world.deps.sqlite.query("SELECT count(*) AS n FROM seeds").get();
-    const links = world.deps.sqlite.query("SELECT count(*) AS n FROM upload_links").get();
+    const seeds = await countOf(world, "SELECT count(*) AS n FROM seeds");
+    const links = await countOf(world, "SELECT count(*) AS n FROM upload_links");
     for (const path of ACTIONS) {
       const res = await b.request("POST", path, { _csrf: "x".repeat(43), title: "Sneaky", content: "x", timeZone: "Asia/Tokyo" });
       expect([path, res.status]).toEqual([path, 403]);
     }
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM seeds").get()).toEqual(seeds);
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM upload_links").get()).toEqual(links);
+    expect(await countOf(world, "SELECT count(*) AS n FROM seeds")).toBe(seeds);
+    expect(await countOf(world, "SELECT count(*) AS n FROM upload_links")).toBe(links);
   });
 
   test("another account's ids answer the same 404 as random ones", async () => {
     const other = await createAccount(world.deps, { name: "Other Club", email: "other@garden.test", password: PASSWORD });
-    const seed = createSeed(world.deps, other.accountId, { title: "Secret plot", content: "Private." });
+    const seed = await createSeed(world.deps, other.accountId, { title: "Secret plot", content: "Private." });
     const { creation } = await generateCreation(world.deps, other.accountId, { type: "social_post", seed_id: seed.id });
     const b = await signedIn();
     for (const path of [`/dashboard/seeds/${seed.id}`, `/dashboard/creations/${creation.id}`, `/dashboard/seeds/${ID}`]) {
@@ -460,14 +463,14 @@ describe("the new pages keep the dashboard's rules", () => {
     expect(edit.status).toBe(404);
     const gen = await b.request("POST", `/dashboard/seeds/${seed.id}/generate`, { _csrf: b.csrf(), aspect_ratio: "square", media_style: "minimal", image: "none" });
     expect(gen.status).toBe(404);
-    expect(world.deps.sqlite.query("SELECT caption FROM creations WHERE id = ?").get(creation.id)).not.toEqual({ caption: "mine now" });
+    expect((await world.sql("SELECT caption FROM creations WHERE id = ?", creation.id))[0]).not.toEqual({ caption: "mine now" });
   });
 });
 
 describe("a viewer", () => {
   test("sees seeds, posts and the calendar but gets no forms to change them, and a forged post is refused", async () => {
     await addMember(world.deps, { accountId, email: "viewer@garden.test", password: PASSWORD, role: "viewer" });
-    const seed = createSeed(world.deps, accountId, { title: "Viewer sees this", content: "Read only." });
+    const seed = await createSeed(world.deps, accountId, { title: "Viewer sees this", content: "Read only." });
     const { creation } = await generateCreation(world.deps, accountId, { type: "social_post", seed_id: seed.id });
     const v = new DashboardClient(world);
     await v.login("viewer@garden.test");
@@ -482,7 +485,7 @@ describe("a viewer", () => {
     expect(forged.status).toBe(403);
     const gen = await v.request("POST", `/dashboard/seeds/${seed.id}/generate`, { _csrf: v.csrf(), aspect_ratio: "square", media_style: "minimal", image: "none" });
     expect(gen.status).toBe(403);
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM creations WHERE seed_id = ?").get(seed.id)).toEqual({ n: 1 });
+    expect(await countOf(world, "SELECT count(*) AS n FROM creations WHERE seed_id = ?", seed.id)).toBe(1);
   });
 });
 

@@ -18,6 +18,11 @@ import { SESSION_IDLE_MS, tidySessions } from "../src/web/session";
 import { DashboardClient, PASSWORD } from "./helpers/dashboard-client";
 import { BASE, type World, createWorld } from "./helpers/world";
 
+/** The `n` of a `SELECT count(*) AS n …` through world.sql (PostgreSQL answers it as a string). */
+async function countOf(world: World, text: string, ...params: unknown[]): Promise<number> {
+  return Number((await world.sql<{ n: unknown }>(text, ...params))[0]?.n);
+}
+
 /** The in-process dashboard client, under the name this file always used. */
 const Browser = DashboardClient;
 type Browser = DashboardClient;
@@ -64,7 +69,7 @@ describe("first-run setup", () => {
     // Without the form token nothing is created.
     const stale = await b.request("POST", "/setup", { name: "Acme", email: "admin@acme.test", password: PASSWORD, confirm: PASSWORD, _csrf: "x".repeat(43) });
     expect(stale.status).toBe(403);
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 0 });
+    expect(await countOf(world, "SELECT count(*) AS n FROM users")).toBe(0);
 
     // The person's name is asked for separately from the account's.
     const done = await b.request("POST", "/setup", { _csrf: b.csrf(), name: "Acme", ownerName: "Ada Admin", email: "admin@acme.test", password: PASSWORD, confirm: PASSWORD });
@@ -75,12 +80,12 @@ describe("first-run setup", () => {
     expect(cookie).toContain("HttpOnly");
     expect(cookie).toContain("SameSite=Lax");
     expect(cookie).not.toContain("Secure"); // BASE_URL is http here
-    const admin = world.deps.sqlite.query("SELECT is_instance_admin AS a, name FROM users WHERE email = ?").get("admin@acme.test");
-    expect(admin).toEqual({ a: 1, name: "Ada Admin" });
-    expect(world.deps.sqlite.query("SELECT name FROM accounts").all()).toEqual([{ name: "Acme" }]);
+    const admin = (await world.sql("SELECT is_instance_admin AS a, name FROM users WHERE email = ?", "admin@acme.test"))[0];
+    expect({ a: Boolean(admin?.a), name: admin?.name }).toEqual({ a: true, name: "Ada Admin" });
+    expect(await world.sql("SELECT name FROM accounts")).toEqual([{ name: "Acme" }]);
     // The stored session is a hash, never the cookie's token.
     const token = cookie?.split(";")[0]?.split("=")[1] ?? "";
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM sessions WHERE token_hash = ?").get(token)).toEqual({ n: 0 });
+    expect(await countOf(world, "SELECT count(*) AS n FROM sessions WHERE token_hash = ?", token)).toBe(0);
 
     const overview = await b.get("/dashboard");
     expect(overview.status).toBe(200);
@@ -92,7 +97,7 @@ describe("first-run setup", () => {
     expect((await other.get("/setup")).location).toBe("/login");
     const again = await other.request("POST", "/setup", { name: "Evil", email: "evil@x.test", password: PASSWORD, confirm: PASSWORD });
     expect(again.location).toBe("/login");
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 1 });
+    expect(await countOf(world, "SELECT count(*) AS n FROM users")).toBe(1);
   });
 });
 
@@ -107,10 +112,10 @@ describe("first-run setup race", () => {
       const form = (b: Browser, email: string) => ({ _csrf: b.csrf(), name: "Race", email, password: PASSWORD, confirm: PASSWORD });
       const [r1, r2] = await Promise.all([one.request("POST", "/setup", form(one, "one@race.test")), two.request("POST", "/setup", form(two, "two@race.test"))]);
       expect([r1.location, r2.location].sort()).toEqual(["/dashboard", "/login"]);
-      expect(world.deps.sqlite.query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 1 });
-      expect(world.deps.sqlite.query("SELECT count(*) AS n FROM accounts").get()).toEqual({ n: 1 });
+      expect(await countOf(world, "SELECT count(*) AS n FROM users")).toBe(1);
+      expect(await countOf(world, "SELECT count(*) AS n FROM accounts")).toBe(1);
     } finally {
-      world.close();
+      await world.close();
     }
   });
 });
@@ -129,7 +134,7 @@ describe("https cookies", () => {
       expect(cookie).toContain("Path=/");
       expect((await b.get("/dashboard")).status).toBe(200);
     } finally {
-      world.close();
+      await world.close();
     }
   });
 });
@@ -199,11 +204,11 @@ describe("sessions, CSRF, rate limit", () => {
     // The housekeeping job deletes sessions past their expiry, and only those.
     const live = new Browser(world);
     await live.login("b@beta.test");
-    const before = world.deps.sqlite.query("SELECT count(*) AS n FROM sessions").get() as { n: number };
+    const before = await countOf(world, "SELECT count(*) AS n FROM sessions");
     world.clock.advance(1000);
-    const removed = tidySessions(world.deps);
-    const after = world.deps.sqlite.query("SELECT count(*) AS n FROM sessions").get() as { n: number };
-    expect(after.n).toBe(before.n - removed);
+    const removed = await tidySessions(world.deps);
+    const after = await countOf(world, "SELECT count(*) AS n FROM sessions");
+    expect(after).toBe(before - removed);
     expect((await live.get("/dashboard")).status).toBe(200);
   });
 
@@ -214,14 +219,14 @@ describe("sessions, CSRF, rate limit", () => {
     await other.login("b@beta.test");
     await other.get("/dashboard/keys");
     const otherToken = other.csrf();
-    const before = listKeys(world.deps, accountA.accountId).length;
+    const before = (await listKeys(world.deps, accountA.accountId)).length;
     const cases: Record<string, string>[] = [{}, { _csrf: "" }, { _csrf: "not-the-token" }, { _csrf: otherToken }];
     for (const extra of cases) {
       const res = await b.request("POST", "/dashboard/keys", { name: "sneaky", groups: "read", expires: "30", ...extra });
       expect(res.status).toBe(403);
       expect(res.text).toContain("nothing was changed");
     }
-    expect(listKeys(world.deps, accountA.accountId).length).toBe(before);
+    expect((await listKeys(world.deps, accountA.accountId)).length).toBe(before);
     // Logout without the token does not sign out.
     await b.request("POST", "/logout", {});
     expect((await b.get("/dashboard")).status).toBe(200);
@@ -283,16 +288,16 @@ describe("sessions, CSRF, rate limit", () => {
       expect(health.status).toBe(200);
       expect(health.json.scopes).toEqual(["read", "schedule"]);
       // Reloading the page the redirect led to neither shows the secret again nor mints another key.
-      const keysBefore = listKeys(world.deps, accountA.accountId).length;
+      const keysBefore = (await listKeys(world.deps, accountA.accountId)).length;
       const reload = await b.get(posted.location ?? "");
       expect(reload.text).not.toContain(secret);
       expect(reload.text).toContain("is not shown again");
-      expect(listKeys(world.deps, accountA.accountId).length).toBe(keysBefore);
+      expect((await listKeys(world.deps, accountA.accountId)).length).toBe(keysBefore);
       for (const path of ["/dashboard/keys", "/dashboard", "/dashboard/credits"]) {
         expect((await b.get(path)).text).not.toContain(secret);
       }
       // Not in the database either.
-      const dump = JSON.stringify(world.deps.sqlite.query("SELECT * FROM api_keys").all());
+      const dump = JSON.stringify(await world.sql("SELECT * FROM api_keys"));
       expect(dump).not.toContain(secret);
     });
 
@@ -302,7 +307,7 @@ describe("sessions, CSRF, rate limit", () => {
       const mintedAt = await b.submit("/dashboard/keys", "/dashboard/keys", { name: "rotating", groups: "read", expires: "90" });
       const minted = await b.get(mintedAt.location ?? "");
       const oldSecret = /value="(svc_[0-9A-Za-z]+)"/.exec(minted.text)?.[1] ?? "";
-      const key = listKeys(world.deps, accountA.accountId).find((k) => k.name === "rotating");
+      const key = (await listKeys(world.deps, accountA.accountId)).find((k) => k.name === "rotating");
       const ask = await b.get(`/dashboard/keys/${key?.id}/rotate`);
       expect(ask.text).toContain("Rotate the key <strong>rotating</strong>");
       const rotatedAt = await b.request("POST", `/dashboard/keys/${key?.id}/rotate`, { _csrf: b.csrf() });
@@ -330,14 +335,14 @@ describe("sessions, CSRF, rate limit", () => {
       const page = await b.get("/dashboard/keys");
       expect(page.text).toContain('value="read"');
       for (const scope of ["create", "schedule", "voice"]) expect(page.text).not.toContain(`name="groups" value="${scope}"`);
-      const before = listKeys(world.deps, accountA.accountId).length;
+      const before = (await listKeys(world.deps, accountA.accountId)).length;
       for (const groups of [["read", "create"], ["schedule"], ["voice"]]) {
         const res = await b.request("POST", "/dashboard/keys", { _csrf: b.csrf(), name: "too much", groups, expires: "30" });
         expect(res.status).toBe(403);
         expect(res.text).toContain("cannot grant");
         expect(res.text).not.toMatch(/value="svc_/);
       }
-      expect(listKeys(world.deps, accountA.accountId).length).toBe(before);
+      expect((await listKeys(world.deps, accountA.accountId)).length).toBe(before);
       const ok = await b.request("POST", "/dashboard/keys", { _csrf: b.csrf(), name: "read only", groups: "read", expires: "never" });
       expect(ok.status).toBe(303);
       // Viewers do not manage members and are not instance admins.
@@ -348,7 +353,7 @@ describe("sessions, CSRF, rate limit", () => {
 
   describe("cross-account isolation", () => {
     test("a session of one account never shows or touches another account's data", async () => {
-      const aKey = mintKey(world.deps, { accountId: accountA.accountId, userId: accountA.userId, name: "alpha-secret-name", groups: ["read"], expiresDays: 30 });
+      const aKey = await mintKey(world.deps, { accountId: accountA.accountId, userId: accountA.userId, name: "alpha-secret-name", groups: ["read"], expiresDays: 30 });
       const b = new Browser(world);
       await b.login("b@beta.test");
       for (const path of ["/dashboard", "/dashboard/keys", "/dashboard/members", "/dashboard/credits"]) {
@@ -368,18 +373,18 @@ describe("sessions, CSRF, rate limit", () => {
         expect((await b.request("POST", `/dashboard/keys/${id}/rotate`, { _csrf: token })).status).toBe(404);
         expect((await b.get(`/dashboard/keys/${id}/revoke`)).status).toBe(404);
       }
-      expect(listKeys(world.deps, accountA.accountId).find((k) => k.id === aKey.id)?.state).toBe("active");
+      expect((await listKeys(world.deps, accountA.accountId)).find((k) => k.id === aKey.id)?.state).toBe("active");
       // Members of A cannot be changed or removed from B.
       expect((await b.request("POST", `/dashboard/members/${accountA.userId}/remove`, { _csrf: token })).status).toBe(404);
       expect((await b.request("POST", `/dashboard/members/${accountA.userId}/role`, { _csrf: token, role: "viewer" })).status).toBe(404);
-      expect(world.deps.sqlite.query("SELECT role FROM members WHERE user_id = ?").get(accountA.userId)).toEqual({ role: "owner" });
+      expect((await world.sql("SELECT role FROM members WHERE user_id = ?", accountA.userId))[0]).toEqual({ role: "owner" });
       // Switching to an account one is not a member of does nothing.
       await b.request("POST", "/dashboard/switch-account", { _csrf: token, accountId: accountA.accountId });
       expect((await b.get("/dashboard/keys")).text).not.toContain("alpha-secret-name");
       // Non-admins cannot grant credits or disable accounts.
       expect((await b.request("POST", "/dashboard/credits/grant", { _csrf: token, amount: "500" })).status).toBe(403);
       expect((await b.request("POST", `/dashboard/instance/accounts/${accountA.accountId}/disable`, { _csrf: token })).status).toBe(403);
-      expect(world.deps.sqlite.query("SELECT credits_balance AS c, disabled_at AS d FROM accounts WHERE id = ?").get(accountB.accountId)).toEqual({ c: 100, d: null });
+      expect((await world.sql("SELECT credits_balance AS c, disabled_at AS d FROM accounts WHERE id = ?", accountB.accountId))[0]).toEqual({ c: 100, d: null });
     });
   });
 
@@ -389,15 +394,15 @@ describe("sessions, CSRF, rate limit", () => {
       await b.login("b@beta.test");
       const add = await b.submit("/dashboard/members", "/dashboard/members", { name: "Ed", email: "ed@beta.test", password: PASSWORD, role: "editor" });
       expect(add.location).toBe("/dashboard/members?notice=member-added");
-      const ed = world.deps.sqlite.query("SELECT id FROM users WHERE email = ?").get("ed@beta.test") as { id: string };
+      const ed = (await world.sql("SELECT id FROM users WHERE email = ?", "ed@beta.test"))[0] as { id: string };
       expect((await b.submit("/dashboard/members", `/dashboard/members/${ed.id}/role`, { role: "viewer" })).status).toBe(303);
-      expect(world.deps.sqlite.query("SELECT role FROM members WHERE user_id = ?").get(ed.id)).toEqual({ role: "viewer" });
+      expect((await world.sql("SELECT role FROM members WHERE user_id = ?", ed.id))[0]).toEqual({ role: "viewer" });
       const last = await b.submit("/dashboard/members", `/dashboard/members/${accountB.userId}/role`, { role: "editor" });
       expect(last.status).toBe(400);
       expect(last.text).toContain("at least one owner");
       expect((await b.get(`/dashboard/members/${ed.id}/remove`)).text).toContain("ed@beta.test");
       expect((await b.request("POST", `/dashboard/members/${ed.id}/remove`, { _csrf: b.csrf() })).status).toBe(303);
-      expect(world.deps.sqlite.query("SELECT count(*) AS n FROM members WHERE user_id = ?").get(ed.id)).toEqual({ n: 0 });
+      expect(await countOf(world, "SELECT count(*) AS n FROM members WHERE user_id = ?", ed.id)).toBe(0);
     });
 
     test("the instance admin creates, credits and disables accounts", async () => {
@@ -407,18 +412,18 @@ describe("sessions, CSRF, rate limit", () => {
       expect((await b.get("/dashboard/instance")).status).toBe(200);
       const created = await b.submit("/dashboard/instance", "/dashboard/instance/accounts", { name: "Gamma", email: "g@gamma.test", password: PASSWORD, credits: "7" });
       expect(created.location).toBe("/dashboard/instance?notice=account-created");
-      const gamma = world.deps.sqlite.query("SELECT id, credits_balance AS c FROM accounts WHERE name = 'Gamma'").get() as { id: string; c: number };
+      const gamma = (await world.sql("SELECT id, credits_balance AS c FROM accounts WHERE name = 'Gamma'"))[0] as { id: string; c: number };
       expect(gamma.c).toBe(7);
       expect((await b.submit("/dashboard/instance", `/dashboard/instance/accounts/${gamma.id}/grant`, { amount: "5" })).status).toBe(303);
       expect((await b.submit("/dashboard/instance", `/dashboard/instance/accounts/${gamma.id}/grant`, { amount: "-5" })).status).toBe(400);
-      expect(world.deps.sqlite.query("SELECT credits_balance AS c FROM accounts WHERE id = ?").get(gamma.id)).toEqual({ c: 12 });
+      expect((await world.sql("SELECT credits_balance AS c FROM accounts WHERE id = ?", gamma.id))[0]).toEqual({ c: 12 });
       expect((await b.submit("/dashboard/instance", `/dashboard/instance/accounts/${gamma.id}/disable`, {})).status).toBe(303);
       const g = new Browser(world);
       await g.login("g@gamma.test");
       expect((await g.get("/dashboard/keys")).text).toContain("not a member of any account");
-      const before = (world.deps.sqlite.query("SELECT credits_balance AS c FROM accounts WHERE id = ?").get(accountA.accountId) as { c: number }).c;
+      const before = ((await world.sql("SELECT credits_balance AS c FROM accounts WHERE id = ?", accountA.accountId))[0] as { c: number }).c;
       expect((await b.submit("/dashboard/credits", "/dashboard/credits/grant", { amount: "3", note: "launch bonus" })).location).toBe("/dashboard/credits?notice=granted");
-      expect(world.deps.sqlite.query("SELECT credits_balance AS c FROM accounts WHERE id = ?").get(accountA.accountId)).toEqual({ c: before + 3 });
+      expect((await world.sql("SELECT credits_balance AS c FROM accounts WHERE id = ?", accountA.accountId))[0]).toEqual({ c: before + 3 });
       const credits = await b.get("/dashboard/credits");
       expect(credits.text).toContain("Credits granted (launch bonus)");
       expect(credits.text).toContain("launch bonus");
@@ -437,14 +442,14 @@ describe("content pages: isolation between accounts", () => {
     await createAccount(world.deps, { name: "Beta Media", email: "b@media.test", password: PASSWORD });
     const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: "#123456" } }).png().toBuffer();
     ids.asset = (await ingestImageBytes(world.deps, a.accountId, { bytes: new Uint8Array(png), fileName: "alpha-secret.png", source: "upload" })).id;
-    ids.seed = createSeed(world.deps, a.accountId, { title: "Alpha launch plans", content: "Private roadmap text.", category: "internal" }).id;
+    ids.seed = (await createSeed(world.deps, a.accountId, { title: "Alpha launch plans", content: "Private roadmap text.", category: "internal" })).id;
     ids.creation = (await generateCreation(world.deps, a.accountId, { type: "social_post", seed_id: ids.seed, image_asset_id: ids.asset })).creation.id;
     ids.connection = (await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/alpha-hook`, secret: "whsec-0123456789abcdef" })).accountId;
     const when = new Date(world.clock.now() + 60 * 60 * 1000).toISOString();
     ids.post = (await schedulePost(world.deps, a.accountId, { creationId: ids.creation, scheduledTime: when, targets: [ids.connection] })).post.id;
   });
   afterAll(async () => {
-    world.close();
+    await world.close();
     await receiver.stop();
   });
 
@@ -490,9 +495,9 @@ describe("content pages: isolation between accounts", () => {
       expect((await b.request("POST", `/dashboard/connections/${id}/remove`, { _csrf: token })).status).toBe(404);
     }
     // Nothing of A's changed.
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM assets WHERE id = ?").get(ids.asset)).toEqual({ n: 1 });
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM scheduled_posts WHERE id = ?").get(ids.post)).toEqual({ n: 1 });
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM connections WHERE id = ?").get(ids.connection)).toEqual({ n: 1 });
+    expect(await countOf(world, "SELECT count(*) AS n FROM assets WHERE id = ?", ids.asset)).toBe(1);
+    expect(await countOf(world, "SELECT count(*) AS n FROM scheduled_posts WHERE id = ?", ids.post)).toBe(1);
+    expect(await countOf(world, "SELECT count(*) AS n FROM connections WHERE id = ?", ids.connection)).toBe(1);
   });
 
   test("content actions need the CSRF token too", async () => {
@@ -501,7 +506,7 @@ describe("content pages: isolation between accounts", () => {
     for (const path of [`/dashboard/library/${ids.asset}/delete`, `/dashboard/calendar/${ids.post}/cancel`, `/dashboard/connections/${ids.connection}/remove`, "/dashboard/voice"]) {
       expect([path, (await b.request("POST", path, { _csrf: "wrong" })).status]).toEqual([path, 403]);
     }
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM scheduled_posts WHERE id = ?").get(ids.post)).toEqual({ n: 1 });
+    expect(await countOf(world, "SELECT count(*) AS n FROM scheduled_posts WHERE id = ?", ids.post)).toBe(1);
   });
 
   test("an image in use by a scheduled post is not deleted; the page says why", async () => {
@@ -519,7 +524,7 @@ describe("content pages: isolation between accounts", () => {
     const res = await b.request("POST", `/dashboard/calendar/${ids.post}/cancel`, { _csrf: b.csrf() });
     expect(res.status).toBe(303);
     expect(res.location).toContain("notice=cancelled");
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM scheduled_posts WHERE id = ?").get(ids.post)).toEqual({ n: 0 });
+    expect(await countOf(world, "SELECT count(*) AS n FROM scheduled_posts WHERE id = ?", ids.post)).toBe(0);
   });
 
   test("brand voice is validated like the API and saved through the voice service", async () => {
@@ -555,12 +560,12 @@ describe("connections, library and failed posts through the dashboard", () => {
     await addMember(world.deps, { accountId: owner.accountId, email: "v@gamma.test", password: PASSWORD, role: "viewer" });
   });
   afterAll(async () => {
-    world.close();
+    await world.close();
     await receiver.stop();
     await mastodon.stop();
   });
 
-  const connectionIds = () => (world.deps.sqlite.query("SELECT id FROM connections ORDER BY created_at").all() as { id: string }[]).map((r) => r.id);
+  const connectionIds = async () => (await world.sql<{ id: string }>("SELECT id FROM connections ORDER BY created_at")).map((r) => r.id);
 
   test("a webhook with the wrong secret is stored not ready with what to fix; reconnecting keeps its id and fixes it", async () => {
     const b = new Browser(world);
@@ -573,16 +578,16 @@ describe("connections, library and failed posts through the dashboard", () => {
     expect(page.text).not.toContain("The connection was added.");
     expect(page.text).toContain("needs attention");
     expect(page.text).toContain("same signing secret");
-    const [oldId] = connectionIds();
+    const [oldId] = await connectionIds();
     // A wrong secret again: still one connection, same id, not ready, saying why.
     const refused = await b.submit(`/dashboard/connections/${oldId}/reconnect`, `/dashboard/connections/${oldId}/reconnect`, { url: `${receiver.url}/hook`, secret: "whsec-wrong-secret-0003" });
     expect(refused.status).toBe(400);
     expect(refused.text).toContain("do not work yet");
-    expect(connectionIds()).toEqual([oldId ?? ""]);
+    expect(await connectionIds()).toEqual([oldId ?? ""]);
     const fixed = await b.submit(`/dashboard/connections/${oldId}/reconnect`, `/dashboard/connections/${oldId}/reconnect`, { url: `${receiver.url}/hook`, secret: SECRET });
     expect(fixed.location).toBe("/dashboard/connections?notice=connected");
     // The id survives the reconnect, so posts already scheduled to this target keep it.
-    const ids = connectionIds();
+    const ids = await connectionIds();
     expect(ids).toEqual([oldId ?? ""]);
     const after = await b.get("/dashboard/connections");
     expect(after.text).toContain("Ready to post.");
@@ -593,7 +598,7 @@ describe("connections, library and failed posts through the dashboard", () => {
     // Remove, with its confirmation step.
     expect((await b.get(`/dashboard/connections/${ids[0]}/remove`)).text).toContain("Remove connection");
     expect((await b.request("POST", `/dashboard/connections/${ids[0]}/remove`, { _csrf: b.csrf() })).location).toContain("notice=connection-removed");
-    expect(connectionIds()).toEqual([]);
+    expect(await connectionIds()).toEqual([]);
   });
 
   test("Mastodon: a bad token is shown as needing attention; a good one is ready; a refused post shows failed with its error", async () => {
@@ -601,11 +606,11 @@ describe("connections, library and failed posts through the dashboard", () => {
     await b.login("o@gamma.test");
     await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "mastodon", instance: mastodon.url, token: "not-the-token" });
     expect((await b.get("/dashboard/connections")).text).toContain("needs attention");
-    for (const id of connectionIds()) await b.submit("/dashboard/connections", `/dashboard/connections/${id}/remove`, {});
+    for (const id of await connectionIds()) await b.submit("/dashboard/connections", `/dashboard/connections/${id}/remove`, {});
     await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "mastodon", instance: mastodon.url, token: DEFAULT_TOKEN });
     expect((await b.get("/dashboard/connections")).text).toContain("Ready to post.");
 
-    const seed = createSeed(world.deps, owner.accountId, { title: "Refused", content: "This one the instance refuses.", category: "test" });
+    const seed = await createSeed(world.deps, owner.accountId, { title: "Refused", content: "This one the instance refuses.", category: "test" });
     const creation = (await generateCreation(world.deps, owner.accountId, { type: "social_post", seed_id: seed.id })).creation;
     await mastodon.setMode("reject422");
     const when = new Date(world.clock.now() + 2 * 60 * 60 * 1000).toISOString();
@@ -626,10 +631,10 @@ describe("connections, library and failed posts through the dashboard", () => {
     const page = await b.get("/dashboard/connections");
     expect(page.status).toBe(200);
     expect(page.text).not.toContain('action="/dashboard/connections"');
-    const before = connectionIds().length;
+    const before = (await connectionIds()).length;
     const res = await b.request("POST", "/dashboard/connections", { _csrf: b.csrf(), platform: "webhook", url: `${receiver.url}/x`, secret: SECRET });
     expect(res.status).toBe(403);
-    expect(connectionIds().length).toBe(before);
+    expect((await connectionIds()).length).toBe(before);
   });
 
   test("library upload: an image is added (scripted and plain), anything else is refused with the reason; viewers cannot upload", async () => {
@@ -648,7 +653,7 @@ describe("connections, library and failed posts through the dashboard", () => {
     const bad = await b.upload("/dashboard/library/upload", new File(["just text"], "notes.txt", { type: "text/plain" }), { "x-requested-with": "fetch" });
     expect(bad.status).toBe(400);
     expect(bad.text.length).toBeGreaterThan(5);
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM assets WHERE account_id = ?").get(owner.accountId)).toEqual({ n: 2 });
+    expect(await countOf(world, "SELECT count(*) AS n FROM assets WHERE account_id = ?", owner.accountId)).toBe(2);
 
     const v = new Browser(world);
     await v.login("v@gamma.test");
@@ -657,6 +662,6 @@ describe("connections, library and failed posts through the dashboard", () => {
     expect(page.text).not.toContain('type="file"');
     const refused = await v.upload("/dashboard/library/upload", new File([png], "viewer.png", { type: "image/png" }));
     expect(refused.status).toBe(403);
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM assets WHERE account_id = ?").get(owner.accountId)).toEqual({ n: 2 });
+    expect(await countOf(world, "SELECT count(*) AS n FROM assets WHERE account_id = ?", owner.accountId)).toBe(2);
   });
 });

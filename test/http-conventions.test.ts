@@ -35,11 +35,11 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const s of [plain, withCors]) {
     await s.server.stop(true);
-    s.world.close();
+    await s.world.close();
   }
 });
 
-const count = (s: Served, table: string) => s.world.deps.sqlite.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n;
+const count = async (s: Served, table: string) => Number((await s.world.sql<{ n: number | string }>(`SELECT count(*) AS n FROM ${table}`))[0]?.n);
 
 describe("415: request bodies under /api/v1 are JSON only", () => {
   test("multipart, urlencoded, text and a body without Content-Type are refused on every body route; nothing stored", async () => {
@@ -64,7 +64,7 @@ describe("415: request bodies under /api/v1 are JSON only", () => {
       ["POST", "/api/v1/webhooks"],
       ["POST", "/api/v1/assets/ingest-url"],
     ];
-    const seedsBefore = count(plain, "seeds");
+    const seedsBefore = await count(plain, "seeds");
     for (const [method, path] of routes) {
       for (const [name, init] of bodies) {
         const given = init();
@@ -77,7 +77,7 @@ describe("415: request bodies under /api/v1 are JSON only", () => {
     // A body with no Content-Type at all (Bun's fetch would label a string text/plain, so a byte body).
     const bare = await fetch(`${base}/api/v1/seeds`, { method: "POST", headers: { authorization: `Bearer ${acct.key}` }, body: new TextEncoder().encode('{"title":"t","content":"c"}') });
     expect(bare.status).toBe(415);
-    expect(count(plain, "seeds")).toBe(seedsBefore);
+    expect(await count(plain, "seeds")).toBe(seedsBefore);
   });
 
   test("a multipart body over 1 MiB is refused at once with 415, not read; JSON over 1 MiB stays 413", async () => {

@@ -5,10 +5,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia, status, t } from "elysia";
 import { authOf } from "../src/http/request-context";
-import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_RETENTION_MS, tidyIdempotencyKeys } from "../src/http/idempotency";
+import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_RETENTION_MS, beginIdempotent, tidyIdempotencyKeys } from "../src/http/idempotency";
 import { scopePlugin } from "../src/http/scope";
 import { AppError } from "../src/lib/errors";
 import { newId } from "../src/lib/ids";
+import { readStreamCapped } from "../src/lib/read-capped";
 import { captureHold, creditSummary, releaseHold, reserveCredits } from "../src/modules/credits/service";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { type World, createWorld } from "./helpers/world";
@@ -39,7 +40,7 @@ beforeAll(async () => {
       async ({ request, body, set }) => {
         const { accountId } = authOf(request);
         runs.set(body.topic, (runs.get(body.topic) ?? 0) + 1);
-        const hold = reserveCredits(deps, accountId, PRICE, "test:metered");
+        const hold = await reserveCredits(deps, accountId, PRICE, "test:metered");
         try {
           await (gates.get(body.topic) ?? Promise.resolve());
           await Bun.sleep(0); // a real await between reserve and capture, as a model call would have
@@ -47,11 +48,11 @@ beforeAll(async () => {
             throw new AppError("generation_failed", "The generator failed.", { retryable: true });
           }
           const id = newId();
-          const charged = deps.db.transaction(() => captureHold(deps, hold), { behavior: "immediate" });
+          const charged = await deps.store.write(() => captureHold(deps, hold));
           set.status = 201;
           return { id, topic: body.topic, creditsCharged: charged };
         } finally {
-          releaseHold(deps, hold);
+          await releaseHold(deps, hold);
         }
       },
       { scope: "create", body: t.Object({ topic: t.String({ minLength: 1 }), n: t.Optional(t.Integer()) }) },
@@ -69,8 +70,9 @@ afterAll(() => world.close());
 
 describeAuthMatrix("idempotency", () => world, [{ method: "POST", path: METERED, validBody: { topic: "x" } }]);
 
-function rows(table: string, accountId: string): number {
-  return (world.deps.sqlite.query(`SELECT count(*) AS n FROM ${table} WHERE account_id = ?`).get(accountId) as { n: number }).n;
+async function rows(table: string, accountId: string): Promise<number> {
+  const [row] = await world.sql<{ n: number | string }>(`SELECT count(*) AS n FROM ${table} WHERE account_id = ?`, accountId);
+  return Number(row?.n ?? 0);
 }
 
 const idem = (key: string) => ({ "idempotency-key": key });
@@ -82,7 +84,7 @@ describe("Idempotency-Key on a metered route", () => {
     expect(first.status).toBe(201);
     expect(first.json.creditsCharged).toBe(PRICE);
     expect(first.headers.get("idempotent-replayed")).toBeNull();
-    const ledgerRows = rows("credit_ledger", a.accountId);
+    const ledgerRows = await rows("credit_ledger", a.accountId);
     // Key order in the JSON does not make it a different request.
     const again = await world.call("POST", METERED, {
       key: a.key,
@@ -94,20 +96,20 @@ describe("Idempotency-Key on a metered route", () => {
     expect(again.headers.get("content-type")).toBe(first.headers.get("content-type"));
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(runs.get("replay")).toBe(1);
-    expect(creditSummary(world.deps, a.accountId)).toEqual({ balance: 20 - PRICE, reserved: 0 });
-    expect(rows("credit_ledger", a.accountId)).toBe(ledgerRows);
+    expect(await creditSummary(world.deps, a.accountId)).toEqual({ balance: 20 - PRICE, reserved: 0 });
+    expect(await rows("credit_ledger", a.accountId)).toBe(ledgerRows);
   });
 
   test("same key + different body → 422 idempotency_key_reused, nothing run or charged", async () => {
     const a = await world.createAccount({ credits: 20 });
     await world.call("POST", METERED, { key: a.key, body: { topic: "diff-a" }, headers: idem("k-2") });
-    const before = rows("credit_ledger", a.accountId);
+    const before = await rows("credit_ledger", a.accountId);
     const res = await world.call("POST", METERED, { key: a.key, body: { topic: "diff-b" }, headers: idem("k-2") });
     expect(res.status).toBe(422);
     expect(res.json.error).toBe("idempotency_key_reused");
     expect(runs.get("diff-b")).toBeUndefined();
-    expect(rows("credit_ledger", a.accountId)).toBe(before);
-    expect(creditSummary(world.deps, a.accountId).balance).toBe(20 - PRICE);
+    expect(await rows("credit_ledger", a.accountId)).toBe(before);
+    expect((await creditSummary(world.deps, a.accountId)).balance).toBe(20 - PRICE);
   });
 
   test("a repeat while the first is running → 409 idempotency_in_flight; afterwards it replays", async () => {
@@ -125,7 +127,7 @@ describe("Idempotency-Key on a metered route", () => {
     const third = await world.call("POST", METERED, { key: a.key, body: { topic: "slow" }, headers: idem("k-3") });
     expect(third.text).toBe(first.text);
     expect(runs.get("slow")).toBe(1);
-    expect(creditSummary(world.deps, a.accountId)).toEqual({ balance: 20 - PRICE, reserved: 0 });
+    expect(await creditSummary(world.deps, a.accountId)).toEqual({ balance: 20 - PRICE, reserved: 0 });
   });
 
   test("20 simultaneous retries of one key: the work runs once, charged once", async () => {
@@ -139,7 +141,7 @@ describe("Idempotency-Key on a metered route", () => {
     const bodies = new Set(answers.filter((r) => r.status === 201).map((r) => r.text));
     expect(bodies.size).toBe(1);
     expect(runs.get("storm")).toBe(1);
-    expect(creditSummary(world.deps, a.accountId)).toEqual({ balance: 100 - PRICE, reserved: 0 });
+    expect(await creditSummary(world.deps, a.accountId)).toEqual({ balance: 100 - PRICE, reserved: 0 });
   });
 
   test("a 502 is not stored: a retry with the same key runs again and is charged once", async () => {
@@ -148,14 +150,14 @@ describe("Idempotency-Key on a metered route", () => {
     const failed = await world.call("POST", METERED, { key: a.key, body: { topic: "flaky" }, headers: idem("k-5") });
     expect(failed.status).toBe(502);
     expect(failed.json).toMatchObject({ error: "generation_failed", retryable: true });
-    expect(creditSummary(world.deps, a.accountId)).toEqual({ balance: 20, reserved: 0 });
-    expect(rows("idempotency_keys", a.accountId)).toBe(0);
+    expect(await creditSummary(world.deps, a.accountId)).toEqual({ balance: 20, reserved: 0 });
+    expect(await rows("idempotency_keys", a.accountId)).toBe(0);
     const retried = await world.call("POST", METERED, { key: a.key, body: { topic: "flaky" }, headers: idem("k-5") });
     expect(retried.status).toBe(201);
     expect(runs.get("flaky")).toBe(2);
     const replay = await world.call("POST", METERED, { key: a.key, body: { topic: "flaky" }, headers: idem("k-5") });
     expect(replay.text).toBe(retried.text);
-    expect(creditSummary(world.deps, a.accountId)).toEqual({ balance: 20 - PRICE, reserved: 0 });
+    expect(await creditSummary(world.deps, a.accountId)).toEqual({ balance: 20 - PRICE, reserved: 0 });
   });
 
   test("a 4xx answer is stored and replayed (402 insufficient_credits)", async () => {
@@ -175,10 +177,10 @@ describe("Idempotency-Key on a metered route", () => {
     expect(bad.status).toBe(400);
     const badAgain = await world.call("POST", METERED, { key: a.key, body: { topic: "" }, headers: idem("k-7") });
     expect(badAgain.text).toBe(bad.text);
-    const readOnly = a.mint(["read"]).key;
+    const readOnly = (await a.mint(["read"])).key;
     const refused = await world.call("POST", METERED, { key: readOnly, body: { topic: "ro" }, headers: idem("k-8") });
     expect(refused.status).toBe(403);
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM idempotency_keys WHERE key = 'k-8'").get()).toEqual({ n: 0 });
+    expect(Number((await world.sql("SELECT count(*) AS n FROM idempotency_keys WHERE key = 'k-8'"))[0]?.n)).toBe(0);
     const allowed = await world.call("POST", METERED, { key: a.key, body: { topic: "ro" }, headers: idem("k-8") });
     expect(allowed.status).toBe(201);
   });
@@ -193,7 +195,7 @@ describe("Idempotency-Key on a metered route", () => {
     expect(empty.status).toBe(400);
     const max = await world.call("POST", METERED, { key: a.key, body: { topic: "long" }, headers: idem("y".repeat(255)) });
     expect(max.status).toBe(201);
-    expect(creditSummary(world.deps, a.accountId).balance).toBe(20 - PRICE);
+    expect((await creditSummary(world.deps, a.accountId)).balance).toBe(20 - PRICE);
   });
 
   test("keys are scoped per account and per route", async () => {
@@ -204,7 +206,7 @@ describe("Idempotency-Key on a metered route", () => {
     expect(ra.status).toBe(201);
     expect(rb.status).toBe(201);
     expect(rb.json.id).not.toBe(ra.json.id);
-    expect(creditSummary(world.deps, b.accountId).balance).toBe(20 - PRICE);
+    expect((await creditSummary(world.deps, b.accountId)).balance).toBe(20 - PRICE);
     // Same key, another route: independent (a seed is created, not a 422).
     const seed = await world.call("POST", "/api/v1/seeds", { key: a.key, body: { title: "t", content: "c" }, headers: idem("shared") });
     expect(seed.status).toBe(201);
@@ -220,19 +222,22 @@ describe("Idempotency-Key on a metered route", () => {
     const fresh = await world.call("POST", METERED, { key: a.key, body: { topic: "old" }, headers: idem("k-old") });
     expect(fresh.status).toBe(201);
     expect(fresh.json.id).not.toBe(first.json.id);
-    expect(creditSummary(world.deps, a.accountId).balance).toBe(20 - 2 * PRICE);
+    expect((await creditSummary(world.deps, a.accountId)).balance).toBe(20 - 2 * PRICE);
     world.clock.advance(IDEMPOTENCY_RETENTION_MS + 1);
-    expect(tidyIdempotencyKeys(world.deps)).toBeGreaterThanOrEqual(1);
-    expect(rows("idempotency_keys", a.accountId)).toBe(0);
+    expect(await tidyIdempotencyKeys(world.deps)).toBeGreaterThanOrEqual(1);
+    expect(await rows("idempotency_keys", a.accountId)).toBe(0);
   });
 
   test("a claim abandoned by a crash blocks the key only until its lease ends", async () => {
     const a = await world.createAccount({ credits: 20 });
-    world.deps.sqlite
-      .query(
-        "INSERT INTO idempotency_keys (account_id, route, key, fingerprint, state, lease, lease_until, created_at) VALUES (?, ?, ?, 'x', 'in_flight', 'dead', ?, ?)",
-      )
-      .run(a.accountId, `POST ${METERED}`, "k-crash", world.clock.now() + IDEMPOTENCY_LEASE_MS, world.clock.now());
+    await world.sql(
+      "INSERT INTO idempotency_keys (account_id, route, key, fingerprint, state, lease, lease_until, created_at) VALUES (?, ?, ?, 'x', 'in_flight', 'dead', ?, ?)",
+      a.accountId,
+      `POST ${METERED}`,
+      "k-crash",
+      world.clock.now() + IDEMPOTENCY_LEASE_MS,
+      world.clock.now(),
+    );
     const blocked = await world.call("POST", METERED, { key: a.key, body: { topic: "crash" }, headers: idem("k-crash") });
     // The dead claim's fingerprint differs from this body, but the claim is live: refused, nothing run.
     expect([409, 422]).toContain(blocked.status);
@@ -247,7 +252,7 @@ describe("Idempotency-Key on a metered route", () => {
     await world.call("POST", METERED, { key: a.key, body: { topic: "plain" } });
     await world.call("POST", METERED, { key: a.key, body: { topic: "plain" } });
     expect(runs.get("plain")).toBe(2);
-    expect(creditSummary(world.deps, a.accountId).balance).toBe(20 - 2 * PRICE);
+    expect((await creditSummary(world.deps, a.accountId)).balance).toBe(20 - 2 * PRICE);
   });
 });
 
@@ -274,13 +279,45 @@ describe("Idempotency-Key on POST /api/v1/seeds", () => {
     const again = await world.call("POST", "/api/v1/seeds", { key: a.key, body, headers: idem("seed-1") });
     expect(again.status).toBe(201);
     expect(again.text).toBe(first.text);
-    expect(rows("seeds", a.accountId)).toBe(1);
+    expect(await rows("seeds", a.accountId)).toBe(1);
     const changed = await world.call("POST", "/api/v1/seeds", {
       key: a.key,
       body: { ...body, title: "Other" },
       headers: idem("seed-1"),
     });
     expect(changed.status).toBe(422);
-    expect(rows("seeds", a.accountId)).toBe(1);
+    expect(await rows("seeds", a.accountId)).toBe(1);
+  });
+});
+
+describe("the claim leaves the body to the route", () => {
+  test("a request off a real socket that awaited before its claim (a credential looked up in the database) keeps its body", async () => {
+    const a = await world.createAccount();
+    const server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      routes: {
+        "/claim": {
+          POST: async (request) => {
+            await Bun.sleep(1); // what an async credential lookup does to the request
+            const begun = await beginIdempotent(world.deps, request, a.accountId, "/claim", "req-1");
+            // Read as the routes' JSON parser reads it (json-body.ts): through the request's own stream.
+            const body = new TextDecoder().decode((await readStreamCapped(request.body, 1024)) ?? new Uint8Array());
+            return Response.json({ claimed: begun !== null && !(begun instanceof Response), body });
+          },
+        },
+      },
+    });
+    try {
+      const sent = JSON.stringify({ title: "kept" });
+      const res = await fetch(`http://127.0.0.1:${server.port}/claim`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": "socket-1" },
+        body: sent,
+      });
+      expect(await res.json()).toEqual({ claimed: true, body: sent });
+    } finally {
+      await server.stop(true);
+    }
   });
 });

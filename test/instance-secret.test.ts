@@ -405,22 +405,23 @@ describe("DATABASE_URL", () => {
     expect(existsSync(dataDir)).toBe(false);
   });
 
-  test("with INSTANCE_SECRET, every command that opens the database says PostgreSQL mode is not available yet, never showing the password", async () => {
+  test("with INSTANCE_SECRET, every command that opens the database goes to PostgreSQL: unreachable, it fails naming the database, without its password or the secret", async () => {
     const dataDir = newDataDir();
     const secret = await newSecret();
-    const urls = [URL_WITH_PASSWORD, `postgresql://seedcast@db.internal/seedcast?sslmode=require&password=${PASSWORD}`];
+    const urls = [URL_WITH_PASSWORD, `postgresql://seedcast@127.0.0.1:5432/seedcast?sslmode=disable&password=${PASSWORD}`];
     for (const url of urls) {
       for (const args of [["serve"], ["migrate"], ["account", "create", "--name", "A", "--email", "a@pg.test", "--password", "hunter2hunter2"], ["keys", "list", "--account", "x", "--json"]]) {
         const run = await cli({ DATA_DIR: dataDir, DATABASE_URL: url, INSTANCE_SECRET: secret, PORT: "0" }, ...args);
-        expect({ args, code: run.code }).toEqual({ args, code: 2 });
-        expect(run.err).toContain("DATABASE_URL is set, but PostgreSQL mode is not available in this version of Seedcast");
-        expect(run.err).toContain("Unset DATABASE_URL to run on SQLite in DATA_DIR");
+        expect({ args, code: run.code }).toEqual({ args, code: 1 });
+        expect(run.err + run.out).toContain("could not be opened and migrated");
+        expect(run.err + run.out).toContain("127.0.0.1:5432/seedcast");
         expect(run.err + run.out).not.toContain(PASSWORD);
         expect(run.err + run.out).not.toContain(secret);
       }
     }
-    // Nothing was opened: no data dir, no database, no secret file.
-    expect(existsSync(dataDir)).toBe(false);
+    // Nothing was written to DATA_DIR: no database, no secret file (the secret is INSTANCE_SECRET's).
+    expect(existsSync(join(dataDir, "seedcast.db"))).toBe(false);
+    expect(existsSync(join(dataDir, "instance.secret"))).toBe(false);
   });
 
   test.each([

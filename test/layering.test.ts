@@ -5,11 +5,16 @@
  * cycle runs between directories, nor through the root files. The root files (main.ts, app.ts, bootstrap.ts,
  * system-jobs.ts: composition; config.ts, deps.ts, version.ts: declarations every layer reads) stand outside the
  * directory layers, except that lib/ and db/ import none of them.
+ *
+ * Tables by dialect (docs/storage-layer-plan.md §4.2): outside src/db/, tables are imported from db/tables (bound to
+ * the dialect the process runs on), never from db/schema or db/pg/schema, which give only types and the enum and
+ * constant lists to the rest of src/.
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { Glob } from "bun";
+import { Table, is } from "drizzle-orm";
 
 const SRC = resolve(import.meta.dir, "../src");
 
@@ -18,7 +23,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   lib: [],
   db: ["lib"],
   jobs: ["lib"],
-  metrics: ["lib"],
+  // The gauges read the store at scrape time (queue depth, credit totals).
+  metrics: ["lib", "db"],
   generation: ["lib"],
   auth: ["lib", "db"],
   store: ["lib", "db"],
@@ -180,6 +186,109 @@ describe("layering", () => {
       { from: "lib", to: "db", fromFile: "lib/x.ts", toFile: "db/y.ts" },
     ];
     expect(cycles(planted)).toEqual([["modules", "publishing"]]);
+  });
+});
+
+/**
+ * Files outside src/db/ that may import tables from a schema module itself, and why: each needs one dialect's table
+ * objects whatever dialect the process runs on.
+ */
+const SCHEMA_TABLE_IMPORTS_ALLOWED: Record<string, string> = {
+  "modules/migrate-data/plan.ts": "copies SQLite into PostgreSQL: it walks both schemas' tables side by side",
+  "modules/seeds/search-pg.ts": "PostgreSQL-only search: the tsvector column and seq exist only in the pg-core mirror",
+  "modules/seeds/term-stats-pg.ts": "PostgreSQL-only stopword statistics over the same tsvector column",
+};
+
+/** The schema modules (db/schema, db/pg/schema and their files) as paths under src/. */
+function isSchemaModule(target: string): boolean {
+  return /^db\/(pg\/)?schema(\/[^/]+)?\.ts$/.test(target);
+}
+
+interface SchemaImport {
+  file: string;
+  target: string;
+  /** The value names imported (type-only ones left out); "*" for a namespace import or `export *`. */
+  names: string[];
+}
+
+const SCHEMA_IMPORT_PATTERNS = [
+  /(?:^|[\s;])(import|export)\s+(type\s+)?([^"'`;]*?)\s*from\s*["']([^"']+)["']/g,
+  /\bimport\(\s*["']([^"']+)["']\s*\)/g,
+];
+
+/** The value names an import or export clause brings in: `{ a, type B, c as d }`, `* as x`, `x` (default), `*`. */
+function valueNames(clause: string): string[] {
+  const names: string[] = [];
+  const braces = clause.match(/\{([^}]*)\}/);
+  const outside = clause.replace(/\{[^}]*\}/, "").replace(/,/g, " ").trim();
+  if (/\*/.test(outside)) names.push("*");
+  else if (outside) names.push("default");
+  if (braces) {
+    for (const part of braces[1]!.split(",")) {
+      const spec = part.trim();
+      if (!spec || /^type\s/.test(spec)) continue;
+      names.push(spec.split(/\s+as\s+/)[0]!.trim());
+    }
+  }
+  return names;
+}
+
+/** Every import of a schema module by a file of src/ outside db/. */
+function schemaImports(srcDir: string): SchemaImport[] {
+  const found: SchemaImport[] = [];
+  for (const file of new Glob("**/*.{ts,tsx}").scanSync(srcDir)) {
+    if (file.startsWith("db/")) continue;
+    const text = readFileSync(join(srcDir, file), "utf8");
+    const targetOf = (spec: string) => resolveImport(srcDir, relative(srcDir, resolve(srcDir, dirname(file), spec)));
+    for (const match of text.matchAll(SCHEMA_IMPORT_PATTERNS[0]!)) {
+      const target = targetOf(match[4]!);
+      if (!match[4]!.startsWith(".") || !isSchemaModule(target)) continue;
+      found.push({ file, target, names: match[2] ? [] : valueNames(match[3]!) });
+    }
+    for (const match of text.matchAll(SCHEMA_IMPORT_PATTERNS[1]!)) {
+      const target = targetOf(match[1]!);
+      if (match[1]!.startsWith(".") && isSchemaModule(target)) found.push({ file, target, names: ["*"] });
+    }
+  }
+  return found;
+}
+
+/** The imports among `imports` that bring in a table object (`*` counts: it holds every table). */
+async function tableImports(srcDir: string, imports: readonly SchemaImport[]): Promise<string[]> {
+  const wrong: string[] = [];
+  for (const imp of imports) {
+    const mod = (await import(join(srcDir, imp.target))) as Record<string, unknown>;
+    const tables = imp.names.filter((name) => name === "*" || name === "default" || is(mod[name], Table));
+    if (tables.length > 0) wrong.push(`${imp.file} -> ${imp.target}: ${tables.join(", ")}`);
+  }
+  return wrong;
+}
+
+describe("tables by dialect", () => {
+  const imports = schemaImports(SRC);
+
+  test("the reader sees the schema imports (types and constants count, tables are told apart)", async () => {
+    expect(imports.length).toBeGreaterThan(5);
+    // Planted: a table, a type beside a constant, a namespace, a type-only import.
+    const planted: SchemaImport[] = [
+      { file: "modules/x/a.ts", target: "db/schema/index.ts", names: valueNames("{ accounts, type AccountRow }") },
+      { file: "modules/x/b.ts", target: "db/schema/scheduled-posts.ts", names: valueNames("{ type PostStatus, POST_STATUSES }") },
+      { file: "modules/x/c.ts", target: "db/pg/schema/index.ts", names: valueNames("* as pg") },
+      { file: "modules/x/d.ts", target: "db/schema/seeds.ts", names: [] },
+    ];
+    expect(await tableImports(SRC, planted)).toEqual(["modules/x/a.ts -> db/schema/index.ts: accounts", "modules/x/c.ts -> db/pg/schema/index.ts: *"]);
+  });
+
+  test("no file outside db/ imports a table from db/schema or db/pg/schema (services use db/tables)", async () => {
+    const checked = imports.filter((imp) => !(imp.file in SCHEMA_TABLE_IMPORTS_ALLOWED));
+    expect(await tableImports(SRC, checked)).toEqual([]);
+  });
+
+  test("every allowed exception still exists and still needs its exception", async () => {
+    for (const file of Object.keys(SCHEMA_TABLE_IMPORTS_ALLOWED)) {
+      const own = imports.filter((imp) => imp.file === file);
+      expect({ file, tables: (await tableImports(SRC, own)).length > 0 }).toEqual({ file, tables: true });
+    }
   });
 });
 

@@ -126,7 +126,7 @@ afterAll(async () => {
   await source.stop();
   await server.stop(true);
   ca.dispose();
-  world.close();
+  await world.close();
 });
 
 /** Signs `person` in at the authorization URL the SDK produced, ticks the consent as given, and answers the callback. */
@@ -224,7 +224,7 @@ async function wholeFlow(flow: Flow, provider: AssistantProvider): Promise<void>
   expect(first?.access_token).toStartWith("sco_");
   expect(first?.refresh_token).toStartWith("scr_");
   expect(first?.scope).toBe("read create schedule voice");
-  const principal = authenticateAccessToken(world.deps, first?.access_token as string);
+  const principal = await authenticateAccessToken(world.deps, first?.access_token as string);
   expect(principal).toMatchObject({ accountId: person.accountId, userId: person.userId, clientId, scopes: ["read", "create", "schedule", "voice"] });
 
   const client = await flow.connect(provider);
@@ -238,7 +238,7 @@ async function wholeFlow(flow: Flow, provider: AssistantProvider): Promise<void>
     // An hour later the access token has expired: the next call is refused with 401, the SDK refreshes (the
     // refresh token rotates) and retries, and the call goes through.
     world.clock.advance(3600 * 1000);
-    expect(authenticateAccessToken(world.deps, first?.access_token as string)).toBeNull();
+    expect(await authenticateAccessToken(world.deps, first?.access_token as string)).toBeNull();
     const credits = await client.callTool("get_credits");
     expect(credits.structuredContent).toEqual({ balance: 100 - 5 - 1, reserved: 0 });
     expect(provider.saved).toHaveLength(2);
@@ -246,7 +246,7 @@ async function wholeFlow(flow: Flow, provider: AssistantProvider): Promise<void>
     expect(second?.access_token).not.toBe(first?.access_token);
     expect(second?.refresh_token).not.toBe(first?.refresh_token);
     // Same grant, new pair.
-    expect(authenticateAccessToken(world.deps, second?.access_token as string)?.grantId).toBe(principal?.grantId as string);
+    expect((await authenticateAccessToken(world.deps, second?.access_token as string))?.grantId).toBe(principal?.grantId as string);
   } finally {
     await client.close();
   }
@@ -260,11 +260,12 @@ for (const [label, flow] of flows) {
 
     test("the same with a Client ID Metadata Document served over HTTPS on localhost (test CA) instead of registering", async () => {
       const url = `${source.url}/clients/${label.startsWith("v2") ? "v2" : "v1"}.json`;
-      const registered = world.deps.sqlite.query("SELECT count(*) AS n FROM oauth_clients WHERE kind = 'registered'").get();
+      const registeredCount = async () => Number((await world.sql("SELECT count(*) AS n FROM oauth_clients WHERE kind = 'registered'"))[0]?.n);
+      const registered = await registeredCount();
       await wholeFlow(flow, new AssistantProvider(url));
       // No registration happened: the document's URL is the client.
-      expect(world.deps.sqlite.query("SELECT count(*) AS n FROM oauth_clients WHERE kind = 'registered'").get()).toEqual(registered);
-      expect(world.deps.sqlite.query("SELECT kind FROM oauth_clients WHERE id = ?").get(url)).toEqual({ kind: "metadata_document" });
+      expect(await registeredCount()).toBe(registered);
+      expect(await world.sql("SELECT kind FROM oauth_clients WHERE id = ?", url)).toEqual([{ kind: "metadata_document" }]);
     });
   });
 }
@@ -287,8 +288,8 @@ describe("consent decides what the assistant can do", () => {
       expect(provider.authorizationUrl).not.toBeNull();
       const again = provider.authorizationUrl as URL | null;
       expect(again?.searchParams.get("scope")?.split(" ")).toContain("create");
-      const seeds = world.deps.sqlite.query("SELECT count(*) AS n FROM seeds WHERE account_id = ?").get(person.accountId);
-      expect(seeds).toEqual({ n: 0 });
+      const seeds = await world.sql("SELECT count(*) AS n FROM seeds WHERE account_id = ?", person.accountId);
+      expect(Number(seeds[0]?.n)).toBe(0);
     } finally {
       await client.close();
     }

@@ -5,9 +5,6 @@
  * every tool, the Origin check, the body cap, the per-grant rate limit, and a slow tool outliving Bun's idle timeout.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
-import { join } from "node:path";
-import { DB_FILE_NAME } from "../src/db/client";
 import { createBuiltinGenerator } from "../src/generation/builtin";
 import type { CaptionRequest, Generator } from "../src/generation/generator";
 import { isoAt } from "../src/lib/clock";
@@ -43,14 +40,14 @@ beforeAll(async () => {
   world = await createWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1" } });
   served = serveWorld(world);
   mcpUrl = `${served.base}/mcp`;
-  clientId = registerTestClient(world);
+  clientId = await registerTestClient(world);
   receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
 });
 
 afterAll(async () => {
   await receiver.stop();
   await served.stop();
-  world.close();
+  await world.close();
 });
 
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -68,7 +65,7 @@ describe("credentials: OAuth access tokens only", () => {
 
   test("an API key, a made-up token, a refresh token or another scheme → 401 invalid_token", async () => {
     const account = await world.createAccount();
-    const pair = grantFor(world, clientId, account.accountId, account.userId, ["read"]);
+    const pair = await grantFor(world, clientId, account.accountId, account.userId, ["read"]);
     const sent = [
       auth(account.key),
       auth(`sco_${"A".repeat(49)}`),
@@ -100,43 +97,38 @@ describe("credentials: OAuth access tokens only", () => {
     const account = await world.createAccount();
     const call = (token: string) => rawMcpPost(mcpUrl, toolsCall("get_credits"), auth(token));
 
-    const expiring = grantFor(world, clientId, account.accountId, account.userId, ["read"]);
+    const expiring = await grantFor(world, clientId, account.accountId, account.userId, ["read"]);
     expect((await call(expiring.accessToken)).status).toBe(200);
     world.clock.advance(3600 * 1000);
     const expired = await call(expiring.accessToken);
     expect(expired.status).toBe(401);
     expect(expired.headers.get("www-authenticate")).toBe(BAD_TOKEN_CHALLENGE);
 
-    const revoked = grantFor(world, clientId, account.accountId, account.userId, ["read"]);
+    const revoked = await grantFor(world, clientId, account.accountId, account.userId, ["read"]);
     expect((await call(revoked.accessToken)).status).toBe(200);
-    revokeAccountGrant(world.deps, account.accountId, revoked.grantId);
+    await revokeAccountGrant(world.deps, account.accountId, revoked.grantId);
     expect((await call(revoked.accessToken)).status).toBe(401);
 
     const editor = await account.addMember("editor");
-    const members = grantFor(world, clientId, account.accountId, editor, ["read", "create"]);
+    const members = await grantFor(world, clientId, account.accountId, editor, ["read", "create"]);
     expect((await call(members.accessToken)).status).toBe(200);
-    removeMember(world.deps, account.accountId, editor);
+    await removeMember(world.deps, account.accountId, editor);
     expect((await call(members.accessToken)).status).toBe(401);
 
-    const owners = grantFor(world, clientId, account.accountId, account.userId, ["read"]);
+    const owners = await grantFor(world, clientId, account.accountId, account.userId, ["read"]);
     expect((await call(owners.accessToken)).status).toBe(200);
-    setAccountDisabled(world.deps, account.accountId, true);
+    await setAccountDisabled(world.deps, account.accountId, true);
     expect((await call(owners.accessToken)).status).toBe(401);
   });
 
   test("a revocation written by another process applies at the next request (the token lookup cache follows commits)", async () => {
     const account = await world.createAccount();
-    const pair = grantFor(world, clientId, account.accountId, account.userId, ["read"]);
+    const pair = await grantFor(world, clientId, account.accountId, account.userId, ["read"]);
     const call = () => rawMcpPost(mcpUrl, toolsCall("get_credits"), auth(pair.accessToken));
     expect((await call()).status).toBe(200);
     expect((await call()).status).toBe(200);
-    // Another connection to the same database file, as the CLI or another replica would hold.
-    const other = new Database(join(world.dataDir, DB_FILE_NAME));
-    try {
-      other.query("UPDATE oauth_grants SET revoked_at = ? WHERE id = ?").run(world.clock.now(), pair.grantId);
-    } finally {
-      other.close();
-    }
+    // Another connection to the same database (world.sql has its own), as the CLI or another replica would hold.
+    await world.sql("UPDATE oauth_grants SET revoked_at = ? WHERE id = ?", world.clock.now(), pair.grantId);
     expect((await call()).status).toBe(401);
   });
 });
@@ -147,14 +139,14 @@ describe("a tool outside the grant → 403 insufficient_scope, nothing done", ()
     const seed = (await world.call("POST", "/api/v1/seeds", { key: account.key, body: { title: "Kept", content: "Nothing may change this." } })).json;
     const creation = await makeCreation(world.deps, account.accountId, { caption: "A caption." });
     await addConnection(world.deps, { accountId: account.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
-    const reader = grantFor(world, clientId, account.accountId, account.userId, ["read"]);
+    const reader = await grantFor(world, clientId, account.accountId, account.userId, ["read"]);
     const before = {
       seeds: (await world.call("GET", "/api/v1/seeds", { key: account.key })).text,
       creations: (await world.call("GET", "/api/v1/creations", { key: account.key })).text,
       credits: (await world.call("GET", "/api/v1/credits", { key: account.key })).text,
       voice: (await world.call("GET", "/api/v1/voice", { key: account.key })).text,
       posts: (await world.call("GET", "/api/v1/schedule/posts", { key: account.key })).text,
-      links: world.deps.sqlite.query("SELECT count(*) AS n FROM upload_links").get(),
+      links: Number((await world.sql("SELECT count(*) AS n FROM upload_links"))[0]?.n),
     };
     const refused: [string, Record<string, unknown>, string][] = [
       ["create_seed", { title: "New", content: "Must not be saved." }, "create"],
@@ -184,7 +176,7 @@ describe("a tool outside the grant → 403 insufficient_scope, nothing done", ()
     expect((await world.call("GET", "/api/v1/credits", { key: account.key })).text).toBe(before.credits);
     expect((await world.call("GET", "/api/v1/voice", { key: account.key })).text).toBe(before.voice);
     expect((await world.call("GET", "/api/v1/schedule/posts", { key: account.key })).text).toBe(before.posts);
-    expect(world.deps.sqlite.query("SELECT count(*) AS n FROM upload_links").get()).toEqual(before.links);
+    expect(Number((await world.sql("SELECT count(*) AS n FROM upload_links"))[0]?.n)).toBe(before.links);
     expect(receiver.deliveries.filter((d) => d.event !== "ping")).toHaveLength(0);
 
     // Reads of the grant's group still work, and tools/list shows every tool (so a client can step up).
@@ -202,15 +194,15 @@ describe("a tool outside the grant → 403 insufficient_scope, nothing done", ()
   test("a viewer's grant never holds more than read, and a role change applies at the next request", async () => {
     const account = await world.createAccount();
     const viewer = await account.addMember("viewer");
-    const pair = grantFor(world, clientId, account.accountId, viewer, ["read", "create", "schedule", "voice"]);
+    const pair = await grantFor(world, clientId, account.accountId, viewer, ["read", "create", "schedule", "voice"]);
     expect((await rawMcpPost(mcpUrl, toolsCall("get_credits"), auth(pair.accessToken))).status).toBe(200);
     expect((await rawMcpPost(mcpUrl, toolsCall("create_seed", { title: "a", content: "b" }), auth(pair.accessToken))).status).toBe(403);
     expect((await rawMcpPost(mcpUrl, toolsCall("set_voice", { tone: "x" }), auth(pair.accessToken))).status).toBe(403);
 
     const editor = await account.addMember("editor");
-    const full = grantFor(world, clientId, account.accountId, editor, ["read", "create"]);
+    const full = await grantFor(world, clientId, account.accountId, editor, ["read", "create"]);
     expect((await rawMcpPost(mcpUrl, toolsCall("create_seed", { title: "a", content: "b" }), auth(full.accessToken))).status).toBe(200);
-    world.deps.sqlite.query("UPDATE members SET role = 'viewer' WHERE account_id = ? AND user_id = ?").run(account.accountId, editor);
+    await world.sql("UPDATE members SET role = 'viewer' WHERE account_id = ? AND user_id = ?", account.accountId, editor);
     expect((await rawMcpPost(mcpUrl, toolsCall("create_seed", { title: "c", content: "d" }), auth(full.accessToken))).status).toBe(403);
   });
 });
@@ -221,8 +213,8 @@ describe("account isolation through every tool", () => {
     const b = await world.createAccount();
     await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/a`, secret: WEBHOOK_SECRET });
     await addConnection(world.deps, { accountId: b.accountId, platform: "webhook", url: `${receiver.url}/b`, secret: WEBHOOK_SECRET });
-    const clientA = await connectV2(mcpUrl, grantFor(world, clientId, a.accountId, a.userId, ["read", "create", "schedule", "voice"]).accessToken);
-    const clientB = await connectV1(mcpUrl, grantFor(world, clientId, b.accountId, b.userId, ["read", "create", "schedule", "voice"]).accessToken);
+    const clientA = await connectV2(mcpUrl, (await grantFor(world, clientId, a.accountId, a.userId, ["read", "create", "schedule", "voice"])).accessToken);
+    const clientB = await connectV1(mcpUrl, (await grantFor(world, clientId, b.accountId, b.userId, ["read", "create", "schedule", "voice"])).accessToken);
     try {
       const seed = (await clientA.callTool("create_seed", { title: "Private", content: "Only account A may see this seed." })).structuredContent;
       const creation = (await clientA.callTool("generate_creation", { seed_id: seed.id, include_visual: true })).structuredContent.creation;
@@ -280,7 +272,7 @@ describe("account isolation through every tool", () => {
 describe("the HTTP gate", () => {
   test("a browser Origin other than base_url → 403 before anything else; base_url's own origin passes", async () => {
     const account = await world.createAccount();
-    const pair = grantFor(world, clientId, account.accountId, account.userId, ["read"]);
+    const pair = await grantFor(world, clientId, account.accountId, account.userId, ["read"]);
     const evil = await rawMcpPost(mcpUrl, toolsCall("get_credits"), { ...auth(pair.accessToken), origin: "https://evil.example" });
     expect(evil.status).toBe(403);
     const lookalike = await rawMcpPost(mcpUrl, toolsCall("get_credits"), { ...auth(pair.accessToken), origin: `${BASE}:8443` });
@@ -295,7 +287,7 @@ describe("the HTTP gate", () => {
 
   test("a body over 1 MiB → 413 payload_too_large; a body that is not JSON is the SDK's parse error", async () => {
     const account = await world.createAccount();
-    const pair = grantFor(world, clientId, account.accountId, account.userId, ["read", "create"]);
+    const pair = await grantFor(world, clientId, account.accountId, account.userId, ["read", "create"]);
     const big = await rawMcpPost(mcpUrl, toolsCall("create_seed", { title: "big", content: "x".repeat(1024 * 1024) }), auth(pair.accessToken));
     expect(big.status).toBe(413);
     expect(JSON.parse(big.text).error).toBe("payload_too_large");
@@ -312,10 +304,10 @@ describe("per-grant rate limit", () => {
     const server = serveWorld(limited);
     try {
       const url = `${server.base}/mcp`;
-      const id = registerTestClient(limited);
+      const id = await registerTestClient(limited);
       const account = await limited.createAccount();
-      const one = grantFor(limited, id, account.accountId, account.userId, ["read"]);
-      const two = grantFor(limited, id, account.accountId, account.userId, ["read"]);
+      const one = await grantFor(limited, id, account.accountId, account.userId, ["read"]);
+      const two = await grantFor(limited, id, account.accountId, account.userId, ["read"]);
       for (let i = 0; i < 3; i++) expect((await rawMcpPost(url, toolsCall("get_credits"), auth(one.accessToken))).status).toBe(200);
       const refused = await rawMcpPost(url, toolsCall("get_credits"), auth(one.accessToken));
       expect(refused.status).toBe(429);
@@ -326,7 +318,7 @@ describe("per-grant rate limit", () => {
       expect((await rawMcpPost(url, toolsCall("get_credits"), auth(one.accessToken))).status).toBe(200);
     } finally {
       await server.stop();
-      limited.close();
+      await limited.close();
     }
   });
 });
@@ -351,9 +343,9 @@ describe("quiet streams", () => {
     const server = serveWorld(slow, { idleTimeout: 1 });
     const clients: McpClient[] = [];
     try {
-      const id = registerTestClient(slow);
+      const id = await registerTestClient(slow);
       const account: TestAccount = await slow.createAccount();
-      const token = grantFor(slow, id, account.accountId, account.userId, ["read", "create"]).accessToken;
+      const token = (await grantFor(slow, id, account.accountId, account.userId, ["read", "create"])).accessToken;
       clients.push(await connectV2(`${server.base}/mcp`, token), await connectV1(`${server.base}/mcp`, token));
       for (const client of clients) {
         const seed = (await client.callTool("create_seed", { title: "Slow", content: "A caption that takes a while to write." })).structuredContent;
@@ -364,7 +356,7 @@ describe("quiet streams", () => {
     } finally {
       for (const client of clients) await client.close();
       await server.stop();
-      slow.close();
+      await slow.close();
     }
   }, 30_000);
 });

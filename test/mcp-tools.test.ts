@@ -67,7 +67,7 @@ beforeAll(async () => {
   world = await createWorld({ generator, env: { ALLOW_PRIVATE_HOSTS: "localhost,127.0.0.1" } });
   served = serveWorld(world);
   mcpUrl = `${served.base}/mcp`;
-  clientId = registerTestClient(world);
+  clientId = await registerTestClient(world);
   const png = new Uint8Array(await sharp({ create: { width: 64, height: 48, channels: 3, background: "#3a7" } }).png().toBuffer());
   source = startHttpsServer((request) => (new URL(request.url).pathname === "/photo.png" ? new Response(png) : new Response("no", { status: 404 })), { ca });
   configureIngestFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
@@ -79,14 +79,14 @@ afterAll(async () => {
   await source.stop();
   await served.stop();
   ca.dispose();
-  world.close();
+  await world.close();
 });
 
 /** An account with a full grant, a REST key to read back with, and a ready webhook target. */
 async function setUp(): Promise<{ account: TestAccount; token: string }> {
   const account = await world.createAccount({ credits: 100 });
   await addConnection(world.deps, { accountId: account.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
-  const pair = grantFor(world, clientId, account.accountId, account.userId, ["read", "create", "schedule", "voice"]);
+  const pair = await grantFor(world, clientId, account.accountId, account.userId, ["read", "create", "schedule", "voice"]);
   return { account, token: pair.accessToken };
 }
 
@@ -295,7 +295,7 @@ describe("refusals are isError results with the REST envelope", () => {
     expect(missing.content[0]?.text).toContain("No seed with that id");
     const seed = (await client.callTool("create_seed", { title: "Poor", content: "Not enough credits for this." })).structuredContent;
     const poor = await world.createAccount({ credits: 0 });
-    const poorGrant = grantFor(world, clientId, poor.accountId, poor.userId, ["read", "create"]);
+    const poorGrant = await grantFor(world, clientId, poor.accountId, poor.userId, ["read", "create"]);
     const poorClient = await connectV2(mcpUrl, poorGrant.accessToken);
     try {
       const ownSeed = (await poorClient.callTool("create_seed", { title: "Mine", content: "A seed of the poor account." })).structuredContent;
@@ -360,15 +360,11 @@ describe("idempotency_key replays like the REST Idempotency-Key", () => {
     const again = await client.callTool("create_upload_link", { idempotency_key: "link-once" });
     expect(again.structuredContent).toEqual(first.structuredContent);
     expect(again.content[0]?.text).toContain("Replayed");
-    const stored = world.deps.sqlite
-      .query<{ body: string }, [string]>("SELECT body FROM idempotency_keys WHERE key = ?")
-      .all("link-once")
-      .map((row) => row.body)
-      .join("\n");
+    const stored = (await world.sql<{ body: string }>("SELECT body FROM idempotency_keys WHERE key = ?", "link-once")).map((row) => row.body).join("\n");
     expect(stored).not.toBe("");
     expect(stored).not.toContain(token);
     // Another token of the same account (a second grant) cannot open it: refused, no second link.
-    const other = grantFor(world, clientId, account.accountId, account.userId, ["read", "create"]);
+    const other = await grantFor(world, clientId, account.accountId, account.userId, ["read", "create"]);
     const otherClient = await connectV2(mcpUrl, other.accessToken);
     try {
       const refused = await otherClient.callTool("create_upload_link", { idempotency_key: "link-once" });

@@ -252,7 +252,7 @@ async function side(env: Record<string, string>): Promise<Side> {
   );
   expect(uploaded.status).toBe(201);
   const id = ((await uploaded.json()) as { asset: { id: string } }).asset.id;
-  const asset = findAssetForMedia(world.deps, id) as AssetRecord;
+  const asset = (await findAssetForMedia(world.deps, id)) as AssetRecord;
   const path = `/media/${asset.id}.${asset.ext}`;
   // As serve.ts: Bun's router finds the routes (HEAD /media has its own), the rest goes through handle.
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, routes: world.app.servedRoutes(), fetch: (r, s) => world.app.handle(r, s) });
@@ -271,7 +271,7 @@ describe("the app on MEDIA_STORE=s3", () => {
   afterAll(async () => {
     for (const s of [local, s3]) {
       await s?.server.stop(true);
-      s?.world.close();
+      await s?.world.close();
     }
   });
 
@@ -364,7 +364,7 @@ describe("the app on MEDIA_STORE=s3", () => {
     const generated = await s3.world.call("POST", "/api/v1/creations/generate", { key: s3.owner.key, body: { seed_id: seedId, include_visual: true } });
     expect(generated.status).toBe(201);
     const card = generated.json.creation;
-    const cardAsset = findAssetForMedia(s3.world.deps, card.imageAssetId) as AssetRecord;
+    const cardAsset = (await findAssetForMedia(s3.world.deps, card.imageAssetId)) as AssetRecord;
     expect(await rawClient().exists(`${S3_MEDIA_PREFIX}${cardAsset.storageKey}`)).toBe(true);
     const served = await s3.world.app.handle(new Request(card.body.imageUrl));
     expect(served.status).toBe(200);

@@ -1,7 +1,8 @@
 /**
  * The media sweep (__media_sweep__) on a fresh world: files no asset names and stale temp files older than an hour
  * are deleted; stored assets and anything fresh (a write in progress) are kept. File ages are set relative to the
- * world's manual clock with utimes.
+ * world's manual clock with utimes. The world keeps its media in DATA_DIR (MEDIA_STORE=local) on either database: a
+ * PostgreSQL test run's worlds otherwise use the test bucket, whose sweep media-s3.test.ts covers.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
@@ -17,10 +18,12 @@ const HOUR = 60 * 60 * 1000;
 let world: World;
 
 beforeAll(async () => {
-  world = await createWorld();
+  world = await createWorld({ env: { MEDIA_STORE: "local" } });
 });
 
-afterAll(() => world.close());
+afterAll(async () => {
+  await world.close();
+});
 
 const mediaPath = (key: string): string => join(world.dataDir, MEDIA_DIR, key);
 

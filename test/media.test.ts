@@ -39,7 +39,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server.stop(true);
-  world.close();
+  await world.close();
 });
 
 describe("GET /media/<id>.<ext>", () => {

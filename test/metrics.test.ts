@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { isoAt } from "../src/lib/clock";
 import { addConnection } from "../src/modules/connections/service";
+import { captureHold, reserveCredits } from "../src/modules/credits/service";
 import { runDueOnce } from "../src/publishing/dispatcher";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
@@ -14,7 +15,9 @@ let world: World;
 beforeAll(async () => {
   world = await createWorld();
 });
-afterAll(() => world.close());
+afterAll(async () => {
+  await world.close();
+});
 
 function value(text: string, line: RegExp): number {
   const match = text.split("\n").find((l) => line.test(l));
@@ -53,7 +56,7 @@ test("METRICS_TOKEN guards the endpoint when set", async () => {
     expect((await w.call("GET", "/metrics", { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
     expect((await w.call("GET", "/metrics", { headers: { authorization: "Bearer scrape-me" } })).status).toBe(200);
   } finally {
-    w.close();
+    await w.close();
   }
 });
 
@@ -69,7 +72,7 @@ describe("deliveries, dispatch lateness and ingest refusals are recorded where t
   });
   afterAll(async () => {
     await receiver.stop();
-    w.close();
+    await w.close();
   });
 
   const LEAD_MS = FIVE_MIN + 60_000;
@@ -100,7 +103,7 @@ describe("deliveries, dispatch lateness and ingest refusals are recorded where t
     const onTime = await scheduleWebhookPost("late by seven seconds");
     w.clock.set(onTime.dueAt + 7_000);
     await runDueOnce(w.deps);
-    expect(postRows(w.deps, onTime.id).post!.status).toBe("published");
+    expect((await postRows(w.deps, onTime.id)).post!.status).toBe("published");
     let text = await scrape();
     expect(delivered(text, "published")).toBe(1);
     expect(value(text, /^seedcast_dispatch_lateness_seconds_count\{platform="webhook"\}/)).toBe(1);
@@ -113,13 +116,13 @@ describe("deliveries, dispatch lateness and ingest refusals are recorded where t
     const retried = await scheduleWebhookPost("receiver down");
     w.clock.set(retried.dueAt);
     await runDueOnce(w.deps);
-    expect(postRows(w.deps, retried.id).targets[0]!.status).toBe("scheduled");
+    expect((await postRows(w.deps, retried.id)).targets[0]!.status).toBe("scheduled");
     // A 400 from the receiver is final.
     receiver.setMode("reject400");
     const refused = await scheduleWebhookPost("receiver refuses");
     w.clock.set(refused.dueAt);
-    await runDueOnce(w.deps, {}, [postRows(w.deps, refused.id).targets[0]!.id]);
-    expect(postRows(w.deps, refused.id).targets[0]!.status).toBe("failed");
+    await runDueOnce(w.deps, {}, [(await postRows(w.deps, refused.id)).targets[0]!.id]);
+    expect((await postRows(w.deps, refused.id)).targets[0]!.status).toBe("failed");
     receiver.setMode("ok");
     // Cancelled before its time: withdrawn.
     const cancelled = await scheduleWebhookPost("never mind");
@@ -177,6 +180,43 @@ test("answers the idempotency layer gives before any handler (replays, 422) are 
     expect(value(text, /^seedcast_http_requests_total\{method="POST",route="\/api\/v1\/seeds",status="201"\}/)).toBe(2);
     expect(value(text, /^seedcast_http_requests_total\{method="POST",route="\/api\/v1\/seeds",status="422"\}/)).toBe(1);
   } finally {
-    w.close();
+    await w.close();
+  }
+});
+
+test("the database gauges (queue depth, scheduled targets, credits reserved and captured) are read at scrape time, as numbers on either backend", async () => {
+  const w = await createWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1" } });
+  const receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
+  try {
+    const acct = await w.createAccount({ credits: 100 });
+    const gauges = async () => {
+      const text = (await w.call("GET", "/metrics")).text;
+      return {
+        depth: value(text, /^seedcast_dispatch_queue_depth /),
+        scheduled: value(text, /^seedcast_dispatch_scheduled_targets /),
+        reserved: value(text, /^seedcast_credits_reserved /),
+        captured: value(text, /^seedcast_credits_captured_total /),
+      };
+    };
+    expect(await gauges()).toEqual({ depth: 0, scheduled: 0, reserved: 0, captured: 0 });
+
+    // Credits: 7 captured, 4 still held.
+    await captureHold(w.deps, await reserveCredits(w.deps, acct.accountId, 7, "metrics test"));
+    await reserveCredits(w.deps, acct.accountId, 4, "metrics test");
+    // A webhook post an hour ahead: scheduled, not yet due; then due once the clock gets there.
+    await addConnection(w.deps, { accountId: acct.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
+    const creation = await makeCreation(w.deps, acct.accountId, { caption: "counted" });
+    const dueAt = w.clock.now() + 3_600_000;
+    const res = await w.call("POST", "/api/v1/schedule", {
+      key: acct.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: isoAt(dueAt), targets: ["webhook"] },
+    });
+    expect(res.status).toBe(200);
+    expect(await gauges()).toEqual({ depth: 0, scheduled: 1, reserved: 4, captured: 7 });
+    w.clock.set(dueAt);
+    expect(await gauges()).toEqual({ depth: 1, scheduled: 1, reserved: 4, captured: 7 });
+  } finally {
+    await receiver.stop();
+    await w.close();
   }
 });

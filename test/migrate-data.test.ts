@@ -3,6 +3,9 @@
  * copied by the real CLI (`bun src/main.ts migrate-data`) into a real PostgreSQL 15 (test/helpers/postgres.ts) and a
  * real Ceph radosgw bucket (test/helpers/radosgw.ts, which checks SigV4), then read back through both drizzle schemas.
  * Refusals are shown to write nothing; a corrupted row and a missing object are shown to fail the verification.
+ * The source is an appliance (SQLite, media in DATA_DIR, the secret in its file) and the target this file's own
+ * PostgreSQL and radosgw, whatever the test run's database: a PostgreSQL run (SEEDCAST_TEST_DATABASE=postgres) would
+ * only repeat it, next to a second radosgw, so it skips itself there.
  */
 import { S3Client } from "bun";
 import { Database } from "bun:sqlite";
@@ -25,7 +28,18 @@ import { buildPlan } from "../src/modules/migrate-data/plan";
 import { runCli } from "./helpers/cli";
 import { type Postgres, startPostgres } from "./helpers/postgres";
 import { type Radosgw, startRadosgw } from "./helpers/radosgw";
-import { type World, createWorld } from "./helpers/world";
+import { isSqliteStore } from "../src/db/store";
+import { TEST_DIALECT, type World, createWorld } from "./helpers/world";
+
+/** The run this file belongs to (see the header). */
+const onSqlite = TEST_DIALECT === "sqlite";
+const describeSqlite = describe.skipIf(!onSqlite);
+
+/** A consistent copy of the appliance's database at `path` (VACUUM INTO, on the store's writer). */
+async function snapshotInto(path: string): Promise<void> {
+  if (!isSqliteStore(world.store)) throw new Error("the appliance is a SQLite one");
+  await world.store.withWriter((sqlite) => sqlite.query("VACUUM INTO ?").run(path));
+}
 
 let pg: Postgres;
 let gw: Radosgw;
@@ -104,6 +118,7 @@ function sqliteRowsByTable(): Map<string, Record<string, unknown>[]> {
 const sortRows = (rows: Record<string, unknown>[]) => [...rows].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
 
 beforeAll(async () => {
+  if (!onSqlite) return;
   [pg, gw] = await Promise.all([startPostgres(), startRadosgw()]);
   receiver = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("ok") });
   // The appliance, built through the real services (in-process app) and, below, the real CLI.
@@ -112,7 +127,7 @@ beforeAll(async () => {
   secret = readFileSync(join(dataDir, "instance.secret"), "utf8").trim();
   const a = await world.createAccount({ credits: 500, name: "Café Ünïcode" });
   await a.addMember("editor");
-  a.mint(["read"], { name: "reader", expiresDays: 90 });
+  await a.mint(["read"], { name: "reader", expiresDays: 90 });
   const seeds: string[] = [];
   for (const [title, content] of [
     ["Crème brûlée à Noël", "Une recette de fête, déjà testée: crème, sucre, vanille."],
@@ -161,12 +176,12 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  world?.close();
+  await world?.close();
   receiver?.stop(true);
   await Promise.all([pg?.stop(), gw?.stop()]);
 });
 
-describe("refusals write nothing", () => {
+describeSqlite("refusals write nothing", () => {
   test("missing S3 variables, DATABASE_URL or INSTANCE_SECRET: a configuration error naming it; no table, no object", async () => {
     const database = await pg.createDatabase();
     const bucket = await freshBucket();
@@ -232,7 +247,7 @@ describe("refusals write nothing", () => {
   });
 });
 
-describe("a copy", () => {
+describeSqlite("a copy", () => {
   let database: string;
   let bucket: string;
   let report: Record<string, any>;
@@ -369,7 +384,7 @@ describe("a copy", () => {
   });
 });
 
-describe("Storage.putStream", () => {
+describeSqlite("Storage.putStream", () => {
   test("S3 and local disk store a stream's bytes (and put()'s); a stream shorter than its stated size fails and leaves nothing", async () => {
     const bytes = new Uint8Array(1024 * 1024 + 3).map((_, i) => (i * 7) % 251);
     const streamOf = (data: Uint8Array) => new Blob([data as Uint8Array<ArrayBuffer>]).stream();
@@ -395,7 +410,7 @@ describe("Storage.putStream", () => {
   });
 });
 
-describe("two runs at once against one empty database and bucket", () => {
+describeSqlite("two runs at once against one empty database and bucket", () => {
   test("one copies, the other is refused, and the copy stays whole", async () => {
     const database = await pg.createDatabase();
     const bucket = await freshBucket();
@@ -410,11 +425,11 @@ describe("two runs at once against one empty database and bucket", () => {
   });
 });
 
-describe("an appliance left by an older Seedcast (a migration behind)", () => {
+describeSqlite("an appliance left by an older Seedcast (a migration behind)", () => {
   test("the snapshot is migrated and copied; the appliance's own database is left as it was", async () => {
     const oldDir = mkdtempSync(join(tmpdir(), "seedcast-older-"));
     try {
-      world.deps.sqlite.query("VACUUM INTO ?").run(join(oldDir, "seedcast.db"));
+      await snapshotInto(join(oldDir, "seedcast.db"));
       cpSync(join(dataDir, "instance.secret"), join(oldDir, "instance.secret"));
       cpSync(join(dataDir, "media"), join(oldDir, "media"), { recursive: true });
       // As a Seedcast from before 0006 left it: no user_preferences table, no tag.
@@ -435,13 +450,13 @@ describe("an appliance left by an older Seedcast (a migration behind)", () => {
   });
 });
 
-describe("an appliance that ran with INSTANCE_SECRET (no instance.secret file)", () => {
+describeSqlite("an appliance that ran with INSTANCE_SECRET (no instance.secret file)", () => {
   let envDir: string;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     // A copy of the appliance as an env-mode one would look: database and media, no instance.secret.
     envDir = mkdtempSync(join(tmpdir(), "seedcast-envmode-"));
-    world.deps.sqlite.query("VACUUM INTO ?").run(join(envDir, "seedcast.db"));
+    await snapshotInto(join(envDir, "seedcast.db"));
   });
   afterAll(() => rmSync(envDir, { recursive: true, force: true }));
 
@@ -527,7 +542,7 @@ describe("an appliance that ran with INSTANCE_SECRET (no instance.secret file)",
   });
 });
 
-describe("columns PostgreSQL generates (search's tsvector) are never written", () => {
+describeSqlite("columns PostgreSQL generates (search's tsvector) are never written", () => {
   test("from drizzle's column config: the plan leaves a generatedAlwaysAs column out, and orders parents first", () => {
     const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
     // The mirror's columns (fresh builders for each table), plus a `search` column.

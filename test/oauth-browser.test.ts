@@ -10,7 +10,7 @@ import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Server } from "bun";
 import type { Browser, Page } from "playwright-core";
-import { members } from "../src/db/schema";
+import { members } from "../src/db/tables";
 import { registerClient } from "../src/modules/oauth/clients";
 import { s256 } from "../src/modules/oauth/codes";
 import { launchChromium } from "./helpers/browser";
@@ -32,7 +32,9 @@ beforeAll(async () => {
   owner = await ownerWithAccount(world, "Northwind Studio");
   // The same person is also an editor of a second account, so the consent page offers a choice.
   const other = await ownerWithAccount(world, "Side Project");
-  world.deps.db.insert(members).values({ accountId: other.accountId, userId: owner.userId, role: "editor", createdAt: world.clock.now() }).run();
+  await world.store.write(async (tx) => {
+    await tx.insert(members).values({ accountId: other.accountId, userId: owner.userId, role: "editor", createdAt: world.clock.now() }).run();
+  });
   callback = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -77,7 +79,7 @@ async function shoot(name: string): Promise<void> {
 
 test("an assistant is connected through login and consent in Chromium", async () => {
   const redirectUri = `http://127.0.0.1:${callback.port}/callback`;
-  const clientId = registerClient(world.deps, { client_name: "Claude", redirect_uris: [redirectUri], token_endpoint_auth_method: "none" }).client_id;
+  const clientId = (await registerClient(world.deps, { client_name: "Claude", redirect_uris: [redirectUri], token_endpoint_auth_method: "none" })).client_id;
   const url = new URL(`${world.base}/oauth/authorize`);
   for (const [k, v] of Object.entries({
     response_type: "code",

@@ -79,7 +79,7 @@ describe("a metadata document over HTTPS with the test CA", () => {
       client,
       await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, insecure),
     );
-    expect(authenticateAccessToken(world.deps, tokens.access_token)).toMatchObject({ clientId, scopes: ["read", "create"] });
+    expect(await authenticateAccessToken(world.deps, tokens.access_token)).toMatchObject({ clientId, scopes: ["read", "create"] });
     const refreshed = await oauth.processRefreshTokenResponse(
       as,
       client,

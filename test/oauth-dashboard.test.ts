@@ -17,7 +17,7 @@ let clientId: string;
 beforeAll(async () => {
   world = await servedWorld();
   owner = await ownerWithAccount(world, "Dash Co");
-  clientId = registerClient(world.deps, { client_name: "Claude", redirect_uris: ["https://claude.ai/api/mcp/auth_callback"], token_endpoint_auth_method: "none" }).client_id;
+  clientId = (await registerClient(world.deps, { client_name: "Claude", redirect_uris: ["https://claude.ai/api/mcp/auth_callback"], token_endpoint_auth_method: "none" })).client_id;
 });
 afterAll(() => world.stop());
 
@@ -41,10 +41,10 @@ describe("overview", () => {
 describe("connected apps", () => {
   test("lists grants with client, groups, who and when; Revoke applies at the next request", async () => {
     const editor = await memberOf(world, owner.accountId, "editor");
-    const mine = createGrant(world.deps, { clientId, accountId: owner.accountId, userId: owner.userId, scopes: ["read", "schedule"] });
-    const theirs = createGrant(world.deps, { clientId, accountId: owner.accountId, userId: editor.userId, scopes: ["read", "create", "voice"] });
-    authenticateAccessToken(world.deps, mine.accessToken);
-    setMemberRole(world.deps, editor.userId, "viewer", owner.accountId);
+    const mine = await createGrant(world.deps, { clientId, accountId: owner.accountId, userId: owner.userId, scopes: ["read", "schedule"] });
+    const theirs = await createGrant(world.deps, { clientId, accountId: owner.accountId, userId: editor.userId, scopes: ["read", "create", "voice"] });
+    await authenticateAccessToken(world.deps, mine.accessToken);
+    await setMemberRole(world.deps, editor.userId, "viewer", owner.accountId);
 
     const browser = await signedIn(owner);
     const page = await (await browser.get("/dashboard/apps")).text();
@@ -62,27 +62,27 @@ describe("connected apps", () => {
     const done = await browser.submit(form);
     expect(done.status).toBe(303);
     expect(done.headers.get("location")).toBe("/dashboard/apps?notice=app-revoked");
-    expect(authenticateAccessToken(world.deps, mine.accessToken)).toBeNull();
-    expect(authenticateAccessToken(world.deps, theirs.accessToken)).not.toBeNull();
+    expect(await authenticateAccessToken(world.deps, mine.accessToken)).toBeNull();
+    expect(await authenticateAccessToken(world.deps, theirs.accessToken)).not.toBeNull();
     const after = await (await browser.get("/dashboard/apps?notice=app-revoked")).text();
     expect(after).toContain("disconnected");
     expect(after).not.toContain(`/dashboard/apps/${mine.grantId}/revoke`);
   });
 
   test("a non-owner cannot revoke someone else's app; the revoke POST needs the CSRF token; other accounts get 404", async () => {
-    const grant = createGrant(world.deps, { clientId, accountId: owner.accountId, userId: owner.userId, scopes: ["read"] });
+    const grant = await createGrant(world.deps, { clientId, accountId: owner.accountId, userId: owner.userId, scopes: ["read"] });
     const viewer = await memberOf(world, owner.accountId, "viewer");
     const viewerBrowser = await signedIn(viewer);
     expect((await viewerBrowser.get(`/dashboard/apps/${grant.grantId}/revoke`)).status).toBe(403);
 
     const ownerBrowser = await signedIn(owner);
     expect((await ownerBrowser.post(`/dashboard/apps/${grant.grantId}/revoke`, [["_csrf", "forged"]])).status).toBe(403);
-    expect(authenticateAccessToken(world.deps, grant.accessToken)).not.toBeNull();
+    expect(await authenticateAccessToken(world.deps, grant.accessToken)).not.toBeNull();
 
     const stranger = await ownerWithAccount(world, "Stranger Co");
     const strangerBrowser = await signedIn(stranger);
     expect(await (await strangerBrowser.get("/dashboard/apps")).text()).not.toContain(grant.grantId);
     expect((await strangerBrowser.get(`/dashboard/apps/${grant.grantId}/revoke`)).status).toBe(404);
-    expect(authenticateAccessToken(world.deps, grant.accessToken)).not.toBeNull();
+    expect(await authenticateAccessToken(world.deps, grant.accessToken)).not.toBeNull();
   });
 });

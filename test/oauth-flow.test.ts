@@ -148,7 +148,7 @@ describe("code + PKCE, refresh rotation, revocation", () => {
       expect(tokens.scope).toBe("read create");
       expect(tokens.access_token).toStartWith("sco_");
       expect(tokens.refresh_token).toStartWith("scr_");
-      const principal = authenticateAccessToken(world.deps, tokens.access_token);
+      const principal = await authenticateAccessToken(world.deps, tokens.access_token);
       expect(principal).toMatchObject({ accountId: owner.accountId, userId: owner.userId, scopes: ["read", "create"], clientId: client.client_id });
 
       // Refresh rotates the refresh token and issues a new access token.
@@ -159,12 +159,12 @@ describe("code + PKCE, refresh rotation, revocation", () => {
       );
       expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
       expect(refreshed.access_token).not.toBe(tokens.access_token);
-      expect(authenticateAccessToken(world.deps, refreshed.access_token)?.grantId).toBe(principal?.grantId as string);
+      expect((await authenticateAccessToken(world.deps, refreshed.access_token))?.grantId).toBe(principal?.grantId as string);
 
       // The spent refresh token is refused (and that revokes the grant, tested in oauth-security).
       // Here: revocation of the live refresh token ends the grant.
       await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, auth, refreshed.refresh_token as string, insecure));
-      expect(authenticateAccessToken(world.deps, refreshed.access_token)).toBeNull();
+      expect(await authenticateAccessToken(world.deps, refreshed.access_token)).toBeNull();
       const after = oauth.refreshTokenGrantRequest(as, client, auth, refreshed.refresh_token as string, insecure).then((r) =>
         oauth.processRefreshTokenResponse(as, client, r),
       );
@@ -178,7 +178,7 @@ describe("code + PKCE, refresh rotation, revocation", () => {
   test("scope absent asks for every group the role allows; unticking narrows the grant", async () => {
     const { tokens } = await connect("none", { checked: ["read", "voice"] });
     expect(tokens.scope).toBe("read voice");
-    expect(authenticateAccessToken(world.deps, tokens.access_token)?.scopes).toEqual(["read", "voice"]);
+    expect((await authenticateAccessToken(world.deps, tokens.access_token))?.scopes).toEqual(["read", "voice"]);
   });
 
   test("a confidential client with a wrong secret is invalid_client (401)", async () => {

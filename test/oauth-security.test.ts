@@ -188,10 +188,10 @@ describe("codes", () => {
     const code = await obtainCode(clientId);
     const first = await exchange(clientId, code);
     expect(first.status).toBe(200);
-    expect(authenticateAccessToken(world.deps, first.json.access_token as string)).not.toBeNull();
+    expect(await authenticateAccessToken(world.deps, first.json.access_token as string)).not.toBeNull();
     const second = await exchange(clientId, code);
     expect(second).toMatchObject({ status: 400, json: { error: "invalid_grant" } });
-    expect(authenticateAccessToken(world.deps, first.json.access_token as string)).toBeNull();
+    expect(await authenticateAccessToken(world.deps, first.json.access_token as string)).toBeNull();
     const refresh = await token({ grant_type: "refresh_token", client_id: clientId, refresh_token: first.json.refresh_token as string });
     expect(refresh).toMatchObject({ status: 400, json: { error: "invalid_grant" } });
   });
@@ -229,10 +229,10 @@ describe("refresh tokens", () => {
     const first = (await exchange(clientId, await obtainCode(clientId))).json;
     const second = await token({ grant_type: "refresh_token", client_id: clientId, refresh_token: first.refresh_token as string });
     expect(second.status).toBe(200);
-    expect(authenticateAccessToken(world.deps, second.json.access_token as string)).not.toBeNull();
+    expect(await authenticateAccessToken(world.deps, second.json.access_token as string)).not.toBeNull();
     const replay = await token({ grant_type: "refresh_token", client_id: clientId, refresh_token: first.refresh_token as string });
     expect(replay).toMatchObject({ status: 400, json: { error: "invalid_grant" } });
-    expect(authenticateAccessToken(world.deps, second.json.access_token as string)).toBeNull();
+    expect(await authenticateAccessToken(world.deps, second.json.access_token as string)).toBeNull();
     const latest = await token({ grant_type: "refresh_token", client_id: clientId, refresh_token: second.json.refresh_token as string });
     expect(latest).toMatchObject({ status: 400, json: { error: "invalid_grant" } });
   });
@@ -241,8 +241,8 @@ describe("refresh tokens", () => {
     const clientId = await publicClient();
     const editor = await memberOf(world, owner.accountId, "editor");
     const pair = (await exchange(clientId, await obtainCode(clientId, editor))).json;
-    removeMember(world.deps, owner.accountId, editor.userId);
-    expect(authenticateAccessToken(world.deps, pair.access_token as string)).toBeNull();
+    await removeMember(world.deps, owner.accountId, editor.userId);
+    expect(await authenticateAccessToken(world.deps, pair.access_token as string)).toBeNull();
     expect(await token({ grant_type: "refresh_token", client_id: clientId, refresh_token: pair.refresh_token as string })).toMatchObject({
       status: 400,
       json: { error: "invalid_grant" },
@@ -288,7 +288,7 @@ describe("consent", () => {
     const code = await obtainCode(clientId, viewer, { groups: ["read", "create", "schedule", "voice"] });
     const pair = await exchange(clientId, code);
     expect(pair.json.scope).toBe("read");
-    expect(authenticateAccessToken(world.deps, pair.json.access_token as string)?.scopes).toEqual(["read"]);
+    expect((await authenticateAccessToken(world.deps, pair.json.access_token as string))?.scopes).toEqual(["read"]);
     // Nothing ticked a viewer may hold: the page asks again instead of issuing a code.
     const browser2 = new FormBrowser(world.base);
     const again = await reachConsent(browser2, authorizeUrl(clientId), viewer);
@@ -302,8 +302,10 @@ describe("consent", () => {
     const second = await ownerWithAccount(world, "Second Co");
     const editor = await memberOf(world, second.accountId, "editor");
     // Add the same person to the first account too, as a viewer.
-    const { members } = await import("../src/db/schema");
-    world.deps.db.insert(members).values({ accountId: owner.accountId, userId: editor.userId, role: "viewer", createdAt: world.clock.now() }).run();
+    const { members } = await import("../src/db/tables");
+    await world.store.write(async (tx) => {
+      await tx.insert(members).values({ accountId: owner.accountId, userId: editor.userId, role: "viewer", createdAt: world.clock.now() }).run();
+    });
 
     const browser = new FormBrowser(world.base);
     const first = await reachConsent(browser, authorizeUrl(clientId), editor);
@@ -318,7 +320,7 @@ describe("consent", () => {
     const answer = await browser.submit(consent, { button: ["decision", "allow"] });
     const code = new URL(locationOf(answer, world.base)).searchParams.get("code") as string;
     const pair = await exchange(clientId, code);
-    expect(authenticateAccessToken(world.deps, pair.json.access_token as string)).toMatchObject({ accountId: owner.accountId, scopes: ["read"] });
+    expect(await authenticateAccessToken(world.deps, pair.json.access_token as string)).toMatchObject({ accountId: owner.accountId, scopes: ["read"] });
 
     const outsider = await ownerWithAccount(world, "Outsider");
     const forged = consent.hidden.map(([n, v]): [string, string] => [n, n === "account" ? outsider.accountId : v]);

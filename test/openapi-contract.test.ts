@@ -92,10 +92,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([server.stop(), limitedServer.stop(), guardedServer.stop(), closedServer.stop(), drainingServer.stop(), source.stop(), receiver.stop()]);
-  world.close();
-  limited.close();
-  guarded.close();
-  closed.close();
+  await world.close();
+  await limited.close();
+  await guarded.close();
+  await closed.close();
   ca.dispose();
 });
 
@@ -116,7 +116,7 @@ describe("refusals every operation of a kind answers, driven from the document",
       expectStatus(await send(op, { params: randomParams(op) }), 401, op);
       const group = recorder.operation(op)["x-seedcast-group"] as string;
       if (group === "authenticated") continue;
-      const key = acct.mint(SCOPES.filter((s) => s !== group) as Scope[]).key;
+      const key = (await acct.mint(SCOPES.filter((s) => s !== group) as Scope[])).key;
       expectStatus(await send(op, { params: randomParams(op), key, ...(op.startsWith("get") ? {} : { json: {} }) }), 403, op);
     }
   });
@@ -124,7 +124,7 @@ describe("refusals every operation of a kind answers, driven from the document",
   test("429 with Retry-After on the second call of a key limited to one a minute", async () => {
     const other = await limited.createAccount();
     for (const op of apiOps()) {
-      const key = other.mint([...SCOPES]).key;
+      const key = (await other.mint([...SCOPES])).key;
       const body = op.startsWith("get") ? {} : { json: {} };
       await recorder.send(limitedServer, op, { params: randomParams(op), key, ...body });
       const answer = await recorder.send(limitedServer, op, { params: randomParams(op), key, ...body });
@@ -179,7 +179,7 @@ describe("refusals every operation of a kind answers, driven from the document",
       const path = op.split(" ")[1]!.replace(/\{[^}]+\}/g, RANDOM_ID);
       const body = JSON.stringify({ running: true });
       const inFlight = `in-flight-${op}`;
-      claimIdempotencyKey(world.deps, { accountId: acct.accountId, route: `POST ${path}`, key: inFlight }, requestFingerprint("", new TextEncoder().encode(body)));
+      await claimIdempotencyKey(world.deps, { accountId: acct.accountId, route: `POST ${path}`, key: inFlight }, requestFingerprint("", new TextEncoder().encode(body)));
       expectStatus(await send(op, { params, key: acct.key, raw: body, headers: { "content-type": "application/json", "idempotency-key": inFlight } }), 409, op);
     }
   });
@@ -187,7 +187,7 @@ describe("refusals every operation of a kind answers, driven from the document",
 
 describe("each operation's success and its own errors", () => {
   test("health, probes and metrics", async () => {
-    expectStatus(await send("get /api/v1/health", { key: acct.mint(["voice"]).key }), 200, "health");
+    expectStatus(await send("get /api/v1/health", { key: (await acct.mint(["voice"])).key }), 200, "health");
     expectStatus(await send("get /livez"), 200, "livez");
     expectStatus(await send("get /readyz"), 200, "readyz");
     expectStatus(await recorder.send(drainingServer, "get /readyz"), 503, "readyz draining");
@@ -339,12 +339,10 @@ describe("each operation's success and its own errors", () => {
     const published = await send("post /api/v1/schedule", { key: acct.key, json: body(creationId) });
     const unknown = await send("post /api/v1/schedule", { key: acct.key, json: body(creationId) });
     world.clock.advance(FIVE_MIN + 60_000);
-    const target = postRows(world.deps, unknown.json.post.id).targets[0]!;
-    world.deps.sqlite
-      .query("UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?")
-      .run(world.clock.now() + 600_000, world.clock.now() - 5000, target.id);
+    const target = (await postRows(world.deps, unknown.json.post.id)).targets[0]!;
+    await world.sql("UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?", world.clock.now() + 600_000, world.clock.now() - 5000, target.id);
     await runDueOnce(world.deps);
-    world.deps.sqlite.query("UPDATE scheduled_post_targets SET lease_expires_at = ? WHERE id = ?").run(world.clock.now() - 1, target.id);
+    await world.sql("UPDATE scheduled_post_targets SET lease_expires_at = ? WHERE id = ?", world.clock.now() - 1, target.id);
     expectStatus(await send("delete /api/v1/schedule/{id}", { key: acct.key, params: { id: published.json.post.id } }), 409, "already published");
     expectStatus(await send("delete /api/v1/schedule/{id}", { key: acct.key, params: { id: unknown.json.post.id } }), 502, "unknown outcome");
   });
@@ -402,7 +400,7 @@ describe("edits, reschedule and event webhooks", () => {
 
     // Publishing now: 409 not_reschedulable; published: 409 already_published.
     const busy = (await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(c.id, [hook.accountId]) })).json.post;
-    world.deps.sqlite.query("UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'busy', lease_expires_at = ? WHERE post_id = ?").run(world.clock.now() + 600_000, busy.id);
+    await world.sql("UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'busy', lease_expires_at = ? WHERE post_id = ?", world.clock.now() + 600_000, busy.id);
     const publishing = await send(op, { key: a.key, params: { id: busy.id }, json: { scheduled_time: later(3 * 60 * 60_000) } });
     expectStatus(publishing, 409, "reschedule while publishing");
     expect(publishing.json.error).toBe("not_reschedulable");
@@ -488,7 +486,7 @@ describe("the MCP endpoint", () => {
   test("a tool call, and each refusal: 400, 401, 403 (scope, origin), 406, 413, 429", async () => {
     const op = "post /mcp";
     const a = await world.createAccount();
-    const token = grantFor(world, registerTestClient(world), a.accountId, a.userId, ["read"]).accessToken;
+    const token = (await grantFor(world, await registerTestClient(world), a.accountId, a.userId, ["read"])).accessToken;
     const headers = { authorization: `Bearer ${token}`, accept: "application/json, text/event-stream" };
     const ok = await send(op, { json: toolsCall("get_credits"), headers });
     expectStatus(ok, 200, "tools/call");
@@ -503,7 +501,7 @@ describe("the MCP endpoint", () => {
     const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { padding: "x".repeat(MAX_JSON_BYTES) } });
     expectStatus(await send(op, { raw: big, headers: { ...headers, "content-type": "application/json" } }), 413, "too large");
     const b = await limited.createAccount();
-    const limitedToken = grantFor(limited, registerTestClient(limited), b.accountId, b.userId, ["read"]).accessToken;
+    const limitedToken = (await grantFor(limited, await registerTestClient(limited), b.accountId, b.userId, ["read"])).accessToken;
     const limitedHeaders = { ...headers, authorization: `Bearer ${limitedToken}` };
     await recorder.send(limitedServer, op, { json: toolsCall("get_credits"), headers: limitedHeaders });
     expectStatus(await recorder.send(limitedServer, op, { json: toolsCall("get_credits"), headers: limitedHeaders }), 429, "rate limited");

@@ -44,7 +44,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server.stop();
-  world.close();
+  await world.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -214,7 +214,7 @@ describe("a route added later", () => {
       expect(op.responses["403"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Forbidden" });
       expect(op.responses["429"].headers["Retry-After"]).toBeDefined();
     } finally {
-      probe.close();
+      await probe.close();
     }
   });
 });

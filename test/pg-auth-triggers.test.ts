@@ -28,6 +28,12 @@ const SETUP = [
   `INSERT INTO api_keys (id, account_id, user_id, name, scopes, secret_hash, prefix, created_at) VALUES
      ('k1', 'a1', 'u1', 'one', 'read', 'h1', 'p', 1), ('k2', 'a1', 'u2', 'two', 'read', 'h2', 'p', 1),
      ('k3', 'a2', 'u3', 'three', 'read', 'h3', 'p', 1), ('k4', 'a2', 'u1', 'four', 'read', 'h4', 'p', 1)`,
+  `INSERT INTO oauth_clients (id, kind, client_name, redirect_uris, token_endpoint_auth_method, grant_types, created_at) VALUES
+     ('c1', 'registered', 'Client', '[]', 'none', '["authorization_code"]', 1)`,
+  `INSERT INTO oauth_grants (id, client_id, account_id, user_id, scopes, resource, created_at) VALUES
+     ('g1', 'c1', 'a1', 'u2', 'read', 'r', 1), ('g2', 'c1', 'a1', 'u2', 'read', 'r', 1)`,
+  `INSERT INTO oauth_tokens (id, grant_id, kind, token_hash, expires_at, created_at) VALUES
+     ('t1', 'g1', 'access', 'th1', 100, 1), ('t2', 'g1', 'refresh', 'th2', 100, 1), ('t3', 'g2', 'access', 'th3', 100, 1)`,
 ];
 
 /** Each statement and how much it bumps the counter (written for both dialects). */
@@ -59,7 +65,17 @@ const STATEMENTS: [string, number][] = [
   ["DELETE FROM accounts WHERE id = 'a2'", 3],
   // A person: their memberships (a1/u1: 1) and keys (k1, k2, k4: 3).
   ["DELETE FROM users WHERE id = 'u1'", 4],
-  ["DELETE FROM users WHERE id = 'u2'", 0],
+  // The connector (v2): revocations and deletions bump; last use does not.
+  ["UPDATE oauth_grants SET last_used_at = 7 WHERE id = 'g1'", 0],
+  ["UPDATE oauth_tokens SET used_at = 7 WHERE id = 't2'", 0],
+  ["INSERT INTO oauth_tokens (id, grant_id, kind, token_hash, expires_at, created_at) VALUES ('t4', 'g1', 'access', 'th4', 100, 1)", 0],
+  ["UPDATE oauth_tokens SET revoked_at = 8 WHERE id = 't1'", 1],
+  ["UPDATE oauth_grants SET revoked_at = 9 WHERE id = 'g1'", 1],
+  ["DELETE FROM oauth_tokens WHERE id = 't4'", 1],
+  // A grant's deletion takes its tokens with it (t3): 2.
+  ["DELETE FROM oauth_grants WHERE id = 'g2'", 2],
+  // u2 has no membership or key left, but their grant g1 goes (1) with its tokens t1, t2 (2).
+  ["DELETE FROM users WHERE id = 'u2'", 3],
 ];
 
 let pg: Postgres;

@@ -37,7 +37,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await pds?.stop();
-  world?.close();
+  await world?.close();
 });
 
 async function scheduleAndPublish(caption: string, opts: { image?: Uint8Array; altText?: string } = {}) {
@@ -79,30 +79,34 @@ describe("connect", () => {
   });
 
   test("checks reuse the cached session instead of signing in again", async () => {
-    const sealedBefore = world.deps.sqlite.query<{ s: string | null }, [string]>("SELECT session_sealed AS s FROM connections WHERE id = ?").get(connectionId)!.s;
+    const sealedBefore = (await world.sql("SELECT session_sealed AS s FROM connections WHERE id = ?", connectionId))[0]!.s;
     expect(sealedBefore).not.toBeNull();
     expect((await checkConnection(world.deps, connectionId)).readyToPost).toBe(true);
-    const sealedAfter = world.deps.sqlite.query<{ s: string | null }, [string]>("SELECT session_sealed AS s FROM connections WHERE id = ?").get(connectionId)!.s;
+    const sealedAfter = (await world.sql("SELECT session_sealed AS s FROM connections WHERE id = ?", connectionId))[0]!.s;
     expect(sealedAfter).toBe(sealedBefore); // getSession with the cached token: no new session was made
   });
 
   test("an access token the PDS no longer accepts is refreshed with refreshSession (no new sign-in)", async () => {
     const { openJson, sealJson } = await import("../src/store/sealing");
-    const row = world.deps.sqlite.query<{ s: string }, [string]>("SELECT session_sealed AS s FROM connections WHERE id = ?").get(connectionId)!;
+    const row = (await world.sql("SELECT session_sealed AS s FROM connections WHERE id = ?", connectionId))[0]!;
     const session = openJson<Record<string, string>>(world.deps.instanceSecret, connectionId, row.s);
     const broken = { ...session, accessJwt: `${(session.accessJwt ?? "").slice(0, -4)}AAAA` };
-    world.deps.sqlite.query("UPDATE connections SET session_sealed = ? WHERE id = ?").run(sealJson(world.deps.instanceSecret, connectionId, broken), connectionId);
+    await world.sql(
+      "UPDATE connections SET session_sealed = ? WHERE id = ?",
+      sealJson(world.deps.instanceSecret, connectionId, broken),
+      connectionId,
+    );
     // A wrong stored app password proves no createSession happened: only refreshSession can make this pass.
-    const credentials = world.deps.sqlite.query<{ c: string }, [string]>("SELECT credentials_sealed AS c FROM connections WHERE id = ?").get(connectionId)!.c;
+    const credentials = (await world.sql("SELECT credentials_sealed AS c FROM connections WHERE id = ?", connectionId))[0]!.c;
     const wrong = sealJson(world.deps.instanceSecret, connectionId, { handle: bsky.handle, appPassword: "not-the-password" });
-    world.deps.sqlite.query("UPDATE connections SET credentials_sealed = ? WHERE id = ?").run(wrong, connectionId);
+    await world.sql("UPDATE connections SET credentials_sealed = ? WHERE id = ?", wrong, connectionId);
     const view = await checkConnection(world.deps, connectionId);
-    world.deps.sqlite.query("UPDATE connections SET credentials_sealed = ? WHERE id = ?").run(credentials, connectionId);
+    await world.sql("UPDATE connections SET credentials_sealed = ? WHERE id = ?", credentials, connectionId);
     expect(view.readyToPost).toBe(true);
     const after = openJson<Record<string, string>>(
       world.deps.instanceSecret,
       connectionId,
-      world.deps.sqlite.query<{ s: string }, [string]>("SELECT session_sealed AS s FROM connections WHERE id = ?").get(connectionId)!.s,
+      (await world.sql("SELECT session_sealed AS s FROM connections WHERE id = ?", connectionId))[0]!.s,
     );
     expect(after.accessJwt).not.toBe(broken.accessJwt);
     expect(after.refreshJwt).not.toBe(session.refreshJwt); // refreshSession rotates the refresh token
@@ -126,7 +130,7 @@ describe("publish", () => {
     const post = await scheduleAndPublish(caption, { image: await solidPng(300, 200), altText: "A blue rectangle" });
     expect(post.status).toBe("published");
     const target = post.targets[0];
-    const { targets } = postRows(world.deps, post.id);
+    const { targets } = await postRows(world.deps, post.id);
     expect(rkeyOf(target.providerPostId)).toBe(recordKeyForTarget(targets[0]!.id));
     expect(target.publishedUrl).toBe(`https://bsky.app/profile/${bsky.handle}/post/${rkeyOf(target.providerPostId)}`);
     const record = await pds.getRecord(bsky.did, COLLECTION, rkeyOf(target.providerPostId));
@@ -165,31 +169,37 @@ describe("publish", () => {
   test("after an unknown outcome the retry reconciles with getRecord: no second post", async () => {
     const post = await scheduleAndPublish("Only once, even after a crash");
     expect(post.status).toBe("published");
-    const { targets } = postRows(world.deps, post.id);
+    const { targets } = await postRows(world.deps, post.id);
     const before = (await pds.listRecords(bsky.did, COLLECTION)).length;
     // As a crash between the PDS's answer and our write leaves the row.
-    world.deps.sqlite
-      .query("UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ?, next_attempt_at = ?, published_url = NULL WHERE id = ?")
-      .run(world.clock.now(), world.clock.now(), world.clock.now(), targets[0]!.id);
+    await world.sql(
+      "UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ?, next_attempt_at = ?, published_url = NULL WHERE id = ?",
+      world.clock.now(),
+      world.clock.now(),
+      world.clock.now(),
+      targets[0]!.id,
+    );
     world.clock.advance(1);
     await runDueOnce(world.deps);
     expect((await pds.listRecords(bsky.did, COLLECTION)).length).toBe(before);
-    const after = postRows(world.deps, post.id).targets[0]!;
+    const after = (await postRows(world.deps, post.id)).targets[0]!;
     expect(after.status).toBe("published");
     expect(after.publishedUrl).toContain(rkeyOf(after.providerPostId!));
   });
 
   test("even a blind resend under the same record key cannot make a second post", async () => {
     const post = await scheduleAndPublish("Blind resend");
-    const { targets } = postRows(world.deps, post.id);
+    const { targets } = await postRows(world.deps, post.id);
     const before = (await pds.listRecords(bsky.did, COLLECTION)).length;
     // No send_started_at (so no reconcile): deliver runs again and meets the existing record.
-    world.deps.sqlite
-      .query("UPDATE scheduled_post_targets SET status = 'scheduled', next_attempt_at = ?, published_url = NULL WHERE id = ?")
-      .run(world.clock.now(), targets[0]!.id);
+    await world.sql(
+      "UPDATE scheduled_post_targets SET status = 'scheduled', next_attempt_at = ?, published_url = NULL WHERE id = ?",
+      world.clock.now(),
+      targets[0]!.id,
+    );
     await runDueOnce(world.deps);
     expect((await pds.listRecords(bsky.did, COLLECTION)).length).toBe(before);
-    expect(postRows(world.deps, post.id).targets[0]!.status).toBe("published");
+    expect((await postRows(world.deps, post.id)).targets[0]!.status).toBe("published");
   });
 
   test("cancel after an unknown outcome: getRecord proves nothing landed, so the cancel withdraws it", async () => {
@@ -200,10 +210,13 @@ describe("publish", () => {
     });
     const id = res.json.post.id;
     world.clock.advance(FIVE_MIN + 1000);
-    const target = postRows(world.deps, id).targets[0]!;
-    world.deps.sqlite
-      .query("UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?")
-      .run(world.clock.now() - 1, world.clock.now() - 5000, target.id);
+    const target = (await postRows(world.deps, id)).targets[0]!;
+    await world.sql(
+      "UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?",
+      world.clock.now() - 1,
+      world.clock.now() - 5000,
+      target.id,
+    );
     const cancel = await world.call("DELETE", `/api/v1/schedule/${id}`, { key: acct.key });
     expect(cancel.status).toBe(200);
     expect(cancel.json).toEqual({ id, cancelled: true, providerPostWithdrawn: false });

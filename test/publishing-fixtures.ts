@@ -3,8 +3,7 @@
  * images made with sharp, and connections added through the real connections service.
  */
 import { eq } from "drizzle-orm";
-import { creations } from "../src/db/schema/creations";
-import { scheduledPosts, scheduledPostTargets } from "../src/db/schema/scheduled-posts";
+import { creations, scheduledPosts, scheduledPostTargets } from "../src/db/tables";
 import type { Deps } from "../src/deps";
 import { newId } from "../src/lib/ids";
 import { loadSharp } from "../src/lib/sharp";
@@ -19,22 +18,24 @@ export async function makeCreation(
   const asset = opts.image ? await ingestImageBytes(deps, accountId, { bytes: opts.image, fileName: "picture" }) : null;
   const id = newId();
   const now = deps.clock.now();
-  deps.db
-    .insert(creations)
-    .values({
-      id,
-      accountId,
-      type: "social_post",
-      seedId: newId(),
-      caption: opts.caption,
-      altText: asset ? (opts.altText ?? "") : null,
-      imageAssetId: asset?.id ?? null,
-      aspectRatio: "square",
-      mediaStyle: "minimal",
-      createdAt: now,
-      updatedAt: now,
-    })
-    .run();
+  await deps.store.write((tx) =>
+    tx
+      .insert(creations)
+      .values({
+        id,
+        accountId,
+        type: "social_post",
+        seedId: newId(),
+        caption: opts.caption,
+        altText: asset ? (opts.altText ?? "") : null,
+        imageAssetId: asset?.id ?? null,
+        aspectRatio: "square",
+        mediaStyle: "minimal",
+        createdAt: now,
+        updatedAt: now,
+      })
+      .run(),
+  );
   return { id, imageAssetId: asset?.id ?? null };
 }
 
@@ -56,16 +57,16 @@ export async function noisePng(side = 1100): Promise<Uint8Array> {
 }
 
 /** The stored rows of a post (for assertions about what the database holds). */
-export function postRows(deps: Deps, postId: string) {
+export async function postRows(deps: Deps, postId: string) {
   return {
-    post: deps.db.select().from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get(),
-    targets: deps.db.select().from(scheduledPostTargets).where(eq(scheduledPostTargets.postId, postId)).all(),
+    post: await deps.store.db.select().from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get(),
+    targets: await deps.store.db.select().from(scheduledPostTargets).where(eq(scheduledPostTargets.postId, postId)).all(),
   };
 }
 
 /** How many posts the database holds in all. */
-export function countPosts(deps: Deps): number {
-  return deps.db.select().from(scheduledPosts).all().length;
+export async function countPosts(deps: Deps): Promise<number> {
+  return (await deps.store.db.select().from(scheduledPosts).all()).length;
 }
 
 export const FIVE_MIN = 5 * 60 * 1000;

@@ -4,6 +4,8 @@
  * refusals, an unreachable instance on cancel, confirmation after the due time.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { scheduledPostTargets } from "../src/db/tables";
 import { isoAt } from "../src/lib/clock";
 import { AppError } from "../src/lib/errors";
 import { REMOVED_CONNECTION_MESSAGE, addConnection, checkConnection, getConnection, removeConnection } from "../src/modules/connections/service";
@@ -28,7 +30,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await mastodon.stop();
-  world.close();
+  await world.close();
 });
 
 const HOUR = 60 * 60 * 1000;
@@ -52,7 +54,7 @@ describe("connect", () => {
     expect(rows.json.targets).toEqual([
       { platform: "mastodon", accountId: connectionId, label: `@seedcast@${new URL(mastodon.url).host}`, readyToPost: true, blockedReason: null },
     ]);
-    const meta = JSON.parse(world.deps.sqlite.query<{ meta: string }, [string]>("SELECT meta FROM connections WHERE id = ?").get(connectionId)!.meta);
+    const meta = JSON.parse((await world.sql("SELECT meta FROM connections WHERE id = ?", connectionId))[0]!.meta);
     expect(meta).toMatchObject({ maxCharacters: 400, providerAccountId: mastodon.state.account.id });
   });
 
@@ -79,7 +81,7 @@ describe("scheduling hands the post to Mastodon", () => {
     expect(held!.params.text).toBe("Scheduled on Mastodon");
     expect(held!.scheduled_at).toBe(post.scheduledTime);
     expect(held!.media_attachments[0]!.description).toBe("A blue rectangle on white");
-    const { targets } = postRows(world.deps, post.id);
+    const { targets } = await postRows(world.deps, post.id);
     const statusRequest = mastodon.state.requests.find((r) => r.method === "POST" && r.path === "/api/v1/statuses" && r.idempotencyKey === targets[0]!.id);
     expect(statusRequest?.status).toBe(200);
   });
@@ -101,16 +103,28 @@ describe("scheduling hands the post to Mastodon", () => {
   test("the same Idempotency-Key after an unknown outcome yields the same scheduled status (no second one)", async () => {
     const res = await schedule("Exactly once");
     const id = res.json.post.id;
-    const { targets } = postRows(world.deps, id);
+    const { targets } = await postRows(world.deps, id);
     const count = mastodon.state.scheduled.size;
     // As a crash after Mastodon answered would leave it: pending again, send started, id not recorded.
-    world.deps.sqlite
-      .query("UPDATE scheduled_post_targets SET status = 'publishing', held_by_provider = 0, provider_post_id = NULL, next_attempt_at = ?, lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?")
-      .run(world.clock.now(), world.clock.now(), world.clock.now(), targets[0]!.id);
+    await world.store.write((tx) =>
+      tx
+        .update(scheduledPostTargets)
+        .set({
+          status: "publishing",
+          heldByProvider: false,
+          providerPostId: null,
+          nextAttemptAt: world.clock.now(),
+          leaseToken: "dead",
+          leaseExpiresAt: world.clock.now(),
+          sendStartedAt: world.clock.now(),
+        })
+        .where(eq(scheduledPostTargets.id, targets[0]!.id))
+        .run(),
+    );
     await runDueOnce(world.deps);
     expect(mastodon.state.scheduled.size).toBe(count);
-    expect(postRows(world.deps, id).targets[0]!.providerPostId).toBe(res.json.post.targets[0].providerPostId);
-    expect(postRows(world.deps, id).targets[0]!.heldByProvider).toBe(true);
+    expect((await postRows(world.deps, id)).targets[0]!.providerPostId).toBe(res.json.post.targets[0].providerPostId);
+    expect((await postRows(world.deps, id)).targets[0]!.heldByProvider).toBe(true);
   });
 });
 
@@ -156,7 +170,7 @@ describe("cancel", () => {
       expect(ok.json).toEqual({ id: res.json.post.id, cancelled: true, providerPostWithdrawn: true });
       expect(mastodon.state.requests.filter((r) => r.method === "DELETE").length).toBe(deletesBefore); // not asked twice
       expect(second.state.deletedScheduled).toHaveLength(1);
-      world.deps.sqlite.query("DELETE FROM connections WHERE id = ?").run(view.accountId);
+      await world.sql("DELETE FROM connections WHERE id = ?", view.accountId);
     } finally {
       await second.stop();
     }
@@ -181,13 +195,13 @@ describe("removing the connection", () => {
       expect(refused).toBeInstanceOf(AppError);
       expect(refused).toMatchObject({ code: "distribution_failed", extra: { retryable: true } });
       expect((refused as AppError).message).toContain("try again");
-      expect(getConnection(world.deps, acct.accountId, view.accountId)).not.toBeNull();
-      const kept = postRows(world.deps, id).targets[0]!;
+      expect(await getConnection(world.deps, acct.accountId, view.accountId)).not.toBeNull();
+      const kept = (await postRows(world.deps, id)).targets[0]!;
       expect(kept).toMatchObject({ status: "scheduled", heldByProvider: true, providerPostId: scheduledId, leaseToken: null, errorMessage: null });
 
       await other.setMode("ok");
       await removeConnection(world.deps, acct.accountId, view.accountId);
-      expect(getConnection(world.deps, acct.accountId, view.accountId)).toBeNull();
+      expect(await getConnection(world.deps, acct.accountId, view.accountId)).toBeNull();
       expect(other.state.deletedScheduled).toContain(scheduledId);
       expect(other.state.scheduled.has(scheduledId)).toBe(false);
       const post = (await world.call("GET", `/api/v1/schedule/posts/${id}`, { key: acct.key })).json.post;
@@ -198,7 +212,7 @@ describe("removing the connection", () => {
       world.clock.advance(HOUR + 2 * 60_000);
       await runDueOnce(world.deps);
       await confirmProviderHeldPosts(world.deps);
-      expect(postRows(world.deps, id).targets[0]!.status).toBe("failed");
+      expect((await postRows(world.deps, id)).targets[0]!.status).toBe("failed");
       expect(other.state.publishDue()).toHaveLength(0);
     } finally {
       await other.stop();
@@ -212,10 +226,10 @@ describe("after the due time", () => {
     const id = res.json.post.id;
     world.clock.advance(2 * HOUR + 30_000);
     await confirmProviderHeldPosts(world.deps); // too early: Mastodon's worker may still be at it
-    expect(postRows(world.deps, id).targets[0]!.status).toBe("scheduled");
+    expect((await postRows(world.deps, id)).targets[0]!.status).toBe("scheduled");
     world.clock.advance(60_000);
     await confirmProviderHeldPosts(world.deps); // still held by the instance: pending
-    expect(postRows(world.deps, id).targets[0]!.status).toBe("scheduled");
+    expect((await postRows(world.deps, id)).targets[0]!.status).toBe("scheduled");
     const published = mastodon.state.publishDue();
     const status = published.find((s) => s.text === "Goes out by itself");
     expect(status).toBeDefined();
@@ -254,7 +268,7 @@ describe("after the due time", () => {
     mastodon.state.token = "rotated-away";
     world.clock.advance(FIVE_MIN + 10_000);
     await runDueOnce(world.deps);
-    const target = postRows(world.deps, id).targets[0]!;
+    const target = (await postRows(world.deps, id)).targets[0]!;
     expect(target.status).toBe("scheduled");
     expect(target.attempts).toBe(1);
     const list = (await world.call("GET", "/api/v1/schedule/targets", { key: acct.key })).json.targets;
@@ -264,6 +278,6 @@ describe("after the due time", () => {
     expect((await checkConnection(world.deps, connectionId)).readyToPost).toBe(true);
     world.clock.advance(30_000);
     await runDueOnce(world.deps);
-    expect(postRows(world.deps, id).targets[0]!.status).toBe("published");
+    expect((await postRows(world.deps, id)).targets[0]!.status).toBe("published");
   });
 });

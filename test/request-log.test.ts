@@ -15,7 +15,9 @@ beforeAll(async () => {
   world = await createWorld({ log: createLogger("info", (line) => lines.push(line)) });
   account = await world.createAccount();
 });
-afterAll(() => world.close());
+afterAll(async () => {
+  await world.close();
+});
 beforeEach(() => {
   lines.length = 0;
 });

@@ -11,7 +11,9 @@ let world: World;
 beforeAll(async () => {
   world = await createWorld();
 });
-afterAll(() => world.close());
+afterAll(async () => {
+  await world.close();
+});
 
 /** The reference: every route's pattern tried in order, fewest parameters first (what the table did before). */
 function scan(routes: readonly { method: string; path: string; hooks?: unknown }[], method: string, path: string) {

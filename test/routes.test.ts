@@ -7,7 +7,7 @@ import { parseJsonBody } from "../src/http/json-body";
 import { declaredGroup } from "../src/http/route-table";
 import { SCOPES, type Scope } from "../src/auth/scopes";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
-import { type World, createWorld } from "./helpers/world";
+import { TEST_DIALECT, type World, createWorld } from "./helpers/world";
 
 /** Routes that need no key, by exact path or by prefix (ending in "/"). Each is a page, a probe or a public file. */
 const PUBLIC_ROUTES = [
@@ -97,7 +97,7 @@ describe("route inventory", () => {
       const group = declaredGroup(route);
       if (!group || group === "authenticated") continue;
       const others = SCOPES.filter((s) => s !== group) as Scope[];
-      const key = acct.mint(others).key;
+      const key = (await acct.mint(others)).key;
       const path = route.path.replace(/:[A-Za-z_]+/g, SAMPLE_ID);
       const res = await world.call(route.method, path, {
         key,
@@ -125,9 +125,13 @@ describe("route inventory", () => {
     expect(problems).toEqual([]);
   });
 
-  test("the health echo is answered without a promise (no hook makes it asynchronous)", async () => {
+  // The key's first request looks it up in the database (a promise); from then on a SQLite store answers it from the
+  // cache synchronously. PostgreSQL's auth watch is a query, so every request awaits there.
+  test.skipIf(TEST_DIALECT !== "sqlite")("the health echo is answered without a promise (no hook makes it asynchronous)", async () => {
     const acct = await world.createAccount();
-    const answer = world.app.handle(new Request("http://localhost/api/v1/health", { headers: { authorization: `Bearer ${acct.key}` } }));
+    const request = () => world.app.handle(new Request("http://localhost/api/v1/health", { headers: { authorization: `Bearer ${acct.key}` } }));
+    expect((await request()).status).toBe(200);
+    const answer = request();
     expect(answer).toBeInstanceOf(Response);
     expect((answer as Response).status).toBe(200);
   });

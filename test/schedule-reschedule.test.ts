@@ -27,7 +27,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver.stop();
   await mastodon.stop();
-  world.close();
+  await world.close();
 });
 
 const HOUR = 60 * 60 * 1000;
@@ -101,7 +101,7 @@ describe("reschedule a service-held post", () => {
     expect(res.json.post).toMatchObject({ id: post.id, creationId: post.creationId, status: "scheduled", scheduledTime: new Date(newTime).toISOString() });
     expect(res.json.post.targets).toHaveLength(1);
     expect(res.json.post.targets[0]).toMatchObject({ accountId: post.targets[0].accountId, status: "scheduled", withdrawn: false });
-    expect(postRows(world.deps, post.id).targets).toHaveLength(1); // no withdrawn leftovers
+    expect((await postRows(world.deps, post.id)).targets).toHaveLength(1); // no withdrawn leftovers
     world.clock.advance(FIVE_MIN + 120_000);
     await runDueOnce(world.deps);
     expect(deliveriesOf(post.id)).toHaveLength(0);
@@ -170,7 +170,7 @@ describe("reschedule a service-held post", () => {
     await runDueOnce(world.deps);
     const sent = deliveriesOf(post.id);
     expect(sent).toHaveLength(1);
-    const [target] = postRows(world.deps, post.id).targets;
+    const [target] = (await postRows(world.deps, post.id)).targets;
     expect(target!.connectionId).toBe(second.accountId);
     expect(sent[0]!.idempotencyKey).toBe(target!.id);
   });
@@ -188,19 +188,19 @@ describe("reschedule a service-held post", () => {
     const due = await patch(a, post.id, { scheduled_time: at(HOUR) });
     expect(due.status).toBe(409);
     expect(due.json.error).toBe("not_reschedulable");
-    const claims = claimDueTargets(world.deps, 100, 60_000, postRows(world.deps, post.id).targets.map((t) => t.id));
+    const claims = await claimDueTargets(world.deps, 100, 60_000, (await postRows(world.deps, post.id)).targets.map((t) => t.id));
     expect(claims).toHaveLength(1);
-    expect(postRows(world.deps, post.id).post!.status).toBe("publishing");
+    expect((await postRows(world.deps, post.id)).post!.status).toBe("publishing");
     const busy = await patch(a, post.id, { scheduled_time: at(HOUR) });
     expect(busy.status).toBe(409);
     expect(busy.json.error).toBe("not_reschedulable");
-    expect(postRows(world.deps, post.id).targets[0]!.leaseToken).toBe(claims[0]!.leaseToken); // untouched
+    expect((await postRows(world.deps, post.id)).targets[0]!.leaseToken).toBe(claims[0]!.leaseToken); // untouched
   });
 
   test("403 without the schedule group", async () => {
     const { a } = await accountWithWebhook();
     const post = await schedule(a, "forbidden", at(HOUR), ["webhook"]);
-    const res = await world.call("PATCH", `/api/v1/schedule/${post.id}`, { key: a.mint(["read", "create"]).key, body: { scheduled_time: at(2 * HOUR) } });
+    const res = await world.call("PATCH", `/api/v1/schedule/${post.id}`, { key: (await a.mint(["read", "create"])).key, body: { scheduled_time: at(2 * HOUR) } });
     expect(res.status).toBe(403);
     expect(res.json.requiredGroup).toBe("schedule");
   });
@@ -225,7 +225,7 @@ describe("reschedule a Mastodon-held post", () => {
     const held = mastodon.state.scheduled.get(secondId)!;
     expect(held.scheduled_at).toBe(moved.scheduledTime);
     expect(held.params.text).toBe("held by Mastodon");
-    expect(postRows(world.deps, post.id).targets).toMatchObject([{ heldByProvider: true, status: "scheduled", providerPostId: secondId }]);
+    expect((await postRows(world.deps, post.id)).targets).toMatchObject([{ heldByProvider: true, status: "scheduled", providerPostId: secondId }]);
   });
 
   test("a caption over the instance's limit is 409 not_schedulable against the post's snapshot", async () => {

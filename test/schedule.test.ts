@@ -4,12 +4,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { scheduledPostTargets } from "../src/db/schema/scheduled-posts";
+import { scheduledPostTargets } from "../src/db/tables";
 import { isoAt } from "../src/lib/clock";
 import { REMOVED_CONNECTION_MESSAGE, addConnection, getConnection, removeConnection } from "../src/modules/connections/service";
 import { claimDueTargets, deliverClaim, runDueOnce } from "../src/publishing/dispatcher";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
-import { type TestAccount, type World, createWorld } from "./helpers/world";
+import { TEST_DIALECT, type TestAccount, type World, createWorld } from "./helpers/world";
 import { type MastodonServer, startMastodonServer } from "./peers/mastodon-server";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 import { FIVE_MIN, WEBHOOK_SECRET, countPosts, makeCreation, postRows, solidPng } from "./publishing-fixtures";
@@ -29,7 +29,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver.stop();
   await mastodon.stop();
-  world.close();
+  await world.close();
 });
 
 const later = (ms = FIVE_MIN + 60_000) => isoAt(world.clock.now() + ms);
@@ -63,7 +63,7 @@ describe("targets", () => {
     const bad = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/x`, secret: "another-secret-0123456789" });
     expect(bad.readyToPost).toBe(false);
     expect(bad.blockedReason).toContain("signing secret");
-    const res = await world.call("GET", "/api/v1/schedule/targets", { key: a.mint(["read"]).key });
+    const res = await world.call("GET", "/api/v1/schedule/targets", { key: (await a.mint(["read"])).key });
     expect(res.status).toBe(200);
     expect(res.json.manageUrl).toBe("http://localhost/dashboard/connections");
     expect(res.json.targets).toEqual([
@@ -72,10 +72,11 @@ describe("targets", () => {
     ]);
   });
 
-  test("credentials are sealed at rest (no secret in the database file)", async () => {
+  // SQLite: the database file is read; on PostgreSQL the sealing is the same code (store/sealing.ts).
+  test.skipIf(TEST_DIALECT !== "sqlite")("credentials are sealed at rest (no secret in the database file)", async () => {
     const a = await world.createAccount();
     await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/s`, secret: "sealed-secret-value-XYZ123" });
-    world.deps.sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    await world.sql("PRAGMA wal_checkpoint(TRUNCATE)");
     const bytes = await Bun.file(`${world.dataDir}/seedcast.db`).text();
     expect(bytes.includes("sealed-secret-value-XYZ123")).toBe(false);
   });
@@ -99,7 +100,7 @@ describe("POST /schedule refusals (nothing written)", () => {
   const body = (over: Record<string, unknown> = {}) => ({ type: "social_post", creation_id: creationId, scheduled_time: later(), targets: ["webhook"], ...over });
 
   test("400s: type, time format, too soon, unknown and ambiguous targets", async () => {
-    const before = countPosts(world.deps);
+    const before = await countPosts(world.deps);
     const cases: [Record<string, unknown>, number, string][] = [
       [{ type: "story" }, 400, "invalid_request"],
       [{ scheduled_time: "tomorrow" }, 400, "invalid_request"],
@@ -118,8 +119,8 @@ describe("POST /schedule refusals (nothing written)", () => {
     expect(amb.json.error).toBe("ambiguous_target");
     expect(amb.json.accountIds).toHaveLength(2);
     expect(amb.json.accountIds).toContain(second.accountId);
-    world.deps.sqlite.query("DELETE FROM connections WHERE id = ?").run(second.accountId);
-    expect(countPosts(world.deps)).toBe(before);
+    await world.sql("DELETE FROM connections WHERE id = ?", second.accountId);
+    expect(await countPosts(world.deps)).toBe(before);
   });
 
   test("exactly five minutes ahead is accepted", async () => {
@@ -142,7 +143,7 @@ describe("POST /schedule refusals (nothing written)", () => {
     const b = await world.createAccount();
     const blocked = await addConnection(world.deps, { accountId: b.accountId, platform: "webhook", url: `${receiver.url}/b`, secret: "wrong-secret-0123456789" });
     const c = (await makeCreation(world.deps, b.accountId, { caption: "ok" })).id;
-    const before = countPosts(world.deps);
+    const before = await countPosts(world.deps);
     const res = await world.call("POST", "/api/v1/schedule", { key: b.key, body: { ...body(), creation_id: c } });
     expect(res.status).toBe(409);
     expect(res.json).toMatchObject({ error: "target_not_ready", accountId: blocked.accountId, blockedReason: blocked.blockedReason });
@@ -163,20 +164,20 @@ describe("POST /schedule refusals (nothing written)", () => {
     const noCaption = await world.call("POST", "/api/v1/schedule", { key: a.key, body: body({ creation_id: empty }) });
     expect(noCaption.status).toBe(409);
     expect(noCaption.json.problems[0].field).toBe("caption");
-    expect(countPosts(world.deps)).toBe(before + 1);
-    world.deps.sqlite.query("DELETE FROM connections WHERE id = ?").run(m.accountId);
+    expect(await countPosts(world.deps)).toBe(before + 1);
+    await world.sql("DELETE FROM connections WHERE id = ?", m.accountId);
   });
 
   test("403 for a key without the schedule group; nothing written", async () => {
-    const before = countPosts(world.deps);
-    const res = await world.call("POST", "/api/v1/schedule", { key: a.mint(["read", "create"]).key, body: body() });
+    const before = await countPosts(world.deps);
+    const res = await world.call("POST", "/api/v1/schedule", { key: (await a.mint(["read", "create"])).key, body: body() });
     expect(res.status).toBe(403);
     expect(res.json.requiredGroup).toBe("schedule");
-    const del = await world.call("DELETE", `/api/v1/schedule/${crypto.randomUUID()}`, { key: a.mint(["read"]).key });
+    const del = await world.call("DELETE", `/api/v1/schedule/${crypto.randomUUID()}`, { key: (await a.mint(["read"])).key });
     expect(del.status).toBe(403);
-    const read = await world.call("GET", "/api/v1/schedule/posts", { key: a.mint(["schedule"]).key });
+    const read = await world.call("GET", "/api/v1/schedule/posts", { key: (await a.mint(["schedule"])).key });
     expect(read.status).toBe(403);
-    expect(countPosts(world.deps)).toBe(before);
+    expect(await countPosts(world.deps)).toBe(before);
   });
 });
 
@@ -198,10 +199,10 @@ describe("webhook delivery", () => {
     expect(post).toMatchObject({ creationId: creation.id, status: "scheduled" });
     expect(post.targets[0]).toMatchObject({ platform: "webhook", status: "scheduled", providerPostId: null, publishedUrl: null, errorMessage: null });
     // Editing the creation after scheduling changes nothing that goes out.
-    world.deps.sqlite.query("UPDATE creations SET caption = 'edited' WHERE id = ?").run(creation.id);
+    await world.sql("UPDATE creations SET caption = 'edited' WHERE id = ?", creation.id);
 
     await runDueOnce(world.deps);
-    expect(postRows(world.deps, post.id).targets[0]!.status).toBe("scheduled"); // not due yet
+    expect((await postRows(world.deps, post.id)).targets[0]!.status).toBe("scheduled"); // not due yet
     world.clock.advance(FIVE_MIN + 60_000);
     const before = receiver.deliveries.length;
     await runDueOnce(world.deps);
@@ -212,13 +213,13 @@ describe("webhook delivery", () => {
     expect(d.rawBody.length).toBeGreaterThan(0);
     expect(d.signatureValid).toBe(true);
     expect(d.timestamp).toBe(String(Math.floor(world.clock.now() / 1000)));
-    expect(d.idempotencyKey).toBe(postRows(world.deps, post.id).targets[0]!.id);
+    expect(d.idempotencyKey).toBe((await postRows(world.deps, post.id)).targets[0]!.id);
     const sent = d.body as { event: string; post: { id: string; caption: string; altText: string; imageUrl: string } };
     expect(sent.event).toBe("post.publish");
     expect(sent.post).toMatchObject({ id: post.id, caption: "Launch day https://example.com", altText: "a blue card" });
     expect(sent.post.imageUrl).toBe(`http://localhost/media/${creation.imageAssetId}.png`);
 
-    const after = await world.call("GET", `/api/v1/schedule/posts/${post.id}`, { key: a.mint(["read"]).key });
+    const after = await world.call("GET", `/api/v1/schedule/posts/${post.id}`, { key: (await a.mint(["read"])).key });
     expect(after.json.post.status).toBe("published");
     expect(after.json.post.targets[0].status).toBe("published");
     expect(after.json.post.errorMessage).toBeUndefined();
@@ -240,13 +241,13 @@ describe("webhook delivery", () => {
     const waits = [30_000, 120_000, 600_000, 1_800_000];
     for (let attempt = 1; attempt <= 5; attempt++) {
       await runDueOnce(world.deps);
-      const { targets } = postRows(world.deps, id);
+      const { targets } = await postRows(world.deps, id);
       expect(targets[0]!.attempts).toBe(attempt);
       if (attempt < 5) {
         expect(targets[0]!.status).toBe("scheduled");
         world.clock.advance(waits[attempt - 1]! - 1);
         await runDueOnce(world.deps);
-        expect(postRows(world.deps, id).targets[0]!.attempts).toBe(attempt); // backoff respected
+        expect((await postRows(world.deps, id)).targets[0]!.attempts).toBe(attempt); // backoff respected
         world.clock.advance(1);
       }
     }
@@ -267,7 +268,7 @@ describe("webhook delivery", () => {
     world.clock.advance(FIVE_MIN + 60_000);
     await runDueOnce(world.deps);
     receiver.setMode("ok");
-    const { targets, post } = postRows(world.deps, res.json.post.id);
+    const { targets, post } = await postRows(world.deps, res.json.post.id);
     expect(targets[0]!.attempts).toBe(1);
     expect(post!.status).toBe("failed");
     expect(post!.errorMessage).toContain("receiver rejecting (test mode)");
@@ -280,18 +281,18 @@ describe("webhook delivery", () => {
       body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: ["webhook"] },
     });
     world.clock.advance(FIVE_MIN + 60_000);
-    const [first] = claimDueTargets(world.deps, 10, 1000);
+    const [first] = await claimDueTargets(world.deps, 10, 1000);
     expect(first).toBeDefined();
     world.clock.advance(1001);
-    const [second] = claimDueTargets(world.deps, 10, 60_000);
+    const [second] = await claimDueTargets(world.deps, 10, 60_000);
     expect(second!.targetId).toBe(first!.targetId);
     await deliverClaim(world.deps, first!); // stale: must not send nor write
-    let { targets } = postRows(world.deps, res.json.post.id);
+    let { targets } = await postRows(world.deps, res.json.post.id);
     expect(targets[0]!.status).toBe("publishing");
     expect(targets[0]!.leaseToken).toBe(second!.leaseToken);
     const before = receiver.effects().length;
     await deliverClaim(world.deps, second!);
-    ({ targets } = postRows(world.deps, res.json.post.id));
+    ({ targets } = (await postRows(world.deps, res.json.post.id)));
     expect(targets[0]!.status).toBe("published");
     expect(receiver.effects().length).toBe(before + 1);
   });
@@ -303,28 +304,30 @@ describe("webhook delivery", () => {
       body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: ["webhook"] },
     });
     world.clock.advance(FIVE_MIN + 60_000);
-    const [claim] = claimDueTargets(world.deps, 10, 1000);
+    const [claim] = await claimDueTargets(world.deps, 10, 1000);
     await deliverClaim(world.deps, claim!);
     // Simulate the crash between the receiver's 2xx and our write: put the row back as a dead worker leaves it.
-    world.deps.db
-      .update(scheduledPostTargets)
-      .set({
-        status: "publishing",
-        leaseToken: "dead",
-        leaseExpiresAt: world.clock.now(),
-        sendStartedAt: world.clock.now(),
-        nextAttemptAt: world.clock.now() - 1,
-        providerPostId: null,
-      })
-      .where(eq(scheduledPostTargets.id, claim!.targetId))
-      .run();
+    await world.store.write((tx) =>
+      tx
+        .update(scheduledPostTargets)
+        .set({
+          status: "publishing",
+          leaseToken: "dead",
+          leaseExpiresAt: world.clock.now(),
+          sendStartedAt: world.clock.now(),
+          nextAttemptAt: world.clock.now() - 1,
+          providerPostId: null,
+        })
+        .where(eq(scheduledPostTargets.id, claim!.targetId))
+        .run(),
+    );
     world.clock.advance(1);
     await runDueOnce(world.deps);
     const keyed = receiver.deliveries.filter((d) => d.idempotencyKey === claim!.targetId);
     expect(keyed).toHaveLength(2);
     expect(keyed[1]!.repeat).toBe(true);
     expect(receiver.duplicates()).toBe(0);
-    expect(postRows(world.deps, res.json.post.id).post!.status).toBe("published");
+    expect((await postRows(world.deps, res.json.post.id)).post!.status).toBe("published");
   });
 });
 
@@ -346,7 +349,7 @@ describe("removing a connection", () => {
     expect(now.status).toBe("scheduled"); // the other target is still to go
     const gone = now.targets.find((t: { accountId: string }) => t.accountId === leaving.accountId);
     expect(gone).toMatchObject({ status: "failed", errorMessage: REMOVED_CONNECTION_MESSAGE });
-    expect(postRows(world.deps, id).targets.find((t) => t.connectionId === leaving.accountId)!.nextAttemptAt).toBeNull();
+    expect((await postRows(world.deps, id)).targets.find((t) => t.connectionId === leaving.accountId)!.nextAttemptAt).toBeNull();
     const targets = (await world.call("GET", "/api/v1/schedule/targets", { key: a.key })).json.targets;
     expect(targets.map((t: { accountId: string }) => t.accountId)).toEqual([staying.accountId]);
 
@@ -354,7 +357,7 @@ describe("removing a connection", () => {
     const before = receiver.deliveries.length;
     await runDueOnce(world.deps);
     const got = receiver.deliveries.slice(before).filter((d) => (d.body as { post?: { id?: string } }).post?.id === id);
-    const stayingTarget = postRows(world.deps, id).targets.find((t) => t.connectionId === staying.accountId)!;
+    const stayingTarget = (await postRows(world.deps, id)).targets.find((t) => t.connectionId === staying.accountId)!;
     expect(got.map((d) => d.idempotencyKey)).toEqual([stayingTarget.id]); // the removed connection's target never went
     const after = (await world.call("GET", `/api/v1/schedule/posts/${id}`, { key: a.key })).json.post;
     expect(after.status).toBe("partially_failed");
@@ -362,7 +365,7 @@ describe("removing a connection", () => {
     // Another account's connection id is a 404, and nothing changes.
     const b = await world.createAccount();
     await expect(removeConnection(world.deps, b.accountId, staying.accountId)).rejects.toMatchObject({ code: "not_found" });
-    expect(getConnection(world.deps, a.accountId, staying.accountId)).not.toBeNull();
+    expect(await getConnection(world.deps, a.accountId, staying.accountId)).not.toBeNull();
   });
 });
 
@@ -385,7 +388,7 @@ describe("cancel and reads", () => {
     const ok = await world.call("DELETE", `/api/v1/schedule/${id}`, { key: a.key });
     expect(ok.status).toBe(200);
     expect(ok.json).toEqual({ id, cancelled: true, providerPostWithdrawn: false });
-    expect(postRows(world.deps, id).post).toBeUndefined();
+    expect((await postRows(world.deps, id)).post).toBeUndefined();
     const sent = receiver.deliveries.length;
     world.clock.advance(FIVE_MIN + 120_000);
     await runDueOnce(world.deps);
@@ -402,7 +405,7 @@ describe("cancel and reads", () => {
       const r = await world.call("POST", "/api/v1/schedule", { key: a.key, body: { type: "social_post", creation_id: creation.id, scheduled_time: t, targets: ["webhook"] } });
       ids.push(r.json.post.id);
     }
-    const read = a.mint(["read"]).key;
+    const read = (await a.mint(["read"])).key;
     const all = await world.call("GET", "/api/v1/schedule/posts", { key: read });
     expect(all.json.posts.map((p: { id: string }) => p.id)).toEqual([...ids].reverse());
     const bounded = await world.call("GET", `/api/v1/schedule/posts?from=${times[1]}&to=${times[2]}`, { key: read });
@@ -425,13 +428,13 @@ describe("Idempotency-Key, CLI and graceful stop", () => {
     await webhookFor(a);
     const creation = await makeCreation(world.deps, a.accountId, { caption: "once" });
     const body = { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: ["webhook"] };
-    const before = countPosts(world.deps);
+    const before = await countPosts(world.deps);
     const first = await world.call("POST", "/api/v1/schedule", { key: a.key, body, headers: { "idempotency-key": "sched-1" } });
     const again = await world.call("POST", "/api/v1/schedule", { key: a.key, body, headers: { "idempotency-key": "sched-1" } });
     expect(first.status).toBe(200);
     expect(again.status).toBe(200);
     expect(again.json.post.id).toBe(first.json.post.id);
-    expect(countPosts(world.deps)).toBe(before + 1);
+    expect(await countPosts(world.deps)).toBe(before + 1);
     const reused = await world.call("POST", "/api/v1/schedule", { key: a.key, body: { ...body, targets: [first.json.post.targets[0].accountId] }, headers: { "idempotency-key": "sched-1" } });
     expect(reused.status).toBe(422);
   });
@@ -479,11 +482,13 @@ describe("Idempotency-Key, CLI and graceful stop", () => {
       });
       // Only this post is due: finish everything else first.
       world.clock.advance(FIVE_MIN + 60_000);
-      world.deps.sqlite.query("UPDATE scheduled_post_targets SET next_attempt_at = NULL WHERE post_id <> ? AND status = 'scheduled'").run(res.json.post.id);
+      await world.sql("UPDATE scheduled_post_targets SET next_attempt_at = NULL WHERE post_id <> ? AND status = 'scheduled'", res.json.post.id);
       hanging.setMode("hang");
+      // The connection check's ping is already there; wait for the post itself (the claim is an async write).
+      const before = hanging.deliveries.length;
       const dispatcher = startDispatcher(world.deps, { concurrency: 4, leaseMs: 60_000, pollMs: 20 });
-      for (let i = 0; i < 200 && hanging.deliveries.length === 0; i++) await Bun.sleep(10);
-      expect(hanging.deliveries).toHaveLength(1);
+      for (let i = 0; i < 200 && hanging.deliveries.length === before; i++) await Bun.sleep(10);
+      expect(hanging.deliveries).toHaveLength(before + 1);
       expect(dispatcher.inFlight()).toBe(1);
       let stopped = false;
       const stopping = dispatcher.stop().then(() => (stopped = true));
@@ -491,12 +496,63 @@ describe("Idempotency-Key, CLI and graceful stop", () => {
       expect(stopped).toBe(false); // still waiting for the delivery
       await hanging.stop(); // the receiver answers 503 to the held request
       await stopping;
-      const target = postRows(world.deps, res.json.post.id).targets[0]!;
+      const target = (await postRows(world.deps, res.json.post.id)).targets[0]!;
       expect(target.leaseToken).toBeNull();
       expect(target.attempts).toBe(1);
       expect(target.status).toBe("scheduled");
     } finally {
       await hanging.stop().catch(() => {});
+    }
+  });
+});
+
+describe("the dispatcher while the database fails", () => {
+  test("a failing claim or wake-up query is logged and retried with backoff; deliveries resume when it answers again", async () => {
+    const { startDispatcher } = await import("../src/publishing/dispatcher");
+    const a = await world.createAccount();
+    const conn = await webhookFor(a);
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "after the outage" });
+    const res = await world.call("POST", "/api/v1/schedule", {
+      key: a.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: [conn.accountId] },
+    });
+    expect(res.status).toBe(200);
+    // Only this post is due: park everything else.
+    await world.sql("UPDATE scheduled_post_targets SET next_attempt_at = NULL WHERE post_id <> ? AND status = 'scheduled'", res.json.post.id);
+    // The store as the dispatcher sees it: while `down`, every read and write fails as an unreachable database does.
+    let down = true;
+    let refused = 0;
+    const unreachable = () => {
+      refused += 1;
+      return new Error("connect ECONNREFUSED (test: database down)");
+    };
+    const store = new Proxy(world.store, {
+      get(target, prop) {
+        if (down && prop === "db") throw unreachable();
+        if (down && prop === "write") return async () => Promise.reject(unreachable());
+        const value = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const errors: string[] = [];
+    const log = { ...world.deps.log, error: (msg: string) => void errors.push(msg) };
+    const dispatcher = startDispatcher({ ...world.deps, store, log }, { concurrency: 4, leaseMs: 60_000, pollMs: 20 });
+    try {
+      world.clock.advance(FIVE_MIN + 60_000);
+      const before = receiver.deliveries.length;
+      await Bun.sleep(300);
+      // Still running, backing off: 20, 40, 80, 160 ms between passes, not a pass every few milliseconds.
+      expect(errors).toContain("dispatch claim failed");
+      expect(refused).toBeGreaterThan(1);
+      expect(refused).toBeLessThan(10);
+      expect(receiver.deliveries.length).toBe(before);
+      down = false;
+      for (let i = 0; i < 300 && (await postRows(world.deps, res.json.post.id)).post?.status !== "published"; i++) await Bun.sleep(10);
+      expect((await postRows(world.deps, res.json.post.id)).post!.status).toBe("published");
+      expect(receiver.deliveries.length).toBe(before + 1);
+    } finally {
+      down = false;
+      await dispatcher.stop();
     }
   });
 });
@@ -511,13 +567,13 @@ describe("assets referenced by posts", () => {
       body: { type: "social_post", creation_id: creation.id, scheduled_time: later(), targets: ["webhook"] },
     });
     // Only the post's snapshot refers to the asset now.
-    world.deps.sqlite.query("DELETE FROM creations WHERE id = ?").run(creation.id);
+    await world.sql("DELETE FROM creations WHERE id = ?", creation.id);
     const blocked = await world.call("DELETE", `/api/v1/assets/${creation.imageAssetId}`, { key: a.key });
     expect(blocked.status).toBe(409);
     expect(blocked.json.error).toBe("asset_in_use");
     world.clock.advance(FIVE_MIN + 60_000);
     await runDueOnce(world.deps);
-    expect(postRows(world.deps, res.json.post.id).post!.status).toBe("published");
+    expect((await postRows(world.deps, res.json.post.id)).post!.status).toBe("published");
     const ok = await world.call("DELETE", `/api/v1/assets/${creation.imageAssetId}`, { key: a.key });
     expect(ok.status).toBe(200);
   });
@@ -552,7 +608,7 @@ describe("reconnect", () => {
     ).rejects.toThrow("must stay webhook");
     world.clock.advance(FIVE_MIN + 60_000);
     await runDueOnce(world.deps);
-    expect(postRows(world.deps, res.json.post.id).post!.status).toBe("published");
+    expect((await postRows(world.deps, res.json.post.id)).post!.status).toBe("published");
   });
 });
 
@@ -567,15 +623,18 @@ describe("cancel after an unknown outcome", () => {
     });
     const id = res.json.post.id;
     world.clock.advance(FIVE_MIN + 60_000);
-    const target = postRows(world.deps, id).targets[0]!;
+    const target = (await postRows(world.deps, id)).targets[0]!;
     // A worker died after sending: lease expired, send started, outcome never recorded.
-    world.deps.sqlite
-      .query("UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?")
-      .run(world.clock.now() - 1, world.clock.now() - 5000, target.id);
+    await world.sql(
+      "UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?",
+      world.clock.now() - 1,
+      world.clock.now() - 5000,
+      target.id,
+    );
     const first = await world.call("DELETE", `/api/v1/schedule/${id}`, { key: a.key });
     expect(first.status).toBe(502);
     expect(first.json).toMatchObject({ error: "distribution_failed", retryable: true });
-    expect(postRows(world.deps, id).targets[0]!.sendStartedAt).not.toBeNull(); // still to be settled
+    expect((await postRows(world.deps, id)).targets[0]!.sendStartedAt).not.toBeNull(); // still to be settled
     await runDueOnce(world.deps);
     const second = await world.call("DELETE", `/api/v1/schedule/${id}`, { key: a.key });
     expect(second.status).toBe(409);

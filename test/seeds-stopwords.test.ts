@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll } from "bun:test";
 import { AppError } from "../src/lib/errors";
+import { seeds } from "../src/db/tables";
 import { newId } from "../src/lib/ids";
 import { listSeeds } from "../src/modules/seeds/service";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
@@ -23,23 +24,23 @@ const serviceBackend = (): SearchBackend<TestAccount> => ({
     throw new Error("not used by the stopword cases");
   },
   async insertMany(acct, rows) {
-    const insert = world.deps.sqlite.prepare(
-      "INSERT INTO seeds (id, account_id, title, content, category, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    );
     const start = world.clock.now();
-    const order: string[] = [];
-    world.deps.sqlite.transaction(() => {
-      rows.forEach((row, i) => {
-        const id = newId();
-        order.push(id);
-        insert.run(id, acct.accountId, row.title, row.content, row.category, start + i * 1000, start + i * 1000);
-      });
-    })();
+    const order = rows.map(() => newId());
+    const values = rows.map((row, i) => ({
+      id: order[i] as string,
+      accountId: acct.accountId,
+      ...row,
+      createdAt: start + i * 1000,
+      updatedAt: start + i * 1000,
+    }));
+    await world.store.write(async (tx) => {
+      for (let i = 0; i < values.length; i += 500) await tx.insert(seeds).values(values.slice(i, i + 500)).run();
+    });
     return order;
   },
   async list(acct, query) {
     try {
-      const page = listSeeds(world.deps, acct.accountId, { search: query.search ?? null, limit: query.limit ?? 50, cursor: query.cursor ?? null });
+      const page = await listSeeds(world.deps, acct.accountId, { search: query.search ?? null, limit: query.limit ?? 50, cursor: query.cursor ?? null });
       return { status: 200, ids: page.seeds.map((s) => s.id), titles: page.seeds.map((s) => s.title), nextCursor: page.nextCursor };
     } catch (error) {
       if (error instanceof AppError) return { status: error.status, ids: [], titles: [], nextCursor: null };

@@ -1,6 +1,6 @@
 /** Seeds (decisions.md §5): CRUD, ownership, validation, refusals that write nothing, and FTS5 search (the search cases are shared with PostgreSQL: seed-search-cases.ts). */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { assets } from "../src/db/schema";
+import { assets, seeds as seedsTable } from "../src/db/tables";
 import { isoAt } from "../src/lib/clock";
 import { newId } from "../src/lib/ids";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
@@ -30,30 +30,32 @@ describeAuthMatrix("seeds", () => world, [
 ]);
 
 /** An asset row of `accountId` (the assets module's table; inserted directly, the bytes are not needed here). */
-function makeAsset(accountId: string): string {
+async function makeAsset(accountId: string): Promise<string> {
   const id = newId();
-  world.deps.db
-    .insert(assets)
-    .values({
-      id,
-      accountId,
-      fileName: "a.png",
-      mimeType: "image/png",
-      ext: "png",
-      sizeBytes: 10,
-      width: 1,
-      height: 1,
-      sha256: "0".repeat(64),
-      storageKey: `${id}.png`,
-      source: "upload",
-      createdAt: world.clock.now(),
-    })
-    .run();
+  await world.store.write((tx) =>
+    tx
+      .insert(assets)
+      .values({
+        id,
+        accountId,
+        fileName: "a.png",
+        mimeType: "image/png",
+        ext: "png",
+        sizeBytes: 10,
+        width: 1,
+        height: 1,
+        sha256: "0".repeat(64),
+        storageKey: `${id}.png`,
+        source: "upload",
+        createdAt: world.clock.now(),
+      })
+      .run(),
+  );
   return id;
 }
 
-function seedCount(accountId: string): number {
-  return (world.deps.sqlite.query("SELECT count(*) AS n FROM seeds WHERE account_id = ?").get(accountId) as { n: number }).n;
+async function seedCount(accountId: string): Promise<number> {
+  return Number((await world.sql<{ n: number }>("SELECT count(*) AS n FROM seeds WHERE account_id = ?", accountId))[0]?.n);
 }
 
 async function create(acct: TestAccount, body: Record<string, unknown>) {
@@ -64,7 +66,7 @@ async function create(acct: TestAccount, body: Record<string, unknown>) {
 
 describe("create and read", () => {
   test("POST answers 201 with the seed; GET answers it identically", async () => {
-    const asset = makeAsset(a.accountId);
+    const asset = await makeAsset(a.accountId);
     const res = await world.call("POST", SEEDS, {
       key: a.key,
       body: {
@@ -97,7 +99,7 @@ describe("create and read", () => {
   });
 
   test("validation: 400 invalid_request naming the field, nothing written", async () => {
-    const before = seedCount(a.accountId);
+    const before = await seedCount(a.accountId);
     const cases: [Record<string, unknown>, string][] = [
       [{ content: "c" }, "title"],
       [{ title: "", content: "c" }, "title"],
@@ -116,7 +118,7 @@ describe("create and read", () => {
       expect(res.json.error).toBe("invalid_request");
       expect(res.json.details.map((d: { field: string }) => d.field)).toContain(field);
     }
-    expect(seedCount(a.accountId)).toBe(before);
+    expect(await seedCount(a.accountId)).toBe(before);
   });
 
   test("limits are inclusive: 300-character title and 20,000-character content are accepted", async () => {
@@ -125,8 +127,8 @@ describe("create and read", () => {
   });
 
   test("image_asset_id of another account or unknown → 404 not_found, identical bodies, nothing written", async () => {
-    const foreign = makeAsset(b.accountId);
-    const before = seedCount(a.accountId);
+    const foreign = await makeAsset(b.accountId);
+    const before = await seedCount(a.accountId);
     const r1 = await world.call("POST", SEEDS, { key: a.key, body: { title: "t", content: "c", image_asset_id: foreign } });
     const r2 = await world.call("POST", SEEDS, { key: a.key, body: { title: "t", content: "c", image_asset_id: RANDOM_ID } });
     const r3 = await world.call("POST", SEEDS, { key: a.key, body: { title: "t", content: "c", image_asset_id: "nope" } });
@@ -135,14 +137,14 @@ describe("create and read", () => {
       expect(r.json.error).toBe("not_found");
     }
     expect(r1.text).toBe(r2.text);
-    expect(seedCount(a.accountId)).toBe(before);
+    expect(await seedCount(a.accountId)).toBe(before);
   });
 
   test("groups: writes need create, reads need read; 403 writes nothing", async () => {
-    const readOnly = a.mint(["read"]).key;
-    const createOnly = a.mint(["create"]).key;
+    const readOnly = (await a.mint(["read"])).key;
+    const createOnly = (await a.mint(["create"])).key;
     const seed = await create(a, { title: "Groups", content: "c" });
-    const before = seedCount(a.accountId);
+    const before = await seedCount(a.accountId);
     for (const [method, path, body] of [
       ["POST", SEEDS, { title: "t", content: "c" }],
       ["PATCH", `${SEEDS}/${seed.id}`, { title: "changed" }],
@@ -157,7 +159,7 @@ describe("create and read", () => {
       expect(res.status).toBe(403);
       expect(res.json.requiredGroup).toBe("read");
     }
-    expect(seedCount(a.accountId)).toBe(before);
+    expect(await seedCount(a.accountId)).toBe(before);
     const still = await world.call("GET", `${SEEDS}/${seed.id}`, { key: readOnly });
     expect(still.json.title).toBe("Groups");
   });
@@ -183,7 +185,7 @@ describe("create and read", () => {
 
 describe("patch and delete", () => {
   test("PATCH changes given fields, null clears, updatedAt moves", async () => {
-    const asset = makeAsset(a.accountId);
+    const asset = await makeAsset(a.accountId);
     const seed = await create(a, { title: "Old", content: "Body", category: "tip", image_url: "http://x.test/a.png" });
     world.clock.advance(60_000);
     const res = await world.call("PATCH", `${SEEDS}/${seed.id}`, {
@@ -204,7 +206,7 @@ describe("patch and delete", () => {
 
   test("PATCH with another account's asset → 404, seed unchanged; invalid field → 400, unchanged", async () => {
     const seed = await create(a, { title: "Keep", content: "Body" });
-    const foreign = makeAsset(b.accountId);
+    const foreign = await makeAsset(b.accountId);
     const r = await world.call("PATCH", `${SEEDS}/${seed.id}`, { key: a.key, body: { title: "X", image_asset_id: foreign } });
     expect(r.status).toBe(404);
     const v = await world.call("PATCH", `${SEEDS}/${seed.id}`, { key: a.key, body: { title: "" } });
@@ -232,17 +234,11 @@ const httpBackend = (): SearchBackend<TestAccount> => ({
     return (await create(acct, { ...seed })).id;
   },
   async insertMany(acct, rows) {
-    const insert = world.deps.sqlite.prepare(
-      "INSERT INTO seeds (id, account_id, title, content, category, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    );
-    const order: string[] = [];
-    world.deps.sqlite.transaction(() => {
-      rows.forEach((row, i) => {
-        const id = newId();
-        order.push(id);
-        insert.run(id, acct.accountId, row.title, row.content, row.category, i, i);
-      });
-    })();
+    const order = rows.map(() => newId());
+    const values = rows.map((row, i) => ({ id: order[i] as string, accountId: acct.accountId, ...row, createdAt: i, updatedAt: i }));
+    await world.store.write(async (tx) => {
+      for (let i = 0; i < values.length; i += 500) await tx.insert(seedsTable).values(values.slice(i, i + 500)).run();
+    });
     return order;
   },
   async list(acct, query) {

@@ -27,7 +27,7 @@ const lines: string[] = [];
 beforeAll(async () => {
   world = await createWorld({ log: createLogger("info", (line) => lines.push(line)) });
   owner = await world.createAccount();
-  reader = owner.mint(["read"]).key;
+  reader = (await owner.mint(["read"])).key;
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", routes: world.app.servedRoutes(), fetch: (request) => world.app.handle(request) });
   base = `http://127.0.0.1:${server.port}`;
   plain = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (request) => world.app.handle(request) });
@@ -36,7 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.stop(true);
   await plain.stop(true);
-  world.close();
+  await world.close();
 });
 
 interface Sent {

@@ -42,7 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.stop();
   await receiver.stop();
-  world.close();
+  await world.close();
   if (work) rmSync(work, { recursive: true, force: true });
 });
 

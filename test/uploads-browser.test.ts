@@ -93,7 +93,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop(true);
-  world?.close();
+  await world?.close();
 });
 
 describe("the upload page in Chromium", () => {

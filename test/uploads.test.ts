@@ -4,10 +4,7 @@
  * concurrent uploads over real sockets storing exactly one asset, and the tidy job.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
 import sharp from "sharp";
-import { MEDIA_DIR } from "../src/bootstrap";
 import { JOB_IDS, systemJobs } from "../src/system-jobs";
 import { UPLOAD_LINK_RETENTION_MS, tidyUploadLinks } from "../src/modules/uploads/service";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
@@ -21,9 +18,11 @@ let owner: TestAccount;
 let other: TestAccount;
 let png: Uint8Array<ArrayBuffer>;
 
-function stored(): { rows: number; files: number } {
-  const rows = world.deps.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM assets").get()?.n ?? 0;
-  const files = readdirSync(join(world.dataDir, MEDIA_DIR), { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).length;
+async function stored(): Promise<{ rows: number; files: number }> {
+  const rows = Number((await world.sql<{ n: number | string }>("SELECT count(*) AS n FROM assets"))[0]?.n ?? 0);
+  // Every key in the world's media storage (local folder or bucket), temp files of interrupted writes included.
+  const listing = await world.deps.storage.list();
+  const files = listing.entries.length + listing.temps.length;
   return { rows, files };
 }
 
@@ -79,7 +78,7 @@ describe("POST /api/v1/assets/upload-link", () => {
     expect(res.json.expiresAt).toBe(new Date(world.clock.now() + 900_000).toISOString());
     const token = /^http:\/\/localhost\/upload\/([A-Za-z0-9_-]{43})$/.exec(res.json.uploadUrl)?.[1];
     expect(token).toBeDefined();
-    const dump = JSON.stringify(world.deps.sqlite.query("SELECT * FROM upload_links").all());
+    const dump = JSON.stringify(await world.sql("SELECT * FROM upload_links"));
     expect(dump).not.toContain(token ?? "");
     expect(dump).toContain(res.json.id);
     // Every link is different.
@@ -88,12 +87,12 @@ describe("POST /api/v1/assets/upload-link", () => {
   });
 
   test("403 for a key without create; viewer keys too", async () => {
-    const res = await world.call("POST", "/api/v1/assets/upload-link", { key: owner.mint(["read"]).key });
+    const res = await world.call("POST", "/api/v1/assets/upload-link", { key: (await owner.mint(["read"])).key });
     expect([res.status, res.json.error, res.json.requiredGroup]).toEqual([403, "forbidden", "create"]);
     const viewer = await owner.addMember("viewer");
-    const viewerRes = await world.call("POST", "/api/v1/assets/upload-link", { key: owner.mint(["read"], { userId: viewer }).key });
+    const viewerRes = await world.call("POST", "/api/v1/assets/upload-link", { key: (await owner.mint(["read"], { userId: viewer })).key });
     expect(viewerRes.status).toBe(403);
-    const poll = await world.call("GET", `/api/v1/assets/upload-links/${RANDOM_ID}`, { key: owner.mint(["create"]).key });
+    const poll = await world.call("GET", `/api/v1/assets/upload-links/${RANDOM_ID}`, { key: (await owner.mint(["create"])).key });
     expect([poll.status, poll.json.requiredGroup]).toEqual([403, "read"]);
   });
 });
@@ -170,7 +169,7 @@ describe("the page at uploadUrl", () => {
 
   test("a refused file answers 400 with its reason and leaves the link valid; the next good file consumes it", async () => {
     const link = await mint();
-    const before = stored();
+    const before = await stored();
     const text = await post(link.path, form(new TextEncoder().encode("just text\n") as Uint8Array<ArrayBuffer>, "fake.png"));
     expect([text.status, text.json?.error]).toEqual([400, "unsupported_type"]);
     expect(String(text.json?.message)).toContain("This link still works");
@@ -186,7 +185,7 @@ describe("the page at uploadUrl", () => {
     expect(page.status).toBe(400);
     expect(page.text).toContain("not a PNG, JPEG, GIF or WebP image");
     expect(page.text).toContain('name="file"');
-    expect(stored()).toEqual(before);
+    expect(await stored()).toEqual(before);
     expect((await status(link.id)).json.status).toBe("valid");
     expect((await world.call("GET", link.path)).status).toBe(200);
     const good = await post(link.path, form(png));
@@ -221,7 +220,7 @@ describe("the page at uploadUrl", () => {
       const poll = await small.call("GET", `/api/v1/assets/upload-links/${link.id}`, { key: acct.key });
       expect(poll.json.status).toBe("valid");
     } finally {
-      small.close();
+      await small.close();
     }
   });
 
@@ -240,7 +239,7 @@ describe("the page at uploadUrl", () => {
     const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request) => world.app.handle(request) });
     try {
       const link = await mint();
-      const before = stored();
+      const before = await stored();
       const variants = await Promise.all(
         Array.from({ length: 10 }, (_, i) =>
           sharp({ create: { width: 200 + i, height: 150, channels: 3, background: { r: 20 * i, g: 90, b: 160 } } }).png().toBuffer(),
@@ -258,7 +257,7 @@ describe("the page at uploadUrl", () => {
       const statuses = answers.map((a) => a.status).sort();
       expect(statuses).toEqual([201, 410, 410, 410, 410, 410, 410, 410, 410, 410]);
       expect(answers.filter((a) => a.status === 410).every((a) => a.body.error === "upload_link_used")).toBe(true);
-      expect(stored()).toEqual({ rows: before.rows + 1, files: before.files + 1 });
+      expect(await stored()).toEqual({ rows: before.rows + 1, files: before.files + 1 });
       const winner = answers.find((a) => a.status === 201)?.body.asset?.id;
       expect((await status(link.id)).json.assetId).toBe(winner ?? "missing");
     } finally {
@@ -300,13 +299,13 @@ describe("the tidy job", () => {
     const fresh = await mint();
     const used = await mint();
     await post(used.path, form(png));
-    const count = () => world.deps.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM upload_links").get()?.n ?? 0;
-    const total = count();
-    expect(tidyUploadLinks(world.deps)).toBe(0);
+    const count = async () => Number((await world.sql<{ n: number | string }>("SELECT count(*) AS n FROM upload_links"))[0]?.n ?? 0);
+    const total = await count();
+    expect(await tidyUploadLinks(world.deps)).toBe(0);
     world.clock.advance(15 * MINUTE + UPLOAD_LINK_RETENTION_MS);
     const job = systemJobs.find((j) => j.id === JOB_IDS.uploadLinksTidy);
     await job?.run(world.deps);
-    expect(count()).toBe(0);
+    expect(await count()).toBe(0);
     expect(total).toBeGreaterThanOrEqual(2);
     expect((await status(fresh.id)).status).toBe(404);
     expect((await status(used.id)).status).toBe(404);

@@ -15,7 +15,9 @@ beforeAll(async () => {
   world = await createWorld();
   acct = await world.createAccount();
 });
-afterAll(() => world.close());
+afterAll(async () => {
+  await world.close();
+});
 
 /** The problems TypeBox's own checker finds in `value`, in our words. */
 function problems(schema: Parameters<typeof TypeCompiler.Compile>[0], value: unknown): string[] {

@@ -17,7 +17,7 @@ describeAuthMatrix("voice", () => world, [
   { method: "PUT", path: VOICE, validBody: { tone: "formal" } },
 ]);
 
-const voiceRows = () => (world.deps.sqlite.query("SELECT count(*) AS n FROM brand_voices").get() as { n: number }).n;
+const voiceRows = async () => Number((await world.sql<{ n: number }>("SELECT count(*) AS n FROM brand_voices"))[0]?.n);
 
 describe("brand voice", () => {
   test("an account without a saved voice gets the defaults", async () => {
@@ -25,7 +25,7 @@ describe("brand voice", () => {
     const res = await world.call("GET", VOICE, { key: a.key });
     expect(res.status).toBe(200);
     expect(res.json).toEqual(DEFAULT_VOICE);
-    expect(getVoice(world.deps, a.accountId)).toEqual(DEFAULT_VOICE);
+    expect(await getVoice(world.deps, a.accountId)).toEqual(DEFAULT_VOICE);
   });
 
   test("PUT saves the given fields, keeps the others, normalises hashtags and drops duplicates", async () => {
@@ -51,14 +51,14 @@ describe("brand voice", () => {
     };
     expect(res.json).toEqual(expected);
     expect((await world.call("GET", VOICE, { key: a.key })).json).toEqual(expected);
-    expect(getVoice(world.deps, a.accountId)).toEqual(expected);
+    expect(await getVoice(world.deps, a.accountId)).toEqual(expected);
     const again = await world.call("PUT", VOICE, { key: a.key, body: { audience: "small bakeries", language: "pt-BR" } });
     expect(again.json).toEqual({ ...expected, audience: "small bakeries", language: "pt-BR" });
   });
 
   test("validation: 400 naming the field, nothing stored", async () => {
     const a = await world.createAccount();
-    const before = voiceRows();
+    const before = await voiceRows();
     const cases: [Record<string, unknown>, string][] = [
       [{ emoji: "many" }, "emoji"],
       [{ hashtags: "not-a-list" }, "hashtags"],
@@ -74,20 +74,20 @@ describe("brand voice", () => {
       expect(res.json.error).toBe("invalid_request");
       expect(res.json.details.map((d: { field: string }) => d.field)).toContain(field);
     }
-    expect(voiceRows()).toBe(before);
+    expect(await voiceRows()).toBe(before);
   });
 
   test("only the voice group: read/create/schedule keys get 403 and write nothing", async () => {
     const a = await world.createAccount();
-    const others = a.mint(["read", "create", "schedule"]).key;
-    const before = voiceRows();
+    const others = (await a.mint(["read", "create", "schedule"])).key;
+    const before = await voiceRows();
     for (const method of ["GET", "PUT"] as const) {
       const res = await world.call(method, VOICE, { key: others, body: method === "PUT" ? { tone: "x" } : undefined });
       expect(res.status).toBe(403);
       expect(res.json).toMatchObject({ error: "forbidden", requiredGroup: "voice" });
     }
-    expect(voiceRows()).toBe(before);
-    expect((await world.call("GET", VOICE, { key: a.mint(["voice"]).key })).status).toBe(200);
+    expect(await voiceRows()).toBe(before);
+    expect((await world.call("GET", VOICE, { key: (await a.mint(["voice"])).key })).status).toBe(200);
   });
 
   test("each account has its own voice", async () => {
@@ -95,6 +95,6 @@ describe("brand voice", () => {
     const b = await world.createAccount();
     await world.call("PUT", VOICE, { key: a.key, body: { tone: "playful" } });
     expect((await world.call("GET", VOICE, { key: b.key })).json.tone).toBe(DEFAULT_VOICE.tone);
-    expect(getVoice(world.deps, b.accountId)).toEqual(DEFAULT_VOICE);
+    expect(await getVoice(world.deps, b.accountId)).toEqual(DEFAULT_VOICE);
   });
 });

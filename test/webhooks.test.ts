@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { webhookDeliveries, webhookEvents } from "../src/db/schema/event-webhooks";
+import { webhookDeliveries, webhookEvents } from "../src/db/tables";
 import { GenerationError } from "../src/generation/generator";
 import { isoAt } from "../src/lib/clock";
 import { addConnection } from "../src/modules/connections/service";
@@ -14,7 +14,7 @@ import { grantCredits } from "../src/modules/credits/grant";
 import { runDueOnce, startDispatcher } from "../src/publishing/dispatcher";
 import { claimDueEvents, runDueEventsOnce } from "../src/publishing/event-delivery";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
-import { type TestAccount, type World, createWorld } from "./helpers/world";
+import { TEST_DIALECT, type TestAccount, type World, createWorld } from "./helpers/world";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 import { FIVE_MIN, WEBHOOK_SECRET, makeCreation } from "./publishing-fixtures";
 
@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await target.stop();
   for (const r of receivers) await r.stop();
-  world.close();
+  await world.close();
 });
 
 interface Subscribed {
@@ -67,7 +67,7 @@ async function accountWithTarget(credits?: number): Promise<TestAccount> {
   return a;
 }
 
-const deliveryRows = (webhookId: string) => world.deps.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, webhookId)).all();
+const deliveryRows = (webhookId: string) => world.store.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, webhookId)).all();
 
 describeAuthMatrix("webhooks", () => world, [
   { method: "POST", path: "/api/v1/webhooks", validBody: { url: "https://example.com/hook", events: ["post.published"] } },
@@ -86,13 +86,15 @@ describe("registration", () => {
     expect(res.headers.get("cache-control")).toBe("no-store");
     expect(res.json.webhook).toEqual({ id: expect.any(String), url: `${target.url}/mine`, events: ["post.published", "post.failed"], createdAt: isoAt(world.clock.now()) });
     expect(res.json.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
-    const listed = await world.call("GET", "/api/v1/webhooks", { key: a.mint(["read"]).key });
+    const listed = await world.call("GET", "/api/v1/webhooks", { key: (await a.mint(["read"])).key });
     expect(listed.status).toBe(200);
     expect(listed.json).toEqual({ webhooks: [res.json.webhook] });
     expect(listed.text.includes(res.json.secret)).toBe(false);
-    world.deps.sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    const file = await Bun.file(`${world.dataDir}/seedcast.db`).text();
-    expect(file.includes(res.json.secret)).toBe(false);
+    if (TEST_DIALECT === "sqlite") {
+      await world.sql("PRAGMA wal_checkpoint(TRUNCATE)");
+      const file = await Bun.file(`${world.dataDir}/seedcast.db`).text();
+      expect(file.includes(res.json.secret)).toBe(false);
+    }
   });
 
   test("an Idempotency-Key replay answers the same webhook with secret null; one webhook stored", async () => {
@@ -106,7 +108,7 @@ describe("registration", () => {
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(again.json).toEqual({ webhook: first.json.webhook, secret: null });
     expect((await world.call("GET", "/api/v1/webhooks", { key: a.key })).json.webhooks).toHaveLength(1);
-    const stored = world.deps.sqlite.query<{ body: string }, []>("SELECT body FROM idempotency_keys").all();
+    const stored = await world.sql<{ body: string }>("SELECT body FROM idempotency_keys");
     expect(stored.some((r) => r.body.includes(first.json.secret))).toBe(false);
   });
 
@@ -129,7 +131,7 @@ describe("registration", () => {
       const res = await world.call("POST", "/api/v1/webhooks", { key: a.key, body });
       expect({ body, status: res.status, code: res.json.error }).toEqual({ body, status: 400, code });
     }
-    const forbidden = await world.call("POST", "/api/v1/webhooks", { key: a.mint(["read", "create"]).key, body: { url: `${target.url}/x`, events: ["post.published"] } });
+    const forbidden = await world.call("POST", "/api/v1/webhooks", { key: (await a.mint(["read", "create"])).key, body: { url: `${target.url}/x`, events: ["post.published"] } });
     expect(forbidden.status).toBe(403);
     expect(forbidden.json.requiredGroup).toBe("schedule");
     expect((await world.call("GET", "/api/v1/webhooks", { key: a.key })).json.webhooks).toEqual([]);
@@ -158,7 +160,7 @@ describe("delivery", () => {
     expect(body.createdAt).toBe(isoAt(world.clock.now()));
     const post = (await world.call("GET", `/api/v1/schedule/posts/${postId}`, { key: a.key })).json.post;
     expect(body.data.post).toEqual(post);
-    expect(deliveryRows(sub.webhookId)).toMatchObject([{ status: "delivered", attempts: 0, leaseToken: null }]);
+    expect((await deliveryRows(sub.webhookId))).toMatchObject([{ status: "delivered", attempts: 0, leaseToken: null }]);
     // Delivered once: running again sends nothing.
     await runDueEventsOnce(world.deps);
     expect(sub.receiver.deliveries).toHaveLength(1);
@@ -238,7 +240,7 @@ describe("delivery", () => {
     expect(generated).toContainEqual({ creation: third.json.creation, creditsCharged: 1, operation: "regenerate" });
     expect(bodies.find((b) => b.type === "credits.low")!.data).toEqual({ balance: 7, reserved: 0, threshold: 10 });
     // A grant and a fresh drop report again.
-    grantCredits(world.deps, a.accountId, 10, "top up");
+    await grantCredits(world.deps, a.accountId, 10, "top up");
     await world.call("POST", "/api/v1/creations/generate", { key: a.key, body: { seed_id: seed.json.id } }); // 16 → 11
     await world.call("POST", "/api/v1/creations/generate", { key: a.key, body: { seed_id: seed.json.id } }); // 11 → 6
     await runDueEventsOnce(world.deps);
@@ -255,17 +257,17 @@ describe("delivery", () => {
     const waits = [30_000, 120_000, 600_000, 1_800_000];
     for (let attempt = 1; attempt <= 5; attempt++) {
       await runDueEventsOnce(world.deps);
-      const [row] = deliveryRows(sub.webhookId);
+      const [row] = await deliveryRows(sub.webhookId);
       expect(row!.attempts).toBe(attempt);
       if (attempt < 5) {
         expect(row!.status).toBe("pending");
         world.clock.advance(waits[attempt - 1]! - 1);
         await runDueEventsOnce(world.deps);
-        expect(deliveryRows(sub.webhookId)[0]!.attempts).toBe(attempt); // backoff respected
+        expect((await deliveryRows(sub.webhookId))[0]!.attempts).toBe(attempt); // backoff respected
         world.clock.advance(1);
       }
     }
-    const [row] = deliveryRows(sub.webhookId);
+    const [row] = await deliveryRows(sub.webhookId);
     expect(row!.status).toBe("failed");
     expect(row!.lastError).toContain("Gave up after 5 attempts");
     expect(row!.lastError).toContain("receiver failing (test mode)");
@@ -287,7 +289,7 @@ describe("delivery", () => {
     await runDueEventsOnce(world.deps);
     expect(sub.receiver.deliveries.map((d) => d.status)).toEqual([400, 200]);
     expect(sub.receiver.effects()).toHaveLength(1);
-    expect(deliveryRows(sub.webhookId)[0]).toMatchObject({ status: "delivered", attempts: 1 });
+    expect((await deliveryRows(sub.webhookId))[0]).toMatchObject({ status: "delivered", attempts: 1 });
   });
 
   test("at least once: a worker that died mid-delivery is taken over after its lease; a repeat carries the same key", async () => {
@@ -296,7 +298,7 @@ describe("delivery", () => {
     await scheduleToTarget(a, "worker dies");
     world.clock.advance(FIVE_MIN + 60_000);
     await runDueOnce(world.deps);
-    const [dead] = claimDueEvents(world.deps, 10, 1000); // claimed, never delivered: the worker died
+    const [dead] = await claimDueEvents(world.deps, 10, 1000); // claimed, never delivered: the worker died
     expect(dead).toBeDefined();
     await runDueEventsOnce(world.deps);
     expect(sub.receiver.deliveries).toHaveLength(0); // its lease still holds
@@ -304,7 +306,13 @@ describe("delivery", () => {
     await runDueEventsOnce(world.deps);
     expect(sub.receiver.deliveries).toHaveLength(1);
     // A worker that died after the receiver's 2xx but before recording: sent again, same key, absorbed.
-    world.deps.db.update(webhookDeliveries).set({ status: "pending", nextAttemptAt: world.clock.now(), deliveredAt: null }).where(eq(webhookDeliveries.webhookId, sub.webhookId)).run();
+    await world.store.write((tx) =>
+      tx
+        .update(webhookDeliveries)
+        .set({ status: "pending", nextAttemptAt: world.clock.now(), deliveredAt: null })
+        .where(eq(webhookDeliveries.webhookId, sub.webhookId))
+        .run(),
+    );
     await runDueEventsOnce(world.deps);
     expect(sub.receiver.deliveries).toHaveLength(2);
     expect(sub.receiver.deliveries[1]!.idempotencyKey).toBe(sub.receiver.deliveries[0]!.idempotencyKey);
@@ -317,13 +325,13 @@ describe("delivery", () => {
     const sub = await subscribe(a, ["post.published"]);
     // As if the name had come to resolve privately since registration (DNS rebinding): `localhost` resolves to
     // 127.0.0.1 but is not itself in ALLOW_PRIVATE_HOSTS, so the check at delivery refuses it before connecting.
-    world.deps.sqlite.query("UPDATE event_webhooks SET url = ? WHERE id = ?").run("https://localhost/events", sub.webhookId);
+    await world.sql("UPDATE event_webhooks SET url = ? WHERE id = ?", "https://localhost/events", sub.webhookId);
     await scheduleToTarget(a, "ssrf");
     world.clock.advance(FIVE_MIN + 60_000);
     await runDueOnce(world.deps);
     await runDueEventsOnce(world.deps);
     expect(sub.receiver.deliveries).toHaveLength(0);
-    const [row] = deliveryRows(sub.webhookId);
+    const [row] = await deliveryRows(sub.webhookId);
     expect(row).toMatchObject({ status: "failed", attempts: 1 });
     expect(row!.lastError).toContain("cannot be used");
     expect(row!.lastError).toContain("does not resolve to a public address");
@@ -335,11 +343,11 @@ describe("delivery", () => {
     await scheduleToTarget(a, "owed then deleted");
     world.clock.advance(FIVE_MIN + 60_000);
     await runDueOnce(world.deps);
-    expect(deliveryRows(sub.webhookId)).toHaveLength(1); // owed
+    expect((await deliveryRows(sub.webhookId))).toHaveLength(1); // owed
     const del = await world.call("DELETE", `/api/v1/webhooks/${sub.webhookId}`, { key: a.key });
     expect(del.status).toBe(200);
     expect(del.json).toEqual({ id: sub.webhookId, deleted: true });
-    expect(deliveryRows(sub.webhookId)).toHaveLength(0);
+    expect((await deliveryRows(sub.webhookId))).toHaveLength(0);
     await runDueEventsOnce(world.deps);
     await scheduleToTarget(a, "after delete");
     world.clock.advance(FIVE_MIN + 60_000);
@@ -388,9 +396,9 @@ describe("delivery", () => {
       const seed = await failing.call("POST", "/api/v1/seeds", { key: a.key, body: { title: "T", content: "Some content here." } });
       const res = await failing.call("POST", "/api/v1/creations/generate", { key: a.key, body: { seed_id: seed.json.id } });
       expect(res.status).toBe(502);
-      expect(failing.deps.db.select().from(webhookEvents).all()).toEqual([]);
+      expect(await failing.store.db.select().from(webhookEvents).all()).toEqual([]);
     } finally {
-      failing.close();
+      await failing.close();
     }
   });
 
@@ -405,17 +413,17 @@ describe("delivery", () => {
     world.clock.advance(FIVE_MIN + 60_000);
     await runDueOnce(world.deps);
     await runDueEventsOnce(world.deps);
-    expect(deliveryRows(sub.webhookId)[0]!.status).toBe("delivered");
-    expect(deliveryRows(down.webhookId)[0]!.status).toBe("pending");
+    expect((await deliveryRows(sub.webhookId))[0]!.status).toBe("delivered");
+    expect((await deliveryRows(down.webhookId))[0]!.status).toBe("pending");
     world.clock.advance(8 * 24 * 60 * 60 * 1000);
     await job.run(world.deps);
-    expect(deliveryRows(sub.webhookId)).toHaveLength(1); // the event is still owed to `down`
+    expect((await deliveryRows(sub.webhookId))).toHaveLength(1); // the event is still owed to `down`
     down.receiver.setMode("ok");
     await runDueEventsOnce(world.deps);
-    expect(deliveryRows(down.webhookId)[0]!.status).toBe("delivered");
+    expect((await deliveryRows(down.webhookId))[0]!.status).toBe("delivered");
     await job.run(world.deps);
-    expect(deliveryRows(sub.webhookId)).toHaveLength(0);
-    expect(deliveryRows(down.webhookId)).toHaveLength(0);
+    expect((await deliveryRows(sub.webhookId))).toHaveLength(0);
+    expect((await deliveryRows(down.webhookId))).toHaveLength(0);
   });
 
   test("the running dispatcher delivers events too, after the due posts", async () => {

@@ -3,9 +3,10 @@
  * one 401 body whatever went wrong, so missing, malformed, unknown, revoked, expired and retired keys are
  * indistinguishable. Identity comes only from the key.
  */
-import type { Database } from "bun:sqlite";
+import { and, eq, sql } from "drizzle-orm";
 import type { Deps } from "../deps";
-import { type CommitWatch, watchCommits } from "../db/commit-watch";
+import { accounts, apiKeys, members } from "../db/tables";
+import { type ChangeWatch, type Store, type StoreDb, isSqliteStore } from "../db/store";
 import { isWellFormedKey } from "../lib/api-key-format";
 import { hashKeySecret, keyState } from "./key-secret";
 import { type Role, type Scope, effectiveScopes, parseStoredScopes } from "./scopes";
@@ -24,25 +25,31 @@ export const INVALID_KEY_BODY = '{"error":"Invalid API key"}';
 /** lastUsedAt is written at most this often per key, so reads stay reads. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-interface KeyLookupRow {
-  id: string;
-  account_id: string;
-  user_id: string;
-  scopes: string;
-  revoked_at: number | null;
-  expires_at: number | null;
-  grace_until: number | null;
-  last_used_at: number | null;
-  role: Role | null;
-  disabled_at: number | null;
+function prepareLookup(db: StoreDb) {
+  return db
+    .select({
+      id: apiKeys.id,
+      accountId: apiKeys.accountId,
+      userId: apiKeys.userId,
+      scopes: apiKeys.scopes,
+      revokedAt: apiKeys.revokedAt,
+      expiresAt: apiKeys.expiresAt,
+      graceUntil: apiKeys.graceUntil,
+      lastUsedAt: apiKeys.lastUsedAt,
+      role: members.role,
+      disabledAt: accounts.disabledAt,
+    })
+    .from(apiKeys)
+    .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+    .leftJoin(members, and(eq(members.accountId, apiKeys.accountId), eq(members.userId, apiKeys.userId)))
+    .where(eq(apiKeys.secretHash, sql.placeholder("hash")))
+    .prepare();
 }
 
-const LOOKUP_SQL = `SELECT k.id, k.account_id, k.user_id, k.scopes, k.revoked_at, k.expires_at, k.grace_until,
-  k.last_used_at, m.role, a.disabled_at
-  FROM api_keys k
-  JOIN accounts a ON a.id = k.account_id
-  LEFT JOIN members m ON m.account_id = k.account_id AND m.user_id = k.user_id
-  WHERE k.secret_hash = ?`;
+type KeyLookupRow = NonNullable<Awaited<ReturnType<ReturnType<typeof prepareLookup>["get"]>>>;
+
+/** The lookup statement, prepared once per database it runs on (the store's reader, or the pool on PostgreSQL). */
+const lookupStatements = new WeakMap<StoreDb, ReturnType<typeof prepareLookup>>();
 
 const GENERATION_SQL = "SELECT n FROM auth_generation WHERE id = 1";
 /** Entries kept before the cache starts over; a bound, not a tuning knob. */
@@ -63,50 +70,80 @@ interface CachedKey {
 }
 
 /**
- * Per-database lookup state. NB: a cached row is trusted only while auth_generation is unchanged; the triggers in
- * db/auth-triggers.ts bump it on every change that can make a key stop working, from any connection. The counter
- * itself is re-read only when some transaction has committed since the last look (db/commit-watch.ts), so a
- * revocation by the CLI still applies on the very next request without a query on every request.
+ * Per-store lookup state. NB: a cached row is trusted only while the auth generation is unchanged; the triggers in
+ * db/auth-triggers.ts (db/pg/auth-triggers.ts) bump the auth_generation counter on every change that can make a key
+ * stop working, from any connection or process. The store's auth watch (`store.authChanges()`) says when to look
+ * again: on SQLite it reports any commit (the WAL-index header, db/commit-watch.ts, a memory read) and the counter is
+ * then re-read on the reader, so a revocation by the CLI still applies on the very next request without a query on
+ * every request; on PostgreSQL the watch reads the counter itself, so a change of it is a new generation.
  *
  * Entries are keyed by the Authorization header value itself, so a repeat skips parsing, the format check and the
  * HMAC. Only values that matched a stored key are kept (never misses), at most CACHE_LIMIT of them, in this process's
  * memory only: the same place every request's Authorization header passes through anyway.
  */
 class KeyLookup {
-  private readonly lookup: { get(hash: string): KeyLookupRow | null };
-  private readonly generation: { get(): { n: number } | null };
-  private readonly commits: CommitWatch;
+  private readonly changes: ChangeWatch;
+  private readonly generation: { get(): { n: number } | null } | null;
   private readonly cache = new Map<string, CachedKey>();
   private current = -1;
 
-  constructor(sqlite: Database) {
-    this.lookup = sqlite.query(LOOKUP_SQL) as unknown as KeyLookup["lookup"];
-    this.generation = sqlite.query(GENERATION_SQL) as unknown as KeyLookup["generation"];
-    this.commits = watchCommits(sqlite);
+  constructor(store: Store) {
+    this.changes = store.authChanges();
+    this.generation = isSqliteStore(store) ? (store.sqlite.query(GENERATION_SQL) as unknown as { get(): { n: number } | null }) : null;
   }
 
-  /** The key an Authorization header value presents, or null for anything that is not a working one. */
-  find(deps: Pick<Deps, "instanceSecret">, authorization: string): CachedKey | null {
-    // The WAL-index header is looked at before the counter is read: a commit in between shows up on the next look.
-    if (this.commits.changed()) this.current = this.generation.get()?.n ?? -1;
+  /** Moves to the current generation after the watch reported a change. */
+  private advance(): void {
+    // PostgreSQL: the watch answered "changed" because the counter moved, so this is a new generation.
+    this.current = this.generation ? (this.generation.get()?.n ?? -1) : this.current + 1;
+  }
+
+  /**
+   * The key an Authorization header value presents, or null for anything that is not a working one. Synchronous on a
+   * hit while the watch answers synchronously (SQLite); a promise when it has to wait for the database.
+   */
+  find(deps: Pick<Deps, "store" | "instanceSecret">, authorization: string): CachedKey | null | Promise<CachedKey | null> {
+    // The watch is looked at before the counter is read: a commit in between shows up on the next look.
+    const changed = this.changes.changed();
+    if (typeof changed !== "boolean") {
+      return changed.then((yes) => {
+        if (yes) this.advance();
+        return this.lookUp(deps, authorization);
+      });
+    }
+    if (changed) this.advance();
+    return this.lookUp(deps, authorization);
+  }
+
+  private lookUp(deps: Pick<Deps, "store" | "instanceSecret">, authorization: string): CachedKey | null | Promise<CachedKey | null> {
     const generation = this.current;
     const cached = this.cache.get(authorization);
     if (cached && cached.generation === generation) return cached;
     const token = bearerToken(authorization);
     if (!token || !isWellFormedKey(token)) return null;
-    const row = this.lookup.get(hashKeySecret(deps, token));
+    return this.load(deps, authorization, token, generation);
+  }
+
+  private async load(deps: Pick<Deps, "store" | "instanceSecret">, authorization: string, token: string, generation: number): Promise<CachedKey | null> {
+    const db = deps.store.db;
+    let statement = lookupStatements.get(db);
+    if (!statement) {
+      statement = prepareLookup(db);
+      lookupStatements.set(db, statement);
+    }
+    const row = await statement.get({ hash: hashKeySecret(deps, token) });
     if (!row) return null;
     if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
     const role = row.role ?? "viewer";
     const entry: CachedKey = {
       row,
       generation,
-      refused: row.role === null || row.disabled_at !== null || row.revoked_at !== null,
-      times: { revokedAt: row.revoked_at, expiresAt: row.expires_at, graceUntil: row.grace_until },
+      refused: row.role === null || row.disabledAt !== null || row.revokedAt !== null,
+      times: { revokedAt: row.revokedAt, expiresAt: row.expiresAt, graceUntil: row.graceUntil },
       context: {
         keyId: row.id,
-        accountId: row.account_id,
-        userId: row.user_id,
+        accountId: row.accountId,
+        userId: row.userId,
         role,
         scopes: row.role === null ? [] : effectiveScopes(parseStoredScopes(row.scopes), row.role),
       },
@@ -116,13 +153,13 @@ class KeyLookup {
   }
 }
 
-const lookups = new WeakMap<Database, KeyLookup>();
+const lookups = new WeakMap<Store, KeyLookup>();
 
-function keyLookup(sqlite: Database): KeyLookup {
-  let lookup = lookups.get(sqlite);
+function keyLookup(store: Store): KeyLookup {
+  let lookup = lookups.get(store);
   if (!lookup) {
-    lookup = new KeyLookup(sqlite);
-    lookups.set(sqlite, lookup);
+    lookup = new KeyLookup(store);
+    lookups.set(store, lookup);
   }
   return lookup;
 }
@@ -134,21 +171,38 @@ export function bearerToken(header: string | null): string | null {
   return /^[^\s]+$/.test(token) ? token : null;
 }
 
-/** Authenticates a request's Authorization header value. */
-export function authenticate(
-  deps: Pick<Deps, "sqlite" | "clock" | "instanceSecret">,
-  authorization: string | null,
-): AuthContext | null {
+type AuthDeps = Pick<Deps, "store" | "clock" | "instanceSecret" | "log">;
+
+/**
+ * Authenticates a request's Authorization header value. Answers synchronously when it can (SQLite, a cached key) and
+ * a promise otherwise: callers await it.
+ */
+export function authenticate(deps: AuthDeps, authorization: string | null): AuthContext | null | Promise<AuthContext | null> {
   if (!authorization) return null;
-  const found = keyLookup(deps.sqlite).find(deps, authorization);
+  const found = keyLookup(deps.store).find(deps, authorization);
+  if (found instanceof Promise) return found.then((key) => decide(deps, key));
+  return decide(deps, found);
+}
+
+/** The answer for a looked-up key, now; records the key's use off the read path. */
+function decide(deps: AuthDeps, found: CachedKey | null): AuthContext | null {
   if (!found || found.refused) return null;
   const now = deps.clock.now();
   const state = keyState(found.times, now);
   if (state !== "active" && state !== "grace") return null;
   const { row } = found;
-  if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
-    deps.sqlite.query("UPDATE api_keys SET last_used_at = ? WHERE id = ?").run(now, row.id);
-    row.last_used_at = now;
+  if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
+    row.lastUsedAt = now;
+    touchKey(deps, row.id, now);
   }
   return found.context;
+}
+
+/** Records a key's use in its own write, not awaited: the request does not wait for the writer (errors are logged). */
+function touchKey(deps: Pick<Deps, "store" | "log">, keyId: string, now: number): void {
+  void deps.store
+    .write(async (tx) => {
+      await tx.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, keyId)).run();
+    })
+    .catch((error: unknown) => deps.log.error("could not record an API key's last use", { keyId, error: String(error) }));
 }

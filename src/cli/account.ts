@@ -23,7 +23,7 @@ export async function accountCommand(deps: Deps, argv: string[]): Promise<void> 
   if (sub === "disable" || sub === "enable") {
     const id = positionals[0];
     if (!id) throw new UsageError(`usage: seedcast account ${sub} ACCOUNT_ID`);
-    const missed = setAccountDisabled(deps, id, sub === "disable");
+    const missed = await setAccountDisabled(deps, id, sub === "disable");
     if (sub === "disable") output(json, { accountId: id, disabled: true });
     else output(json, { accountId: id, disabled: false, missedTargets: missed }, `account ${id} enabled; ${missed} post target(s) that fell due while it was disabled were marked failed`);
     return;
@@ -52,7 +52,7 @@ export async function memberCommand(deps: Deps, argv: string[]): Promise<void> {
   if (sub === "set-role") {
     const [userId, role] = positionals;
     if (!userId || !role) throw new UsageError("usage: seedcast member set-role USERID owner|editor|viewer");
-    setMemberRole(deps, userId, role, optional(flags, "account"));
+    await setMemberRole(deps, userId, role, optional(flags, "account"));
     output(json, { userId, role });
     return;
   }

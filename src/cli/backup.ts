@@ -2,15 +2,10 @@
 import { bootstrap } from "../bootstrap";
 import type { Config } from "../config";
 import { silentLogger } from "../lib/log";
-import { BackupError, S3_BACKUP_REFUSAL, createBackup, restoreBackup } from "../modules/backup/service";
+import { BackupError, POSTGRES_BACKUP_REFUSAL, S3_BACKUP_REFUSAL, createBackup, restoreBackup } from "../modules/backup/service";
 import { UsageError, output, parse } from "./args";
 
-/**
- * Archives are an appliance's DATA_DIR: database file, instance secret, media folder. In PostgreSQL mode none of the
- * three is there, and the engines have their own tools, which this names.
- */
-export const POSTGRES_BACKUP_REFUSAL =
-  "seedcast backup and restore work on an appliance's DATA_DIR (SQLite and media on disk), and with DATABASE_URL the data lives in PostgreSQL. Back up the database with pg_dump (or your provider's snapshots and point-in-time recovery), turn on bucket versioning (or replication) for the media bucket, and keep INSTANCE_SECRET with them: the API keys and stored credentials in a dump only work under it.";
+export { POSTGRES_BACKUP_REFUSAL };
 
 /** Refusals that hold before anything is opened: the archive could not be whole. */
 function refuseUnlessAppliance(config: Readonly<Config>): void {

@@ -58,13 +58,13 @@ export async function connectionsCommand(deps: Deps, argv: string[]): Promise<vo
       const id = positionals[0];
       if (!id) throw new UsageError(USAGE);
       const accountId = required(flags, "account");
-      if (!getConnection(deps, accountId, id)) throw new UsageError(`no connection ${id} in account ${accountId}`);
+      if (!(await getConnection(deps, accountId, id))) throw new UsageError(`no connection ${id} in account ${accountId}`);
       const view = await checkConnection(deps, id);
       output(json, view, viewText(view));
       return;
     }
     case "list": {
-      const views = listConnections(deps, required(flags, "account")).map(connectionView);
+      const views = (await listConnections(deps, required(flags, "account"))).map(connectionView);
       output(json, { connections: views }, views.map(viewText).join("\n") || "(no connections)");
       return;
     }

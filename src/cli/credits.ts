@@ -11,6 +11,6 @@ export async function creditsCommand(deps: Deps, argv: string[]): Promise<void> 
   const amount = required(flags, "amount");
   if (!/^\d+$/.test(amount)) throw new UsageError("--amount must be a positive whole number");
   const accountId = required(flags, "account");
-  const balance = grantCredits(deps, accountId, Number(amount), optional(flags, "note") ?? "granted by the instance admin");
+  const balance = await grantCredits(deps, accountId, Number(amount), optional(flags, "note") ?? "granted by the instance admin");
   output(json, { accountId, granted: Number(amount), balance });
 }

@@ -15,9 +15,9 @@ export async function keysCommand(deps: Deps, argv: string[]): Promise<void> {
   switch (sub) {
     case "mint": {
       const accountId = required(flags, "account");
-      const minted = mintKey(deps, {
+      const minted = await mintKey(deps, {
         accountId,
-        userId: optional(flags, "member") ?? firstOwner(deps, accountId),
+        userId: optional(flags, "member") ?? (await firstOwner(deps, accountId)),
         name: required(flags, "name"),
         groups: required(flags, "groups").split(",").map((g) => g.trim()).filter(Boolean),
         expiresDays: parseExpiryDays(optional(flags, "expires-days")),
@@ -28,18 +28,18 @@ export async function keysCommand(deps: Deps, argv: string[]): Promise<void> {
     case "rotate": {
       const id = positionals[0];
       if (!id) throw new UsageError(USAGE);
-      output(json, rotateKey(deps, id));
+      output(json, await rotateKey(deps, id));
       return;
     }
     case "revoke": {
       const id = positionals[0];
       if (!id) throw new UsageError(USAGE);
-      revokeKey(deps, id);
+      await revokeKey(deps, id);
       output(json, { id, revoked: true });
       return;
     }
     case "list": {
-      const keys = listKeys(deps, required(flags, "account"));
+      const keys = await listKeys(deps, required(flags, "account"));
       output(
         json,
         { keys },

@@ -5,7 +5,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createApp } from "../app";
-import { bootstrap } from "../bootstrap";
+import { bootstrapWithMigrations } from "../bootstrap";
 import { isSqliteStore } from "../db/store";
 import { startCheckpointer } from "../db/checkpointer";
 import type { Config } from "../config";
@@ -23,11 +23,16 @@ const MULTIPART_OVERHEAD = 1024 * 1024;
 /** Runs the server until a termination signal. */
 export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const started = performance.now();
-  const deps = await bootstrap(config);
+  const { deps, applied } = await bootstrapWithMigrations(config);
   // A bucket that is missing or refuses the credentials stops the start here, not at the first upload.
   await deps.storage.check();
-  // SQLite: WAL checkpoints run on a thread of their own, never inside a request (db/checkpointer.ts).
-  const checkpointer = isSqliteStore(deps.store) ? startCheckpointer(deps.store.sqlite, deps.log) : null;
+  // SQLite: WAL checkpoints run on a thread of their own, never inside a request (db/checkpointer.ts): the writer's
+  // automatic checkpoint is turned off (a pragma: a connection setting, which holds whatever transaction is open), and
+  // the bound's checkpoint runs on the reader.
+  const store = deps.store;
+  const checkpointer = isSqliteStore(store)
+    ? startCheckpointer(store.sqlite, deps.log, { committer: await store.withWriter((writer) => writer) })
+    : null;
   // The pid file tells `seedcast restore` that this data dir is in use.
   const pidFile = join(config.dataDir, SERVE_PID_FILE);
   writeFileSync(pidFile, `${process.pid}\n`);
@@ -58,6 +63,8 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     url: `http://${server.hostname}:${server.port}`,
     baseUrl: config.baseUrl,
     dataDir: config.dataDir,
+    database: config.database.kind,
+    migrationsApplied: applied.length,
     startupMs: Math.round(performance.now() - started),
   });
 

@@ -16,6 +16,10 @@
  * is idle or only reads keeps SQLite's automatic checkpoint, which then has nothing costly to do, and does not carry
  * the thread's ~5 MB. When the thread cannot start or fails, the connection gets SQLite's automatic checkpoint back.
  *
+ * With the store (db/store.ts) the server has two connections: the writer, whose commits would run the automatic
+ * checkpoint (the `committer`: its automatic checkpoint is what the thread replaces), and the query_only reader, on
+ * which the bound's checkpoint runs (a checkpoint is allowed on a query_only connection, and the reader is never in
+ * the middle of a write transaction, which the writer may be whenever a timer fires).
  * Other processes (CLI commands next to the server) keep SQLite's automatic checkpoint on their connections. The
  * commit watch (commit-watch.ts) is unaffected: a checkpoint does not touch the WAL-index header it reads, and the
  * write that starts the WAL over changes it, which only makes the watchers look again. Within one process SQLite
@@ -82,7 +86,7 @@ self.onmessage = (event) => {
 export interface Checkpointer {
   /** Resolves once the thread checkpoints (or has failed, the automatic checkpoint being back); see startAfterPages. */
   readonly ready: Promise<void>;
-  /** Stops the thread and gives the connection SQLite's automatic checkpoint back. Call before closing `sqlite`. */
+  /** Stops the thread and gives the committer SQLite's automatic checkpoint back. Call before closing the connections. */
   stop(): Promise<void>;
 }
 
@@ -95,10 +99,19 @@ export interface CheckpointerOptions {
   boundFrames?: number;
   /** PASSIVE passes per tick at most, to catch up with frames written during the previous one. */
   catchUpPasses?: number;
+  /**
+   * The connection that commits (the store's writer), whose automatic checkpoint is turned off while the thread runs
+   * and given back when it stops or fails. Default: `sqlite` itself.
+   */
+  committer?: Database;
 }
 
-/** Starts checkpointing `sqlite`'s file (a WAL database on disk) from a thread; a no-op for anything else. */
+/**
+ * Starts checkpointing `sqlite`'s file (a WAL database on disk) from a thread; a no-op for anything else. The bound's
+ * checkpoint runs on `sqlite`; the automatic checkpoint is turned off on `options.committer` (default `sqlite`).
+ */
 export function startCheckpointer(sqlite: Database, log: Logger, options: CheckpointerOptions = {}): Checkpointer {
+  const committer = options.committer ?? sqlite;
   const path = sqlite.filename;
   const mode = sqlite.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()?.journal_mode;
   if (!path || path === ":memory:" || mode?.toLowerCase() !== "wal") {
@@ -111,7 +124,7 @@ export function startCheckpointer(sqlite: Database, log: Logger, options: Checkp
     fellBack = true;
     log.error("WAL checkpoint thread failed; the database checkpoints inside requests again", { error: why });
     try {
-      sqlite.exec(`PRAGMA wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
+      committer.exec(`PRAGMA wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
     } catch {
       /* the connection is closed: nothing left to checkpoint */
     }
@@ -137,7 +150,7 @@ export function startCheckpointer(sqlite: Database, log: Logger, options: Checkp
 
   /** Starts the thread and hands it the checkpoints. */
   const launch = () => {
-    sqlite.exec("PRAGMA wal_autocheckpoint = 0");
+    committer.exec("PRAGMA wal_autocheckpoint = 0");
     const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "application/javascript" }));
     const thread = new Worker(url);
     worker = thread;
@@ -208,7 +221,7 @@ export function startCheckpointer(sqlite: Database, log: Logger, options: Checkp
         thread.terminate();
         if (!fellBack) {
           try {
-            sqlite.exec(`PRAGMA wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
+            committer.exec(`PRAGMA wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
           } catch {
             /* already closed */
           }

@@ -10,7 +10,22 @@ export function greaterOf(a: SQLWrapper | AnyColumn, b: SQLWrapper | AnyColumn):
   return sql<number>`(CASE WHEN ${a} > ${b} THEN ${a} ELSE ${b} END)`;
 }
 
+/** The smaller of two non-null values (`CASE`, as both dialects have no common two-argument min). */
+export function lesserOf(a: SQLWrapper | AnyColumn, b: SQLWrapper | AnyColumn): SQL<number> {
+  return sql<number>`(CASE WHEN ${a} < ${b} THEN ${a} ELSE ${b} END)`;
+}
+
 /** `min(expr)` over the rows, as a number (null when there are none). */
 export function minOf(expr: SQLWrapper | AnyColumn): SQL<number | null> {
   return sql<number | null>`min(${expr})`.mapWith(Number);
+}
+
+/**
+ * A claim's select (inside a `store.write`) with its rows locked, skipping rows another transaction holds: PostgreSQL's
+ * `FOR UPDATE SKIP LOCKED`, so replicas claiming at once take different rows instead of queueing on the same ones.
+ * On SQLite the select is returned unchanged: the write already holds the database's only write lock.
+ */
+export function forUpdateSkipLocked<Q>(dialect: "sqlite" | "postgres", query: Q): Q {
+  if (dialect !== "postgres") return query;
+  return (query as unknown as { for(strength: "update", config: { skipLocked: true }): Q }).for("update", { skipLocked: true });
 }

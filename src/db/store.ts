@@ -21,7 +21,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { Database } from "bun:sqlite";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { type Db, openDatabase } from "./client";
-import { type CommitWatch, watchCommits } from "./commit-watch";
+import { watchCommits } from "./commit-watch";
 import type * as schema from "./schema";
 
 /** The query surface services use on both backends (SQLite's types, async results). */
@@ -41,12 +41,19 @@ export interface Store {
   /** True while the calling async context is inside a `write()` body. */
   inWrite(): boolean;
   /**
-   * A watch for the per-process auth caches (keys, access tokens): SQLite reads the WAL-index header (any commit);
-   * PostgreSQL reads the auth generation counter its triggers bump.
+   * A new watch for one of the per-process auth caches (keys, access tokens): it answers whether anything the cache
+   * depends on may have committed since ITS last look, so each cache asks for its own, once. SQLite reads the
+   * WAL-index header (any commit); PostgreSQL reads the auth generation counter its triggers bump.
    */
   authChanges(): ChangeWatch;
   /** One trivial query: false while the database cannot be reached. */
   ping(): Promise<boolean>;
+  /**
+   * Runs `fn` unless another process of the cluster is running the job `name` right now (PostgreSQL: a session advisory
+   * lock taken with pg_try_advisory_lock, held while `fn` runs; SQLite: one process owns the database, so always runs).
+   * Answers whether it ran. Periodic jobs run through it so that each runs once cluster-wide.
+   */
+  exclusive(name: string, fn: () => Promise<void>): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -145,7 +152,6 @@ export function openSqliteStore(path: string, migrated?: { sqlite: Database; db:
   const writerDb = writer.db as unknown as StoreDb;
   const als = new AsyncLocalStorage<OpenWrite>();
   const mutex = new Mutex();
-  let commits: CommitWatch | undefined;
 
   return {
     dialect: "sqlite",
@@ -175,8 +181,8 @@ export function openSqliteStore(path: string, migrated?: { sqlite: Database; db:
       }
     },
     authChanges() {
-      commits ??= watchCommits(reader.sqlite);
-      return commits;
+      // One watch per consumer: a watch answers "since MY last look", so two caches must not share one.
+      return watchCommits(reader.sqlite);
     },
     async ping() {
       try {
@@ -184,6 +190,10 @@ export function openSqliteStore(path: string, migrated?: { sqlite: Database; db:
       } catch {
         return false;
       }
+    },
+    async exclusive(_name: string, fn: () => Promise<void>) {
+      await fn();
+      return true;
     },
     async withWriter<T>(fn: (sqlite: Database) => T): Promise<T> {
       if (joinedWrite(als)) throw new Error("store: withWriter() inside a write()");

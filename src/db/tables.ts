@@ -2,12 +2,12 @@
  * The tables services query, from the dialect this process runs on. They are typed as SQLite's: the JavaScript types
  * are the same on both sides (test/pg-schema-types.test.ts proves it). `useDialect("postgres")` swaps every binding to
  * the pg-core mirror once, at start (bootstrap), before any query is built. ESM exports are live bindings, so
- * `import { accounts } from "../../db/tables"` sees the swap. One process is one dialect; tests too.
+ * `import { accounts } from "../../db/tables"` sees the swap. One process is one dialect (a test file that needs both
+ * switches and switches back).
  *
  * Services import tables from here, never from db/schema or db/pg/schema (test/layering.test.ts checks it); the enum
  * lists and row types still come from db/schema.
  */
-import * as pg from "./pg/schema";
 import * as sqlite from "./schema";
 
 export let accounts = sqlite.accounts;
@@ -31,6 +31,7 @@ export let scheduledPostTargets = sqlite.scheduledPostTargets;
 export let scheduledPosts = sqlite.scheduledPosts;
 export let seeds = sqlite.seeds;
 export let sessions = sqlite.sessions;
+export let rateLimitBuckets = sqlite.rateLimitBuckets;
 export let uploadLinks = sqlite.uploadLinks;
 export let userPreferences = sqlite.userPreferences;
 export let users = sqlite.users;
@@ -39,15 +40,18 @@ export let webhookEvents = sqlite.webhookEvents;
 
 /** Every table by its export name (asset reference counting walks them). */
 export function allTables() {
-  return { accounts, apiKeys, assets, brandVoices, connections, creations, creditHolds, creditLedger, eventWebhooks, idempotencyKeys, instanceIdentity, loginThrottle, members, oauthClients, oauthCodes, oauthGrants, oauthTokens, scheduledPostTargets, scheduledPosts, seeds, sessions, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
+  return { accounts, apiKeys, assets, brandVoices, connections, creations, creditHolds, creditLedger, eventWebhooks, idempotencyKeys, instanceIdentity, loginThrottle, members, oauthClients, oauthCodes, oauthGrants, oauthTokens, scheduledPostTargets, scheduledPosts, seeds, sessions, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
 }
 
 let current: "sqlite" | "postgres" = "sqlite";
 
-/** Points every table binding at `dialect`'s schema. Called once per process, before the first query is built. */
-export function useDialect(dialect: "sqlite" | "postgres"): void {
+/**
+ * Points every table binding at `dialect`'s schema. Called once per process, before the first query is built. The
+ * pg-core schema is loaded only then, so the appliance never loads it.
+ */
+export async function useDialect(dialect: "sqlite" | "postgres"): Promise<void> {
   if (dialect === current) return;
-  const from = (dialect === "postgres" ? pg : sqlite) as unknown as typeof sqlite;
+  const from = (dialect === "postgres" ? await import("./pg/schema") : sqlite) as unknown as typeof sqlite;
   accounts = from.accounts;
   apiKeys = from.apiKeys;
   assets = from.assets;
@@ -69,6 +73,7 @@ export function useDialect(dialect: "sqlite" | "postgres"): void {
   scheduledPosts = from.scheduledPosts;
   seeds = from.seeds;
   sessions = from.sessions;
+  rateLimitBuckets = from.rateLimitBuckets;
   uploadLinks = from.uploadLinks;
   userPreferences = from.userPreferences;
   users = from.users;

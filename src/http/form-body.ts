@@ -227,9 +227,9 @@ export async function readForm(request: Request, maxBytes: number, inspect?: Fil
  * An Elysia `parse` option reading forms under `maxBytes`. `admit` runs before a byte is read: when it answers false
  * (no session, say) the body is left unread and the handler gets {}. A refusal comes back as BodyRefused.
  */
-export function formParser(maxBytes: number, admit?: (request: Request) => boolean) {
+export function formParser(maxBytes: number, admit?: (request: Request) => boolean | Promise<boolean>) {
   return async ({ request }: { request: Request }): Promise<FormFields | BodyRefused> => {
-    if (admit && !admit(request)) return {};
+    if (admit && !(await admit(request))) return {};
     try {
       return await readForm(request, maxBytes);
     } catch (error) {

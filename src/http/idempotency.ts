@@ -2,7 +2,7 @@
  * Idempotency-Key on every POST under /api/v1 (decisions.md §1). The pipeline calls it around the handler:
  *
  * - beginIdempotent (after the credential, group, size and rate checks): claims (account, route, key) in one
- *   immediate transaction. New → the request runs under a lease. Same body and answered → the stored answer is
+ *   write transaction. New → the request runs under a lease. Same body and answered → the stored answer is
  *   replayed (status, content type, body; header `Idempotent-Replayed: true`). Different body → 422
  *   idempotency_key_reused. Still running → 409 idempotency_in_flight.
  * - settleIdempotent (with the response that is about to be sent): stores the answer when it is < 500, exactly the
@@ -19,7 +19,7 @@
  * Keys are scoped per account and per route (`POST /api/v1/seeds`); the route is the concrete path.
  */
 import { and, eq, lt } from "drizzle-orm";
-import { idempotencyKeys } from "../db/schema";
+import { idempotencyKeys } from "../db/tables";
 import type { Deps } from "../deps";
 import type { JobDefinition } from "../jobs/registry";
 import { AppError } from "../lib/errors";
@@ -41,7 +41,7 @@ export const IDEMPOTENCY_LEASE_MS = 10 * 60 * 1000;
 /** Bodies larger than this are not fingerprinted here; the pipeline's parser answers 413 for them. */
 const MAX_FINGERPRINT_BYTES = 1024 * 1024;
 
-type IdempotencyDeps = Pick<Deps, "db" | "clock">;
+type IdempotencyDeps = Pick<Deps, "store" | "clock">;
 
 /**
  * Routes (as `POST <path>`) whose answers carry a credential, so their stored answers are sealed to the caller (see
@@ -110,81 +110,97 @@ function scopeWhere(scope: IdempotencyScope) {
  * 422 idempotency_key_reused (different request) / 409 idempotency_in_flight (the first is still running).
  * Expired answers (over 24 h) and abandoned claims (lease over) are replaced as if absent.
  */
-export function claimIdempotencyKey(deps: IdempotencyDeps, scope: IdempotencyScope, fingerprint: string): Claim {
-  return deps.db.transaction(
-    (tx) => {
-      const now = deps.clock.now();
-      const row = tx.select().from(idempotencyKeys).where(scopeWhere(scope)).get();
-      const expired = row && row.createdAt <= now - IDEMPOTENCY_RETENTION_MS;
-      const abandoned = row && row.state === "in_flight" && row.leaseUntil <= now;
-      if (row && !expired && !abandoned) {
-        if (row.fingerprint !== fingerprint) {
-          throw new AppError(
-            "idempotency_key_reused",
-            "This Idempotency-Key was already used with a different request; use a new key.",
-          );
-        }
-        if (row.state === "in_flight") {
-          throw new AppError(
-            "idempotency_in_flight",
-            "A request with this Idempotency-Key is still running; retry once it has answered.",
-          );
-        }
-        return {
-          kind: "replay",
-          status: row.status ?? 200,
-          contentType: row.contentType ?? JSON_HEADERS["content-type"],
-          body: row.body ?? "",
-        };
+export async function claimIdempotencyKey(deps: IdempotencyDeps, scope: IdempotencyScope, fingerprint: string): Promise<Claim> {
+  return deps.store.write(async (tx): Promise<Claim> => {
+    const now = deps.clock.now();
+    const row = await tx.select().from(idempotencyKeys).where(scopeWhere(scope)).get();
+    const expired = row && row.createdAt <= now - IDEMPOTENCY_RETENTION_MS;
+    const abandoned = row && row.state === "in_flight" && row.leaseUntil <= now;
+    if (row && !expired && !abandoned) {
+      if (row.fingerprint !== fingerprint) {
+        throw new AppError(
+          "idempotency_key_reused",
+          "This Idempotency-Key was already used with a different request; use a new key.",
+        );
       }
-      const lease = newId();
-      const fresh = {
-        fingerprint,
-        state: "in_flight" as const,
-        lease,
-        leaseUntil: now + IDEMPOTENCY_LEASE_MS,
-        status: null,
-        contentType: null,
-        body: null,
-        createdAt: now,
+      if (row.state === "in_flight") {
+        throw new AppError(
+          "idempotency_in_flight",
+          "A request with this Idempotency-Key is still running; retry once it has answered.",
+        );
+      }
+      return {
+        kind: "replay",
+        status: row.status ?? 200,
+        contentType: row.contentType ?? JSON_HEADERS["content-type"],
+        body: row.body ?? "",
       };
-      if (row) tx.update(idempotencyKeys).set(fresh).where(scopeWhere(scope)).run();
-      else tx.insert(idempotencyKeys).values({ ...scope, ...fresh }).run();
-      return { kind: "proceed", lease };
-    },
-    { behavior: "immediate" },
-  );
+    }
+    const lease = newId();
+    const fresh = {
+      fingerprint,
+      state: "in_flight" as const,
+      lease,
+      leaseUntil: now + IDEMPOTENCY_LEASE_MS,
+      status: null,
+      contentType: null,
+      body: null,
+      createdAt: now,
+    };
+    // Both writes are conditional and counted, so of two concurrent claims (possible on PostgreSQL, where writes are
+    // not serialised) one proceeds and the other is told the key is in flight, never a second run or a 500.
+    const taken = row
+      ? await tx
+          .update(idempotencyKeys)
+          .set(fresh)
+          .where(and(scopeWhere(scope), eq(idempotencyKeys.lease, row.lease)))
+          .returning({ lease: idempotencyKeys.lease })
+          .all()
+      : await tx
+          .insert(idempotencyKeys)
+          .values({ ...scope, ...fresh })
+          .onConflictDoNothing()
+          .returning({ lease: idempotencyKeys.lease })
+          .all();
+    if (taken.length !== 1) {
+      throw new AppError("idempotency_in_flight", "A request with this Idempotency-Key is still running; retry once it has answered.");
+    }
+    return { kind: "proceed", lease };
+  });
 }
 
 /** Stores the answer of the claim holding `lease` (a no-op if the claim was taken over meanwhile). */
-export function completeIdempotencyKey(
+export async function completeIdempotencyKey(
   deps: IdempotencyDeps,
   scope: IdempotencyScope,
   lease: string,
   answer: StoredAnswer,
-): void {
-  deps.db
-    .update(idempotencyKeys)
-    .set({ state: "done", status: answer.status, contentType: answer.contentType, body: answer.body })
-    .where(and(scopeWhere(scope), eq(idempotencyKeys.lease, lease), eq(idempotencyKeys.state, "in_flight")))
-    .run();
+): Promise<void> {
+  await deps.store.write(async (tx) => {
+    await tx
+      .update(idempotencyKeys)
+      .set({ state: "done", status: answer.status, contentType: answer.contentType, body: answer.body })
+      .where(and(scopeWhere(scope), eq(idempotencyKeys.lease, lease), eq(idempotencyKeys.state, "in_flight")))
+      .run();
+  });
 }
 
 /** Drops the claim holding `lease`, so the same key may run again (after a 5xx, or when nothing completed it). */
-export function releaseIdempotencyKey(deps: IdempotencyDeps, scope: IdempotencyScope, lease: string): void {
-  deps.db
-    .delete(idempotencyKeys)
-    .where(and(scopeWhere(scope), eq(idempotencyKeys.lease, lease), eq(idempotencyKeys.state, "in_flight")))
-    .run();
+export async function releaseIdempotencyKey(deps: IdempotencyDeps, scope: IdempotencyScope, lease: string): Promise<void> {
+  await deps.store.write(async (tx) => {
+    await tx
+      .delete(idempotencyKeys)
+      .where(and(scopeWhere(scope), eq(idempotencyKeys.lease, lease), eq(idempotencyKeys.state, "in_flight")))
+      .run();
+  });
 }
 
 /** Deletes answers older than the retention window and claims older than it; returns how many. For a tidy job. */
-export function tidyIdempotencyKeys(deps: IdempotencyDeps): number {
-  const removed = deps.db
-    .delete(idempotencyKeys)
-    .where(lt(idempotencyKeys.createdAt, deps.clock.now() - IDEMPOTENCY_RETENTION_MS))
-    .returning({ key: idempotencyKeys.key })
-    .all();
+export async function tidyIdempotencyKeys(deps: IdempotencyDeps): Promise<number> {
+  const cutoff = deps.clock.now() - IDEMPOTENCY_RETENTION_MS;
+  const removed = await deps.store.write((tx) =>
+    tx.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, cutoff)).returning({ key: idempotencyKeys.key }).all(),
+  );
   return removed.length;
 }
 
@@ -200,8 +216,12 @@ function canonicalJson(value: unknown): string {
 
 /** Reads at most `limit` bytes of a clone of the body; null when it is longer (the parser will refuse it). */
 async function readCapped(request: Request, limit: number): Promise<Uint8Array | null> {
-  if (!request.body) return new Uint8Array();
-  return readStreamCapped(request.clone().body, limit);
+  // NB: only the clone's body is looked at. Touching `request.body` before cloning (once the handler has awaited
+  // anything, e.g. the credential's database lookup) leaves the original's stream locked by the tee in Bun, and the
+  // route's parser then fails on it (a 400 on every keyed POST over a real socket on PostgreSQL).
+  const clone = request.clone();
+  if (!clone.body) return new Uint8Array();
+  return readStreamCapped(clone.body, limit);
 }
 
 /** SHA-256 of the query string and the body (canonical JSON when it parses, the raw bytes otherwise). */
@@ -262,7 +282,7 @@ export async function beginIdempotent(
   if (body === null) return null;
   const scope = { accountId, route: `POST ${path.replace(/\/+$/, "")}`, key };
   try {
-    const claim = claimIdempotencyKey(deps, scope, requestFingerprint(requestSearch(request.url), body));
+    const claim = await claimIdempotencyKey(deps, scope, requestFingerprint(requestSearch(request.url), body));
     const sealKey = CREDENTIAL_ANSWER_ROUTES.has(scope.route) ? replayKey(request.headers.get("authorization") ?? "", scope) : undefined;
     if (claim.kind === "replay") {
       let replayed = claim.body;
@@ -311,7 +331,7 @@ function storableBody(body: string, withheld: readonly string[] | null | undefin
  */
 export async function settleIdempotent(deps: IdempotencyDeps, claim: HeldClaim, response: Response, withheld?: readonly string[] | null): Promise<void> {
   if (response.status >= 500) {
-    releaseIdempotencyKey(deps, claim.scope, claim.lease);
+    await releaseIdempotencyKey(deps, claim.scope, claim.lease);
     return;
   }
   const text = await response.clone().text();
@@ -320,7 +340,7 @@ export async function settleIdempotent(deps: IdempotencyDeps, claim: HeldClaim, 
     contentType: response.headers.get("content-type") ?? "",
     body: claim.sealKey ? sealText(claim.sealKey, replayAad(claim.scope), storableBody(text, withheld)) : storableBody(text, withheld),
   };
-  completeIdempotencyKey(deps, claim.scope, claim.lease, answer);
+  await completeIdempotencyKey(deps, claim.scope, claim.lease, answer);
 }
 
 /** Reserved id of the hourly job that deletes answers past the 24-hour window (correctness never waits for it). */
@@ -331,8 +351,8 @@ export const idempotencyJobs: readonly JobDefinition[] = [
   {
     id: IDEMPOTENCY_TIDY_JOB_ID,
     schedule: "0 23 * * * *",
-    run: (deps) => {
-      const removed = tidyIdempotencyKeys(deps);
+    run: async (deps) => {
+      const removed = await tidyIdempotencyKeys(deps);
       if (removed > 0) deps.log.info("tidied idempotency keys", { removed });
     },
   },

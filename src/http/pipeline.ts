@@ -4,8 +4,8 @@
  * parse/validation (400, inside the app) → handler, then one structured log line and one metrics event per request,
  * however it ended. The Authorization header is never logged.
  *
- * It wraps the Elysia app rather than living in its hooks: the checks are plain synchronous calls before the app runs
- * and the log line is written once its response exists. (As Elysia hooks they made every route asynchronous and
+ * It wraps the Elysia app rather than living in its hooks: the checks are plain calls before the app runs (synchronous
+ * unless the credential has to be looked up in the database) and the log line is written once its response exists. (As Elysia hooks they made every route asynchronous and
  * scheduled an after-response task per request, which cost more than all the checks together.) The app itself keeps
  * the body parsers (json-body.ts), the error envelope (envelope.ts) and each route's `scope` check, which repeats the
  * group check here.
@@ -17,13 +17,13 @@ import type { Elysia } from "elysia";
 import type { Deps } from "../deps";
 import { AppError } from "../lib/errors";
 import type { RequestObserver } from "../metrics/registry";
-import { INVALID_KEY_BODY, authenticate } from "../auth/authenticate";
+import { type AuthContext, INVALID_KEY_BODY, authenticate } from "../auth/authenticate";
 import { corsPolicy } from "./cors";
 import { MAX_JSON_BYTES } from "./json-body";
 import { appErrorResponse, jsonResponse } from "./error-response";
 import { beginIdempotent, carriesIdempotencyKey, releaseIdempotencyKey, settleIdempotent } from "./idempotency";
 import { isApiPath, loggablePath, requestPath } from "./paths";
-import { RateLimiter } from "./rate-limit";
+import { createRateLimiter } from "./rate-limit";
 import { type PeerSource, RequestState, setRequestState } from "./request-context";
 import { RouteTable, declaredGroup, type RouteLike } from "./route-table";
 import { type RouteHandler, type ServedRoutes, servedRoutes } from "./served-routes";
@@ -68,15 +68,23 @@ function withRequestId(response: Response, id: string): Response {
 
 /** Wraps `app` in the pipeline. The route table is built from `app.routes` at the first request it routes itself. */
 export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver[] = []): PipelinedApp {
-  const limiter = new RateLimiter(deps.config.rateLimitPerMinute, deps.clock);
+  const limiter = createRateLimiter(deps, "key", deps.config.rateLimitPerMinute);
   let table: RouteTable | null = null;
   const logRequests = deps.log.enabled("info");
   /** Null unless CORS_ORIGINS is set: then no request pays for a CORS look-up. */
   const cors = corsPolicy(deps.config);
 
-  /** The refusal of an /api/v1 request by the checks before the handler, or null when it may go on. */
-  const admit = (request: Request, state: RequestState, group: RouteGroup | null): Response | null => {
+  /**
+   * The refusal of an /api/v1 request by the checks before the handler, or null when it may go on. A promise only when
+   * the credential had to be looked up in the database (authenticate answers a cached key synchronously).
+   */
+  const admit = (request: Request, state: RequestState, group: RouteGroup | null): Response | null | Promise<Response | null> => {
     const auth = authenticate(deps, request.headers.get("authorization"));
+    return auth instanceof Promise ? auth.then((found) => check(request, state, group, found)) : check(request, state, group, auth);
+  };
+
+  /** The checks after the credential: group, body size, rate limit (a promise when the bucket is in the database). */
+  const check = (request: Request, state: RequestState, group: RouteGroup | null, auth: AuthContext | null): Response | null | Promise<Response | null> => {
     if (!auth) return invalidKeyResponse();
     state.auth = auth;
     try {
@@ -90,11 +98,14 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
       throw error;
     }
     const wait = limiter.take(auth.keyId);
-    if (wait > 0) {
-      const limited = new AppError("rate_limited", `Too many requests for this key; retry in ${wait} s.`, { retryAfterSeconds: wait });
-      return appErrorResponse(limited, { "retry-after": String(wait), "x-request-id": state.id });
-    }
-    return null;
+    return typeof wait === "number" ? limited(state, wait) : wait.then((w) => limited(state, w));
+  };
+
+  /** The 429 when the bucket had no token, else null. */
+  const limited = (state: RequestState, wait: number): Response | null => {
+    if (wait <= 0) return null;
+    const refusal = new AppError("rate_limited", `Too many requests for this key; retry in ${wait} s.`, { retryAfterSeconds: wait });
+    return appErrorResponse(refusal, { "retry-after": String(wait), "x-request-id": state.id });
   };
 
   /** One log line and one observer event per request, however it ended. */
@@ -133,7 +144,7 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
       await settleIdempotent(deps, begun, response, state.withheld);
       return response;
     } catch (error) {
-      releaseIdempotencyKey(deps, begun.scope, begun.lease);
+      await releaseIdempotencyKey(deps, begun.scope, begun.lease);
       throw error;
     }
   };
@@ -144,7 +155,8 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
    * caller already read it; otherwise it is read off the URL only if something needs it (a log line, a claim).
    *
    * NB: not an async function, on purpose. Most requests need no await before the app, and the extra promise and
-   * microtask per request showed in the throughput; only the app's own promise is chained.
+   * microtask per request showed in the throughput; only the app's own promise is chained (and the credential's
+   * lookup, when authenticate had to go to the database).
    */
   const run = (
     request: Request,
@@ -170,10 +182,10 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
     };
     const failed = (error: unknown): Response => done(failure(request, state, path, error));
 
-    try {
+    /** The request once admitted (or refused): the handler, or the refusal. */
+    const proceed = (refusal: Response | null): Response | Promise<Response> => {
       let pending: Response | Promise<Response>;
       if (api) {
-        const refusal = admit(request, state, group);
         authFailed = refusal !== null && state.auth === null;
         if (refusal) return done(refusal);
         pending = carriesIdempotencyKey(request)
@@ -183,6 +195,20 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
         pending = call(request);
       }
       return pending instanceof Promise ? pending.then(done, failed) : done(pending);
+    };
+
+    try {
+      const refusal = api ? admit(request, state, group) : null;
+      if (refusal instanceof Promise) {
+        return refusal.then((answer) => {
+          try {
+            return proceed(answer);
+          } catch (error) {
+            return failed(error);
+          }
+        }, failed);
+      }
+      return proceed(refusal);
     } catch (error) {
       return failed(error);
     }

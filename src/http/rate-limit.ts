@@ -1,12 +1,30 @@
-/** A per-key token bucket in memory: one process owns the database, so one process owns the buckets. */
+/**
+ * Rate limits: a token bucket per key (an API key, an OAuth grant, a registering address). On the appliance the buckets
+ * live in memory: one process owns the database, so one process owns the buckets, and a request costs no write. In
+ * PostgreSQL mode every replica must draw on the same bucket (decisions.md §11): the buckets live in the database
+ * (rate-limit-db.ts). `createRateLimiter` picks by the store's dialect.
+ */
+import type { Deps } from "../deps";
 import type { Clock } from "../lib/clock";
+import { DbRateLimiter } from "./rate-limit-db";
+
+/** Takes one token for a key: 0 when allowed, else the seconds to wait (a promise when the bucket is in the database). */
+export interface Limiter {
+  take(key: string): number | Promise<number>;
+}
+
+/** The limiter for `name` at `perMinute`: in memory on SQLite, in the database on PostgreSQL. */
+export function createRateLimiter(deps: Pick<Deps, "store" | "clock">, name: string, perMinute: number): Limiter {
+  return deps.store.dialect === "postgres" ? new DbRateLimiter(name, perMinute, deps.store, deps.clock) : new RateLimiter(perMinute, deps.clock);
+}
 
 interface Bucket {
   tokens: number;
   updatedAt: number;
 }
 
-export class RateLimiter {
+/** A token bucket per key in memory. */
+export class RateLimiter implements Limiter {
   private readonly buckets = new Map<string, Bucket>();
   private readonly perMs: number;
   private calls = 0;

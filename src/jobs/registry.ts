@@ -18,7 +18,8 @@ export interface RunningJobs {
   stop(): Promise<void>;
 }
 
-/** Starts every job; a failing run is logged and the job keeps its schedule. Overlapping runs are skipped. */
+/** Starts every job; a failing run is logged and the job keeps its schedule. Overlapping runs are skipped, and
+ * in a cluster a tick runs on one replica only (deps.store.exclusive: an advisory lock on PostgreSQL). */
 export function startJobs(deps: Deps, jobs: readonly JobDefinition[]): RunningJobs {
   const running = new Set<Promise<void>>();
   const crons = jobs.map(
@@ -26,7 +27,11 @@ export function startJobs(deps: Deps, jobs: readonly JobDefinition[]): RunningJo
       new Cron(job.schedule, { name: job.id, protect: true, catch: false }, async () => {
         const run = (async () => {
           try {
-            await job.run(deps);
+            // Once cluster-wide: a replica that finds another running this job now skips this tick (db/store.ts).
+            const ran = await deps.store.exclusive(job.id, async () => {
+              await job.run(deps);
+            });
+            if (!ran) deps.log.debug("job skipped: another replica is running it", { job: job.id });
           } catch (error) {
             deps.log.error("job failed", { job: job.id, error: error instanceof Error ? error.message : String(error) });
           }

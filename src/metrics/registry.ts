@@ -3,8 +3,10 @@
  * own events through `deps.metrics`; queue depth and credit totals are read from the database at scrape time, so
  * they are right even after a restart.
  */
-import type { Database } from "bun:sqlite";
+import { and, count, eq, inArray, sql, sum } from "drizzle-orm";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { Store } from "../db/store";
+import { accounts, creditLedger, scheduledPostTargets } from "../db/tables";
 import type { Clock } from "../lib/clock";
 import { RequestStats } from "./request-stats";
 
@@ -25,17 +27,11 @@ export interface Metrics {
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const LATENESS_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300];
 
-function tableExists(sqlite: Database, name: string): boolean {
-  return sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== null;
-}
-
-function scalar(sqlite: Database, sql: string, ...params: (string | number)[]): number {
-  const row = sqlite.query(sql).get(...params) as { n: number | null } | null;
-  return row?.n ?? 0;
-}
+/** The statuses of a target the dispatcher still holds (waiting for its time, or being sent). */
+const PENDING = ["scheduled", "publishing"] as const;
 
 /** Builds a fresh registry (one per app: tests build many). */
-export function createMetrics(sqlite: Database, clock: Clock): Metrics {
+export function createMetrics(store: Pick<Store, "db">, clock: Clock): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "seedcast_" });
 
@@ -71,45 +67,52 @@ export function createMetrics(sqlite: Database, clock: Clock): Metrics {
     buckets: LATENESS_BUCKETS,
     registers: [registry],
   });
+  // The gauges below are read from the database at scrape time (async collect: prom-client awaits it), through drizzle
+  // so that they run on both backends; aggregates are mapped to numbers (PostgreSQL answers bigint sums as strings).
   new Gauge({
     name: "seedcast_dispatch_queue_depth",
     help: "Targets the dispatcher holds that are due now and not yet delivered.",
     registers: [registry],
-    collect() {
-      if (!tableExists(sqlite, "scheduled_post_targets")) return this.set(0);
-      this.set(
-        scalar(
-          sqlite,
-          `SELECT count(*) AS n FROM scheduled_post_targets
-           WHERE status IN ('scheduled','publishing') AND held_by_provider = 0 AND coalesce(next_attempt_at, 0) <= ?`,
-          clock.now(),
-        ),
-      );
+    async collect() {
+      const t = scheduledPostTargets;
+      const row = await store.db
+        .select({ n: count() })
+        .from(t)
+        .where(and(inArray(t.status, PENDING), eq(t.heldByProvider, false), sql`coalesce(${t.nextAttemptAt}, 0) <= ${clock.now()}`))
+        .get();
+      this.set(row?.n ?? 0);
     },
   });
   new Gauge({
     name: "seedcast_dispatch_scheduled_targets",
     help: "Targets waiting for their time, whoever holds them.",
     registers: [registry],
-    collect() {
-      if (!tableExists(sqlite, "scheduled_post_targets")) return this.set(0);
-      this.set(scalar(sqlite, "SELECT count(*) AS n FROM scheduled_post_targets WHERE status IN ('scheduled','publishing')"));
+    async collect() {
+      const t = scheduledPostTargets;
+      const row = await store.db.select({ n: count() }).from(t).where(inArray(t.status, PENDING)).get();
+      this.set(row?.n ?? 0);
     },
   });
   new Gauge({
     name: "seedcast_credits_reserved",
     help: "Credits held by open reservations, all accounts.",
     registers: [registry],
-    collect() {
-      this.set(scalar(sqlite, "SELECT sum(credits_reserved) AS n FROM accounts"));
+    async collect() {
+      const row = await store.db.select({ n: sum(accounts.creditsReserved).mapWith(Number) }).from(accounts).get();
+      this.set(row?.n ?? 0);
     },
   });
   new Gauge({
     name: "seedcast_credits_captured_total",
     help: "Credits captured since the instance began, all accounts (from the ledger).",
     registers: [registry],
-    collect() {
-      this.set(scalar(sqlite, "SELECT sum(amount) AS n FROM credit_ledger WHERE kind = 'capture'"));
+    async collect() {
+      const row = await store.db
+        .select({ n: sum(creditLedger.amount).mapWith(Number) })
+        .from(creditLedger)
+        .where(eq(creditLedger.kind, "capture"))
+        .get();
+      this.set(row?.n ?? 0);
     },
   });
 

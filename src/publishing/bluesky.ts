@@ -127,21 +127,21 @@ async function refreshSession(deps: Pick<Deps, "config">, connection: OpenConnec
 async function withSession(
   deps: Pick<Deps, "config">,
   connection: OpenConnection,
-  save: (s: Record<string, string>) => void,
+  save: (s: Record<string, string>) => void | Promise<void>,
   call: (session: Session) => Promise<XrpcAnswer>,
 ): Promise<{ answer: XrpcAnswer; session: Session }> {
   let session: Session | null = isSession(connection.session) ? connection.session : null;
-  const adopt = (s: Session): Session => {
+  const adopt = async (s: Session): Promise<Session> => {
     const plain = { accessJwt: s.accessJwt, refreshJwt: s.refreshJwt, did: s.did, handle: s.handle };
     connection.session = plain;
-    save(plain);
+    await save(plain);
     return plain;
   };
-  if (session === null) session = adopt(await createSession(deps, connection));
+  if (session === null) session = await adopt(await createSession(deps, connection));
   let answer = await call(session);
   if (!isTokenProblem(answer)) return { answer, session };
   const refreshed = await refreshSession(deps, connection, session);
-  session = adopt(refreshed ?? (await createSession(deps, connection)));
+  session = await adopt(refreshed ?? (await createSession(deps, connection)));
   answer = await call(session);
   if (isTokenProblem(answer)) throw new DeliveryError("auth", signInRefusedReason(connection, answer));
   return { answer, session };
@@ -187,8 +187,13 @@ export const blueskyConnector: Connector = {
     if (problem !== null) return { ready: false, blockedReason: `The Bluesky service URL cannot be used: ${problem}` };
     let saved: Record<string, string> | null | undefined;
     try {
-      const { answer, session } = await withSession(deps, connection, (s) => (saved = s), (s) =>
-        xrpc(deps, connection, XRPC.getSession, { token: s.accessJwt }),
+      const { answer, session } = await withSession(
+        deps,
+        connection,
+        (s) => {
+          saved = s;
+        },
+        (s) => xrpc(deps, connection, XRPC.getSession, { token: s.accessJwt }),
       );
       if (answer.status !== 200) {
         return { ready: false, blockedReason: `Bluesky could not confirm the session: ${xrpcError(answer)}`, session: saved };
@@ -235,7 +240,7 @@ export const blueskyConnector: Connector = {
     };
     const { answer, session } = await withSession(deps, connection, ctx.saveSession, async (s) => {
       // The record's address is known before it is written: save it first, so a crash leaves a key to reconcile.
-      ctx.saveProviderPostId(`at://${s.did}/${POST_COLLECTION}/${rkey}`);
+      await ctx.saveProviderPostId(`at://${s.did}/${POST_COLLECTION}/${rkey}`);
       return xrpc(deps, connection, XRPC.createRecord, { json: { repo: s.did, collection: POST_COLLECTION, rkey, record }, token: s.accessJwt });
     });
     if (answer.status === 200) {

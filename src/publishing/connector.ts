@@ -22,10 +22,10 @@ export interface DeliveryContext {
   connection: OpenConnection;
   targetId: string;
   content: DeliveryContent;
-  /** Persists the provider's post id the moment it is known (fenced by the caller's lease). */
-  saveProviderPostId(id: string): void;
+  /** Persists the provider's post id the moment it is known (fenced by the caller's lease); await it before sending. */
+  saveProviderPostId(id: string): Promise<void>;
   /** Persists a refreshed provider session (Bluesky tokens). */
-  saveSession(session: Record<string, string>): void;
+  saveSession(session: Record<string, string>): Promise<void>;
 }
 
 export type DeliveryResult =

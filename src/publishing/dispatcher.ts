@@ -1,7 +1,7 @@
 /**
  * The dispatcher: delivers every target whose time has come, exactly once in effect.
  *
- * - Claim: one immediate transaction picks due targets whose lease is free or expired and stamps each with a fresh
+ * - Claim: one write transaction picks due targets whose lease is free or expired and stamps each with a fresh
  *   lease token and expiry. Every later write of that delivery is conditional on the token (a fence): a worker whose
  *   lease expired and was taken over can never overwrite the new owner's outcome.
  * - `send_started_at` is written (fenced) just before the request leaves and cleared when the outcome is recorded.
@@ -14,10 +14,8 @@
  */
 import { and, asc, eq, inArray, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
 import { DISPATCH_DEFAULTS, type DispatchConfig } from "../config";
-import { accounts } from "../db/schema/accounts";
-import { connections } from "../db/schema/connections";
-import { scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
-import { greaterOf, minOf } from "../db/portable-sql";
+import { forUpdateSkipLocked, greaterOf, minOf } from "../db/portable-sql";
+import { accounts, connections, scheduledPosts, scheduledPostTargets } from "../db/tables";
 import type { Deps } from "../deps";
 import { newId } from "../lib/ids";
 import { type ConnectionRow, markConnectionBlocked, openConnection, saveConnectionSession } from "../store/connections";
@@ -39,6 +37,8 @@ export const DEFAULT_CONCURRENCY = DISPATCH_DEFAULTS.concurrency;
 export const DEFAULT_POLL_MS = DISPATCH_DEFAULTS.pollMs;
 /** Never spin: even when work seems due, yield this long between empty claims. */
 const MIN_IDLE_SLEEP_MS = 5;
+/** Longest the loop waits between passes while the database keeps failing (it doubles from the poll interval). */
+const MAX_FAILURE_BACKOFF_MS = 5000;
 const PENDING = ["scheduled", "publishing"] as const;
 
 export interface Claim {
@@ -73,46 +73,48 @@ function claimable(now: number, anyTime = false) {
 
 /**
  * Claims up to `limit` due targets (or only `onlyIds`; with `anyTime` also before they are due, for cancel) with
- * fresh leases, in one immediate transaction.
- * NB: synchronous body: bun:sqlite commits an async transaction body at its first await.
+ * fresh leases, in one write transaction (its body awaits only the database).
  */
-export function claimDueTargets(
-  deps: Pick<Deps, "db" | "clock">,
+export async function claimDueTargets(
+  deps: Pick<Deps, "store" | "clock">,
   limit: number,
   leaseMs: number,
   onlyIds?: readonly string[],
   anyTime = false,
-): Claim[] {
-  const now = deps.clock.now();
-  return deps.db.transaction(
-    (tx) => {
-      const where = onlyIds ? and(claimable(now, anyTime), inArray(scheduledPostTargets.id, [...onlyIds])) : claimable(now);
-      const due = tx
+): Promise<Claim[]> {
+  return deps.store.write(async (tx) => {
+    // Read once the writer is ours: the leases run from the moment they are stamped.
+    const now = deps.clock.now();
+    const where = onlyIds ? and(claimable(now, anyTime), inArray(scheduledPostTargets.id, [...onlyIds])) : claimable(now);
+    // PostgreSQL: the rows are locked (skipping rows another claimer holds); the conditional update stays the fence.
+    const due = await forUpdateSkipLocked(
+      deps.store.dialect,
+      tx
         .select({ id: scheduledPostTargets.id, postId: scheduledPostTargets.postId, sendStartedAt: scheduledPostTargets.sendStartedAt })
         .from(scheduledPostTargets)
         .where(where)
-        .orderBy(asc(scheduledPostTargets.nextAttemptAt))
-        .limit(limit)
+        // Ties in insertion order (SQLite's rowid order, made explicit for PostgreSQL): a post's targets are withdrawn
+        // in the order they were scheduled.
+        .orderBy(asc(scheduledPostTargets.nextAttemptAt), asc(scheduledPostTargets.createdAt), asc(scheduledPostTargets.id))
+        .limit(limit),
+    ).all();
+    const claims: Claim[] = [];
+    const posts = new Set<string>();
+    for (const row of due) {
+      const leaseToken = newId();
+      const updated = await tx
+        .update(scheduledPostTargets)
+        .set({ status: "publishing", leaseToken, leaseExpiresAt: now + leaseMs, updatedAt: now })
+        .where(and(eq(scheduledPostTargets.id, row.id), claimable(now, anyTime)))
+        .returning({ id: scheduledPostTargets.id })
         .all();
-      const claims: Claim[] = [];
-      const posts = new Set<string>();
-      for (const row of due) {
-        const leaseToken = newId();
-        const updated = tx
-          .update(scheduledPostTargets)
-          .set({ status: "publishing", leaseToken, leaseExpiresAt: now + leaseMs, updatedAt: now })
-          .where(and(eq(scheduledPostTargets.id, row.id), claimable(now, anyTime)))
-          .returning({ id: scheduledPostTargets.id })
-          .all();
-        if (updated.length !== 1) continue;
-        claims.push({ targetId: row.id, leaseToken, outcomeUnknown: row.sendStartedAt !== null });
-        posts.add(row.postId);
-      }
-      for (const postId of posts) refreshPostStatus(tx, postId, now);
-      return claims;
-    },
-    { behavior: "immediate" },
-  );
+      if (updated.length !== 1) continue;
+      claims.push({ targetId: row.id, leaseToken, outcomeUnknown: row.sendStartedAt !== null });
+      posts.add(row.postId);
+    }
+    for (const postId of posts) await refreshPostStatus(tx, postId, now);
+    return claims;
+  });
 }
 
 /** The fence: the target row still carries our lease token. */
@@ -121,29 +123,35 @@ function fenced(claim: Claim) {
 }
 
 /** A fenced write; answers false when the lease was lost (someone else owns the target now). */
-function fencedUpdate(deps: Pick<Deps, "db">, claim: Claim, values: Partial<typeof scheduledPostTargets.$inferInsert>): boolean {
-  return deps.db.update(scheduledPostTargets).set(values).where(fenced(claim)).returning({ id: scheduledPostTargets.id }).all().length === 1;
+async function fencedUpdate(deps: Pick<Deps, "store">, claim: Claim, values: Partial<typeof scheduledPostTargets.$inferInsert>): Promise<boolean> {
+  const rows = await deps.store.write((tx) =>
+    tx.update(scheduledPostTargets).set(values).where(fenced(claim)).returning({ id: scheduledPostTargets.id }).all(),
+  );
+  return rows.length === 1;
 }
 
 /**
  * Records a successful delivery (fenced) and the post's new status, in one transaction, and counts a publication.
  * `scheduledTime` is given when this service sent the post itself (its lateness is then observed).
  */
-function recordSuccess(deps: Pick<Deps, "db" | "clock" | "metrics">, claim: Claim, postId: string, result: DeliveryResult, scheduledTime?: number): boolean {
+async function recordSuccess(
+  deps: Pick<Deps, "store" | "clock" | "metrics">,
+  claim: Claim,
+  postId: string,
+  result: DeliveryResult,
+  scheduledTime?: number,
+): Promise<boolean> {
   const now = deps.clock.now();
-  const written = deps.db.transaction(
-    (tx) => {
-      const base = { leaseToken: null, leaseExpiresAt: null, sendStartedAt: null, nextAttemptAt: null, errorMessage: null, updatedAt: now };
-      const values =
-        result.kind === "published"
-          ? { ...base, status: "published" as const, providerPostId: result.providerPostId, publishedUrl: result.publishedUrl, publishedAt: now }
-          : { ...base, status: "scheduled" as const, providerPostId: result.providerPostId, heldByProvider: true };
-      const rows = tx.update(scheduledPostTargets).set(values).where(fenced(claim)).returning({ platform: scheduledPostTargets.platform }).all();
-      if (rows.length === 1) refreshPostStatus(tx, postId, now);
-      return rows[0] ?? null;
-    },
-    { behavior: "immediate" },
-  );
+  const written = await deps.store.write(async (tx) => {
+    const base = { leaseToken: null, leaseExpiresAt: null, sendStartedAt: null, nextAttemptAt: null, errorMessage: null, updatedAt: now };
+    const values =
+      result.kind === "published"
+        ? { ...base, status: "published" as const, providerPostId: result.providerPostId, publishedUrl: result.publishedUrl, publishedAt: now }
+        : { ...base, status: "scheduled" as const, providerPostId: result.providerPostId, heldByProvider: true };
+    const rows = await tx.update(scheduledPostTargets).set(values).where(fenced(claim)).returning({ platform: scheduledPostTargets.platform }).all();
+    if (rows.length === 1) await refreshPostStatus(tx, postId, now);
+    return rows[0] ?? null;
+  });
   // A hand-over (the provider holds the post) is not an outcome yet: the confirmation job counts it when it went out.
   if (written && result.kind === "published") {
     const lateness = scheduledTime === undefined ? undefined : { scheduledTime, publishedAt: now };
@@ -158,31 +166,34 @@ export function backoffAfter(attempts: number): number {
 }
 
 /** Records a failed attempt (fenced): retry later with backoff, or fail for good with the platform's message. */
-function recordFailure(deps: Pick<Deps, "db" | "clock" | "metrics">, claim: Claim, postId: string, attemptsSoFar: number, error: DeliveryError): void {
+async function recordFailure(
+  deps: Pick<Deps, "store" | "clock" | "metrics">,
+  claim: Claim,
+  postId: string,
+  attemptsSoFar: number,
+  error: DeliveryError,
+): Promise<void> {
   const now = deps.clock.now();
   const attempts = attemptsSoFar + 1;
   const final = error.kind === "permanent" || attempts >= MAX_ATTEMPTS;
   const message = error.kind === "permanent" || attempts < MAX_ATTEMPTS ? error.message : `Gave up after ${attempts} attempts: ${error.message}`;
-  const written = deps.db.transaction(
-    (tx) => {
-      const values = final
-        ? { status: "failed" as const, errorMessage: message, nextAttemptAt: null, sendStartedAt: null }
-        : {
-            status: "scheduled" as const,
-            errorMessage: message,
-            nextAttemptAt: now + backoffAfter(attempts),
-          };
-      const ok = tx
-        .update(scheduledPostTargets)
-        .set({ ...values, attempts, leaseToken: null, leaseExpiresAt: null, updatedAt: now })
-        .where(fenced(claim))
-        .returning({ platform: scheduledPostTargets.platform })
-        .all();
-      if (ok.length === 1) refreshPostStatus(tx, postId, now);
-      return ok[0] ?? null;
-    },
-    { behavior: "immediate" },
-  );
+  const written = await deps.store.write(async (tx) => {
+    const values = final
+      ? { status: "failed" as const, errorMessage: message, nextAttemptAt: null, sendStartedAt: null }
+      : {
+          status: "scheduled" as const,
+          errorMessage: message,
+          nextAttemptAt: now + backoffAfter(attempts),
+        };
+    const ok = await tx
+      .update(scheduledPostTargets)
+      .set({ ...values, attempts, leaseToken: null, leaseExpiresAt: null, updatedAt: now })
+      .where(fenced(claim))
+      .returning({ platform: scheduledPostTargets.platform })
+      .all();
+    if (ok.length === 1) await refreshPostStatus(tx, postId, now);
+    return ok[0] ?? null;
+  });
   if (written) recordDeliveryOutcome(deps, written.platform, final ? DELIVERY_OUTCOME.failed : DELIVERY_OUTCOME.retry);
 }
 
@@ -191,7 +202,7 @@ type PostRow = typeof scheduledPosts.$inferSelect;
 
 /** Builds the delivery context of a claimed target (fenced provider-id writes). Throws DeliveryError. */
 async function buildContext(deps: Deps, claim: Claim, target: TargetRow, post: PostRow): Promise<{ ctx: DeliveryContext; platform: ConnectionRow["platform"] }> {
-  const row = target.connectionId ? deps.db.select().from(connections).where(eq(connections.id, target.connectionId)).get() : undefined;
+  const row = target.connectionId ? await deps.store.db.select().from(connections).where(eq(connections.id, target.connectionId)).get() : undefined;
   if (!row) throw new DeliveryError("permanent", `The connection ${target.label} was removed from this account.`);
   const connection = openConnection(deps, row);
   const ctx: DeliveryContext = {
@@ -199,8 +210,8 @@ async function buildContext(deps: Deps, claim: Claim, target: TargetRow, post: P
     connection,
     targetId: target.id,
     content: await loadDeliveryContent(deps, post),
-    saveProviderPostId: (id) => {
-      if (!fencedUpdate(deps, claim, { providerPostId: id, updatedAt: deps.clock.now() })) {
+    saveProviderPostId: async (id) => {
+      if (!(await fencedUpdate(deps, claim, { providerPostId: id, updatedAt: deps.clock.now() }))) {
         throw new DeliveryError("unknown", "The delivery lease was lost.");
       }
     },
@@ -209,10 +220,10 @@ async function buildContext(deps: Deps, claim: Claim, target: TargetRow, post: P
   return { ctx, platform: row.platform };
 }
 
-function loadClaimed(deps: Pick<Deps, "db">, claim: Claim): { target: TargetRow; post: PostRow } | null {
-  const target = deps.db.select().from(scheduledPostTargets).where(fenced(claim)).get();
+async function loadClaimed(deps: Pick<Deps, "store">, claim: Claim): Promise<{ target: TargetRow; post: PostRow } | null> {
+  const target = await deps.store.db.select().from(scheduledPostTargets).where(fenced(claim)).get();
   if (!target) return null;
-  const post = deps.db.select().from(scheduledPosts).where(eq(scheduledPosts.id, target.postId)).get();
+  const post = await deps.store.db.select().from(scheduledPosts).where(eq(scheduledPosts.id, target.postId)).get();
   return post ? { target, post } : null;
 }
 
@@ -221,7 +232,7 @@ function loadClaimed(deps: Pick<Deps, "db">, claim: Claim): { target: TargetRow;
  * write fenced by the claim's lease token. Never throws: failures are recorded on the target.
  */
 export async function deliverClaim(deps: Deps, claim: Claim): Promise<void> {
-  const loaded = loadClaimed(deps, claim);
+  const loaded = await loadClaimed(deps, claim);
   if (!loaded) return; // lease lost, or the post was cancelled meanwhile
   const { target, post } = loaded;
   try {
@@ -231,18 +242,18 @@ export async function deliverClaim(deps: Deps, claim: Claim): Promise<void> {
     if (claim.outcomeUnknown) result = await connector.reconcile(ctx);
     if (result === null) {
       // Mark the send as started (fenced) before anything leaves: a crash from here on is an unknown outcome.
-      if (!fencedUpdate(deps, claim, { sendStartedAt: deps.clock.now(), updatedAt: deps.clock.now() })) return;
+      if (!(await fencedUpdate(deps, claim, { sendStartedAt: deps.clock.now(), updatedAt: deps.clock.now() }))) return;
       result = await connector.deliver(ctx);
     }
-    if (!recordSuccess(deps, claim, post.id, result, post.scheduledTime)) {
+    if (!(await recordSuccess(deps, claim, post.id, result, post.scheduledTime))) {
       deps.log.warn("delivery lease lost before its outcome was recorded", { targetId: target.id });
     }
   } catch (error) {
     const failure =
       error instanceof DeliveryError ? error : new DeliveryError("unknown", `Unexpected error: ${error instanceof Error ? error.message : String(error)}`);
-    if (failure.kind === "auth" && target.connectionId) markConnectionBlocked(deps, target.connectionId, failure.message);
+    if (failure.kind === "auth" && target.connectionId) await markConnectionBlocked(deps, target.connectionId, failure.message);
     deps.log.warn("delivery failed", { targetId: target.id, platform: target.platform, kind: failure.kind, message: failure.message });
-    recordFailure(deps, claim, post.id, target.attempts, failure);
+    await recordFailure(deps, claim, post.id, target.attempts, failure);
   }
 }
 
@@ -251,7 +262,7 @@ export async function deliverClaim(deps: Deps, claim: Claim): Promise<void> {
  * (not recorded: the caller decides), or null when nothing reached the provider. Throws DeliveryError.
  */
 export async function reconcileClaim(deps: Deps, claim: Claim): Promise<{ result: DeliveryResult | null; provesAbsence: boolean }> {
-  const loaded = loadClaimed(deps, claim);
+  const loaded = await loadClaimed(deps, claim);
   if (!loaded) throw new DeliveryError("transient", "The delivery lease was lost.");
   const { ctx, platform } = await buildContext(deps, claim, loaded.target, loaded.post);
   const connector = connectorFor(platform);
@@ -259,29 +270,32 @@ export async function reconcileClaim(deps: Deps, claim: Claim): Promise<{ result
 }
 
 /** Records a claimed target as published (fenced), e.g. when cancel learns the provider already published it. */
-export function recordPublishedClaim(deps: Pick<Deps, "db" | "clock" | "metrics">, claim: Claim, postId: string, providerPostId: string, publishedUrl: string | null): boolean {
+export function recordPublishedClaim(
+  deps: Pick<Deps, "store" | "clock" | "metrics">,
+  claim: Claim,
+  postId: string,
+  providerPostId: string,
+  publishedUrl: string | null,
+): Promise<boolean> {
   return recordSuccess(deps, claim, postId, { kind: "published", providerPostId, publishedUrl });
 }
 
 /** Gives a claim back untouched (fenced): the target is pending again, as before the claim. */
-export function releaseClaim(deps: Pick<Deps, "db" | "clock">, claim: Claim, postId: string): void {
+export async function releaseClaim(deps: Pick<Deps, "store" | "clock">, claim: Claim, postId: string): Promise<void> {
   const now = deps.clock.now();
-  deps.db.transaction(
-    (tx) => {
-      const ok = tx
-        .update(scheduledPostTargets)
-        .set({ status: "scheduled", leaseToken: null, leaseExpiresAt: null, updatedAt: now })
-        .where(fenced(claim))
-        .returning({ id: scheduledPostTargets.id })
-        .all();
-      if (ok.length === 1) refreshPostStatus(tx, postId, now);
-    },
-    { behavior: "immediate" },
-  );
+  await deps.store.write(async (tx) => {
+    const ok = await tx
+      .update(scheduledPostTargets)
+      .set({ status: "scheduled", leaseToken: null, leaseExpiresAt: null, updatedAt: now })
+      .where(fenced(claim))
+      .returning({ id: scheduledPostTargets.id })
+      .all();
+    if (ok.length === 1) await refreshPostStatus(tx, postId, now);
+  });
 }
 
 /** Saves a provider post id on a claimed target (fenced). */
-export function saveClaimProviderPostId(deps: Pick<Deps, "db" | "clock">, claim: Claim, providerPostId: string): boolean {
+export function saveClaimProviderPostId(deps: Pick<Deps, "store" | "clock">, claim: Claim, providerPostId: string): Promise<boolean> {
   return fencedUpdate(deps, claim, { providerPostId, heldByProvider: true, updatedAt: deps.clock.now() });
 }
 
@@ -289,14 +303,16 @@ export function saveClaimProviderPostId(deps: Pick<Deps, "db" | "clock">, claim:
  * Withdraws a claimed target (fenced): it will never be delivered (a provider-held one was deleted there first).
  * Counted as a `withdrawn` delivery. Answers false when the lease was lost.
  */
-export function withdrawClaim(deps: Pick<Deps, "db" | "clock" | "metrics">, claim: Claim): boolean {
+export async function withdrawClaim(deps: Pick<Deps, "store" | "clock" | "metrics">, claim: Claim): Promise<boolean> {
   const now = deps.clock.now();
-  const rows = deps.db
-    .update(scheduledPostTargets)
-    .set({ status: "withdrawn", withdrawnAt: now, nextAttemptAt: null, leaseToken: null, leaseExpiresAt: null, sendStartedAt: null, updatedAt: now })
-    .where(fenced(claim))
-    .returning({ platform: scheduledPostTargets.platform })
-    .all();
+  const rows = await deps.store.write((tx) =>
+    tx
+      .update(scheduledPostTargets)
+      .set({ status: "withdrawn", withdrawnAt: now, nextAttemptAt: null, leaseToken: null, leaseExpiresAt: null, sendStartedAt: null, updatedAt: now })
+      .where(fenced(claim))
+      .returning({ platform: scheduledPostTargets.platform })
+      .all(),
+  );
   if (rows[0]) recordDeliveryOutcome(deps, rows[0].platform, DELIVERY_OUTCOME.withdrawn);
   return rows.length === 1;
 }
@@ -307,7 +323,7 @@ export async function runDueOnce(deps: Deps, opts: Partial<DispatcherOptions> = 
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
   let delivered = 0;
   for (;;) {
-    const claims = claimDueTargets(deps, concurrency, leaseMs, onlyIds);
+    const claims = await claimDueTargets(deps, concurrency, leaseMs, onlyIds);
     if (claims.length === 0) return delivered;
     await Promise.all(claims.map((c) => deliverClaim(deps, c)));
     delivered += claims.length;
@@ -316,8 +332,8 @@ export async function runDueOnce(deps: Deps, opts: Partial<DispatcherOptions> = 
 }
 
 /** When the next target becomes claimable (its due time or its lease expiry), or null when nothing is pending. */
-export function nextWakeAt(deps: Pick<Deps, "db">): number | null {
-  const row = deps.db
+export async function nextWakeAt(deps: Pick<Deps, "store">): Promise<number | null> {
+  const row = await deps.store.db
     .select({ at: minOf(greaterOf(scheduledPostTargets.nextAttemptAt, sql`coalesce(${scheduledPostTargets.leaseExpiresAt}, 0)`)) })
     .from(scheduledPostTargets)
     .where(and(inArray(scheduledPostTargets.status, PENDING), isNotNull(scheduledPostTargets.nextAttemptAt), accountActive()))
@@ -347,13 +363,20 @@ export function startDispatcher(deps: Deps, options: DispatcherOptions): Running
   let eventsInFlight = 0;
   let running = true;
   let wakeUp: (() => void) | null = null;
+  // A wake that comes while the loop is not asleep (it awaits the database between sleeps) is kept for the next sleep.
+  let woken = false;
   const wake = (): void => {
     const resolve = wakeUp;
     wakeUp = null;
-    resolve?.();
+    if (resolve) resolve();
+    else woken = true;
   };
-  const sleep = (ms: number): Promise<void> =>
-    new Promise((resolve) => {
+  const sleep = (ms: number): Promise<void> => {
+    if (woken) {
+      woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
       const timer = setTimeout(() => {
         wakeUp = null;
         resolve();
@@ -363,46 +386,70 @@ export function startDispatcher(deps: Deps, options: DispatcherOptions): Running
         resolve();
       };
     });
+  };
+
+  const start = (run: () => Promise<void>): void => {
+    const p: Promise<void> = run()
+      .catch((error) => deps.log.error("delivery crashed", { error: (error as Error).message }))
+      .finally(() => {
+        inFlight.delete(p);
+        wake();
+      });
+    inFlight.add(p);
+  };
+  // Passes in a row whose database work failed (the database unreachable): the loop backs off and keeps going, so
+  // deliveries resume by themselves once it answers again.
+  let failures = 0;
 
   const loop = (async () => {
     while (running) {
+      // This pass looks for work anyway: only wakes from here on matter.
+      woken = false;
       const free = options.concurrency - inFlight.size;
       let claimed = 0;
+      let failed = false;
       if (free > 0) {
         try {
           // Posts first: event webhook deliveries only take the slots no due post needs.
-          const claims = claimDueTargets(deps, free, options.leaseMs);
-          const events = claimDueEvents(deps, Math.min(free - claims.length, eventSlots - eventsInFlight), options.leaseMs);
+          const claims = await claimDueTargets(deps, free, options.leaseMs);
           // Counted as a full batch (look again at once) only when posts filled every free slot.
           claimed = claims.length === free ? free : claims.length;
+          for (const c of claims) start(() => deliverClaim(deps, c));
+          const events = await claimDueEvents(deps, Math.min(free - claims.length, eventSlots - eventsInFlight), options.leaseMs);
           eventsInFlight += events.length;
-          const work = [
-            ...claims.map((c) => () => deliverClaim(deps, c)),
-            ...events.map((c) => () => deliverEvent(deps, c).finally(() => (eventsInFlight -= 1))),
-          ];
-          for (const run of work) {
-            const p: Promise<void> = run()
-              .catch((error) => deps.log.error("delivery crashed", { error: (error as Error).message }))
-              .finally(() => {
-                inFlight.delete(p);
-                wake();
-              });
-            inFlight.add(p);
-          }
+          for (const c of events) start(() => deliverEvent(deps, c).finally(() => (eventsInFlight -= 1)));
         } catch (error) {
+          failed = true;
           deps.log.error("dispatch claim failed", { error: (error as Error).message });
         }
       }
       if (!running) break;
-      if (free > 0 && claimed === free) continue; // more may be due right now
+      if (!failed && free > 0 && claimed === free) {
+        failures = 0;
+        continue; // more may be due right now
+      }
       let wait = options.pollMs;
-      if (inFlight.size < options.concurrency) {
-        // With every event slot taken, a finishing event delivery wakes the loop; due events are no reason to poll.
-        const eventWake = eventsInFlight < eventSlots ? nextEventWakeAt(deps) : null;
-        for (const next of [nextWakeAt(deps), eventWake]) {
-          if (next !== null) wait = Math.max(0, Math.min(wait, next - deps.clock.now()));
+      if (!failed && inFlight.size < options.concurrency) {
+        try {
+          // With every event slot taken, a finishing event delivery wakes the loop; due events are no reason to poll.
+          const eventWake = eventsInFlight < eventSlots ? await nextEventWakeAt(deps) : null;
+          for (const next of [await nextWakeAt(deps), eventWake]) {
+            if (next !== null) wait = Math.max(0, Math.min(wait, next - deps.clock.now()));
+          }
+        } catch (error) {
+          failed = true;
+          deps.log.error("dispatch wake-up query failed", { error: (error as Error).message });
         }
       }
+      if (failed) {
+        failures += 1;
+        wait = Math.min(options.pollMs * 2 ** Math.min(failures - 1, 10), Math.max(options.pollMs, MAX_FAILURE_BACKOFF_MS));
+        // A delivery finishing meanwhile is no reason to hammer a database that just failed.
+        woken = false;
+      } else {
+        failures = 0;
+      }
+      if (!running) break;
       await sleep(Math.max(wait, MIN_IDLE_SLEEP_MS));
     }
   })();

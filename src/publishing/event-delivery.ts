@@ -1,6 +1,6 @@
 /**
  * Delivery of event webhooks (decisions.md §10), by the dispatcher's machinery: the same fenced leases as post targets
- * (claim in one immediate transaction, every later write conditional on the lease token), the same signing as webhook
+ * (claim in one write transaction, every later write conditional on the lease token), the same signing as webhook
  * targets (postSigned: X-Seedcast-Timestamp, X-Seedcast-Signature), the same outbound door (providerFetch: the SSRF
  * rules and ALLOW_PRIVATE_HOSTS), the same backoff and attempt count (backoffAfter, MAX_ATTEMPTS).
  *
@@ -10,8 +10,8 @@
  * A deleted webhook's deliveries are deleted with it (cascade): a claim that finds its row gone sends nothing.
  */
 import { and, asc, eq, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
-import { eventWebhooks, webhookDeliveries, webhookEvents } from "../db/schema/event-webhooks";
-import { greaterOf, minOf } from "../db/portable-sql";
+import { forUpdateSkipLocked, greaterOf, minOf } from "../db/portable-sql";
+import { eventWebhooks, webhookDeliveries, webhookEvents } from "../db/tables";
 import type { Deps } from "../deps";
 import { newId } from "../lib/ids";
 import { openWebhookSecret } from "../store/events";
@@ -38,55 +38,53 @@ function fenced(claim: EventClaim) {
   return and(eq(webhookDeliveries.id, claim.deliveryId), eq(webhookDeliveries.leaseToken, claim.leaseToken));
 }
 
-/** Claims up to `limit` due deliveries, oldest due first, with fresh leases, in one immediate transaction. */
-export function claimDueEvents(deps: Pick<Deps, "db" | "clock">, limit: number, leaseMs: number): EventClaim[] {
+/** Claims up to `limit` due deliveries, oldest due first, with fresh leases, in one write transaction. */
+export async function claimDueEvents(deps: Pick<Deps, "store" | "clock">, limit: number, leaseMs: number): Promise<EventClaim[]> {
   if (limit <= 0) return [];
   const now = deps.clock.now();
   // A plain read first: most of the dispatcher's loops find no event due, and then take no write lock for it.
-  const any = deps.db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(claimable(now)).limit(1).get();
+  const any = await deps.store.db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(claimable(now)).limit(1).get();
   if (!any) return [];
-  return deps.db.transaction(
-    (tx) => {
-      const due = tx
-        .select({ id: webhookDeliveries.id })
-        .from(webhookDeliveries)
-        .where(claimable(now))
-        .orderBy(asc(webhookDeliveries.nextAttemptAt))
-        .limit(limit)
+  return deps.store.write(async (tx) => {
+    // Read again once the writer is ours: the leases run from the moment they are stamped.
+    const at = deps.clock.now();
+    // PostgreSQL: the rows are locked (skipping rows another claimer holds); the conditional update stays the fence.
+    const due = await forUpdateSkipLocked(
+      deps.store.dialect,
+      tx.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(claimable(at)).orderBy(asc(webhookDeliveries.nextAttemptAt)).limit(limit),
+    ).all();
+    const claims: EventClaim[] = [];
+    for (const row of due) {
+      const leaseToken = newId();
+      const updated = await tx
+        .update(webhookDeliveries)
+        .set({ leaseToken, leaseExpiresAt: at + leaseMs, updatedAt: at })
+        .where(and(eq(webhookDeliveries.id, row.id), claimable(at)))
+        .returning({ id: webhookDeliveries.id })
         .all();
-      const claims: EventClaim[] = [];
-      for (const row of due) {
-        const leaseToken = newId();
-        const updated = tx
-          .update(webhookDeliveries)
-          .set({ leaseToken, leaseExpiresAt: now + leaseMs, updatedAt: now })
-          .where(and(eq(webhookDeliveries.id, row.id), claimable(now)))
-          .returning({ id: webhookDeliveries.id })
-          .all();
-        if (updated.length === 1) claims.push({ deliveryId: row.id, leaseToken });
-      }
-      return claims;
-    },
-    { behavior: "immediate" },
-  );
+      if (updated.length === 1) claims.push({ deliveryId: row.id, leaseToken });
+    }
+    return claims;
+  });
 }
 
 /** Records the outcome of a claimed delivery (fenced); false when the lease was lost or the webhook deleted. */
-function record(deps: Pick<Deps, "db" | "clock">, claim: EventClaim, values: Partial<typeof webhookDeliveries.$inferInsert>): boolean {
+async function record(deps: Pick<Deps, "store" | "clock">, claim: EventClaim, values: Partial<typeof webhookDeliveries.$inferInsert>): Promise<boolean> {
   const now = deps.clock.now();
-  return (
-    deps.db
+  const rows = await deps.store.write((tx) =>
+    tx
       .update(webhookDeliveries)
       .set({ ...values, leaseToken: null, leaseExpiresAt: null, updatedAt: now })
       .where(fenced(claim))
       .returning({ id: webhookDeliveries.id })
-      .all().length === 1
+      .all(),
   );
+  return rows.length === 1;
 }
 
 /** Delivers one claimed event to its webhook and records the outcome. Never throws. */
 export async function deliverEvent(deps: Deps, claim: EventClaim): Promise<void> {
-  const row = deps.db
+  const row = await deps.store.db
     .select({ delivery: webhookDeliveries, webhook: eventWebhooks, event: webhookEvents })
     .from(webhookDeliveries)
     .innerJoin(eventWebhooks, eq(eventWebhooks.id, webhookDeliveries.webhookId))
@@ -101,7 +99,7 @@ export async function deliverEvent(deps: Deps, claim: EventClaim): Promise<void>
     const res = await postSigned(deps, webhook.url, secret, event.body, event.id);
     if (res.ok) {
       await res.body?.cancel();
-      record(deps, claim, { status: "delivered", deliveredAt: now(), nextAttemptAt: null, lastError: null });
+      await record(deps, claim, { status: "delivered", deliveredAt: now(), nextAttemptAt: null, lastError: null });
       return;
     }
     throw new DeliveryError("transient", `The receiver answered ${await providerMessage(res)}`);
@@ -112,7 +110,7 @@ export async function deliverEvent(deps: Deps, claim: EventClaim): Promise<void>
     const final = failure.kind === "permanent" || attempts >= MAX_ATTEMPTS;
     const lastError = failure.kind !== "permanent" && final ? `Gave up after ${attempts} attempts: ${failure.message}` : failure.message;
     deps.log.warn("event webhook delivery failed", { deliveryId: delivery.id, webhookId: webhook.id, attempts, final, message: failure.message });
-    record(deps, claim, final ? { status: "failed", attempts, nextAttemptAt: null, lastError } : { attempts, nextAttemptAt: now() + backoffAfter(attempts), lastError });
+    await record(deps, claim, final ? { status: "failed", attempts, nextAttemptAt: null, lastError } : { attempts, nextAttemptAt: now() + backoffAfter(attempts), lastError });
   }
 }
 
@@ -120,7 +118,7 @@ export async function deliverEvent(deps: Deps, claim: EventClaim): Promise<void>
 export async function runDueEventsOnce(deps: Deps, opts: { concurrency?: number; leaseMs?: number } = {}): Promise<number> {
   let delivered = 0;
   for (;;) {
-    const claims = claimDueEvents(deps, opts.concurrency ?? 32, opts.leaseMs ?? DEFAULT_LEASE_MS);
+    const claims = await claimDueEvents(deps, opts.concurrency ?? 32, opts.leaseMs ?? DEFAULT_LEASE_MS);
     if (claims.length === 0) return delivered;
     await Promise.all(claims.map((c) => deliverEvent(deps, c)));
     delivered += claims.length;
@@ -128,8 +126,8 @@ export async function runDueEventsOnce(deps: Deps, opts: { concurrency?: number;
 }
 
 /** When the next event delivery becomes claimable, or null when none is pending. */
-export function nextEventWakeAt(deps: Pick<Deps, "db">): number | null {
-  const row = deps.db
+export async function nextEventWakeAt(deps: Pick<Deps, "store">): Promise<number | null> {
+  const row = await deps.store.db
     .select({ at: minOf(greaterOf(webhookDeliveries.nextAttemptAt, sql`coalesce(${webhookDeliveries.leaseExpiresAt}, 0)`)) })
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.status, "pending"), isNotNull(webhookDeliveries.nextAttemptAt)))

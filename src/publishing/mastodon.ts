@@ -164,7 +164,7 @@ export const mastodonConnector: Connector = {
     });
     if (!res.ok) throw await failure(res, "post");
     const answer = (await res.json()) as { id: string; url?: string; scheduled_at?: string; params?: unknown };
-    ctx.saveProviderPostId(answer.id);
+    await ctx.saveProviderPostId(answer.id);
     if (answer.params !== undefined) return { kind: "handed_over", providerPostId: answer.id };
     return { kind: "published", providerPostId: answer.id, publishedUrl: answer.url ?? null };
   },

@@ -3,12 +3,11 @@
  * the calendar and the API never disagree with the targets.
  */
 import { eq } from "drizzle-orm";
-import { type PostStatus, scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
-import type { Db } from "../db/client";
+import type { PostStatus } from "../db/schema/scheduled-posts";
+import type { StoreDb } from "../db/store";
+import { scheduledPosts, scheduledPostTargets } from "../db/tables";
 import { recordEvent } from "../store/events";
 import { postToApi } from "./post-view";
-
-type Tx = Pick<Db, "select" | "update" | "insert">;
 
 /** The final statuses, each reported to event webhooks as `post.<status>` when a post reaches it. */
 const FINAL_EVENTS = { published: "post.published", failed: "post.failed", partially_failed: "post.partially_failed" } as const;
@@ -27,17 +26,17 @@ export function derivePostStatus(targets: ReadonlyArray<{ status: string }>): Po
  * Recomputes and stores the status (and errorMessage) of `postId` from its targets. When that makes the post final
  * (published, failed, partially_failed), the matching event is recorded for event webhooks in the same transaction.
  */
-export function refreshPostStatus(tx: Tx, postId: string, now: number): PostStatus {
+export async function refreshPostStatus(tx: StoreDb, postId: string, now: number): Promise<PostStatus> {
   const status = derivePostStatus(
-    tx.select({ status: scheduledPostTargets.status }).from(scheduledPostTargets).where(eq(scheduledPostTargets.postId, postId)).all(),
+    await tx.select({ status: scheduledPostTargets.status }).from(scheduledPostTargets).where(eq(scheduledPostTargets.postId, postId)).all(),
   );
   // Only a final status has an error message or can be an event: the rows it needs are read only then (most refreshes
   // are claims, which need nothing more).
   if (!(status in FINAL_EVENTS)) {
-    tx.update(scheduledPosts).set({ status, errorMessage: null, updatedAt: now }).where(eq(scheduledPosts.id, postId)).run();
+    await tx.update(scheduledPosts).set({ status, errorMessage: null, updatedAt: now }).where(eq(scheduledPosts.id, postId)).run();
     return status;
   }
-  const targets = tx
+  const targets = await tx
     .select()
     .from(scheduledPostTargets)
     .where(eq(scheduledPostTargets.postId, postId))
@@ -45,11 +44,11 @@ export function refreshPostStatus(tx: Tx, postId: string, now: number): PostStat
     .all();
   const failed = targets.filter((t) => t.status === "failed");
   const errorMessage = status === "published" ? null : failed.map((t) => `${t.label}: ${t.errorMessage ?? "failed"}`).join(" | ");
-  const before = tx.select().from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get();
-  tx.update(scheduledPosts).set({ status, errorMessage, updatedAt: now }).where(eq(scheduledPosts.id, postId)).run();
+  const before = await tx.select().from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get();
+  await tx.update(scheduledPosts).set({ status, errorMessage, updatedAt: now }).where(eq(scheduledPosts.id, postId)).run();
   if (before && before.status !== status) {
     const type = FINAL_EVENTS[status as keyof typeof FINAL_EVENTS];
-    recordEvent(tx, now, before.accountId, type, () => ({ post: postToApi({ ...before, status, errorMessage, updatedAt: now }, targets) }));
+    await recordEvent(tx, now, before.accountId, type, () => ({ post: postToApi({ ...before, status, errorMessage, updatedAt: now }, targets) }));
   }
   return status;
 }

@@ -5,8 +5,8 @@
  * caller's `onPublished`, which decides whether that stops everything (cancel) or not (connection removal).
  */
 import { eq } from "drizzle-orm";
-import { connections } from "../db/schema/connections";
-import { scheduledPosts, type scheduledPostTargets } from "../db/schema/scheduled-posts";
+import type { scheduledPostTargets } from "../db/schema/scheduled-posts";
+import { connections, scheduledPosts } from "../db/tables";
 import type { Deps } from "../deps";
 import { AppError } from "../lib/errors";
 import { type ConnectionRow, type OpenConnection, openConnection } from "../store/connections";
@@ -40,15 +40,15 @@ export interface WithdrawOptions {
  */
 export async function withdrawPendingTargets(deps: Deps, pending: readonly TargetRow[], options: WithdrawOptions): Promise<void> {
   if (pending.length === 0) return;
-  const claims = claimDueTargets(deps, pending.length, DEFAULT_LEASE_MS, pending.map((t) => t.id), true);
+  const claims = await claimDueTargets(deps, pending.length, DEFAULT_LEASE_MS, pending.map((t) => t.id), true);
   const byId = new Map(pending.map((t) => [t.id, t]));
   const open = new Set(claims);
-  const releaseAll = (): void => {
-    for (const claim of open) releaseClaim(deps, claim, byId.get(claim.targetId)?.postId ?? "");
+  const releaseAll = async (): Promise<void> => {
+    for (const claim of open) await releaseClaim(deps, claim, byId.get(claim.targetId)?.postId ?? "");
     open.clear();
   };
   if (claims.length < pending.length) {
-    releaseAll();
+    await releaseAll();
     throw options.busy();
   }
   const opened = new Map<string, OpenConnection | null>();
@@ -60,7 +60,7 @@ export async function withdrawPendingTargets(deps: Deps, pending: readonly Targe
       open.delete(claim);
       if (outcome === "published") options.onPublished(target);
     } catch (error) {
-      releaseAll();
+      await releaseAll();
       if (error instanceof AppError) throw error;
       throw options.failed(target, error instanceof Error ? error.message : String(error));
     }
@@ -83,39 +83,39 @@ async function withdrawOne(
       throw new Error("The outcome of the last delivery attempt is not known yet.");
     }
     if (found?.kind === "published") {
-      recordPublishedClaim(deps, claim, target.postId, found.providerPostId, found.publishedUrl);
+      await recordPublishedClaim(deps, claim, target.postId, found.providerPostId, found.publishedUrl);
       return "published";
     }
     if (found?.kind === "handed_over") {
-      saveClaimProviderPostId(deps, claim, found.providerPostId);
+      await saveClaimProviderPostId(deps, claim, found.providerPostId);
       providerPostId = found.providerPostId;
     }
   }
   if (providerPostId !== null) {
-    const connection = connectionFor(deps, target.connectionId, opened);
+    const connection = await connectionFor(deps, target.connectionId, opened);
     // Without its connection there is nothing to withdraw with; the provider keeps what it has.
     if (connection) {
       const connector = connectorFor(connection.platform);
       const withdrawn = await connector.withdraw(deps, connection, providerPostId);
-      const post = withdrawn ? undefined : deps.db.select().from(scheduledPosts).where(eq(scheduledPosts.id, target.postId)).get();
+      const post = withdrawn ? undefined : await deps.store.db.select().from(scheduledPosts).where(eq(scheduledPosts.id, target.postId)).get();
       if (post && deps.clock.now() >= post.scheduledTime && connector.confirm) {
         // The provider no longer holds it after its time: it may have gone out; then it stays published.
         const outcome = await connector.confirm(deps, connection, providerPostId, await loadDeliveryContent(deps, post));
         if (outcome.state === "published") {
-          recordPublishedClaim(deps, claim, target.postId, outcome.providerPostId, outcome.publishedUrl);
+          await recordPublishedClaim(deps, claim, target.postId, outcome.providerPostId, outcome.publishedUrl);
           return "published";
         }
       }
     }
   }
-  withdrawClaim(deps, claim);
+  await withdrawClaim(deps, claim);
   return "withdrawn";
 }
 
-function connectionFor(deps: Deps, connectionId: string | null, opened: Map<string, OpenConnection | null>): OpenConnection | null {
+async function connectionFor(deps: Deps, connectionId: string | null, opened: Map<string, OpenConnection | null>): Promise<OpenConnection | null> {
   if (!connectionId) return null;
   if (!opened.has(connectionId)) {
-    const row: ConnectionRow | undefined = deps.db.select().from(connections).where(eq(connections.id, connectionId)).get();
+    const row: ConnectionRow | undefined = await deps.store.db.select().from(connections).where(eq(connections.id, connectionId)).get();
     opened.set(connectionId, row ? openConnection(deps, row) : null);
   }
   return opened.get(connectionId) ?? null;

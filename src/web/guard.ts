@@ -39,11 +39,11 @@ function loginRedirect(request: Request, expired: boolean): string {
 }
 
 /** The session of a request, or the answer to send instead (redirect to /login, or to the expired page). */
-export function session(ctx: DashboardCtx, request: Request): SessionContext | Response {
+export async function session(ctx: DashboardCtx, request: Request): Promise<SessionContext | Response> {
   const names = cookieNames(ctx.deps.config);
   const token = readCookies(request).get(names.session);
   if (!token) return redirect(loginRedirect(request, false));
-  const resolved = resolveSession(ctx.deps, token);
+  const resolved = await resolveSession(ctx.deps, token);
   if (resolved === "missing") return redirect(loginRedirect(request, false), [setCookie(ctx.deps.config, names.session, "", 0)]);
   if (resolved === "expired") return redirect(loginRedirect(request, true), [setCookie(ctx.deps.config, names.session, "", 0)]);
   return resolved;
@@ -70,8 +70,8 @@ export function crossSite(request: Request): boolean {
 }
 
 /** The session of a POST whose form carries the session's CSRF token, or the answer to send instead. */
-export function postSession(ctx: DashboardCtx, request: Request, form: Form | undefined): SessionContext | Response {
-  const s = session(ctx, request);
+export async function postSession(ctx: DashboardCtx, request: Request, form: Form | undefined): Promise<SessionContext | Response> {
+  const s = await session(ctx, request);
   if (s instanceof Response) return s;
   const sent = field(form, "_csrf") || request.headers.get("x-csrf-token") || "";
   if (crossSite(request) || !verifyCsrf(ctx.deps, s.sessionId, sent)) return csrfRefused();

@@ -5,7 +5,7 @@
  */
 import { eq } from "drizzle-orm";
 import type { Deps } from "../deps";
-import { userPreferences } from "../db/schema/user-preferences";
+import { userPreferences } from "../db/tables";
 
 export const DEFAULT_TIME_ZONE = "UTC";
 
@@ -27,27 +27,29 @@ export function timeZones(): string[] {
 }
 
 /** The person's zone, or null when never set. */
-export function storedTimeZone(deps: Pick<Deps, "db">, userId: string): string | null {
-  const row = deps.db.select({ tz: userPreferences.timeZone }).from(userPreferences).where(eq(userPreferences.userId, userId)).get();
+export async function storedTimeZone(deps: Pick<Deps, "store">, userId: string): Promise<string | null> {
+  const row = await deps.store.db.select({ tz: userPreferences.timeZone }).from(userPreferences).where(eq(userPreferences.userId, userId)).get();
   return row && isTimeZone(row.tz) ? row.tz : null;
 }
 
 /** Saves the person's zone (the caller has checked `isTimeZone`). */
-export function saveTimeZone(deps: Pick<Deps, "db" | "clock">, userId: string, timeZone: string): void {
+export async function saveTimeZone(deps: Pick<Deps, "store" | "clock">, userId: string, timeZone: string): Promise<void> {
   const now = deps.clock.now();
-  deps.db
-    .insert(userPreferences)
-    .values({ userId, timeZone, updatedAt: now })
-    .onConflictDoUpdate({ target: userPreferences.userId, set: { timeZone, updatedAt: now } })
-    .run();
+  await deps.store.write(async (tx) => {
+    await tx
+      .insert(userPreferences)
+      .values({ userId, timeZone, updatedAt: now })
+      .onConflictDoUpdate({ target: userPreferences.userId, set: { timeZone, updatedAt: now } })
+      .run();
+  });
 }
 
 /** The zone of each request's session, looked up once by the route wrappers (null: never set). */
 const sessionZones = new WeakMap<object, string | null>();
 
 /** Remembers the person's stored zone for this request's session object. */
-export function rememberZone(deps: Pick<Deps, "db">, session: { userId: string }): void {
-  sessionZones.set(session, storedTimeZone(deps, session.userId));
+export async function rememberZone(deps: Pick<Deps, "store">, session: { userId: string }): Promise<void> {
+  sessionZones.set(session, await storedTimeZone(deps, session.userId));
 }
 
 /** The zone to show times in for this session: the stored one, else UTC. */
@@ -61,6 +63,6 @@ export function zoneUnset(session: object): boolean {
 }
 
 /** At sign-in and setup: the browser's zone (sent by the page script) becomes the person's, unless they chose one. */
-export function adoptBrowserZone(deps: Pick<Deps, "db" | "clock">, userId: string, zone: string): void {
-  if (isTimeZone(zone.trim()) && storedTimeZone(deps, userId) === null) saveTimeZone(deps, userId, zone.trim());
+export async function adoptBrowserZone(deps: Pick<Deps, "store" | "clock">, userId: string, zone: string): Promise<void> {
+  if (isTimeZone(zone.trim()) && (await storedTimeZone(deps, userId)) === null) await saveTimeZone(deps, userId, zone.trim());
 }

@@ -21,13 +21,13 @@ export interface MatrixRoute {
 /** Credential headers that must all fail, computed against a live world. */
 async function failingCredentials(world: World): Promise<[string, Record<string, string>][]> {
   const acct = await world.createAccount();
-  const revoked = acct.mint(["read", "create", "schedule", "voice"]);
-  revokeKey(world.deps, revoked.id);
-  const expiring = acct.mint(["read", "create", "schedule", "voice"], { expiresDays: 30 });
-  const rotated = acct.mint(["read", "create", "schedule", "voice"]);
-  rotateKey(world.deps, rotated.id);
+  const revoked = await acct.mint(["read", "create", "schedule", "voice"]);
+  await revokeKey(world.deps, revoked.id);
+  const expiring = await acct.mint(["read", "create", "schedule", "voice"], { expiresDays: 30 });
+  const rotated = await acct.mint(["read", "create", "schedule", "voice"]);
+  await rotateKey(world.deps, rotated.id);
   world.clock.advance(31 * DAY);
-  const good = acct.mint(["read"]).key;
+  const good = (await acct.mint(["read"])).key;
   const badChecksum = good.slice(0, -1) + (good.endsWith("A") ? "B" : "A");
   return [
     ["missing header", {}],

@@ -33,16 +33,17 @@ export function serveWorld(world: World, options: { idleTimeout?: number } = {})
 }
 
 /** Registers a public OAuth client (as dynamic registration would) and answers its id. */
-export function registerTestClient(world: World, name = "Test assistant"): string {
-  return registerClient(world.deps, {
+export async function registerTestClient(world: World, name = "Test assistant"): Promise<string> {
+  const registered = await registerClient(world.deps, {
     client_name: name,
     redirect_uris: ["http://127.0.0.1:9/callback"],
     token_endpoint_auth_method: "none",
-  }).client_id;
+  });
+  return registered.client_id;
 }
 
 /** A grant of `scopes` for `userId` in `accountId`, with its first token pair. */
-export function grantFor(world: World, clientId: string, accountId: string, userId: string, scopes: readonly Scope[]): TokenPair {
+export async function grantFor(world: World, clientId: string, accountId: string, userId: string, scopes: readonly Scope[]): Promise<TokenPair> {
   return createGrant(world.deps, { clientId, accountId, userId, scopes });
 }
 

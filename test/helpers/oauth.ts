@@ -35,7 +35,7 @@ export async function servedWorld(env: Record<string, string> = {}): Promise<Ser
     server,
     async stop() {
       await server.stop(true);
-      w.close();
+      await w.close();
     },
   });
 }

@@ -94,14 +94,25 @@ export async function createWorld(
   let raw: Database | undefined;
   const sql: World["sql"] = async (text, ...params) => {
     if (config.database.kind === "postgres") return testSql(config.database.url, text, params);
-    // A read-write connection of its own (the store's reader is query_only), waiting for the store's writer as the CLI does.
+    // A read-write connection of its own (the store's reader is query_only). It never busy-waits synchronously: a
+    // store write may be open (a fire-and-forget touch), and it can only commit if the event loop runs, so a busy
+    // statement is retried after an async pause, as the store's own writer does.
     if (!raw) {
       raw = new Database(join(dataDir, DB_FILE_NAME), { strict: false });
-      raw.exec("PRAGMA busy_timeout = 5000");
+      raw.exec("PRAGMA busy_timeout = 0");
       raw.exec("PRAGMA foreign_keys = ON");
     }
-    // biome-ignore lint: positional parameters of any type.
-    return raw.query(text).all(...(params as any[])) as never[];
+    const connection = raw;
+    const started = performance.now();
+    for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+      try {
+        // biome-ignore lint: positional parameters of any type.
+        return connection.query(text).all(...(params as any[])) as never[];
+      } catch (error) {
+        if (!/SQLITE_BUSY|database is locked/i.test(String((error as { code?: string }).code ?? error)) || performance.now() - started > 5000) throw error;
+      }
+      await Bun.sleep(pause);
+    }
   };
   const app = createApp(deps);
 
@@ -142,7 +153,7 @@ export async function createWorld(
         password: "correct horse battery",
         credits: o.credits ?? 100,
       });
-      const mint: TestAccount["mint"] = (groups, m = {}) =>
+      const mint: TestAccount["mint"] = async (groups, m = {}) =>
         mintKey(deps, {
           accountId: created.accountId,
           userId: m.userId ?? created.userId,

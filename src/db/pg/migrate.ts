@@ -68,8 +68,3 @@ async function applyPending(conn: SQL): Promise<string[]> {
 export function knownPgMigrations(): string[] {
   return MIGRATIONS.map((m) => m.tag);
 }
-
-/** The tags of every PostgreSQL migration this build carries. */
-export function knownPgMigrations(): string[] {
-  return MIGRATIONS.map((m) => m.tag);
-}

@@ -57,6 +57,15 @@ export function shimPgBuilders(): void {
   }
 }
 
+/** How long `ping` waits for the server before answering false (readiness: a hung server is as bad as a gone one). */
+export const PING_TIMEOUT_MS = 2000;
+
+/** A job name's advisory lock key: the first 8 bytes of its SHA-256, as a signed 64-bit integer. */
+export function advisoryKey(name: string): bigint {
+  const digest = new Bun.CryptoHasher("sha256").update(`seedcast:job:${name}`).digest();
+  return digest.readBigInt64BE(0);
+}
+
 export interface PgStore extends Store {
   readonly dialect: "postgres";
   readonly client: PgClient;
@@ -89,23 +98,72 @@ export function openPgStore(url: string, options: { max?: number } = {}): PgStor
       });
     },
     authChanges() {
+      // Every look must see every commit made before it was asked (a revocation applies at the NEXT request on every
+      // replica), so a look is a read that starts after the question. Looks that arrive while a read is running share
+      // the one read that starts after it (bench/auth-watch-pg.ts: one read per round trip instead of one per request).
       let last: number | undefined;
+      let current: Promise<boolean> | null = null;
+      let next: Promise<boolean> | null = null;
+      const readOnce = async () => {
+        const row = await client.db.select({ n: authGeneration.n }).from(authGeneration).where(eq(authGeneration.id, 1));
+        const n = Number(row[0]?.n ?? -1);
+        const changed = n !== last;
+        last = n;
+        return changed;
+      };
+      const start = () => {
+        const read = readOnce();
+        current = read;
+        const done = () => {
+          if (current === read) current = null;
+        };
+        read.then(done, done);
+        return read;
+      };
       return {
-        async changed() {
-          const row = await client.db.select({ n: authGeneration.n }).from(authGeneration).where(eq(authGeneration.id, 1));
-          const n = Number(row[0]?.n ?? -1);
-          const changed = n !== last;
-          last = n;
-          return changed;
+        changed() {
+          if (!current) return start();
+          // The running read may have started before this look was asked: wait for the next one.
+          next ??= current.then(
+            () => undefined,
+            () => undefined,
+          ).then(() => {
+            next = null;
+            return start();
+          });
+          return next;
         },
       };
     },
     async ping() {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+      });
       try {
-        const rows = await client.sql`SELECT 1 AS ok`;
-        return Number(rows[0]?.ok) === 1;
+        const query = client.sql`SELECT 1 AS ok`.then((rows) => Number(rows[0]?.ok) === 1);
+        return await Promise.race([query, timeout]);
       } catch {
         return false;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async exclusive(name: string, fn: () => Promise<void>) {
+      const key = advisoryKey(name);
+      const conn = await client.sql.reserve();
+      let locked = false;
+      try {
+        const [row] = await conn.unsafe(`SELECT pg_try_advisory_lock(${key}) AS locked`);
+        locked = row?.locked === true;
+        if (!locked) return false;
+        await fn();
+        return true;
+      } finally {
+        // A failed unlock closes the connection instead of handing a lock-holding one back to the pool.
+        const unlocked = !locked || (await conn.unsafe(`SELECT pg_advisory_unlock(${key})`).then(() => true, () => false));
+        if (unlocked) conn.release();
+        else await conn.close().catch(() => {});
       }
     },
     close: () => client.close(),

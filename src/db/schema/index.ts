@@ -16,3 +16,4 @@ export * from "./login-throttle";
 export * from "./event-webhooks";
 export * from "./user-preferences";
 export * from "./instance-identity";
+export * from "./rate-limits";

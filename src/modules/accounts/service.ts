@@ -1,6 +1,6 @@
 /** Accounts, users and memberships: created by the CLI and the dashboard, never by the API. */
 import { and, asc, count, eq, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
-import { accounts, members, scheduledPostTargets, users } from "../../db/schema";
+import { accounts, members, scheduledPostTargets, users } from "../../db/tables";
 import { refreshPostStatus } from "../../publishing/post-status";
 import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
@@ -26,22 +26,20 @@ function checkPassword(password: string): void {
 const NAME_MIN = 1;
 const NAME_MAX = 120;
 
-async function insertUser(deps: Pick<Deps, "db" | "clock">, email: string, password: string, name: string): Promise<string> {
+async function insertUser(deps: Pick<Deps, "store" | "clock">, email: string, password: string, name: string): Promise<string> {
   const normalized = checkEmail(email);
   checkPassword(password);
-  const existing = deps.db.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = lower(${normalized})`).get();
+  const existing = await deps.store.db.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = lower(${normalized})`).get();
   if (existing) throw invalidField("email", "is already in use");
   const passwordHash = await Bun.password.hash(password, { algorithm: "argon2id" });
   const id = newId();
-  deps.db.transaction(
-    (tx) => {
-      const isFirst = (tx.select({ n: count() }).from(users).get()?.n ?? 0) === 0;
-      tx.insert(users)
-        .values({ id, email: normalized, name, passwordHash, isInstanceAdmin: isFirst, createdAt: deps.clock.now() })
-        .run();
-    },
-    { behavior: "immediate" },
-  );
+  await deps.store.write(async (tx) => {
+    const isFirst = ((await tx.select({ n: count() }).from(users).get())?.n ?? 0) === 0;
+    await tx
+      .insert(users)
+      .values({ id, email: normalized, name, passwordHash, isInstanceAdmin: isFirst, createdAt: deps.clock.now() })
+      .run();
+  });
   return id;
 }
 
@@ -55,7 +53,7 @@ export interface CreatedAccount {
  * (or blank), the owner is named after the account, as for a one-person account.
  */
 export async function createAccount(
-  deps: Pick<Deps, "db" | "clock" | "config">,
+  deps: Pick<Deps, "store" | "clock" | "config">,
   input: { name: string; email: string; password: string; credits?: number; ownerName?: string },
 ): Promise<CreatedAccount> {
   const name = input.name.trim();
@@ -65,60 +63,63 @@ export async function createAccount(
   const userId = await insertUser(deps, input.email, input.password, ownerName);
   const accountId = newId();
   const now = deps.clock.now();
-  deps.db.transaction(
-    (tx) => {
-      tx.insert(accounts).values({ id: accountId, name, createdAt: now }).run();
-      tx.insert(members).values({ accountId, userId, role: "owner", createdAt: now }).run();
-    },
-    { behavior: "immediate" },
-  );
+  await deps.store.write(async (tx) => {
+    await tx.insert(accounts).values({ id: accountId, name, createdAt: now }).run();
+    await tx.insert(members).values({ accountId, userId, role: "owner", createdAt: now }).run();
+  });
   const credits = input.credits ?? deps.config.creditsInitial;
-  if (credits > 0) grantCredits(deps, accountId, credits, "initial credits");
+  if (credits > 0) await grantCredits(deps, accountId, credits, "initial credits");
   return { accountId, userId };
 }
 
 /** Adds a new person to an account with a role. */
 export async function addMember(
-  deps: Pick<Deps, "db" | "clock">,
+  deps: Pick<Deps, "store" | "clock">,
   input: { accountId: string; email: string; password: string; role: string; name?: string },
 ): Promise<{ userId: string }> {
   if (!isRole(input.role)) throw invalidField("role", "must be owner, editor or viewer");
-  const account = deps.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, input.accountId)).get();
+  const account = await deps.store.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, input.accountId)).get();
   if (!account) throw notFound("account");
   const userId = await insertUser(deps, input.email, input.password, input.name ?? "");
-  deps.db.insert(members).values({ accountId: input.accountId, userId, role: input.role, createdAt: deps.clock.now() }).run();
+  const role = input.role;
+  await deps.store.write(async (tx) => {
+    await tx.insert(members).values({ accountId: input.accountId, userId, role, createdAt: deps.clock.now() }).run();
+  });
   return { userId };
 }
 
 /** Changes a member's role in every account they belong to (or one account when given). Keys follow at once. */
-export function setMemberRole(deps: Pick<Deps, "db">, userId: string, role: string, accountId?: string): void {
+export async function setMemberRole(deps: Pick<Deps, "store">, userId: string, role: string, accountId?: string): Promise<void> {
   if (!isRole(role)) throw invalidField("role", "must be owner, editor or viewer");
   const where = accountId ? and(eq(members.userId, userId), eq(members.accountId, accountId)) : eq(members.userId, userId);
-  const changed = deps.db.update(members).set({ role }).where(where).returning({ userId: members.userId }).all();
+  const changed = await deps.store.write((tx) => tx.update(members).set({ role }).where(where).returning({ userId: members.userId }).all());
   if (changed.length === 0) throw notFound("member");
 }
 
 /** Removes a member from an account; their keys answer 401 from the next request on. */
-export function removeMember(deps: Pick<Deps, "db">, accountId: string, userId: string): void {
-  const owners = deps.db
-    .select({ userId: members.userId })
-    .from(members)
-    .where(and(eq(members.accountId, accountId), eq(members.role, "owner")))
-    .all();
-  if (owners.length === 1 && owners[0]?.userId === userId) {
-    throw new AppError("invalid_request", "An account keeps at least one owner.");
-  }
-  const removed = deps.db
-    .delete(members)
-    .where(and(eq(members.accountId, accountId), eq(members.userId, userId)))
-    .returning({ userId: members.userId })
-    .all();
-  if (removed.length === 0) throw notFound("member");
+export async function removeMember(deps: Pick<Deps, "store">, accountId: string, userId: string): Promise<void> {
+  // The owner check and the delete share one write, so two removals cannot each leave the other as the last owner.
+  await deps.store.write(async (tx) => {
+    const owners = await tx
+      .select({ userId: members.userId })
+      .from(members)
+      .where(and(eq(members.accountId, accountId), eq(members.role, "owner")))
+      .all();
+    if (owners.length === 1 && owners[0]?.userId === userId) {
+      throw new AppError("invalid_request", "An account keeps at least one owner.");
+    }
+    const removed = await tx
+      .delete(members)
+      .where(and(eq(members.accountId, accountId), eq(members.userId, userId)))
+      .returning({ userId: members.userId })
+      .all();
+    if (removed.length === 0) throw notFound("member");
+  });
 }
 
 /** The account's first owner (by join time): the default member for CLI-minted keys. */
-export function firstOwner(deps: Pick<Deps, "db">, accountId: string): string {
-  const row = deps.db
+export async function firstOwner(deps: Pick<Deps, "store">, accountId: string): Promise<string> {
+  const row = await deps.store.db
     .select({ userId: members.userId })
     .from(members)
     .where(and(eq(members.accountId, accountId), eq(members.role, "owner")))
@@ -129,8 +130,8 @@ export function firstOwner(deps: Pick<Deps, "db">, accountId: string): string {
 }
 
 /** A member's role in an account, or null when not a member. */
-export function memberRole(deps: Pick<Deps, "db">, accountId: string, userId: string): Role | null {
-  const row = deps.db
+export async function memberRole(deps: Pick<Deps, "store">, accountId: string, userId: string): Promise<Role | null> {
+  const row = await deps.store.db
     .select({ role: members.role })
     .from(members)
     .where(and(eq(members.accountId, accountId), eq(members.userId, userId)))
@@ -150,55 +151,54 @@ export const MISSED_WHILE_DISABLED = "Not sent: the account was disabled when th
  * posts due later go out at their time; upload links still within their 15 minutes work again. Answers how many
  * targets were failed so.
  */
-export function setAccountDisabled(deps: Pick<Deps, "db" | "clock">, accountId: string, disabled: boolean): number {
-  return deps.db.transaction(
-    (tx) => {
-      const now = deps.clock.now();
-      const changed = tx
-        .update(accounts)
-        .set({ disabledAt: disabled ? now : null })
-        .where(eq(accounts.id, accountId))
-        .returning({ id: accounts.id, disabledAt: accounts.disabledAt })
-        .all();
-      if (changed.length === 0) throw notFound("account");
-      if (disabled) return 0;
-      const missed = tx
-        .update(scheduledPostTargets)
-        .set({ status: "failed", errorMessage: MISSED_WHILE_DISABLED, nextAttemptAt: null, sendStartedAt: null, updatedAt: now })
-        .where(
-          and(
-            eq(scheduledPostTargets.accountId, accountId),
-            eq(scheduledPostTargets.status, "scheduled"),
-            eq(scheduledPostTargets.heldByProvider, false),
-            isNotNull(scheduledPostTargets.nextAttemptAt),
-            lte(scheduledPostTargets.nextAttemptAt, now),
-            or(isNull(scheduledPostTargets.leaseExpiresAt), lte(scheduledPostTargets.leaseExpiresAt, now)),
-          ),
-        )
-        .returning({ postId: scheduledPostTargets.postId })
-        .all();
-      for (const postId of new Set(missed.map((m) => m.postId))) refreshPostStatus(tx, postId, now);
-      return missed.length;
-    },
-    { behavior: "immediate" },
-  );
+export async function setAccountDisabled(deps: Pick<Deps, "store" | "clock">, accountId: string, disabled: boolean): Promise<number> {
+  return deps.store.write(async (tx) => {
+    const now = deps.clock.now();
+    const changed = await tx
+      .update(accounts)
+      .set({ disabledAt: disabled ? now : null })
+      .where(eq(accounts.id, accountId))
+      .returning({ id: accounts.id, disabledAt: accounts.disabledAt })
+      .all();
+    if (changed.length === 0) throw notFound("account");
+    if (disabled) return 0;
+    const missed = await tx
+      .update(scheduledPostTargets)
+      .set({ status: "failed", errorMessage: MISSED_WHILE_DISABLED, nextAttemptAt: null, sendStartedAt: null, updatedAt: now })
+      .where(
+        and(
+          eq(scheduledPostTargets.accountId, accountId),
+          eq(scheduledPostTargets.status, "scheduled"),
+          eq(scheduledPostTargets.heldByProvider, false),
+          isNotNull(scheduledPostTargets.nextAttemptAt),
+          lte(scheduledPostTargets.nextAttemptAt, now),
+          or(isNull(scheduledPostTargets.leaseExpiresAt), lte(scheduledPostTargets.leaseExpiresAt, now)),
+        ),
+      )
+      .returning({ postId: scheduledPostTargets.postId })
+      .all();
+    for (const postId of new Set(missed.map((m) => m.postId))) await refreshPostStatus(tx, postId, now);
+    return missed.length;
+  });
 }
 
 /** Sets a user's password (the instance admin, from the CLI). 404 when the user does not exist. */
-export async function setPassword(deps: Pick<Deps, "db">, userId: string, password: string): Promise<void> {
+export async function setPassword(deps: Pick<Deps, "store">, userId: string, password: string): Promise<void> {
   checkPassword(password);
-  const exists = deps.db.select({ id: users.id }).from(users).where(eq(users.id, userId)).get();
+  const exists = await deps.store.db.select({ id: users.id }).from(users).where(eq(users.id, userId)).get();
   if (!exists) throw notFound("user");
   const passwordHash = await Bun.password.hash(password, { algorithm: "argon2id" });
-  deps.db.update(users).set({ passwordHash }).where(eq(users.id, userId)).run();
+  await deps.store.write(async (tx) => {
+    await tx.update(users).set({ passwordHash }).where(eq(users.id, userId)).run();
+  });
 }
 
 /**
  * A person changes their own password: the current one must match (400 invalid_request on `currentPassword`
  * otherwise), the new one follows the same rule as at sign-up.
  */
-export async function changeOwnPassword(deps: Pick<Deps, "db">, userId: string, current: string, next: string): Promise<void> {
-  const user = deps.db.select({ hash: users.passwordHash }).from(users).where(eq(users.id, userId)).get();
+export async function changeOwnPassword(deps: Pick<Deps, "store">, userId: string, current: string, next: string): Promise<void> {
+  const user = await deps.store.db.select({ hash: users.passwordHash }).from(users).where(eq(users.id, userId)).get();
   if (!user) throw notFound("user");
   if (!(await Bun.password.verify(current, user.hash))) throw invalidField("currentPassword", "does not match your current password");
   await setPassword(deps, userId, next);

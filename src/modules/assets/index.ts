@@ -41,9 +41,9 @@ export function assetsModule(deps: Deps) {
     )
     .get(
       "/api/v1/assets",
-      ({ request, query }) => {
+      async ({ request, query }) => {
         const { accountId } = authOf(request);
-        const page = listAssets(deps, accountId, { limit: query.limit, cursor: query.cursor });
+        const page = await listAssets(deps, accountId, { limit: query.limit, cursor: query.cursor });
         return { assets: page.assets.map((record) => assetToApi(deps, record)), nextCursor: page.nextCursor };
       },
       {

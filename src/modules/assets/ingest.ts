@@ -1,10 +1,10 @@
 /**
  * How an image enters the library, whatever the door (URL ingest, upload page, generator):
  * checks on the bytes (empty, byte cap, type by magic bytes, pixel dimensions from the header) → atomic write to
- * storage → the row, in one immediate transaction that may also consume an upload link. A refusal stores nothing.
+ * storage → the row, in one write transaction that may also consume an upload link. A refusal stores nothing.
  */
 import type { Deps } from "../../deps";
-import { assets } from "../../db/schema";
+import { assets } from "../../db/tables";
 import type { AssetSource } from "../../db/schema/assets";
 import { AppError } from "../../lib/errors";
 import { newId } from "../../lib/ids";
@@ -87,9 +87,9 @@ export async function checkImageBytes(deps: Pick<Deps, "config">, bytes: Uint8Ar
 }
 
 /**
- * Writes checked bytes to storage, then inserts the row in one immediate transaction. `beforeInsert` runs first
- * inside that transaction (the upload page consumes its link there) and may throw to abort: then the row is not
- * written and the file is removed again. A crash between the file and the row leaves an unreferenced file, never a
+ * Writes checked bytes to storage, then inserts the row in one write transaction. `beforeInsert` runs first
+ * inside that transaction (the upload page consumes its link there; a creation save writes its row and capture) and
+ * may throw to abort: then the row is not written and the file is removed again. It awaits only the database. A crash between the file and the row leaves an unreferenced file, never a
  * row without its file.
  */
 export async function storeImage(
@@ -97,7 +97,7 @@ export async function storeImage(
   accountId: string,
   image: CheckedImage,
   meta: AssetOrigin & { fileName: string },
-  beforeInsert?: (asset: AssetRecord) => void,
+  beforeInsert?: (asset: AssetRecord) => void | Promise<void>,
 ): Promise<AssetRecord> {
   const id = newId();
   const storageKey = `${accountId}/${id}.${image.ext}`;
@@ -118,13 +118,10 @@ export async function storeImage(
   };
   await deps.storage.put(storageKey, image.bytes);
   try {
-    deps.db.transaction(
-      (tx) => {
-        beforeInsert?.(record);
-        tx.insert(assets).values(record).run();
-      },
-      { behavior: "immediate" },
-    );
+    await deps.store.write(async (tx) => {
+      await beforeInsert?.(record);
+      await tx.insert(assets).values(record).run();
+    });
   } catch (error) {
     await deps.storage.delete(storageKey);
     throw error;

@@ -3,16 +3,21 @@
  *
  * Chosen design (documented for the seeds, creations and scheduling modules):
  *  - By default every table with an `image_asset_id` (or `imageAssetId`) column counts: any row holding the asset's
- *    id blocks deletion. Found by introspecting the schema, so a new table needs no change here.
+ *    id blocks deletion. Found from the drizzle schema of the tables services use (db/tables), so a new table needs
+ *    no change here and the same code runs on both dialects.
  *  - A module whose rule is narrower (e.g. only *pending* scheduled posts block) registers a check for its table with
  *    `registerAssetReferenceCheck(table, fn)`; that check then replaces the default for that table.
  *  - A module that refers to assets through some other column registers a check the same way.
- * Checks run inside the DELETE's immediate transaction and must be synchronous.
+ * Checks run inside the DELETE's write transaction: they read through `deps.store.db` (which is that transaction
+ * there) and await only the database.
  */
+import { count, eq, getTableColumns, getTableName } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { allTables } from "../../db/tables";
 import type { Deps } from "../../deps";
 
-/** Counts the rows of one table that still need `assetId`. Synchronous: it runs inside a transaction. */
-export type AssetReferenceCheck = (deps: Deps, assetId: string) => number;
+/** Counts the rows of one table that still need `assetId`. It runs inside a write: database reads only. */
+export type AssetReferenceCheck = (deps: Deps, assetId: string) => number | Promise<number>;
 
 /** Column names that hold an asset reference by convention. */
 export const ASSET_REFERENCE_COLUMNS = ["image_asset_id", "imageAssetId"] as const;
@@ -27,34 +32,30 @@ export function registerAssetReferenceCheck(table: string, check: AssetReference
   registered.set(table, check);
 }
 
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
+/** Every table but `assets` by SQL name, with its conventional reference columns (read per call: bindings swap). */
+function referencingTables(): { name: string; table: SQLiteTable; columns: SQLiteColumn[] }[] {
+  return Object.values(allTables())
+    .map((table) => {
+      const t = table as unknown as SQLiteTable;
+      const columns = Object.values(getTableColumns(t)).filter((column) =>
+        (ASSET_REFERENCE_COLUMNS as readonly string[]).includes(column.name),
+      );
+      return { name: getTableName(t), table: t, columns };
+    })
+    .filter((entry) => entry.name !== "assets");
 }
 
 /** How many rows, in every table, refer to `assetId`. 0 means the asset may be deleted. */
-export function assetReferenceCount(deps: Deps, assetId: string): number {
-  const tables = deps.sqlite
-    .query<{ name: string }, []>(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> 'assets'",
-    )
-    .all()
-    .map((row) => row.name);
+export async function assetReferenceCount(deps: Deps, assetId: string): Promise<number> {
   let total = 0;
-  for (const table of tables) {
-    const custom = registered.get(table);
+  for (const { name, table, columns } of referencingTables()) {
+    const custom = registered.get(name);
     if (custom) {
-      total += custom(deps, assetId);
+      total += await custom(deps, assetId);
       continue;
     }
-    const columns = deps.sqlite
-      .query<{ name: string }, [string]>("SELECT name FROM pragma_table_info(?)")
-      .all(table)
-      .map((row) => row.name)
-      .filter((name) => (ASSET_REFERENCE_COLUMNS as readonly string[]).includes(name));
     for (const column of columns) {
-      const row = deps.sqlite
-        .query<{ n: number }, [string]>(`SELECT count(*) AS n FROM ${quoteIdent(table)} WHERE ${quoteIdent(column)} = ?`)
-        .get(assetId);
+      const row = await deps.store.db.select({ n: count() }).from(table).where(eq(column, assetId)).get();
       total += row?.n ?? 0;
     }
   }

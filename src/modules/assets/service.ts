@@ -13,7 +13,7 @@
  */
 import { and, desc, eq, lt, or } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { assets } from "../../db/schema";
+import { assets } from "../../db/tables";
 import { isoAt } from "../../lib/clock";
 import { AppError, notFound } from "../../lib/errors";
 import { isUuid } from "../../lib/ids";
@@ -51,30 +51,30 @@ export function assetToApi(deps: Pick<Deps, "config">, record: AssetRecord): Ass
 }
 
 /** The account's asset with that id, or null (also for ids that are not UUIDs). */
-export function findAsset(deps: Deps, accountId: string, id: string): AssetRecord | null {
+export async function findAsset(deps: Pick<Deps, "store">, accountId: string, id: string): Promise<AssetRecord | null> {
   if (!isUuid(id)) return null;
-  return deps.db.select().from(assets).where(and(eq(assets.id, id), eq(assets.accountId, accountId))).get() ?? null;
+  return (await deps.store.db.select().from(assets).where(and(eq(assets.id, id), eq(assets.accountId, accountId))).get()) ?? null;
 }
 
 /** The account's asset with that id; 404 not_found otherwise (identical for another account's id). */
-export function getAsset(deps: Deps, accountId: string, id: string): AssetRecord {
-  const record = findAsset(deps, accountId, id);
+export async function getAsset(deps: Pick<Deps, "store">, accountId: string, id: string): Promise<AssetRecord> {
+  const record = await findAsset(deps, accountId, id);
   if (!record) throw notFound("asset");
   return record;
 }
 
 /** Any account's asset by id: only for the public /media route, which is addressed by the unguessable id. */
-export function findAssetForMedia(deps: Deps, id: string): AssetRecord | null {
+export async function findAssetForMedia(deps: Pick<Deps, "store">, id: string): Promise<AssetRecord | null> {
   if (!isUuid(id)) return null;
-  return deps.db.select().from(assets).where(eq(assets.id, id)).get() ?? null;
+  return (await deps.store.db.select().from(assets).where(eq(assets.id, id)).get()) ?? null;
 }
 
 /** One page of the account's assets, newest first. */
-export function listAssets(
-  deps: Deps,
+export async function listAssets(
+  deps: Pick<Deps, "store">,
   accountId: string,
   opts: { limit?: number; cursor?: string },
-): { assets: AssetRecord[]; nextCursor: string | null } {
+): Promise<{ assets: AssetRecord[]; nextCursor: string | null }> {
   const limit = opts.limit ?? LIST_LIMIT_DEFAULT;
   const after = opts.cursor ? decodeCursor(opts.cursor) : null;
   const where = after
@@ -83,7 +83,7 @@ export function listAssets(
         or(lt(assets.createdAt, after.createdAt), and(eq(assets.createdAt, after.createdAt), lt(assets.id, after.id))),
       )
     : eq(assets.accountId, accountId);
-  const rows = deps.db
+  const rows = await deps.store.db
     .select()
     .from(assets)
     .where(where)
@@ -98,25 +98,22 @@ export function listAssets(
 
 /**
  * Deletes the account's asset: 404 when it is not there, 409 asset_in_use while anything refers to it. The check and
- * the delete share one immediate transaction, so a seed saved concurrently cannot slip between them. The file goes
+ * the delete share one write transaction, so a seed saved concurrently cannot slip between them. The file goes
  * after the row: a crash in between leaves an unreferenced file, never a row without its file.
  */
 export async function deleteAsset(deps: Deps, accountId: string, id: string): Promise<{ id: string; deleted: true }> {
-  const removed = deps.db.transaction(
-    (tx) => {
-      const record = findAsset(deps, accountId, id);
-      if (!record) throw notFound("asset");
-      const references = assetReferenceCount(deps, record.id);
-      if (references > 0) {
-        throw new AppError("asset_in_use", "A seed, creation or scheduled post still uses this asset; remove that first.", {
-          references,
-        });
-      }
-      tx.delete(assets).where(and(eq(assets.id, record.id), eq(assets.accountId, accountId))).run();
-      return record;
-    },
-    { behavior: "immediate" },
-  );
+  const removed = await deps.store.write(async (tx) => {
+    const record = await findAsset(deps, accountId, id);
+    if (!record) throw notFound("asset");
+    const references = await assetReferenceCount(deps, record.id);
+    if (references > 0) {
+      throw new AppError("asset_in_use", "A seed, creation or scheduled post still uses this asset; remove that first.", {
+        references,
+      });
+    }
+    await tx.delete(assets).where(and(eq(assets.id, record.id), eq(assets.accountId, accountId))).run();
+    return record;
+  });
   await deps.storage.delete(removed.storageKey);
   return { id: removed.id, deleted: true };
 }

@@ -3,7 +3,7 @@
  * inserting its row, or between deleting a row and its file) and temp files of interrupted writes. Only files older
  * than `olderThanMs` are touched, so a write in progress (file first, row a moment later) is never disturbed.
  */
-import { assets } from "../../db/schema";
+import { assets } from "../../db/tables";
 import type { Deps } from "../../deps";
 
 /** The hourly job's id. */
@@ -23,12 +23,12 @@ export interface MediaSweepResult {
  * named keys is read after the listing: a row inserted meanwhile names a file that is too fresh to be a candidate.
  */
 export async function sweepOrphanMedia(
-  deps: Pick<Deps, "db" | "storage" | "clock" | "log">,
+  deps: Pick<Deps, "store" | "storage" | "clock" | "log">,
   { olderThanMs = MEDIA_SWEEP_MIN_AGE_MS }: { olderThanMs?: number } = {},
 ): Promise<MediaSweepResult> {
   const cutoff = deps.clock.now() - olderThanMs;
   const listing = await deps.storage.list();
-  const named = new Set(deps.db.select({ key: assets.storageKey }).from(assets).all().map((r) => r.key));
+  const named = new Set((await deps.store.db.select({ key: assets.storageKey }).from(assets).all()).map((r) => r.key));
   const result: MediaSweepResult = { orphans: 0, temps: 0 };
   for (const entry of listing.entries) {
     if (entry.mtimeMs >= cutoff || named.has(entry.key)) continue;

@@ -1,6 +1,6 @@
 /** Minting, rotating, revoking and listing API keys (dashboard and CLI; the API never mints keys). */
-import { and, desc, eq, isNotNull, lt, or } from "drizzle-orm";
-import { apiKeys } from "../../db/schema";
+import { and, desc, eq, isNotNull, isNull, lt, or } from "drizzle-orm";
+import { apiKeys } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { DISPLAY_PREFIX_LENGTH, generateKeySecret } from "../../lib/api-key-format";
 import { isoAt } from "../../lib/clock";
@@ -71,38 +71,42 @@ function checkScopes(requested: readonly string[], allowed: readonly Scope[]): S
   return SCOPES.filter((s) => requested.includes(s));
 }
 
-function insertKey(
-  deps: Pick<Deps, "db" | "clock" | "instanceSecret">,
+/** Inserts the key in its own write, or in the caller's when called inside one (rotateKey). */
+async function insertKey(
+  deps: Pick<Deps, "store" | "clock" | "instanceSecret">,
   values: { accountId: string; userId: string; name: string; scopes: Scope[]; expiresDays: number | null },
-): MintedKey {
+): Promise<MintedKey> {
   const now = deps.clock.now();
   const secret = generateKeySecret();
   const id = newId();
-  deps.db
-    .insert(apiKeys)
-    .values({
-      id,
-      accountId: values.accountId,
-      userId: values.userId,
-      name: values.name,
-      scopes: values.scopes.join(","),
-      secretHash: hashKeySecret(deps, secret),
-      prefix: secret.slice(0, DISPLAY_PREFIX_LENGTH),
-      expiresDays: values.expiresDays,
-      expiresAt: values.expiresDays === null ? null : now + values.expiresDays * DAY_MS,
-      createdAt: now,
-    })
-    .run();
+  const secretHash = hashKeySecret(deps, secret);
+  await deps.store.write(async (tx) => {
+    await tx
+      .insert(apiKeys)
+      .values({
+        id,
+        accountId: values.accountId,
+        userId: values.userId,
+        name: values.name,
+        scopes: values.scopes.join(","),
+        secretHash,
+        prefix: secret.slice(0, DISPLAY_PREFIX_LENGTH),
+        expiresDays: values.expiresDays,
+        expiresAt: values.expiresDays === null ? null : now + values.expiresDays * DAY_MS,
+        createdAt: now,
+      })
+      .run();
+  });
   return { id, key: secret };
 }
 
 /** Mints a key for a member of the account; its groups may not exceed the member's role. */
-export function mintKey(
-  deps: Pick<Deps, "db" | "clock" | "instanceSecret">,
+export async function mintKey(
+  deps: Pick<Deps, "store" | "clock" | "instanceSecret">,
   input: { accountId: string; userId: string; name: string; groups: readonly string[]; expiresDays: number | null },
-): MintedKey {
+): Promise<MintedKey> {
   const name = checkName(input.name);
-  const role = memberRole(deps, input.accountId, input.userId);
+  const role = await memberRole(deps, input.accountId, input.userId);
   if (!role) throw notFound("member");
   const scopes = checkScopes(input.groups, ROLE_SCOPES[role]);
   if (input.expiresDays !== null && !(EXPIRY_CHOICES as readonly number[]).includes(input.expiresDays)) {
@@ -111,60 +115,68 @@ export function mintKey(
   return insertKey(deps, { accountId: input.accountId, userId: input.userId, name, scopes, expiresDays: input.expiresDays });
 }
 
-function loadKey(deps: Pick<Deps, "db">, keyId: string, accountId?: string): KeyRow {
-  const row = deps.db.select().from(apiKeys).where(eq(apiKeys.id, keyId)).get();
+async function loadKey(deps: Pick<Deps, "store">, keyId: string, accountId?: string): Promise<KeyRow> {
+  const row = await deps.store.db.select().from(apiKeys).where(eq(apiKeys.id, keyId)).get();
   if (!row || (accountId !== undefined && row.accountId !== accountId)) throw notFound("API key");
   return row;
 }
 
 /**
  * Rotates an active key: mints a replacement with the same name, groups, member and expiry policy; the outgoing key
- * keeps working for 24 hours. NB: one synchronous immediate transaction, so two rotations cannot both succeed.
+ * keeps working for 24 hours. NB: one write transaction whose retiring update is conditional on the key still being
+ * active, so two rotations cannot both succeed.
  */
-export function rotateKey(
-  deps: Pick<Deps, "db" | "clock" | "instanceSecret">,
+export async function rotateKey(
+  deps: Pick<Deps, "store" | "clock" | "instanceSecret">,
   keyId: string,
   accountId?: string,
-): MintedKey & { previousKeyGraceUntil: string } {
-  return deps.db.transaction(
-    () => {
-      const row = loadKey(deps, keyId, accountId);
-      const now = deps.clock.now();
-      if (keyState(row, now) !== "active") {
-        throw new AppError("invalid_request", "Only an active key can be rotated.");
-      }
-      const minted = insertKey(deps, {
-        accountId: row.accountId,
-        userId: row.userId,
-        name: row.name,
-        scopes: parseStoredScopes(row.scopes),
-        expiresDays: row.expiresDays,
-      });
-      const graceUntil = now + ROTATION_GRACE_MS;
-      deps.db.update(apiKeys).set({ graceUntil, replacedById: minted.id }).where(eq(apiKeys.id, keyId)).run();
-      return { ...minted, previousKeyGraceUntil: isoAt(graceUntil) };
-    },
-    { behavior: "immediate" },
-  );
+): Promise<MintedKey & { previousKeyGraceUntil: string }> {
+  return deps.store.write(async (tx) => {
+    const row = await loadKey(deps, keyId, accountId);
+    const now = deps.clock.now();
+    if (keyState(row, now) !== "active") {
+      throw new AppError("invalid_request", "Only an active key can be rotated.");
+    }
+    const minted = await insertKey(deps, {
+      accountId: row.accountId,
+      userId: row.userId,
+      name: row.name,
+      scopes: parseStoredScopes(row.scopes),
+      expiresDays: row.expiresDays,
+    });
+    const graceUntil = now + ROTATION_GRACE_MS;
+    // Conditional on the key still being active, so a concurrent rotation that got there first (possible on
+    // PostgreSQL, where writes are not serialised) makes this one fail and roll back its replacement.
+    const retired = await tx
+      .update(apiKeys)
+      .set({ graceUntil, replacedById: minted.id })
+      .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.graceUntil), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id })
+      .all();
+    if (retired.length !== 1) throw new AppError("invalid_request", "Only an active key can be rotated.");
+    return { ...minted, previousKeyGraceUntil: isoAt(graceUntil) };
+  });
 }
 
 /** Revokes a key at once. Revoking a revoked key is a no-op. */
-export function revokeKey(deps: Pick<Deps, "db" | "clock">, keyId: string, accountId?: string): void {
-  const row = loadKey(deps, keyId, accountId);
-  if (row.revokedAt !== null) return;
-  deps.db.update(apiKeys).set({ revokedAt: deps.clock.now() }).where(eq(apiKeys.id, keyId)).run();
+export async function revokeKey(deps: Pick<Deps, "store" | "clock">, keyId: string, accountId?: string): Promise<void> {
+  await deps.store.write(async (tx) => {
+    const row = await loadKey(deps, keyId, accountId);
+    if (row.revokedAt !== null) return;
+    await tx.update(apiKeys).set({ revokedAt: deps.clock.now() }).where(eq(apiKeys.id, keyId)).run();
+  });
 }
 
 /** Every key of the account with its state, newest first. */
-export function listKeys(deps: Pick<Deps, "db" | "clock">, accountId: string): KeyView[] {
+export async function listKeys(deps: Pick<Deps, "store" | "clock">, accountId: string): Promise<KeyView[]> {
   const now = deps.clock.now();
-  return deps.db
+  const rows = await deps.store.db
     .select()
     .from(apiKeys)
     .where(eq(apiKeys.accountId, accountId))
     .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
-    .all()
-    .map((row) => toKeyView(row, now));
+    .all();
+  return rows.map((row) => toKeyView(row, now));
 }
 
 function toKeyView(row: KeyRow, now: number): KeyView {
@@ -189,18 +201,20 @@ function toKeyView(row: KeyRow, now: number): KeyView {
  * Deletes keys that stopped working more than 30 days ago. Housekeeping only: requests check expiry, grace and
  * revocation themselves, so correctness never waits for this job.
  */
-export function tidyKeys(deps: Pick<Deps, "db" | "clock">): number {
+export async function tidyKeys(deps: Pick<Deps, "store" | "clock">): Promise<number> {
   const cutoff = deps.clock.now() - KEY_TIDY_AFTER_MS;
-  const result = deps.db
-    .delete(apiKeys)
-    .where(
-      or(
-        and(isNotNull(apiKeys.revokedAt), lt(apiKeys.revokedAt, cutoff)),
-        and(isNotNull(apiKeys.graceUntil), lt(apiKeys.graceUntil, cutoff)),
-        and(isNotNull(apiKeys.expiresAt), lt(apiKeys.expiresAt, cutoff)),
-      ),
-    )
-    .returning({ id: apiKeys.id })
-    .all();
+  const result = await deps.store.write((tx) =>
+    tx
+      .delete(apiKeys)
+      .where(
+        or(
+          and(isNotNull(apiKeys.revokedAt), lt(apiKeys.revokedAt, cutoff)),
+          and(isNotNull(apiKeys.graceUntil), lt(apiKeys.graceUntil, cutoff)),
+          and(isNotNull(apiKeys.expiresAt), lt(apiKeys.expiresAt, cutoff)),
+        ),
+      )
+      .returning({ id: apiKeys.id })
+      .all(),
+  );
   return result.length;
 }

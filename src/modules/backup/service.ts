@@ -6,10 +6,12 @@
  * keeps it apart from the data on purpose): the manifest says so and holds the secret's fingerprint, and restore
  * needs INSTANCE_SECRET set to the same value (checked against the fingerprint) before it writes anything.
  *
- * Online and consistent: the database is copied with `VACUUM INTO`, a single read transaction, so writers keep going
- * and the copy is one instant. Media files are immutable once written; the ones the snapshot names are hardlinked
- * (copied across devices) into the staging folder. NB: an asset deleted after the snapshot but before its file was
- * staged is dropped from the snapshot too, so an archive never holds a row without its file.
+ * Online and consistent: the database is copied with `VACUUM INTO`, a single read transaction, so the copy is one
+ * instant. It runs on the store's writer connection (the reader is query_only, which refuses it) holding the writer,
+ * so this process's writes wait for the copy; other processes' writers keep going. Media files are immutable once
+ * written; the ones the snapshot names are hardlinked (copied across devices) into the staging folder. NB: an asset
+ * deleted after the snapshot but before its file was staged is dropped from the snapshot too, so an archive never
+ * holds a row without its file.
  */
 import { Database } from "bun:sqlite";
 import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -20,6 +22,7 @@ import * as tar from "tar";
 import { MEDIA_DIR } from "../../bootstrap";
 import { DB_FILE_NAME } from "../../db/client";
 import { knownMigrations } from "../../db/migrate";
+import { isSqliteStore } from "../../db/store";
 import type { Deps } from "../../deps";
 import { INSTANCE_SECRET_FILE, decodeBase64Secret, instanceSecretFingerprint } from "../../lib/instance-secret";
 import { VERSION } from "../../version";
@@ -50,6 +53,13 @@ export class BackupError extends Error {
 }
 
 /**
+ * Archives are an appliance's DATA_DIR: database file, instance secret, media folder. In PostgreSQL mode none of the
+ * three is there, and the engines have their own tools, which this names.
+ */
+export const POSTGRES_BACKUP_REFUSAL =
+  "seedcast backup and restore work on an appliance's DATA_DIR (SQLite and media on disk), and with DATABASE_URL the data lives in PostgreSQL. Back up the database with pg_dump (or your provider's snapshots and point-in-time recovery), turn on bucket versioning (or replication) for the media bucket, and keep INSTANCE_SECRET with them: the API keys and stored credentials in a dump only work under it.";
+
+/**
  * Archives hold DATA_DIR's media folder; with MEDIA_STORE=s3 the media are in the bucket, so neither a backup nor a
  * restore could be whole. The bucket is backed up by the store itself (versioning, replication).
  */
@@ -77,7 +87,9 @@ function tableCounts(db: Database): Record<string, number> {
 }
 
 /** Writes a backup archive of the running instance to `file` (created atomically). Returns its manifest. */
-export async function createBackup(deps: Pick<Deps, "sqlite" | "config" | "clock" | "instanceSecret">, file: string): Promise<BackupManifest> {
+export async function createBackup(deps: Pick<Deps, "store" | "config" | "clock" | "instanceSecret">, file: string): Promise<BackupManifest> {
+  const store = deps.store;
+  if (!isSqliteStore(store)) throw new BackupError(POSTGRES_BACKUP_REFUSAL);
   if (deps.config.media.kind === "s3") throw new BackupError(S3_BACKUP_REFUSAL);
   const target = resolve(file);
   const stage = mkdtempSync(join(tmpdir(), "seedcast-backup-"));
@@ -85,7 +97,7 @@ export async function createBackup(deps: Pick<Deps, "sqlite" | "config" | "clock
   mkdirSync(join(root, MEDIA_DIR), { recursive: true });
   try {
     const dbCopy = join(root, DB_FILE_NAME);
-    deps.sqlite.query("VACUUM INTO ?").run(dbCopy);
+    await store.withWriter((writer) => writer.query("VACUUM INTO ?").run(dbCopy));
     const snapshot = new Database(dbCopy);
     let mediaFiles = 0;
     let counts: Record<string, number>;
@@ -267,7 +279,7 @@ export async function restoreBackup(
 }
 
 /** Writes a timestamped backup into `dir` and keeps only the newest `keep` archives there. */
-export async function rotateBackups(deps: Pick<Deps, "sqlite" | "config" | "clock" | "instanceSecret">, dir: string, keep: number): Promise<string> {
+export async function rotateBackups(deps: Pick<Deps, "store" | "config" | "clock" | "instanceSecret">, dir: string, keep: number): Promise<string> {
   const stamp = new Date(deps.clock.now()).toISOString().replace(/[:.]/g, "-");
   const file = join(dir, `seedcast-${stamp}.tar.gz`);
   await createBackup(deps, file);

@@ -5,9 +5,8 @@
  * connection still had to send (removeConnection).
  */
 import { and, asc, eq, inArray, isNull, lte, or } from "drizzle-orm";
-import { accounts } from "../../db/schema/accounts";
-import { type ConnectionPlatform, CONNECTION_PLATFORMS, connections } from "../../db/schema/connections";
-import { scheduledPostTargets } from "../../db/schema/scheduled-posts";
+import { type ConnectionPlatform, CONNECTION_PLATFORMS } from "../../db/schema/connections";
+import { accounts, connections, scheduledPostTargets } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
@@ -89,26 +88,29 @@ function prepare(deps: Pick<Deps, "config">, input: AddConnectionInput): { endpo
 /** Adds a connection and checks it at once. A refused check still stores it, not ready, with the reason. */
 export async function addConnection(deps: Deps, input: AddConnectionInput): Promise<ConnectionView> {
   if (!isPlatform(input.platform)) throw invalidField("platform", `must be one of ${CONNECTION_PLATFORMS.join(", ")}`);
-  const account = deps.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, input.accountId)).get();
+  const account = await deps.store.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, input.accountId)).get();
   if (!account) throw notFound("account");
   const { endpoint, label, credentials } = prepare(deps, input);
   const id = newId();
   const now = deps.clock.now();
-  deps.db
-    .insert(connections)
-    .values({
-      id,
-      accountId: input.accountId,
-      platform: input.platform,
-      label,
-      endpoint,
-      credentialsSealed: sealJson(deps.instanceSecret, id, credentials),
-      readyToPost: false,
-      blockedReason: "Not checked yet.",
-      createdAt: now,
-      updatedAt: now,
-    })
-    .run();
+  const credentialsSealed = sealJson(deps.instanceSecret, id, credentials);
+  await deps.store.write((tx) =>
+    tx
+      .insert(connections)
+      .values({
+        id,
+        accountId: input.accountId,
+        platform: input.platform,
+        label,
+        endpoint,
+        credentialsSealed,
+        readyToPost: false,
+        blockedReason: "Not checked yet.",
+        createdAt: now,
+        updatedAt: now,
+      })
+      .run(),
+  );
   return checkConnection(deps, id);
 }
 
@@ -117,28 +119,31 @@ export async function addConnection(deps: Deps, input: AddConnectionInput): Prom
  * id, so posts already scheduled to it go out with the new credentials. The platform cannot change.
  */
 export async function replaceConnectionCredentials(deps: Deps, accountId: string, connectionId: string, input: AddConnectionInput): Promise<ConnectionView> {
-  const row = getConnection(deps, accountId, connectionId);
+  const row = await getConnection(deps, accountId, connectionId);
   if (!row) throw notFound("connection");
   if (input.platform !== row.platform) throw invalidField("platform", `must stay ${row.platform}; add a new connection for another platform`);
   const { endpoint, label, credentials } = prepare(deps, input);
-  deps.db
-    .update(connections)
-    .set({
-      endpoint,
-      label,
-      credentialsSealed: sealJson(deps.instanceSecret, row.id, credentials),
-      sessionSealed: null,
-      readyToPost: false,
-      blockedReason: "Not checked yet.",
-      updatedAt: deps.clock.now(),
-    })
-    .where(eq(connections.id, row.id))
-    .run();
+  const credentialsSealed = sealJson(deps.instanceSecret, row.id, credentials);
+  await deps.store.write((tx) =>
+    tx
+      .update(connections)
+      .set({
+        endpoint,
+        label,
+        credentialsSealed,
+        sessionSealed: null,
+        readyToPost: false,
+        blockedReason: "Not checked yet.",
+        updatedAt: deps.clock.now(),
+      })
+      .where(eq(connections.id, row.id))
+      .run(),
+  );
   return checkConnection(deps, row.id);
 }
 
 /** Stores the outcome of a check. */
-export function recordCheck(deps: Pick<Deps, "db" | "clock" | "instanceSecret">, row: ConnectionRow, result: CheckResult): ConnectionRow {
+export async function recordCheck(deps: Pick<Deps, "store" | "clock" | "instanceSecret">, row: ConnectionRow, result: CheckResult): Promise<ConnectionRow> {
   const now = deps.clock.now();
   const values: Partial<typeof connections.$inferInsert> = {
     readyToPost: result.ready,
@@ -149,28 +154,28 @@ export function recordCheck(deps: Pick<Deps, "db" | "clock" | "instanceSecret">,
   if (result.label) values.label = result.label;
   if (result.meta) values.meta = JSON.stringify(result.meta);
   if (result.session !== undefined) values.sessionSealed = result.session === null ? null : sealJson(deps.instanceSecret, row.id, result.session);
-  return deps.db.update(connections).set(values).where(eq(connections.id, row.id)).returning().get() ?? row;
+  return (await deps.store.write((tx) => tx.update(connections).set(values).where(eq(connections.id, row.id)).returning().get())) ?? row;
 }
 
 /** Checks a connection's credentials against its provider now and stores readyToPost/blockedReason. */
 export async function checkConnection(deps: Deps, connectionId: string): Promise<ConnectionView> {
-  const row = deps.db.select().from(connections).where(eq(connections.id, connectionId)).get();
+  const row = await deps.store.db.select().from(connections).where(eq(connections.id, connectionId)).get();
   if (!row) throw notFound("connection");
   const open = openConnection(deps, row);
   const result = await connectorFor(row.platform).check(deps, open);
-  return connectionView(recordCheck(deps, row, result));
+  return connectionView(await recordCheck(deps, row, result));
 }
 
 
 
 /** Every connection of an account, oldest first (the order people added them). */
-export function listConnections(deps: Pick<Deps, "db">, accountId: string): ConnectionRow[] {
-  return deps.db.select().from(connections).where(eq(connections.accountId, accountId)).orderBy(asc(connections.createdAt), asc(connections.id)).all();
+export function listConnections(deps: Pick<Deps, "store">, accountId: string): Promise<ConnectionRow[]> {
+  return deps.store.db.select().from(connections).where(eq(connections.accountId, accountId)).orderBy(asc(connections.createdAt), asc(connections.id)).all();
 }
 
 /** One connection of an account, or null. */
-export function getConnection(deps: Pick<Deps, "db">, accountId: string, connectionId: string): ConnectionRow | null {
-  return deps.db.select().from(connections).where(and(eq(connections.id, connectionId), eq(connections.accountId, accountId))).get() ?? null;
+export async function getConnection(deps: Pick<Deps, "store">, accountId: string, connectionId: string): Promise<ConnectionRow | null> {
+  return (await deps.store.db.select().from(connections).where(and(eq(connections.id, connectionId), eq(connections.accountId, accountId))).get()) ?? null;
 }
 
 /** What a removed connection's pending targets say (they will never be sent). */
@@ -186,14 +191,14 @@ function removalRefused(message: string): AppError {
  * dispatcher keeps off it); provider-held ones (Mastodon scheduled statuses) are withdrawn at the provider, each
  * remembered as `withdrawn` the moment it is, so a retry never asks twice; a target whose last attempt has an
  * unknown outcome is reconciled with its provider first. Provider unreachable (or a delivery in
- * flight right now): 502 distribution_failed, retryable, and nothing is removed. Then one immediate transaction
+ * flight right now): 502 distribution_failed, retryable, and nothing is removed. Then one write transaction
  * fails every remaining pending or withdrawn target of the connection with REMOVED_CONNECTION_MESSAGE, recomputes
  * their posts' status and deletes the connection. A provider-held post found already published stays published.
  */
 export async function removeConnection(deps: Deps, accountId: string, connectionId: string): Promise<void> {
-  const row = getConnection(deps, accountId, connectionId);
+  const row = await getConnection(deps, accountId, connectionId);
   if (!row) throw notFound("connection");
-  const pending = deps.db
+  const pending = await deps.store.db
     .select()
     .from(scheduledPostTargets)
     .where(and(eq(scheduledPostTargets.connectionId, row.id), inArray(scheduledPostTargets.status, PENDING_TARGET)))
@@ -205,50 +210,47 @@ export async function removeConnection(deps: Deps, accountId: string, connection
     // A post that is out already stays published; removal goes on with the rest.
     onPublished: () => {},
   });
-  deps.db.transaction(
-    (tx) => {
-      const now = deps.clock.now();
-      const failed = tx
-        .update(scheduledPostTargets)
-        .set({
-          status: "failed",
-          errorMessage: REMOVED_CONNECTION_MESSAGE,
-          nextAttemptAt: null,
-          leaseToken: null,
-          leaseExpiresAt: null,
-          sendStartedAt: null,
-          updatedAt: now,
-        })
-        .where(
-          and(
-            eq(scheduledPostTargets.connectionId, row.id),
-            or(
-              eq(scheduledPostTargets.status, "withdrawn"),
-              and(inArray(scheduledPostTargets.status, PENDING_TARGET), or(isNull(scheduledPostTargets.leaseExpiresAt), lte(scheduledPostTargets.leaseExpiresAt, now))),
-            ),
+  await deps.store.write(async (tx) => {
+    const now = deps.clock.now();
+    const failed = await tx
+      .update(scheduledPostTargets)
+      .set({
+        status: "failed",
+        errorMessage: REMOVED_CONNECTION_MESSAGE,
+        nextAttemptAt: null,
+        leaseToken: null,
+        leaseExpiresAt: null,
+        sendStartedAt: null,
+        updatedAt: now,
+      })
+      .where(
+        and(
+          eq(scheduledPostTargets.connectionId, row.id),
+          or(
+            eq(scheduledPostTargets.status, "withdrawn"),
+            and(inArray(scheduledPostTargets.status, PENDING_TARGET), or(isNull(scheduledPostTargets.leaseExpiresAt), lte(scheduledPostTargets.leaseExpiresAt, now))),
           ),
-        )
-        .returning({ postId: scheduledPostTargets.postId })
-        .all();
-      const claimedSince = tx
-        .select({ id: scheduledPostTargets.id })
-        .from(scheduledPostTargets)
-        .where(and(eq(scheduledPostTargets.connectionId, row.id), inArray(scheduledPostTargets.status, PENDING_TARGET)))
-        .limit(1)
-        .all();
-      // A target claimed by a delivery after our claim pass: give up as a whole (the transaction rolls back).
-      if (claimedSince.length > 0) throw busy();
-      for (const postId of new Set(failed.map((f) => f.postId))) refreshPostStatus(tx, postId, now);
-      const removed = tx.delete(connections).where(and(eq(connections.id, row.id), eq(connections.accountId, accountId))).returning().all();
-      if (removed.length === 0) throw notFound("connection");
-    },
-    { behavior: "immediate" },
-  );
+        ),
+      )
+      .returning({ postId: scheduledPostTargets.postId })
+      .all();
+    const claimedSince = await tx
+      .select({ id: scheduledPostTargets.id })
+      .from(scheduledPostTargets)
+      .where(and(eq(scheduledPostTargets.connectionId, row.id), inArray(scheduledPostTargets.status, PENDING_TARGET)))
+      .limit(1)
+      .all();
+    // A target claimed by a delivery after our claim pass: give up as a whole (the transaction rolls back).
+    if (claimedSince.length > 0) throw busy();
+    for (const postId of new Set(failed.map((f) => f.postId))) await refreshPostStatus(tx, postId, now);
+    const removed = await tx.delete(connections).where(and(eq(connections.id, row.id), eq(connections.accountId, accountId))).returning().all();
+    if (removed.length === 0) throw notFound("connection");
+  });
 }
 
 /** Re-checks every connection (the 30-minute job). Failures are recorded per connection, never thrown. */
 export async function checkAllConnections(deps: Deps): Promise<{ checked: number; ready: number }> {
-  const rows = deps.db.select({ id: connections.id }).from(connections).all();
+  const rows = await deps.store.db.select({ id: connections.id }).from(connections).all();
   let ready = 0;
   for (const { id } of rows) {
     try {

@@ -5,11 +5,11 @@
  *
  * API for other modules and the dashboard:
  *  - `editCreation(deps, accountId, id, input: {caption?, altText?})` → Promise<Creation>
- *  - `deleteCreation(deps, accountId, id)` → {id, deleted: true}
+ *  - `deleteCreation(deps, accountId, id)` → Promise<{id, deleted: true}>
  */
 import { and, eq, inArray } from "drizzle-orm";
-import { creations } from "../../db/schema/creations";
-import { scheduledPosts, scheduledPostTargets } from "../../db/schema/scheduled-posts";
+import { creations, scheduledPosts, scheduledPostTargets } from "../../db/tables";
+import type { StoreDb } from "../../db/store";
 import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { isUuid } from "../../lib/ids";
@@ -54,31 +54,33 @@ export async function editCreation(deps: Deps, accountId: string, id: string, in
   }
   const caption = input.caption === undefined ? undefined : cleanCaption(deps, input.caption);
   const altText = input.altText === undefined ? undefined : cleanAltText(input.altText);
-  if (!findCreationRow(deps, accountId, id)) throw notFound("creation");
+  if (!(await findCreationRow(deps, accountId, id))) throw notFound("creation");
   return serialized(id, async () => {
-    const current = findCreationRow(deps, accountId, id);
+    const current = await findCreationRow(deps, accountId, id);
     if (!current) throw notFound("creation");
-    const asset = current.imageAssetId ? findAsset(deps, accountId, current.imageAssetId) : null;
+    const asset = current.imageAssetId ? await findAsset(deps, accountId, current.imageAssetId) : null;
     if (altText !== undefined && !asset) throw invalidField("altText", "cannot be set: the creation has no image");
     const changes = {
       ...(caption !== undefined ? { caption } : {}),
       ...(altText !== undefined ? { altText } : {}),
       updatedAt: deps.clock.now(),
     };
-    const row = deps.db
-      .update(creations)
-      .set(changes)
-      .where(and(eq(creations.id, id), eq(creations.accountId, accountId)))
-      .returning()
-      .get();
+    const row = await deps.store.write((tx) =>
+      tx
+        .update(creations)
+        .set(changes)
+        .where(and(eq(creations.id, id), eq(creations.accountId, accountId)))
+        .returning()
+        .get(),
+    );
     if (!row) throw notFound("creation"); // deleted meanwhile
     return creationToApi(deps, { row, asset });
   });
 }
 
 /** True while a post with a pending (scheduled or publishing) target was scheduled from `creationId`. */
-function usedByPendingPost(deps: { db: Pick<Deps["db"], "select"> }, creationId: string): boolean {
-  const row = deps.db
+async function usedByPendingPost(tx: StoreDb, creationId: string): Promise<boolean> {
+  const row = await tx
     .select({ id: scheduledPosts.id })
     .from(scheduledPosts)
     .innerJoin(scheduledPostTargets, eq(scheduledPostTargets.postId, scheduledPosts.id))
@@ -90,24 +92,25 @@ function usedByPendingPost(deps: { db: Pick<Deps["db"], "select"> }, creationId:
 
 /**
  * DELETE /creations/{id}: removes the creation (its image stays in the library). 404 for a missing or another
- * account's id; 409 creation_in_use while a pending post was scheduled from it. Checked and deleted in one immediate
+ * account's id; 409 creation_in_use while a pending post was scheduled from it. Checked and deleted in one write
  * transaction, so a post scheduled at the same moment either sees the creation or the 404.
  */
-export function deleteCreation(deps: Deps, accountId: string, id: string): { id: string; deleted: true } {
+export async function deleteCreation(deps: Deps, accountId: string, id: string): Promise<{ id: string; deleted: true }> {
   if (!isUuid(id)) throw notFound("creation");
-  deps.db.transaction(
-    (tx) => {
-      const exists = tx.select({ id: creations.id }).from(creations).where(and(eq(creations.id, id), eq(creations.accountId, accountId))).get();
-      if (!exists) throw notFound("creation");
-      if (usedByPendingPost({ db: tx }, id)) {
-        throw new AppError(
-          "creation_in_use",
-          "A scheduled post that has not gone out yet was made from this creation; cancel it (DELETE /api/v1/schedule/{id}) or wait until it is published.",
-        );
-      }
-      tx.delete(creations).where(and(eq(creations.id, id), eq(creations.accountId, accountId))).run();
-    },
-    { behavior: "immediate" },
-  );
+  await deps.store.write(async (tx) => {
+    const exists = await tx
+      .select({ id: creations.id })
+      .from(creations)
+      .where(and(eq(creations.id, id), eq(creations.accountId, accountId)))
+      .get();
+    if (!exists) throw notFound("creation");
+    if (await usedByPendingPost(tx, id)) {
+      throw new AppError(
+        "creation_in_use",
+        "A scheduled post that has not gone out yet was made from this creation; cancel it (DELETE /api/v1/schedule/{id}) or wait until it is published.",
+      );
+    }
+    await tx.delete(creations).where(and(eq(creations.id, id), eq(creations.accountId, accountId))).run();
+  });
   return { id, deleted: true };
 }

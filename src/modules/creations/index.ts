@@ -86,7 +86,7 @@ export function creationsModule(deps: Deps) {
     )
     .get(
       "/api/v1/creations/:id",
-      ({ request, params }) => ({ creation: getCreation(deps, authOf(request).accountId, params.id) }),
+      async ({ request, params }) => ({ creation: await getCreation(deps, authOf(request).accountId, params.id) }),
       {
         scope: "read",
         errors: ["not_found"],

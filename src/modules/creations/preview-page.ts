@@ -56,8 +56,8 @@ function notFoundPage(deps: Pick<Deps, "config">): Response {
 }
 
 /** Renders the preview page of creation `id` (404 page when unknown). */
-export function previewPage(deps: Deps, id: string): Response {
-  const found = findCreationForPreview(deps, id);
+export async function previewPage(deps: Deps, id: string): Promise<Response> {
+  const found = await findCreationForPreview(deps, id);
   if (!found) return notFoundPage(deps);
   const { row, asset, seedTitle } = found;
   const url = creationUrl(deps, row.id);

@@ -2,7 +2,7 @@
  * Creations: generate a social post from a seed, regenerate it in place, read it back.
  *
  * The money-like flow of both writes (decisions.md §3): validate → ownership (404) → reserve (402) → model work →
- * write any new image file → ONE synchronous immediate transaction that inserts the new asset row, saves the creation
+ * write any new image file → ONE write transaction that inserts the new asset row, saves the creation
  * and captures the hold → on any failure, release the hold and delete what this request stored, so a failed call
  * leaves the creation, the library and the balance exactly as they were.
  *
@@ -11,7 +11,8 @@
  *  - `findCreationRow(deps, accountId, id)` → the stored row or null (scheduling reads caption/alt/asset from it)
  */
 import { and, desc, eq, lt } from "drizzle-orm";
-import { assets, creations, type CreationRow } from "../../db/schema";
+import type { CreationRow } from "../../db/schema";
+import { assets, creations } from "../../db/tables";
 import type { Deps } from "../../deps";
 import {
   type AspectRatio,
@@ -106,8 +107,8 @@ export function creationToApi(deps: Pick<Deps, "config">, view: CreationView): C
   };
 }
 
-function viewOf(deps: Deps, row: CreationRow): CreationView {
-  const asset = row.imageAssetId ? findAsset(deps, row.accountId, row.imageAssetId) : null;
+async function viewOf(deps: Deps, row: CreationRow): Promise<CreationView> {
+  const asset = row.imageAssetId ? await findAsset(deps, row.accountId, row.imageAssetId) : null;
   return { row, asset };
 }
 
@@ -115,24 +116,24 @@ function viewOf(deps: Deps, row: CreationRow): CreationView {
 // Reads
 
 /** The account's creation row, or null (also for ids that are not UUIDs). */
-export function findCreationRow(deps: Pick<Deps, "db">, accountId: string, id: string): CreationRow | null {
+export async function findCreationRow(deps: Pick<Deps, "store">, accountId: string, id: string): Promise<CreationRow | null> {
   if (!isUuid(id)) return null;
-  return deps.db.select().from(creations).where(and(eq(creations.id, id), eq(creations.accountId, accountId))).get() ?? null;
+  return (await deps.store.db.select().from(creations).where(and(eq(creations.id, id), eq(creations.accountId, accountId))).get()) ?? null;
 }
 
 /** The account's creation; 404 not_found for a missing id or another account's (identical answers). */
-export function getCreation(deps: Deps, accountId: string, id: string): Creation {
-  const row = findCreationRow(deps, accountId, id);
+export async function getCreation(deps: Deps, accountId: string, id: string): Promise<Creation> {
+  const row = await findCreationRow(deps, accountId, id);
   if (!row) throw notFound("creation");
-  return creationToApi(deps, viewOf(deps, row));
+  return creationToApi(deps, await viewOf(deps, row));
 }
 
 /** Any account's creation by id, for the public preview page (addressed by its unguessable id). */
-export function findCreationForPreview(deps: Deps, id: string): (CreationView & { seedTitle: string | null }) | null {
+export async function findCreationForPreview(deps: Deps, id: string): Promise<(CreationView & { seedTitle: string | null }) | null> {
   if (!isUuid(id)) return null;
-  const row = deps.db.select().from(creations).where(eq(creations.id, id)).get();
+  const row = await deps.store.db.select().from(creations).where(eq(creations.id, id)).get();
   if (!row) return null;
-  return { ...viewOf(deps, row), seedTitle: seedTextOrNull(deps, row.accountId, row.seedId)?.title ?? null };
+  return { ...(await viewOf(deps, row)), seedTitle: (await seedTextOrNull(deps, row.accountId, row.seedId))?.title ?? null };
 }
 
 function encodeCursor(id: string): string {
@@ -149,16 +150,16 @@ function decodeCursor(cursor: string): string {
  * One page of the account's creations, newest first (UUIDv7 ids sort by creation time, even under a frozen clock),
  * optionally only those of one seed.
  */
-export function listCreations(
+export async function listCreations(
   deps: Deps,
   accountId: string,
   opts: { seedId?: string; limit?: number; cursor?: string },
-): { creations: Creation[]; nextCursor: string | null } {
+): Promise<{ creations: Creation[]; nextCursor: string | null }> {
   const limit = opts.limit ?? LIST_LIMIT_DEFAULT;
   const conditions = [eq(creations.accountId, accountId)];
   if (opts.seedId !== undefined) conditions.push(eq(creations.seedId, opts.seedId));
   if (opts.cursor) conditions.push(lt(creations.id, decodeCursor(opts.cursor)));
-  const rows = deps.db
+  const rows = await deps.store.db
     .select()
     .from(creations)
     .where(and(...conditions))
@@ -167,8 +168,10 @@ export function listCreations(
     .all();
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
+  const views: Creation[] = [];
+  for (const row of page) views.push(creationToApi(deps, await viewOf(deps, row)));
   return {
-    creations: page.map((row) => creationToApi(deps, viewOf(deps, row))),
+    creations: views,
     nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null,
   };
 }
@@ -205,9 +208,9 @@ function seedTextOf(seed: { title: string; content: string; category: string | n
 }
 
 /** The seed's text, or null when the seed is gone (a creation outlives its seed). */
-function seedTextOrNull(deps: Deps, accountId: string, seedId: string): SeedText | null {
+async function seedTextOrNull(deps: Deps, accountId: string, seedId: string): Promise<SeedText | null> {
   try {
-    return seedTextOf(getOwnedSeed(deps, accountId, seedId));
+    return seedTextOf(await getOwnedSeed(deps, accountId, seedId));
   } catch (error) {
     if (error instanceof AppError && error.code === "not_found") return null;
     throw error;
@@ -336,7 +339,7 @@ function generatedFileName(seed: SeedText): string {
  * again, interface.md), else a fresh ingest under every ingest check (a refusal throws its 400 reason).
  */
 async function assetForSeedUrl(deps: Deps, accountId: string, url: string): Promise<LibraryImage> {
-  const existing = deps.db
+  const existing = await deps.store.db
     .select()
     .from(assets)
     .where(and(eq(assets.accountId, accountId), eq(assets.source, "url"), eq(assets.sourceUrl, url)))
@@ -356,14 +359,11 @@ async function discard(deps: Deps, image: ChosenImage | null): Promise<void> {
   if (image?.kind !== "library" || !image.ingestedNow) return;
   const { id, accountId, storageKey } = image.asset;
   try {
-    const removed = deps.db.transaction(
-      (tx) => {
-        if (assetReferenceCount(deps, id) > 0) return false;
-        tx.delete(assets).where(and(eq(assets.id, id), eq(assets.accountId, accountId))).run();
-        return true;
-      },
-      { behavior: "immediate" },
-    );
+    const removed = await deps.store.write(async (tx) => {
+      if ((await assetReferenceCount(deps, id)) > 0) return false;
+      await tx.delete(assets).where(and(eq(assets.id, id), eq(assets.accountId, accountId))).run();
+      return true;
+    });
     if (removed) await deps.storage.delete(storageKey);
   } catch (error) {
     deps.log.error("could not discard an asset of a failed creation save", { assetId: id, error: String(error) });
@@ -371,23 +371,24 @@ async function discard(deps: Deps, image: ChosenImage | null): Promise<void> {
 }
 
 /**
- * Saves in one immediate transaction: `write` (creation insert/update + capture) runs with the attached asset. A new
+ * Saves in one write transaction: `write` (creation insert/update + capture) runs with the attached asset. A new
  * image goes through the library's own door: its file is written first, then `write` and its row share the
- * transaction; if anything throws, the row is not written and the file is deleted again (no orphan).
+ * transaction; if anything throws, the row is not written and the file is deleted again (no orphan). `write` runs
+ * inside the store's write (its queries through `deps.store.db` join it) and awaits only the database.
  */
 async function save<T>(
   deps: Deps,
   accountId: string,
   image: ChosenImage | null,
-  write: (asset: AssetRecord | null) => T,
+  write: (asset: AssetRecord | null) => Promise<T>,
 ): Promise<{ result: T; asset: AssetRecord | null }> {
   if (image?.kind !== "new") {
     const asset = image?.asset ?? null;
-    return { result: deps.db.transaction(() => write(asset), { behavior: "immediate" }), asset };
+    return { result: await deps.store.write(() => write(asset)), asset };
   }
   let result: { value: T } | null = null;
-  const asset = await storeImage(deps, accountId, image.checked, { fileName: image.fileName, source: "generated" }, (record) => {
-    result = { value: write(record) };
+  const asset = await storeImage(deps, accountId, image.checked, { fileName: image.fileName, source: "generated" }, async (record) => {
+    result = { value: await write(record) };
   });
   if (!result) throw new Error("storeImage returned without running the save");
   return { result: (result as { value: T }).value, asset };
@@ -397,8 +398,14 @@ async function save<T>(
  * Records `creation.generated` for event webhooks inside the save's transaction (generate and regenerate alike:
  * `operation` tells them apart), with the creation as GET /creations/{id} shows it.
  */
-function recordCreationEvent(deps: Deps, row: CreationRow, asset: AssetRecord | null, creditsCharged: number, operation: "generate" | "regenerate"): void {
-  recordEvent(deps.db, deps.clock.now(), row.accountId, "creation.generated", () => ({
+async function recordCreationEvent(
+  deps: Deps,
+  row: CreationRow,
+  asset: AssetRecord | null,
+  creditsCharged: number,
+  operation: "generate" | "regenerate",
+): Promise<void> {
+  await recordEvent(deps.store.db, deps.clock.now(), row.accountId, "creation.generated", () => ({
     creation: creationToApi(deps, { row, asset }),
     creditsCharged,
     operation,
@@ -425,16 +432,16 @@ export async function generateCreation(
   const aspectRatio = (body.aspect_ratio ?? DEFAULT_ASPECT_RATIO) as AspectRatio;
   const mediaStyle = (body.media_style ?? DEFAULT_MEDIA_STYLE) as MediaStyle;
 
-  const seedRow = getOwnedSeed(deps, accountId, body.seed_id);
-  const requestedAsset = body.image_asset_id !== undefined ? findAsset(deps, accountId, body.image_asset_id) : null;
+  const seedRow = await getOwnedSeed(deps, accountId, body.seed_id);
+  const requestedAsset = body.image_asset_id !== undefined ? await findAsset(deps, accountId, body.image_asset_id) : null;
   if (body.image_asset_id !== undefined && !requestedAsset) throw notFound("asset");
 
   const price = deps.config.prices.generateSocialPost;
-  const holdId = reserveCredits(deps, accountId, price, PURPOSE_GENERATE);
+  const holdId = await reserveCredits(deps, accountId, price, PURPOSE_GENERATE);
   let image: ChosenImage | null = null;
   try {
     const seed = seedTextOf(seedRow);
-    const voice = getVoice(deps, accountId);
+    const voice = await getVoice(deps, accountId);
     const caption = await writeCaption(deps, { seed, voice, variant: 0 });
 
     if (requestedAsset) {
@@ -442,7 +449,7 @@ export async function generateCreation(
     } else if (body.include_visual === true) {
       image = await renderImage(deps, { seed, voice, aspectRatio, mediaStyle, caption, variant: 0 });
     } else if (seedRow.imageAssetId) {
-      const seedAsset = findAsset(deps, accountId, seedRow.imageAssetId);
+      const seedAsset = await findAsset(deps, accountId, seedRow.imageAssetId);
       if (seedAsset) image = { kind: "library", asset: seedAsset, altText: "", ingestedNow: false };
     }
     if (!image && seedRow.imageUrl) image = await assetForSeedUrl(deps, accountId, seedRow.imageUrl);
@@ -462,16 +469,16 @@ export async function generateCreation(
       createdAt: now,
       updatedAt: now,
     };
-    const saved = await save(deps, accountId, image, (asset) => {
+    const saved = await save(deps, accountId, image, async (asset) => {
       const row: CreationRow = { ...base, imageAssetId: asset?.id ?? null };
-      deps.db.insert(creations).values(row).run();
-      const charged = captureHold(deps, holdId, `creation:${row.id}`);
-      recordCreationEvent(deps, row, asset, charged, "generate");
+      await deps.store.db.insert(creations).values(row).run();
+      const charged = await captureHold(deps, holdId, `creation:${row.id}`);
+      await recordCreationEvent(deps, row, asset, charged, "generate");
       return { row, charged };
     });
     return { creation: creationToApi(deps, { row: saved.result.row, asset: saved.asset }), creditsCharged: saved.result.charged };
   } catch (error) {
-    releaseHold(deps, holdId);
+    await releaseHold(deps, holdId);
     await discard(deps, image);
     throw error;
   }
@@ -516,19 +523,19 @@ export async function regenerateCreation(
   body: RegenerateBody,
 ): Promise<{ creation: Creation; creditsCharged: number }> {
   const part = body.parts ?? DEFAULT_REGENERATE_PART;
-  if (!findCreationRow(deps, accountId, body.creation_id)) throw notFound("creation");
+  if (!(await findCreationRow(deps, accountId, body.creation_id))) throw notFound("creation");
   return serialized(body.creation_id, async () => {
-    const current = findCreationRow(deps, accountId, body.creation_id);
+    const current = await findCreationRow(deps, accountId, body.creation_id);
     if (!current) throw notFound("creation");
     const price = regeneratePrice(deps, part);
-    const holdId = reserveCredits(deps, accountId, price, PURPOSE_REGENERATE(part));
+    const holdId = await reserveCredits(deps, accountId, price, PURPOSE_REGENERATE(part));
     let image: ChosenImage | null = null;
     try {
-      const seed = seedTextOrNull(deps, accountId, current.seedId) ?? seedTextFromCaption(current.caption);
-      const voice = getVoice(deps, accountId);
+      const seed = (await seedTextOrNull(deps, accountId, current.seedId)) ?? seedTextFromCaption(current.caption);
+      const voice = await getVoice(deps, accountId);
       const variant = current.variant + 1;
       const changeInstructions = body.change_instructions?.trim() || undefined;
-      const currentAsset = current.imageAssetId ? findAsset(deps, accountId, current.imageAssetId) : null;
+      const currentAsset = current.imageAssetId ? await findAsset(deps, accountId, current.imageAssetId) : null;
 
       let caption = current.caption;
       if (part !== "image") {
@@ -548,9 +555,9 @@ export async function regenerateCreation(
       }
 
       const updatedAt = deps.clock.now();
-      const saved = await save(deps, accountId, image, (asset) => {
+      const saved = await save(deps, accountId, image, async (asset) => {
         const changes = { caption, variant, updatedAt, ...(image && asset ? { imageAssetId: asset.id, altText: image.altText } : {}) };
-        const updated = deps.db
+        const updated = await deps.store.db
           .update(creations)
           .set(changes)
           .where(and(eq(creations.id, current.id), eq(creations.accountId, accountId), eq(creations.variant, current.variant)))
@@ -563,8 +570,8 @@ export async function regenerateCreation(
             retryable: true,
           });
         }
-        const charged = captureHold(deps, holdId, `creation:${row.id}`);
-        recordCreationEvent(deps, row, (image && asset) || currentAsset, charged, "regenerate");
+        const charged = await captureHold(deps, holdId, `creation:${row.id}`);
+        await recordCreationEvent(deps, row, (image && asset) || currentAsset, charged, "regenerate");
         return { row, charged };
       });
       return {
@@ -572,7 +579,7 @@ export async function regenerateCreation(
         creditsCharged: saved.result.charged,
       };
     } catch (error) {
-      releaseHold(deps, holdId);
+      await releaseHold(deps, holdId);
       await discard(deps, image);
       throw error;
     }

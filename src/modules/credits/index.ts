@@ -18,8 +18,8 @@ export function creditsModule(deps: Deps) {
     })
     .get(
       "/api/v1/credits/ledger",
-      ({ request, query }) => {
-        const page = listLedger(deps, authOf(request).accountId, {
+      async ({ request, query }) => {
+        const page = await listLedger(deps, authOf(request).accountId, {
           limit: query.limit ?? DEFAULT_LIMIT,
           cursor: query.cursor ?? null,
         });

@@ -11,17 +11,15 @@
  *   release → reserved -= amount, balance += amount
  */
 import { and, desc, eq, lt, sql } from "drizzle-orm";
-import { accounts, creditHolds, creditLedger } from "../../db/schema";
+import type { StoreDb } from "../../db/store";
+import { accounts, creditHolds, creditLedger } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { LOW_CREDITS_THRESHOLD, recordEvent } from "../../store/events";
 import { decodeCursor, encodeCursor } from "./cursor";
 
-export type CreditDeps = Pick<Deps, "db" | "sqlite" | "clock">;
-type Tx = Parameters<Parameters<Deps["db"]["transaction"]>[0]>[0];
-/** The root client or a transaction: both have the same query builder. */
-type Runner = Deps["db"] | Tx;
+export type CreditDeps = Pick<Deps, "store" | "clock">;
 
 export const LEDGER_KINDS = ["grant", "reserve", "capture", "release"] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
@@ -48,22 +46,13 @@ export interface LedgerPage {
   nextCursor: string | null;
 }
 
-/**
- * Runs `body` in an immediate transaction, or directly when the connection is already inside one (the caller's
- * transaction then covers it: that is how a creation save and its capture commit or roll back together).
- * NB: SQLite cannot nest BEGIN; drizzle's nested `tx.transaction` would need the tx object, which our API does not take.
- */
-function inImmediateTransaction<T>(deps: CreditDeps, body: (tx: Runner) => T): T {
-  if (deps.sqlite.inTransaction) return body(deps.db);
-  return deps.db.transaction((tx) => body(tx), { behavior: "immediate" });
-}
-
-function writeLedger(
-  tx: Runner,
+async function writeLedger(
+  tx: StoreDb,
   deps: CreditDeps,
   row: { accountId: string; kind: LedgerKind; amount: number; holdId: string | null; note: string; balanceAfter: number },
-): void {
-  tx.insert(creditLedger)
+): Promise<void> {
+  await tx
+    .insert(creditLedger)
     .values({ id: newId(), createdAt: deps.clock.now(), ...row })
     .run();
 }
@@ -73,10 +62,10 @@ function writeLedger(
  * Throws 402 insufficient_credits `{required, available}` when the spendable balance is short; nothing is written then.
  * A hold of 0 is allowed (free operations can follow the same reserve → capture path).
  */
-export function reserveCredits(deps: CreditDeps, accountId: string, amount: number, purpose: string): string {
+export async function reserveCredits(deps: CreditDeps, accountId: string, amount: number, purpose: string): Promise<string> {
   if (!Number.isSafeInteger(amount) || amount < 0) throw invalidField("amount", "must be a whole number ≥ 0");
-  return inImmediateTransaction(deps, (tx) => {
-    const updated = tx
+  return deps.store.write(async (tx) => {
+    const updated = await tx
       .update(accounts)
       .set({
         creditsBalance: sql`${accounts.creditsBalance} - ${amount}`,
@@ -87,7 +76,7 @@ export function reserveCredits(deps: CreditDeps, accountId: string, amount: numb
       .all();
     const row = updated[0];
     if (!row) {
-      const account = tx
+      const account = await tx
         .select({ balance: accounts.creditsBalance })
         .from(accounts)
         .where(eq(accounts.id, accountId))
@@ -100,17 +89,18 @@ export function reserveCredits(deps: CreditDeps, accountId: string, amount: numb
       );
     }
     const holdId = newId();
-    tx.insert(creditHolds)
+    await tx
+      .insert(creditHolds)
       .values({ id: holdId, accountId, amount, state: "open", purpose, createdAt: deps.clock.now() })
       .run();
-    writeLedger(tx, deps, { accountId, kind: "reserve", amount, holdId, note: purpose, balanceAfter: row.balance });
+    await writeLedger(tx, deps, { accountId, kind: "reserve", amount, holdId, note: purpose, balanceAfter: row.balance });
     return holdId;
   });
 }
 
 /** Moves an open hold to `to`; returns the hold, or null when it is unknown or already resolved. */
-function resolveHold(tx: Runner, deps: CreditDeps, holdId: string, to: "captured" | "released") {
-  const resolved = tx
+async function resolveHold(tx: StoreDb, deps: CreditDeps, holdId: string, to: "captured" | "released") {
+  const resolved = await tx
     .update(creditHolds)
     .set({ state: to, resolvedAt: deps.clock.now() })
     .where(and(eq(creditHolds.id, holdId), eq(creditHolds.state, "open")))
@@ -121,15 +111,15 @@ function resolveHold(tx: Runner, deps: CreditDeps, holdId: string, to: "captured
 
 /**
  * Captures an open hold (the credits are spent) and returns the amount captured. Works inside the caller's own
- * `deps.db.transaction(...)` so the saved result and the capture commit together. Throws if the hold is not open
+ * `deps.store.write(...)` (joined through the store) so the saved result and the capture commit together. Throws if the hold is not open
  * (already captured or released, or unknown): a capture must never silently succeed twice. `subject` (optional)
  * names what was paid for, e.g. `creation:<id>`, and is appended to the ledger note.
  */
-export function captureHold(deps: CreditDeps, holdId: string, subject?: string): number {
-  return inImmediateTransaction(deps, (tx) => {
-    const hold = resolveHold(tx, deps, holdId, "captured");
+export async function captureHold(deps: CreditDeps, holdId: string, subject?: string): Promise<number> {
+  return deps.store.write(async (tx) => {
+    const hold = await resolveHold(tx, deps, holdId, "captured");
     if (!hold) throw new Error(`captureHold: hold ${holdId} is not open`);
-    const updated = tx
+    const updated = await tx
       .update(accounts)
       .set({ creditsReserved: sql`${accounts.creditsReserved} - ${hold.amount}` })
       .where(and(eq(accounts.id, hold.accountId), sql`${accounts.creditsReserved} >= ${hold.amount}`))
@@ -140,13 +130,13 @@ export function captureHold(deps: CreditDeps, holdId: string, subject?: string):
     if (!row) throw new Error(`captureHold: reserved total of account ${hold.accountId} does not cover hold ${holdId}`);
     // The spend that took the balance under the threshold is reported once, with the capture (event webhooks).
     if (row.balance < LOW_CREDITS_THRESHOLD && row.balance + hold.amount >= LOW_CREDITS_THRESHOLD) {
-      recordEvent(tx, deps.clock.now(), hold.accountId, "credits.low", () => ({
+      await recordEvent(tx, deps.clock.now(), hold.accountId, "credits.low", () => ({
         balance: row.balance,
         reserved: row.reserved,
         threshold: LOW_CREDITS_THRESHOLD,
       }));
     }
-    writeLedger(tx, deps, {
+    await writeLedger(tx, deps, {
       accountId: hold.accountId,
       kind: "capture",
       amount: hold.amount,
@@ -163,11 +153,11 @@ export function captureHold(deps: CreditDeps, holdId: string, subject?: string):
  * Releases an open hold: its credits return to the balance. A no-op when the hold is already resolved or unknown,
  * so failure paths can call it unconditionally (including from `finally`). Also works inside a caller's transaction.
  */
-export function releaseHold(deps: CreditDeps, holdId: string): void {
-  inImmediateTransaction(deps, (tx) => {
-    const hold = resolveHold(tx, deps, holdId, "released");
+export async function releaseHold(deps: CreditDeps, holdId: string): Promise<void> {
+  await deps.store.write(async (tx) => {
+    const hold = await resolveHold(tx, deps, holdId, "released");
     if (!hold) return;
-    const updated = tx
+    const updated = await tx
       .update(accounts)
       .set({
         creditsBalance: sql`${accounts.creditsBalance} + ${hold.amount}`,
@@ -178,7 +168,7 @@ export function releaseHold(deps: CreditDeps, holdId: string): void {
       .all();
     const row = updated[0];
     if (!row) throw new Error(`releaseHold: reserved total of account ${hold.accountId} does not cover hold ${holdId}`);
-    writeLedger(tx, deps, {
+    await writeLedger(tx, deps, {
       accountId: hold.accountId,
       kind: "release",
       amount: hold.amount,
@@ -189,7 +179,7 @@ export function releaseHold(deps: CreditDeps, holdId: string): void {
   });
 }
 
-function prepareSummary(db: Deps["db"]) {
+function prepareSummary(db: StoreDb) {
   return db
     .select({ balance: accounts.creditsBalance, reserved: accounts.creditsReserved })
     .from(accounts)
@@ -201,29 +191,32 @@ function prepareSummary(db: Deps["db"]) {
  * The summary's statement, prepared once per database through drizzle (portable to the PostgreSQL dialect): building
  * and preparing the select at every call was most of a `GET /api/v1/credits` and of an MCP `get_credits`.
  */
-const summaryStatements = new WeakMap<Deps["db"], ReturnType<typeof prepareSummary>>();
+const summaryStatements = new WeakMap<StoreDb, ReturnType<typeof prepareSummary>>();
 
 /** The account's spendable balance and reserved total. 404 when the account does not exist. */
-export function creditSummary(deps: Pick<Deps, "db">, accountId: string): CreditSummary {
-  let statement = summaryStatements.get(deps.db);
+export async function creditSummary(deps: Pick<Deps, "store">, accountId: string): Promise<CreditSummary> {
+  // NB: keyed by the db the store answers (the reader, or the open write's transaction), so a summary read inside a
+  // write sees that write's own rows, as it does today on the one connection.
+  const db = deps.store.db;
+  let statement = summaryStatements.get(db);
   if (!statement) {
-    statement = prepareSummary(deps.db);
-    summaryStatements.set(deps.db, statement);
+    statement = prepareSummary(db);
+    summaryStatements.set(db, statement);
   }
-  const row = statement.get({ accountId });
+  const row = await statement.get({ accountId });
   if (!row) throw notFound("account");
   return row;
 }
 
 /** The account's ledger, newest first, `limit` rows per page with an opaque cursor. */
-export function listLedger(
-  deps: Pick<Deps, "db">,
+export async function listLedger(
+  deps: Pick<Deps, "store">,
   accountId: string,
   page: { limit: number; cursor?: string | null },
-): LedgerPage {
+): Promise<LedgerPage> {
   const after = page.cursor ? decodeCursor(page.cursor) : null;
   // NB: ledger ids are UUIDv7, so id order is insertion order even when the (injected) clock stands still.
-  const rows = deps.db
+  const rows = await deps.store.db
     .select({
       id: creditLedger.id,
       kind: creditLedger.kind,
@@ -244,7 +237,7 @@ export function listLedger(
 }
 
 /** The state of one hold, for callers and tests that need to know whether it is still open. */
-export function holdState(deps: Pick<Deps, "db">, holdId: string): "open" | "captured" | "released" | null {
-  const row = deps.db.select({ state: creditHolds.state }).from(creditHolds).where(eq(creditHolds.id, holdId)).get();
+export async function holdState(deps: Pick<Deps, "store">, holdId: string): Promise<"open" | "captured" | "released" | null> {
+  const row = await deps.store.db.select({ state: creditHolds.state }).from(creditHolds).where(eq(creditHolds.id, holdId)).get();
   return row?.state ?? null;
 }

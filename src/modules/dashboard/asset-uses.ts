@@ -5,9 +5,7 @@
  */
 import { and, eq, inArray } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { creations } from "../../db/schema/creations";
-import { scheduledPostTargets, scheduledPosts } from "../../db/schema/scheduled-posts";
-import { seeds } from "../../db/schema/seeds";
+import { creations, scheduledPostTargets, scheduledPosts, seeds } from "../../db/tables";
 
 export interface AssetUse {
   kind: "seed" | "creation" | "post";
@@ -25,7 +23,7 @@ function short(text: string, max = 48): string {
 }
 
 /** The uses of each of `assetIds` (absent from the map: unused). */
-export function assetUses(deps: Pick<Deps, "db">, accountId: string, assetIds: readonly string[]): Map<string, AssetUse[]> {
+export async function assetUses(deps: Pick<Deps, "store">, accountId: string, assetIds: readonly string[]): Promise<Map<string, AssetUse[]>> {
   const out = new Map<string, AssetUse[]>();
   if (assetIds.length === 0) return out;
   const add = (assetId: string | null, use: AssetUse) => {
@@ -35,21 +33,21 @@ export function assetUses(deps: Pick<Deps, "db">, accountId: string, assetIds: r
     out.set(assetId, list);
   };
   const ids = [...assetIds];
-  for (const row of deps.db
+  for (const row of await deps.store.db
     .select({ id: seeds.id, title: seeds.title, assetId: seeds.imageAssetId })
     .from(seeds)
     .where(and(eq(seeds.accountId, accountId), inArray(seeds.imageAssetId, ids)))
     .all()) {
     add(row.assetId, { kind: "seed", id: row.id, label: `Seed “${short(row.title)}”`, href: `/dashboard/seeds/${row.id}` });
   }
-  for (const row of deps.db
+  for (const row of await deps.store.db
     .select({ id: creations.id, caption: creations.caption, assetId: creations.imageAssetId })
     .from(creations)
     .where(and(eq(creations.accountId, accountId), inArray(creations.imageAssetId, ids)))
     .all()) {
     add(row.assetId, { kind: "creation", id: row.id, label: `Creation “${short(row.caption)}”`, href: `/dashboard/creations/${row.id}` });
   }
-  for (const row of deps.db
+  for (const row of await deps.store.db
     .select({ id: scheduledPosts.id, assetId: scheduledPosts.imageAssetId, at: scheduledPosts.scheduledTime })
     .from(scheduledPosts)
     .innerJoin(scheduledPostTargets, eq(scheduledPostTargets.postId, scheduledPosts.id))

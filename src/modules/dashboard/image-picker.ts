@@ -11,8 +11,8 @@ import { mediaPath } from "./pages/library";
 export const PICKER_SIZE = 24;
 
 /** A radio group named `name` over the newest images; `selected` is checked. Empty library: a sentence and a link. */
-export function imagePicker(deps: Deps, accountId: string, name: string, selected: string, legend: string): Html {
-  const { assets } = listAssets(deps, accountId, { limit: PICKER_SIZE });
+export async function imagePicker(deps: Deps, accountId: string, name: string, selected: string, legend: string): Promise<Html> {
+  const { assets } = await listAssets(deps, accountId, { limit: PICKER_SIZE });
   if (assets.length === 0) {
     return html`<p class="muted">Your library has no images yet. <a href="/dashboard/library">Add some in the library</a>: upload, from a web address, or with an upload link to hand to someone.</p>`;
   }

@@ -50,9 +50,9 @@ export function dashboardModule(deps: Deps) {
    * Signed-in forms are read only for a request whose cookie names a session: without one, not a byte of the body is
    * (the answer is the redirect to /login). Read-only on purpose: the handler still tells an expired session apart.
    */
-  const signedIn = (request: Request) => {
+  const signedIn = async (request: Request) => {
     const token = readCookies(request).get(cookieNames(deps.config).session);
-    return token !== undefined && sessionExists(deps, token);
+    return token !== undefined && (await sessionExists(deps, token));
   };
   const signedInForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES, signedIn) };
   const publicForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES) };
@@ -61,25 +61,25 @@ export function dashboardModule(deps: Deps) {
   /** A GET page: session or redirect. */
   const view =
     (fn: (s: SessionContext, request: Request, params: Params) => Answer) =>
-    ({ request, params }: RouteContext): Answer => {
-      const s = session(ctx, request);
+    async ({ request, params }: RouteContext): Promise<Response> => {
+      const s = await session(ctx, request);
       if (s instanceof Response) return s;
-      rememberZone(deps, s);
+      await rememberZone(deps, s);
       return fn(s, request, params);
     };
   /** A POST action: session, CSRF, then the action. */
   const action =
     (fn: (s: SessionContext, form: Form | undefined, params: Params, request: Request) => Answer) =>
-    ({ request, params, body }: RouteContext): Answer => {
+    async ({ request, params, body }: RouteContext): Promise<Response> => {
       if (body instanceof BodyRefused) {
         // The token was in the body that was not read: nothing is done either way; a signed-in person learns why.
-        const s = session(ctx, request);
+        const s = await session(ctx, request);
         return s instanceof Response ? s : bodyRefusedPage(body);
       }
       const form = (body ?? undefined) as Form | undefined;
-      const s = postSession(ctx, request, form);
+      const s = await postSession(ctx, request, form);
       if (s instanceof Response) return s;
-      rememberZone(deps, s);
+      await rememberZone(deps, s);
       return fn(s, form, params, request);
     };
   /** A public form (setup, login, logout): its body refusal, or the handler. */
@@ -94,7 +94,7 @@ export function dashboardModule(deps: Deps) {
   const detail = { hide: true } as const;
 
   return new Elysia({ name: "seedcast.dashboard" })
-    .get("/", ({ request }) => { const s = session(ctx, request); return s instanceof Response ? redirect("/login") : redirect("/dashboard"); }, { detail })
+    .get("/", async ({ request }) => { const s = await session(ctx, request); return s instanceof Response ? redirect("/login") : redirect("/dashboard"); }, { detail })
     .get("/setup", ({ request }) => getSetup(ctx, request), { detail })
     .post("/setup", publicAction((request, f) => postSetup(ctx, request, f)), publicForm)
     .get("/login", ({ request }) => getLogin(ctx, request), { detail })
@@ -114,8 +114,8 @@ export function dashboardModule(deps: Deps) {
     .get("/dashboard", view((s) => getOverview(ctx, s)), { detail })
     .post(
       "/dashboard/switch-account",
-      action((s, form) => {
-        switchAccount(ctx.deps, s, field(form, "accountId"));
+      action(async (s, form) => {
+        await switchAccount(ctx.deps, s, field(form, "accountId"));
         return redirect("/dashboard");
       }),
       signedInForm,

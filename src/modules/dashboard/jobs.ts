@@ -13,10 +13,10 @@ export const dashboardJobs: readonly JobDefinition[] = [
   {
     id: SESSIONS_TIDY_JOB_ID,
     schedule: "0 23 * * * *",
-    run: (deps) => {
-      const removed = tidySessions(deps);
+    run: async (deps) => {
+      const removed = await tidySessions(deps);
       if (removed > 0) deps.log.info("tidied sessions", { removed });
-      const counts = tidyLoginThrottle(deps);
+      const counts = await tidyLoginThrottle(deps);
       if (counts > 0) deps.log.info("tidied login throttle counts", { removed: counts });
     },
   },

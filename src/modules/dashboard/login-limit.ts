@@ -8,13 +8,13 @@
  *   from that address until the window has passed (a success does not clear it, so signing in to one's own account
  *   cannot reset a spray).
  *
- * An attempt is counted BEFORE its password is checked, in one immediate transaction with the check of both limits,
+ * An attempt is counted BEFORE its password is checked, in one write transaction with the check of both limits,
  * so concurrent guesses cannot all slip in before the first failure is recorded; a success then takes its count back.
  * The source address is the socket's (or, behind a proxy named in TRUSTED_PROXIES, the client it names; see
  * http/client-address.ts).
  */
 import { eq, lte, sql } from "drizzle-orm";
-import { loginThrottle } from "../../db/schema";
+import { loginThrottle } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { hmacHex } from "../../lib/instance-secret";
 
@@ -23,7 +23,7 @@ export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 /** Failed sign-ins from one address, across every email, before the address waits out the window. */
 export const ADDRESS_MAX_FAILURES = 30;
 
-type ThrottleDeps = Pick<Deps, "db" | "clock" | "instanceSecret">;
+type ThrottleDeps = Pick<Deps, "store" | "clock" | "instanceSecret">;
 
 /** Which limit refused an attempt. */
 export type LoginLimitReason = "email" | "address";
@@ -40,61 +40,57 @@ function addressKey(deps: ThrottleDeps, address: string): string {
  * Counts one sign-in attempt for `email` from `address`, unless a limit is reached: then nothing is counted and the
  * answer says which limit and how many seconds remain. Answers null when the attempt may go on (and was counted).
  */
-export function beginLoginAttempt(
+export async function beginLoginAttempt(
   deps: ThrottleDeps,
   email: string,
   address: string,
-): { reason: LoginLimitReason; retryAfterSeconds: number } | null {
+): Promise<{ reason: LoginLimitReason; retryAfterSeconds: number } | null> {
   const ek = emailKey(deps, email, address);
   const ak = addressKey(deps, address);
-  return deps.db.transaction(
-    (tx) => {
-      const now = deps.clock.now();
-      const cutoff = now - LOGIN_WINDOW_MS;
-      const wait = (row: { failures: number; windowStart: number } | undefined, max: number): number =>
-        row && row.windowStart > cutoff && row.failures >= max ? Math.ceil((row.windowStart + LOGIN_WINDOW_MS - now) / 1000) : 0;
-      const byAddress = wait(tx.select().from(loginThrottle).where(eq(loginThrottle.key, ak)).get(), ADDRESS_MAX_FAILURES);
-      if (byAddress > 0) return { reason: "address" as const, retryAfterSeconds: byAddress };
-      const byEmail = wait(tx.select().from(loginThrottle).where(eq(loginThrottle.key, ek)).get(), LOGIN_MAX_FAILURES);
-      if (byEmail > 0) return { reason: "email" as const, retryAfterSeconds: byEmail };
-      for (const key of [ek, ak]) {
-        // A window that has passed starts again at this attempt.
-        tx.insert(loginThrottle)
-          .values({ key, failures: 1, windowStart: now })
-          .onConflictDoUpdate({
-            target: loginThrottle.key,
-            set: {
-              failures: sql`case when ${loginThrottle.windowStart} <= ${cutoff} then 1 else ${loginThrottle.failures} + 1 end`,
-              windowStart: sql`case when ${loginThrottle.windowStart} <= ${cutoff} then ${now} else ${loginThrottle.windowStart} end`,
-            },
-          })
-          .run();
-      }
-      return null;
-    },
-    { behavior: "immediate" },
-  );
+  return deps.store.write(async (tx) => {
+    const now = deps.clock.now();
+    const cutoff = now - LOGIN_WINDOW_MS;
+    const wait = (row: { failures: number; windowStart: number } | undefined, max: number): number =>
+      row && row.windowStart > cutoff && row.failures >= max ? Math.ceil((row.windowStart + LOGIN_WINDOW_MS - now) / 1000) : 0;
+    const byAddress = wait(await tx.select().from(loginThrottle).where(eq(loginThrottle.key, ak)).get(), ADDRESS_MAX_FAILURES);
+    if (byAddress > 0) return { reason: "address" as const, retryAfterSeconds: byAddress };
+    const byEmail = wait(await tx.select().from(loginThrottle).where(eq(loginThrottle.key, ek)).get(), LOGIN_MAX_FAILURES);
+    if (byEmail > 0) return { reason: "email" as const, retryAfterSeconds: byEmail };
+    for (const key of [ek, ak]) {
+      // A window that has passed starts again at this attempt.
+      await tx
+        .insert(loginThrottle)
+        .values({ key, failures: 1, windowStart: now })
+        .onConflictDoUpdate({
+          target: loginThrottle.key,
+          set: {
+            failures: sql`case when ${loginThrottle.windowStart} <= ${cutoff} then 1 else ${loginThrottle.failures} + 1 end`,
+            windowStart: sql`case when ${loginThrottle.windowStart} <= ${cutoff} then ${now} else ${loginThrottle.windowStart} end`,
+          },
+        })
+        .run();
+    }
+    return null;
+  });
 }
 
 /** The attempt begun for `email` from `address` succeeded: the email's count is cleared, the address's takes it back. */
-export function loginSucceeded(deps: ThrottleDeps, email: string, address: string): void {
-  deps.db.transaction(
-    (tx) => {
-      tx.delete(loginThrottle).where(eq(loginThrottle.key, emailKey(deps, email, address))).run();
-      tx.update(loginThrottle)
-        .set({ failures: sql`case when ${loginThrottle.failures} > 0 then ${loginThrottle.failures} - 1 else 0 end` })
-        .where(eq(loginThrottle.key, addressKey(deps, address)))
-        .run();
-    },
-    { behavior: "immediate" },
-  );
+export async function loginSucceeded(deps: ThrottleDeps, email: string, address: string): Promise<void> {
+  await deps.store.write(async (tx) => {
+    await tx.delete(loginThrottle).where(eq(loginThrottle.key, emailKey(deps, email, address))).run();
+    await tx
+      .update(loginThrottle)
+      .set({ failures: sql`case when ${loginThrottle.failures} > 0 then ${loginThrottle.failures} - 1 else 0 end` })
+      .where(eq(loginThrottle.key, addressKey(deps, address)))
+      .run();
+  });
 }
 
 /** Deletes counts whose window has passed (housekeeping: every check ignores them anyway). Returns how many. */
-export function tidyLoginThrottle(deps: Pick<Deps, "db" | "clock">): number {
-  return deps.db
-    .delete(loginThrottle)
-    .where(lte(loginThrottle.windowStart, deps.clock.now() - LOGIN_WINDOW_MS))
-    .returning({ key: loginThrottle.key })
-    .all().length;
+export async function tidyLoginThrottle(deps: Pick<Deps, "store" | "clock">): Promise<number> {
+  const cutoff = deps.clock.now() - LOGIN_WINDOW_MS;
+  const removed = await deps.store.write((tx) =>
+    tx.delete(loginThrottle).where(lte(loginThrottle.windowStart, cutoff)).returning({ key: loginThrottle.key }).all(),
+  );
+  return removed.length;
 }

@@ -4,15 +4,14 @@
  */
 import { and, eq, inArray } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { assets } from "../../db/schema/assets";
-import { scheduledPosts } from "../../db/schema/scheduled-posts";
+import { assets, scheduledPosts } from "../../db/tables";
 import { MEDIA_PATH } from "../assets/service";
 
 /** Post id → same-origin image path, for the posts that have an image. */
-export function postThumbnails(deps: Pick<Deps, "db">, accountId: string, postIds: readonly string[]): Map<string, string> {
+export async function postThumbnails(deps: Pick<Deps, "store">, accountId: string, postIds: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (postIds.length === 0) return out;
-  const rows = deps.db
+  const rows = await deps.store.db
     .select({ postId: scheduledPosts.id, assetId: assets.id, ext: assets.ext })
     .from(scheduledPosts)
     .innerJoin(assets, eq(assets.id, scheduledPosts.imageAssetId))

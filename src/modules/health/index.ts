@@ -38,13 +38,8 @@ export function healthModule(deps: Deps, isReady: () => boolean) {
     })
     .get(
       "/readyz",
-      ({ set }) => {
-        let dbOk = false;
-        try {
-          dbOk = deps.sqlite.query("SELECT 1 AS one").get() !== null;
-        } catch {
-          dbOk = false;
-        }
+      async ({ set }) => {
+        const dbOk = await deps.store.ping();
         const ready = dbOk && isReady();
         set.status = ready ? 200 : 503;
         return { ok: ready, database: dbOk, accepting: isReady() };

@@ -104,7 +104,7 @@ export function mcpEndpoint(deps: Deps): (request: Request) => Promise<Response>
     const authorization = request.headers.get("authorization");
     if (authorization === null || authorization.trim() === "") return unauthorizedResponse(baseUrl, false);
     const token = bearerToken(authorization);
-    const principal = token === null ? null : authenticateAccessToken(deps, token);
+    const principal = token === null ? null : await authenticateAccessToken(deps, token);
     if (token === null || principal === null) return unauthorizedResponse(baseUrl, true);
 
     let forward = request;

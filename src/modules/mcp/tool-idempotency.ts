@@ -40,13 +40,13 @@ export function toolRoute(name: string): string {
  * a call with the same token can replay it (after the token is renewed, a replay is refused: use a new key).
  */
 export async function runIdempotent(
-  deps: Pick<Deps, "db" | "clock">,
+  deps: Pick<Deps, "store" | "clock">,
   scope: { accountId: string; tool: string; key: string; bearer: string },
   args: unknown,
   call: () => Promise<ToolAnswer>,
 ): Promise<ToolAnswer> {
   const where: IdempotencyScope = { accountId: scope.accountId, route: toolRoute(scope.tool), key: scope.key };
-  const claim = claimIdempotencyKey(deps, where, requestFingerprint("", encoder.encode(JSON.stringify(args ?? {}))));
+  const claim = await claimIdempotencyKey(deps, where, requestFingerprint("", encoder.encode(JSON.stringify(args ?? {}))));
   if (claim.kind === "replay") {
     const text = replayedAnswerText(scope.bearer, where, claim.body);
     if (text === null) throw sealedReplayRefusal();
@@ -56,13 +56,13 @@ export async function runIdempotent(
   try {
     answer = await call();
   } catch (error) {
-    releaseIdempotencyKey(deps, where, claim.lease);
+    await releaseIdempotencyKey(deps, where, claim.lease);
     throw error;
   }
   if (answer.status >= 500) {
-    releaseIdempotencyKey(deps, where, claim.lease);
+    await releaseIdempotencyKey(deps, where, claim.lease);
   } else {
-    completeIdempotencyKey(deps, where, claim.lease, {
+    await completeIdempotencyKey(deps, where, claim.lease, {
       status: answer.status,
       contentType: JSON_HEADERS["content-type"],
       body: storedAnswerText(scope.bearer, where, JSON.stringify(answer.body)),

@@ -81,8 +81,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: READ,
     creates: false,
     status: 200,
-    run: (deps, who, args) => {
-      const page = listSeeds(deps, who.accountId, {
+    run: async (deps, who, args) => {
+      const page = await listSeeds(deps, who.accountId, {
         search: args.search ?? null,
         limit: args.limit ?? SEED_LIST_LIMIT_DEFAULT,
         cursor: args.cursor ?? null,
@@ -101,7 +101,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: READ,
     creates: false,
     status: 200,
-    run: (deps, who, args) => seedView(getOwnedSeed(deps, who.accountId, args.id)),
+    run: async (deps, who, args) => seedView(await getOwnedSeed(deps, who.accountId, args.id)),
     summary: (a) => `Seed “${a.title}” (${a.id}).`,
   }),
   tool({
@@ -115,7 +115,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: ADD,
     creates: true,
     status: 201,
-    run: (deps, who, args) => seedView(createSeed(deps, who.accountId, withoutKey(args))),
+    run: async (deps, who, args) => seedView(await createSeed(deps, who.accountId, withoutKey(args))),
     summary: (a) => `Saved seed “${a.title}” (${a.id}).`,
   }),
   tool({
@@ -129,7 +129,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: SET,
     creates: false,
     status: 200,
-    run: (deps, who, { id, ...patch }) => seedView(patchSeed(deps, who.accountId, id, patch)),
+    run: async (deps, who, { id, ...patch }) => seedView(await patchSeed(deps, who.accountId, id, patch)),
     summary: (a) => `Updated seed “${a.title}” (${a.id}).`,
   }),
   tool({
@@ -142,8 +142,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: REMOVE,
     creates: false,
     status: 200,
-    run: (deps, who, args) => {
-      deleteSeed(deps, who.accountId, args.id);
+    run: async (deps, who, args) => {
+      await deleteSeed(deps, who.accountId, args.id);
       return { id: args.id, deleted: true as const };
     },
     summary: (a) => `Deleted seed ${a.id}.`,
@@ -205,7 +205,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: READ,
     creates: false,
     status: 200,
-    run: (deps, who, args) => ({ creation: getCreation(deps, who.accountId, args.id) }),
+    run: async (deps, who, args) => ({ creation: await getCreation(deps, who.accountId, args.id) }),
     summary: (a) => `Creation ${a.creation.id}: “${a.creation.body.caption}”.`,
   }),
   tool({
@@ -250,8 +250,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: READ,
     creates: false,
     status: 200,
-    run: (deps, who, args) => {
-      const page = listAssets(deps, who.accountId, { limit: args.limit, cursor: args.cursor });
+    run: async (deps, who, args) => {
+      const page = await listAssets(deps, who.accountId, { limit: args.limit, cursor: args.cursor });
       return { assets: page.assets.map((record) => assetToApi(deps, record)), nextCursor: page.nextCursor };
     },
     summary: (a) => `${plural(a.assets.length, "image")}.${more(a.nextCursor)}`,

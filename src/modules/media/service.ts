@@ -34,7 +34,7 @@ function matchesIfNoneMatch(header: string, etag: string): boolean {
  */
 export async function serveMedia(deps: Deps, request: Request, file: string, { bodyless = false }: { bodyless?: boolean } = {}): Promise<Response> {
   const match = FILE_RE.exec(file);
-  const asset = match?.[1] ? findAssetForMedia(deps, match[1].toLowerCase()) : null;
+  const asset = match?.[1] ? await findAssetForMedia(deps, match[1].toLowerCase()) : null;
   if (!asset || asset.ext !== match?.[2]) return notFoundResponse();
   if (!(await deps.storage.exists(asset.storageKey))) {
     deps.log.error("media file missing", { assetId: asset.id });

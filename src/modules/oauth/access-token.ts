@@ -4,13 +4,17 @@
  * groups are the grant's ∩ the member's current role. Every failure is the same null, like API keys. Also the
  * per-grant rate limit, the counterpart of the per-key one in http/pipeline.ts.
  *
- * Lookups are cached per database until any transaction commits (db/commit-watch.ts, the API keys' cache does the
- * same): a revocation, role change, removal or disable by any process is a commit, so it applies at the next request;
- * expiry is checked against the clock at every request. Without the cache the joined lookup and the HMAC were ~30 µs of
- * every /mcp request.
+ * Lookups are cached per store until its auth watch reports a change (`store.authChanges()`, a watch of its own: on
+ * SQLite any commit, read from the WAL-index header, db/commit-watch.ts; on PostgreSQL the auth generation counter,
+ * which the triggers of db/pg/auth-triggers.ts bump on grant and token revocations too; the API keys' cache does the
+ * same): a revocation, role change, removal or disable by any process shows up there, so it applies at the next
+ * request; expiry is checked against the clock at every request. Without the cache the joined lookup and the HMAC were
+ * ~30 µs of every /mcp request.
+ *
+ * The grant's lastUsedAt is written off the read path: after the answer is decided, in its own `store.write()` that
+ * nobody awaits (errors are logged), at most once a minute per grant.
  */
-import type { Database } from "bun:sqlite";
-import { type CommitWatch, watchCommits } from "../../db/commit-watch";
+import type { ChangeWatch, Store } from "../../db/store";
 import type { Deps } from "../../deps";
 import { RateLimiter } from "../../http/rate-limit";
 import { type Role, type Scope, effectiveScopes, parseStoredScopes } from "../../auth/scopes";
@@ -34,22 +38,23 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 /** Entries kept before the cache starts over; a bound, not a tuning knob. */
 const CACHE_LIMIT = 10_000;
 
-/** Rows of tokens that were found, by token, valid while no transaction has committed since they were read. */
+/** Rows of tokens that were found, by token, valid while the store's auth watch reports no change since they were read. */
 class AccessTokenCache {
-  private readonly commits: CommitWatch;
+  private readonly changes: ChangeWatch;
   private readonly rows = new Map<string, TokenLookupRow>();
 
-  constructor(sqlite: Database) {
-    this.commits = watchCommits(sqlite);
+  constructor(store: Store) {
+    this.changes = store.authChanges();
   }
 
   /** The stored row of `token`, or null when there is none. */
-  row(deps: Pick<Deps, "db" | "instanceSecret">, token: string): TokenLookupRow | null {
-    // The WAL-index header is looked at before the query: a commit in between shows up on the next look.
-    if (this.commits.changed()) this.rows.clear();
+  async row(deps: Pick<Deps, "store" | "instanceSecret">, token: string): Promise<TokenLookupRow | null> {
+    // The watch is looked at before the query: a change in between shows up on the next look.
+    const changed = this.changes.changed();
+    if (typeof changed === "boolean" ? changed : await changed) this.rows.clear();
     const cached = this.rows.get(token);
     if (cached) return cached;
-    const row = statements(deps.db).accessLookup.get({ hash: hashSecret(deps, token) });
+    const row = await statements(deps.store.db).accessLookup.get({ hash: hashSecret(deps, token) });
     if (!row) return null;
     if (this.rows.size >= CACHE_LIMIT) this.rows.clear();
     this.rows.set(token, row);
@@ -57,26 +62,25 @@ class AccessTokenCache {
   }
 }
 
-const caches = new WeakMap<Database, AccessTokenCache>();
+const caches = new WeakMap<Store, AccessTokenCache>();
 
-/** The principal an access token presents, or null for anything that is not a working one. Synchronous. */
-export function authenticateAccessToken(deps: Pick<Deps, "db" | "sqlite" | "clock" | "instanceSecret">, token: string): OAuthPrincipal | null {
+/** The principal an access token presents, or null for anything that is not a working one. */
+export async function authenticateAccessToken(
+  deps: Pick<Deps, "store" | "clock" | "instanceSecret" | "log">,
+  token: string,
+): Promise<OAuthPrincipal | null> {
   if (!isSecret(ACCESS_TOKEN_PREFIX, token)) return null;
-  let cache = caches.get(deps.sqlite);
+  let cache = caches.get(deps.store);
   if (!cache) {
-    cache = new AccessTokenCache(deps.sqlite);
-    caches.set(deps.sqlite, cache);
+    cache = new AccessTokenCache(deps.store);
+    caches.set(deps.store, cache);
   }
-  const row = cache.row(deps, token);
+  const row = await cache.row(deps, token);
   if (!row || row.role === null || row.disabledAt !== null) return null;
   if (row.tokenRevokedAt !== null || row.grantRevokedAt !== null) return null;
   const now = deps.clock.now();
   if (now >= row.expiresAt) return null;
-  if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
-    statements(deps.db).touchGrant.run({ now, id: row.grantId });
-    row.lastUsedAt = now;
-  }
-  return {
+  const principal: OAuthPrincipal = {
     grantId: row.grantId,
     clientId: row.clientId,
     accountId: row.accountId,
@@ -84,19 +88,33 @@ export function authenticateAccessToken(deps: Pick<Deps, "db" | "sqlite" | "cloc
     role: row.role,
     scopes: effectiveScopes(parseStoredScopes(row.scopes), row.role),
   };
+  if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
+    row.lastUsedAt = now;
+    touchGrant(deps, row.grantId, now);
+  }
+  return principal;
 }
 
-const limiters = new WeakMap<Database, RateLimiter>();
+/** Records a grant's use in its own write, not awaited: the request does not wait for the writer (errors are logged). */
+function touchGrant(deps: Pick<Deps, "store" | "log">, grantId: string, now: number): void {
+  void deps.store
+    .write(async (tx) => {
+      await statements(tx).touchGrant.run({ now, id: grantId });
+    })
+    .catch((error: unknown) => deps.log.error("could not record an OAuth grant's last use", { grantId, error: String(error) }));
+}
+
+const limiters = new WeakMap<Store, RateLimiter>();
 
 /**
  * Takes one request from a grant's budget (RATE_LIMIT_PER_MINUTE, the same as a key's). Returns 0 when allowed, else
  * the seconds to wait (answer 429 `rate_limited` with Retry-After).
  */
-export function takeGrantRequest(deps: Pick<Deps, "sqlite" | "clock" | "config">, grantId: string): number {
-  let limiter = limiters.get(deps.sqlite);
+export function takeGrantRequest(deps: Pick<Deps, "store" | "clock" | "config">, grantId: string): number {
+  let limiter = limiters.get(deps.store);
   if (!limiter) {
     limiter = new RateLimiter(deps.config.rateLimitPerMinute, deps.clock);
-    limiters.set(deps.sqlite, limiter);
+    limiters.set(deps.store, limiter);
   }
   return limiter.take(`grant:${grantId}`);
 }

@@ -70,7 +70,7 @@ export async function getAuthorize(ctx: DashboardCtx, request: Request): Promise
 
   const names = cookieNames(deps.config);
   const token = readCookies(request).get(names.session);
-  const s = token ? resolveSession(deps, token) : "missing";
+  const s = token ? await resolveSession(deps, token) : "missing";
   if (typeof s !== "object") {
     const next = strictEncode(authorizeReturnPath(authz.params));
     const expired = s === "expired" ? "expired=1&" : "";
@@ -86,7 +86,7 @@ export async function getAuthorize(ctx: DashboardCtx, request: Request): Promise
 /** POST /oauth/authorize: the consent form. */
 export async function postAuthorize(ctx: DashboardCtx, request: Request, form: Form | undefined): Promise<Response> {
   const deps: Deps = ctx.deps;
-  const s = postSession(ctx, request, form);
+  const s = await postSession(ctx, request, form);
   if (s instanceof Response) return s;
   const validated = await validateAuthorization(deps, readParams((name) => fields(form, name)));
   if (validated.kind === "page") return pageError(validated.status, validated.message);
@@ -107,7 +107,7 @@ export async function postAuthorize(ctx: DashboardCtx, request: Request, form: F
     ]);
     return consentResponse(page, authz.redirectUri, 400);
   }
-  const code = issueCode(deps, {
+  const code = await issueCode(deps, {
     clientId: authz.client.id,
     accountId: account.accountId,
     userId: s.userId,

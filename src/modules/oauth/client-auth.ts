@@ -36,10 +36,14 @@ function presented(request: Request, form: Map<string, string>): { clientId: str
 }
 
 /** The authenticated client of a token request. Throws OAuthError invalid_client (401). */
-export function authenticateClient(deps: Pick<Deps, "db" | "instanceSecret">, request: Request, form: Map<string, string>): ClientRow {
+export async function authenticateClient(
+  deps: Pick<Deps, "store" | "instanceSecret">,
+  request: Request,
+  form: Map<string, string>,
+): Promise<ClientRow> {
   const { clientId, secret } = presented(request, form);
   if (!clientId) throw new OAuthError("invalid_client", "The request does not say which client it is (client_id).");
-  const row = findClientRow(deps, clientId);
+  const row = await findClientRow(deps, clientId);
   if (!row) throw new OAuthError("invalid_client", "Unknown client.");
   if (row.secretHash !== null && (secret === null || !clientSecretMatches(deps, row, secret))) {
     throw new OAuthError("invalid_client", "The client could not be authenticated.");
@@ -48,7 +52,11 @@ export function authenticateClient(deps: Pick<Deps, "db" | "instanceSecret">, re
 }
 
 /** Like authenticateClient, but a request naming no client at all is allowed (revocation by a token holder). */
-export function optionalClient(deps: Pick<Deps, "db" | "instanceSecret">, request: Request, form: Map<string, string>): ClientRow | null {
+export async function optionalClient(
+  deps: Pick<Deps, "store" | "instanceSecret">,
+  request: Request,
+  form: Map<string, string>,
+): Promise<ClientRow | null> {
   const { clientId } = presented(request, form);
   return clientId ? authenticateClient(deps, request, form) : null;
 }

@@ -6,7 +6,7 @@
  * 24 hours before it is fetched again.
  */
 import { eq } from "drizzle-orm";
-import { oauthClients } from "../../db/schema";
+import { oauthClients } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { type Resolver, SafeFetchError, safeFetch } from "../../lib/safe-fetch";
 import { type OAuthClient, checkClientMetadata, findClientRow, toClient } from "./clients";
@@ -114,12 +114,14 @@ async function refreshDocumentClient(deps: Deps, clientId: string): Promise<OAut
     scope: meta.scope,
     fetchedAt: now,
   };
-  deps.db
-    .insert(oauthClients)
-    .values({ id: clientId, createdAt: now, ...values })
-    .onConflictDoUpdate({ target: oauthClients.id, set: values })
-    .run();
-  const row = findClientRow(deps, clientId);
+  await deps.store.write(async (tx) => {
+    await tx
+      .insert(oauthClients)
+      .values({ id: clientId, createdAt: now, ...values })
+      .onConflictDoUpdate({ target: oauthClients.id, set: values })
+      .run();
+  });
+  const row = await findClientRow(deps, clientId);
   if (!row) throw new ClientResolutionError("The app could not be stored.");
   return toClient(row);
 }
@@ -131,12 +133,12 @@ async function refreshDocumentClient(deps: Deps, clientId: string): Promise<OAut
  */
 export async function resolveClient(deps: Deps, clientId: string): Promise<OAuthClient | null> {
   if (isMetadataDocumentId(clientId)) {
-    const row = findClientRow(deps, clientId);
+    const row = await findClientRow(deps, clientId);
     if (row && row.kind === "metadata_document" && row.fetchedAt !== null && deps.clock.now() - row.fetchedAt < METADATA_CACHE_MS) {
       return toClient(row);
     }
     return refreshDocumentClient(deps, clientId);
   }
-  const row = findClientRow(deps, clientId);
+  const row = await findClientRow(deps, clientId);
   return row && row.kind === "registered" ? toClient(row) : null;
 }

@@ -3,7 +3,7 @@
  * Documents) are resolved in client-metadata.ts and stored here too, so grants can refer to them.
  */
 import { timingSafeEqual } from "node:crypto";
-import { oauthClients } from "../../db/schema";
+import { oauthClients } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { newId } from "../../lib/ids";
 import { OAuthError } from "./errors";
@@ -44,9 +44,9 @@ export function toClient(row: ClientRow): OAuthClient {
 }
 
 /** The stored client row, or null. */
-export function findClientRow(deps: Pick<Deps, "db">, clientId: string): ClientRow | null {
+export async function findClientRow(deps: Pick<Deps, "store">, clientId: string): Promise<ClientRow | null> {
   if (clientId.length === 0 || clientId.length > 2000) return null;
-  return statements(deps.db).clientById.get({ id: clientId }) ?? null;
+  return (await statements(deps.store.db).clientById.get({ id: clientId })) ?? null;
 }
 
 /** Checked client metadata, common to registration and metadata documents. */
@@ -146,27 +146,29 @@ export interface RegisteredClient {
 }
 
 /** Registers a client (RFC 7591). Open: anyone may register; the HTTP layer rate-limits it. */
-export function registerClient(deps: Pick<Deps, "db" | "clock" | "instanceSecret">, body: unknown): RegisteredClient {
+export async function registerClient(deps: Pick<Deps, "store" | "clock" | "instanceSecret">, body: unknown): Promise<RegisteredClient> {
   const meta = checkClientMetadata(body);
   const now = deps.clock.now();
   const id = newId();
   const secret = meta.authMethod === "none" ? null : newSecret(CLIENT_SECRET_PREFIX);
-  deps.db
-    .insert(oauthClients)
-    .values({
-      id,
-      kind: "registered",
-      clientName: meta.clientName,
-      redirectUris: JSON.stringify(meta.redirectUris),
-      tokenEndpointAuthMethod: meta.authMethod,
-      secretHash: secret === null ? null : hashSecret(deps, secret),
-      clientUri: meta.clientUri,
-      logoUri: meta.logoUri,
-      grantTypes: JSON.stringify(meta.grantTypes),
-      scope: meta.scope,
-      createdAt: now,
-    })
-    .run();
+  await deps.store.write(async (tx) => {
+    await tx
+      .insert(oauthClients)
+      .values({
+        id,
+        kind: "registered",
+        clientName: meta.clientName,
+        redirectUris: JSON.stringify(meta.redirectUris),
+        tokenEndpointAuthMethod: meta.authMethod,
+        secretHash: secret === null ? null : hashSecret(deps, secret),
+        clientUri: meta.clientUri,
+        logoUri: meta.logoUri,
+        grantTypes: JSON.stringify(meta.grantTypes),
+        scope: meta.scope,
+        createdAt: now,
+      })
+      .run();
+  });
   return {
     client_id: id,
     client_id_issued_at: Math.floor(now / 1000),

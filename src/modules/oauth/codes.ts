@@ -3,8 +3,8 @@
  * within 60 seconds. A second exchange revokes the grant the first one created (OAuth 2.1 §4.1.3). The code is bound
  * to its client, redirect URI, PKCE challenge and resource.
  */
-import { eq } from "drizzle-orm";
-import { oauthCodes } from "../../db/schema";
+import { and, eq, isNull } from "drizzle-orm";
+import { oauthCodes } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { AppError } from "../../lib/errors";
 import { newId } from "../../lib/ids";
@@ -17,7 +17,7 @@ export const CODE_TTL_MS = 60_000;
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
 const VERIFIER_RE = /^[A-Za-z0-9\-._~]{43,128}$/;
 
-type CodeDeps = Pick<Deps, "db" | "clock" | "instanceSecret" | "config">;
+type CodeDeps = Pick<Deps, "store" | "clock" | "instanceSecret" | "config">;
 
 /** What consent decided, bound into the code. */
 export interface CodeInput {
@@ -31,25 +31,27 @@ export interface CodeInput {
 }
 
 /** Stores a new code and answers it (shown once, in the redirect). */
-export function issueCode(deps: CodeDeps, input: CodeInput): string {
+export async function issueCode(deps: CodeDeps, input: CodeInput): Promise<string> {
   const code = newSecret(CODE_PREFIX);
   const now = deps.clock.now();
-  deps.db
-    .insert(oauthCodes)
-    .values({
-      id: newId(),
-      codeHash: hashSecret(deps, code),
-      clientId: input.clientId,
-      accountId: input.accountId,
-      userId: input.userId,
-      scopes: input.scopes.join(","),
-      redirectUri: input.redirectUri,
-      codeChallenge: input.codeChallenge,
-      resource: input.resource,
-      expiresAt: now + CODE_TTL_MS,
-      createdAt: now,
-    })
-    .run();
+  await deps.store.write(async (tx) => {
+    await tx
+      .insert(oauthCodes)
+      .values({
+        id: newId(),
+        codeHash: hashSecret(deps, code),
+        clientId: input.clientId,
+        accountId: input.accountId,
+        userId: input.userId,
+        scopes: input.scopes.join(","),
+        redirectUri: input.redirectUri,
+        codeChallenge: input.codeChallenge,
+        resource: input.resource,
+        expiresAt: now + CODE_TTL_MS,
+        createdAt: now,
+      })
+      .run();
+  });
   return code;
 }
 
@@ -62,24 +64,35 @@ export function s256(verifier: string): string {
  * Exchanges a code for a grant and its first token pair. Every refusal is invalid_grant (invalid_target for a
  * resource mismatch), with nothing issued. The code is spent at its first presentation, whatever the outcome.
  */
-export function exchangeCode(
+export async function exchangeCode(
   deps: CodeDeps,
   input: { code: string; clientId: string; redirectUri: string | null; codeVerifier: string | null; resource: string | null },
-): TokenPair {
+): Promise<TokenPair> {
   if (!isSecret(CODE_PREFIX, input.code)) throw new OAuthError("invalid_grant", "The authorization code is not valid.");
   const hash = hashSecret(deps, input.code);
   // NB: returns its outcome rather than throwing, so spending the code and a reuse revocation persist on refusal.
-  const outcome = deps.db.transaction(
-    (): TokenPair | OAuthError => {
+  const outcome = await deps.store.write(
+    async (tx): Promise<TokenPair | OAuthError> => {
       const now = deps.clock.now();
-      const row = deps.db.select().from(oauthCodes).where(eq(oauthCodes.codeHash, hash)).get();
+      const row = await tx.select().from(oauthCodes).where(eq(oauthCodes.codeHash, hash)).get();
       const refused = new OAuthError("invalid_grant", "The authorization code is not valid.");
       if (!row || row.clientId !== input.clientId) return refused;
       if (row.usedAt !== null) {
-        if (row.grantId !== null) revokeGrant(deps, row.grantId);
+        if (row.grantId !== null) await revokeGrant(deps, row.grantId);
         return new OAuthError("invalid_grant", "This authorization code was already used; what it issued is revoked.");
       }
-      deps.db.update(oauthCodes).set({ usedAt: now }).where(eq(oauthCodes.id, row.id)).run();
+      // Conditional, so two exchanges racing with one code (PostgreSQL: no writer lock) spend it once; the loser is a reuse.
+      const spent = await tx
+        .update(oauthCodes)
+        .set({ usedAt: now })
+        .where(and(eq(oauthCodes.id, row.id), isNull(oauthCodes.usedAt)))
+        .returning({ id: oauthCodes.id })
+        .get();
+      if (!spent) {
+        const winner = await tx.select({ grantId: oauthCodes.grantId }).from(oauthCodes).where(eq(oauthCodes.id, row.id)).get();
+        if (winner?.grantId) await revokeGrant(deps, winner.grantId);
+        return new OAuthError("invalid_grant", "This authorization code was already used; what it issued is revoked.");
+      }
       if (now >= row.expiresAt) return new OAuthError("invalid_grant", "The authorization code has expired.");
       if (input.redirectUri !== row.redirectUri) {
         return new OAuthError("invalid_grant", "redirect_uri does not match the one of the authorization request.");
@@ -94,7 +107,7 @@ export function exchangeCode(
       }
       let pair: TokenPair;
       try {
-        pair = insertGrant(deps, {
+        pair = await insertGrant(deps, {
           clientId: row.clientId,
           accountId: row.accountId,
           userId: row.userId,
@@ -105,10 +118,9 @@ export function exchangeCode(
         if (error instanceof AppError) return new OAuthError("invalid_grant", "The person who approved this no longer has access to the account.");
         throw error;
       }
-      deps.db.update(oauthCodes).set({ grantId: pair.grantId }).where(eq(oauthCodes.id, row.id)).run();
+      await tx.update(oauthCodes).set({ grantId: pair.grantId }).where(eq(oauthCodes.id, row.id)).run();
       return pair;
     },
-    { behavior: "immediate" },
   );
   if (outcome instanceof OAuthError) throw outcome;
   return outcome;

@@ -42,7 +42,7 @@ export function oauthModule(deps: Deps) {
     .options("/.well-known/oauth-authorization-server", () => preflight(), { detail: { hide: true } })
     .post(
       "/oauth/register",
-      ({ request, body }) => withCors(registerEndpoint(deps, registrations, clientAddress(deps.config, request), request, body)),
+      async ({ request, body }) => withCors(await registerEndpoint(deps, registrations, clientAddress(deps.config, request), request, body)),
       {
         parse: keepRawBody,
         detail: doc("Register a client (RFC 7591)", "Open dynamic client registration, limited per address. Answers 201 with the client_id (and a client_secret for confidential clients).", registerDoc),
@@ -57,12 +57,12 @@ export function oauthModule(deps: Deps) {
       ({ request, body }) => (body instanceof BodyRefused ? bodyRefusedPage(body) : postAuthorize(ctx, request, (body ?? undefined) as Form | undefined)),
       { detail: { hide: true }, parse: formParser(CONSENT_FORM_MAX_BYTES) },
     )
-    .post("/oauth/token", ({ request, body }) => withCors(tokenEndpoint(deps, request, body)), {
+    .post("/oauth/token", async ({ request, body }) => withCors(await tokenEndpoint(deps, request, body)), {
       parse: keepRawBody,
       detail: doc("Token endpoint", "authorization_code (with PKCE S256) and refresh_token grants, form-encoded. Answers {access_token, token_type, expires_in, refresh_token, scope}.", tokenDoc),
     })
     .options("/oauth/token", () => preflight(), { detail: { hide: true } })
-    .post("/oauth/revoke", ({ request, body }) => withCors(revokeEndpoint(deps, request, body)), {
+    .post("/oauth/revoke", async ({ request, body }) => withCors(await revokeEndpoint(deps, request, body)), {
       parse: keepRawBody,
       detail: doc("Revoke a token (RFC 7009)", "Revokes an access or refresh token and its grant. Always 200 for any token.", revokeDoc),
     })

@@ -10,7 +10,13 @@ import { rawText } from "./form";
 /** Registrations per client address per minute (bursts up to the same number). */
 export const REGISTRATIONS_PER_MINUTE = 20;
 
-export function registerEndpoint(deps: Deps, limiter: RateLimiter, address: string, request: Request, body: unknown): Response {
+export async function registerEndpoint(
+  deps: Deps,
+  limiter: RateLimiter,
+  address: string,
+  request: Request,
+  body: unknown,
+): Promise<Response> {
   try {
     const wait = limiter.take(`register:${address}`);
     if (wait > 0) {
@@ -27,7 +33,7 @@ export function registerEndpoint(deps: Deps, limiter: RateLimiter, address: stri
       if (error instanceof OAuthError) throw error;
       throw new OAuthError("invalid_client_metadata", "The body is not valid JSON.");
     }
-    return oauthJson(201, registerClient(deps, metadata));
+    return oauthJson(201, await registerClient(deps, metadata));
   } catch (error) {
     if (error instanceof OAuthError) {
       // RFC 7591 §3.2.2 names only its own codes; an oversized body is invalid_client_metadata too.

@@ -8,13 +8,13 @@ import { OAuthError, oauthErrorResponse } from "./errors";
 import { parseForm } from "./form";
 import { revokeToken } from "./service";
 
-export function revokeEndpoint(deps: Deps, request: Request, body: unknown): Response {
+export async function revokeEndpoint(deps: Deps, request: Request, body: unknown): Promise<Response> {
   try {
     const form = parseForm(request, body);
-    const client = optionalClient(deps, request, form);
+    const client = await optionalClient(deps, request, form);
     const token = form.get("token");
     if (!token) throw new OAuthError("invalid_request", "token is required.");
-    revokeToken(deps, token, client?.id ?? null);
+    await revokeToken(deps, token, client?.id ?? null);
     return new Response(null, { status: 200, headers: { "cache-control": "no-store" } });
   } catch (error) {
     if (error instanceof OAuthError) return oauthErrorResponse(error);

@@ -5,7 +5,8 @@
  * Presenting a rotated refresh token again revokes the whole grant (OAuth 2.1 §4.3.1, reuse detection).
  */
 import { and, desc, eq, isNull } from "drizzle-orm";
-import { accounts, members, oauthClients, oauthGrants, oauthTokens, users } from "../../db/schema";
+import { accounts, members, oauthClients, oauthGrants, oauthTokens, users } from "../../db/tables";
+import type { StoreDb } from "../../db/store";
 import type { Deps } from "../../deps";
 import { isoAt } from "../../lib/clock";
 import { AppError, notFound } from "../../lib/errors";
@@ -18,7 +19,7 @@ import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, hashSecret, isSecret, newSec
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 
-type ServiceDeps = Pick<Deps, "db" | "clock" | "instanceSecret" | "config">;
+type ServiceDeps = Pick<Deps, "store" | "clock" | "instanceSecret" | "config">;
 
 /** The canonical resource every token is bound to: the MCP endpoint. */
 export function mcpResource(deps: Pick<Deps, "config">): string {
@@ -47,14 +48,14 @@ export function tokenResponseBody(pair: TokenPair): Record<string, unknown> {
   };
 }
 
-/** Inserts a fresh access + refresh pair for a grant (inside the caller's transaction). */
-function insertPair(deps: ServiceDeps, grantId: string, scopes: Scope[]): TokenPair {
+/** Inserts a fresh access + refresh pair for a grant (with `tx`, the caller's write transaction). */
+async function insertPair(deps: ServiceDeps, tx: StoreDb, grantId: string, scopes: Scope[]): Promise<TokenPair> {
   const now = deps.clock.now();
   const accessToken = newSecret(ACCESS_TOKEN_PREFIX);
   const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
-  const insert = statements(deps.db).insertToken;
-  insert.run({ id: newId(), grantId, kind: "access", tokenHash: hashSecret(deps, accessToken), expiresAt: now + ACCESS_TOKEN_TTL_SECONDS * 1000, createdAt: now });
-  insert.run({ id: newId(), grantId, kind: "refresh", tokenHash: hashSecret(deps, refreshToken), expiresAt: now + REFRESH_TOKEN_TTL_MS, createdAt: now });
+  const insert = statements(tx).insertToken;
+  await insert.run({ id: newId(), grantId, kind: "access", tokenHash: hashSecret(deps, accessToken), expiresAt: now + ACCESS_TOKEN_TTL_SECONDS * 1000, createdAt: now });
+  await insert.run({ id: newId(), grantId, kind: "refresh", tokenHash: hashSecret(deps, refreshToken), expiresAt: now + REFRESH_TOKEN_TTL_MS, createdAt: now });
   return { grantId, accessToken, refreshToken, expiresIn: ACCESS_TOKEN_TTL_SECONDS, scopes };
 }
 
@@ -63,8 +64,8 @@ function insertPair(deps: ServiceDeps, grantId: string, scopes: Scope[]): TokenP
  * again at every request); at least one must remain. This is what the token endpoint calls when it exchanges an
  * authorization code, and what tests call to connect a member without a browser.
  */
-export function createGrant(deps: ServiceDeps, input: GrantInput): TokenPair {
-  return deps.db.transaction(() => insertGrant(deps, input), { behavior: "immediate" });
+export async function createGrant(deps: ServiceDeps, input: GrantInput): Promise<TokenPair> {
+  return deps.store.write(() => insertGrant(deps, input));
 }
 
 /** What a grant is made of. */
@@ -77,34 +78,36 @@ export interface GrantInput {
   resource?: string;
 }
 
-/** createGrant's body, for callers already inside a transaction (the code exchange). Throws AppError. */
-export function insertGrant(deps: ServiceDeps, input: GrantInput): TokenPair {
-  const client = deps.db.select({ id: oauthClients.id }).from(oauthClients).where(eq(oauthClients.id, input.clientId)).get();
-  if (!client) throw notFound("OAuth client");
-  const member = deps.db
-    .select({ role: members.role, disabledAt: accounts.disabledAt })
-    .from(members)
-    .innerJoin(accounts, eq(accounts.id, members.accountId))
-    .where(and(eq(members.accountId, input.accountId), eq(members.userId, input.userId)))
-    .get();
-  if (!member) throw notFound("member");
-  if (member.disabledAt !== null) throw new AppError("forbidden", "This account is disabled.");
-  const scopes = effectiveScopes(input.scopes, member.role);
-  if (scopes.length === 0) throw new AppError("invalid_request", "Choose at least one group this member's role allows.");
-  const grantId = newId();
-  deps.db
-    .insert(oauthGrants)
-    .values({
-      id: grantId,
-      clientId: input.clientId,
-      accountId: input.accountId,
-      userId: input.userId,
-      scopes: scopes.join(","),
-      resource: input.resource ?? mcpResource(deps),
-      createdAt: deps.clock.now(),
-    })
-    .run();
-  return insertPair(deps, grantId, scopes);
+/** createGrant's body, for callers already inside a write (the code exchange: it joins it). Throws AppError. */
+export async function insertGrant(deps: ServiceDeps, input: GrantInput): Promise<TokenPair> {
+  return deps.store.write(async (tx) => {
+    const client = await tx.select({ id: oauthClients.id }).from(oauthClients).where(eq(oauthClients.id, input.clientId)).get();
+    if (!client) throw notFound("OAuth client");
+    const member = await tx
+      .select({ role: members.role, disabledAt: accounts.disabledAt })
+      .from(members)
+      .innerJoin(accounts, eq(accounts.id, members.accountId))
+      .where(and(eq(members.accountId, input.accountId), eq(members.userId, input.userId)))
+      .get();
+    if (!member) throw notFound("member");
+    if (member.disabledAt !== null) throw new AppError("forbidden", "This account is disabled.");
+    const scopes = effectiveScopes(input.scopes, member.role);
+    if (scopes.length === 0) throw new AppError("invalid_request", "Choose at least one group this member's role allows.");
+    const grantId = newId();
+    await tx
+      .insert(oauthGrants)
+      .values({
+        id: grantId,
+        clientId: input.clientId,
+        accountId: input.accountId,
+        userId: input.userId,
+        scopes: scopes.join(","),
+        resource: input.resource ?? mcpResource(deps),
+        createdAt: deps.clock.now(),
+      })
+      .run();
+    return insertPair(deps, tx, grantId, scopes);
+  });
 }
 
 /**
@@ -112,29 +115,29 @@ export function insertGrant(deps: ServiceDeps, input: GrantInput): TokenPair {
  * presented a second time revokes its grant; so does any refresh for a member no longer in the account. `scope`, when
  * sent, may only narrow (RFC 6749 §6); `resource`, when sent, must be the grant's.
  */
-export function refreshGrant(
+export async function refreshGrant(
   deps: ServiceDeps,
   input: { refreshToken: string; clientId: string; scope?: string | null; resource?: string | null },
-): TokenPair {
+): Promise<TokenPair> {
   if (!isSecret(REFRESH_TOKEN_PREFIX, input.refreshToken)) throw new OAuthError("invalid_grant", "The refresh token is not valid.");
   const hash = hashSecret(deps, input.refreshToken);
   // NB: the reuse revocation must persist although the answer is an error, so the transaction returns the outcome
   // instead of throwing out of it (a throw would roll the revocation back).
-  const outcome = deps.db.transaction(
-    (): TokenPair | OAuthError => {
+  const outcome = await deps.store.write(
+    async (tx): Promise<TokenPair | OAuthError> => {
       const now = deps.clock.now();
-      const run = statements(deps.db);
-      const row = run.refreshLookup.get({ hash });
+      const run = statements(tx);
+      const row = await run.refreshLookup.get({ hash });
       const refused = new OAuthError("invalid_grant", "The refresh token is not valid.");
       if (!row || row.clientId !== input.clientId) return refused;
       if (row.grantRevokedAt !== null || row.tokenRevokedAt !== null) return refused;
       if (row.usedAt !== null) {
-        revokeGrantNow(deps, row.grantId, now);
+        await revokeGrantNow(tx, row.grantId, now);
         return new OAuthError("invalid_grant", "This refresh token was already used; the connection was revoked for safety.");
       }
       if (now >= row.expiresAt) return refused;
       if (row.role === null || row.disabledAt !== null) {
-        revokeGrantNow(deps, row.grantId, now);
+        await revokeGrantNow(tx, row.grantId, now);
         return refused;
       }
       if (input.resource && input.resource !== row.resource) {
@@ -148,43 +151,46 @@ export function refreshGrant(
         }
         scopes = scopes.filter((s) => asked.includes(s));
       }
-      run.markUsed.run({ now, id: row.tokenId });
-      return insertPair(deps, row.grantId, scopes);
+      // Conditional, so two refreshes racing with one token (PostgreSQL: no writer lock) spend it once; the loser is a reuse.
+      if (!(await run.markUsed.get({ now, id: row.tokenId }))) {
+        await revokeGrantNow(tx, row.grantId, now);
+        return new OAuthError("invalid_grant", "This refresh token was already used; the connection was revoked for safety.");
+      }
+      return insertPair(deps, tx, row.grantId, scopes);
     },
-    { behavior: "immediate" },
   );
   if (outcome instanceof OAuthError) throw outcome;
   return outcome;
 }
 
-/** Marks a grant revoked (inside a transaction or not). Its tokens stop working at the next request. */
-function revokeGrantNow(deps: Pick<Deps, "db">, grantId: string, now: number): void {
-  deps.db
+/** Marks a grant revoked, with `tx`, a write transaction. Its tokens stop working at the next request. */
+async function revokeGrantNow(tx: StoreDb, grantId: string, now: number): Promise<void> {
+  await tx
     .update(oauthGrants)
     .set({ revokedAt: now })
     .where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt)))
     .run();
 }
 
-/** Revokes a grant by id (idempotent). */
-export function revokeGrant(deps: Pick<Deps, "db" | "clock">, grantId: string): void {
-  revokeGrantNow(deps, grantId, deps.clock.now());
+/** Revokes a grant by id (idempotent; joins the caller's write if there is one). */
+export async function revokeGrant(deps: Pick<Deps, "store" | "clock">, grantId: string): Promise<void> {
+  await deps.store.write((tx) => revokeGrantNow(tx, grantId, deps.clock.now()));
 }
 
 /**
  * Revokes the grant behind an access or refresh token (RFC 7009). Unknown, malformed or other clients' tokens change
  * nothing; the endpoint answers 200 either way. `clientId`, when known, must own the grant (RFC 7009 §2.1).
  */
-export function revokeToken(deps: Pick<Deps, "db" | "clock" | "instanceSecret">, token: string, clientId: string | null): boolean {
+export async function revokeToken(deps: Pick<Deps, "store" | "clock" | "instanceSecret">, token: string, clientId: string | null): Promise<boolean> {
   if (!isSecret(ACCESS_TOKEN_PREFIX, token) && !isSecret(REFRESH_TOKEN_PREFIX, token)) return false;
-  const row = deps.db
+  const row = await deps.store.db
     .select({ grantId: oauthGrants.id, clientId: oauthGrants.clientId })
     .from(oauthTokens)
     .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
     .where(eq(oauthTokens.tokenHash, hashSecret(deps, token)))
     .get();
   if (!row || (clientId !== null && row.clientId !== clientId)) return false;
-  revokeGrant(deps, row.grantId);
+  await revokeGrant(deps, row.grantId);
   return true;
 }
 
@@ -205,8 +211,8 @@ export interface GrantView {
 }
 
 /** The account's live grants, newest first (revoked ones are gone from the list at once). */
-export function listGrants(deps: Pick<Deps, "db">, accountId: string): GrantView[] {
-  const rows = deps.db
+export async function listGrants(deps: Pick<Deps, "store">, accountId: string): Promise<GrantView[]> {
+  const rows = await deps.store.db
     .select({
       id: oauthGrants.id,
       clientId: oauthGrants.clientId,
@@ -242,14 +248,14 @@ export function listGrants(deps: Pick<Deps, "db">, accountId: string): GrantView
 }
 
 /** Revokes one of the account's grants (dashboard); another account's id is a 404. */
-export function revokeAccountGrant(deps: Pick<Deps, "db" | "clock">, accountId: string, grantId: string): void {
-  const row = deps.db
+export async function revokeAccountGrant(deps: Pick<Deps, "store" | "clock">, accountId: string, grantId: string): Promise<void> {
+  const row = await deps.store.db
     .select({ id: oauthGrants.id })
     .from(oauthGrants)
     .where(and(eq(oauthGrants.id, grantId), eq(oauthGrants.accountId, accountId), isNull(oauthGrants.revokedAt)))
     .get();
   if (!row) throw notFound("connected app");
-  revokeGrant(deps, grantId);
+  await revokeGrant(deps, grantId);
 }
 
 /** A client's host for people: its metadata document's host, else its first redirect URI's host or scheme. */

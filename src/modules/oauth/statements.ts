@@ -1,12 +1,13 @@
 /**
- * The statements every token request runs, prepared once per database through drizzle (so they stay portable to the
- * PostgreSQL dialect) instead of being rebuilt per call: building a joined select cost ~100 µs a request.
+ * The statements every token request runs, prepared once per query surface (the store's reader, its writer
+ * transaction: each `StoreDb` object) through drizzle (so they stay portable to the PostgreSQL dialect, whose builder
+ * shim names them) instead of being rebuilt per call: building a joined select cost ~100 µs a request.
  */
-import { and, eq, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { accounts, members, oauthClients, oauthGrants, oauthTokens } from "../../db/schema";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import type { StoreDb } from "../../db/store";
+import { accounts, members, oauthClients, oauthGrants, oauthTokens } from "../../db/tables";
 
-function build(db: Db) {
+function build(db: StoreDb) {
   const tokenLookup = (kind: "access" | "refresh") =>
     db
       .select({
@@ -46,18 +47,24 @@ function build(db: Db) {
         createdAt: sql.placeholder("createdAt"),
       })
       .prepare(),
-    markUsed: db.update(oauthTokens).set({ usedAt: sql`${sql.placeholder("now")}` }).where(eq(oauthTokens.id, sql.placeholder("id"))).prepare(),
+    /** Spends a token once: no row back when it was already spent (a concurrent refresh on PostgreSQL). */
+    markUsed: db
+      .update(oauthTokens)
+      .set({ usedAt: sql`${sql.placeholder("now")}` })
+      .where(and(eq(oauthTokens.id, sql.placeholder("id")), isNull(oauthTokens.usedAt)))
+      .returning({ id: oauthTokens.id })
+      .prepare(),
     touchGrant: db.update(oauthGrants).set({ lastUsedAt: sql`${sql.placeholder("now")}` }).where(eq(oauthGrants.id, sql.placeholder("id"))).prepare(),
   };
 }
 
 export type Statements = ReturnType<typeof build>;
-export type TokenLookupRow = NonNullable<ReturnType<Statements["accessLookup"]["get"]>>;
+export type TokenLookupRow = NonNullable<Awaited<ReturnType<Statements["accessLookup"]["get"]>>>;
 
-const cache = new WeakMap<Db, Statements>();
+const cache = new WeakMap<StoreDb, Statements>();
 
-/** The prepared statements of `db`. */
-export function statements(db: Db): Statements {
+/** The prepared statements of `db` (`deps.store.db` for reads, the write's `tx` inside a write body). */
+export function statements(db: StoreDb): Statements {
   let found = cache.get(db);
   if (!found) {
     found = build(db);

@@ -10,7 +10,7 @@ import { parseForm } from "./form";
 import { refreshGrant, tokenResponseBody } from "./service";
 
 /** Answers a token request. */
-export function tokenEndpoint(deps: Deps, request: Request, body: unknown): Response {
+export async function tokenEndpoint(deps: Deps, request: Request, body: unknown): Promise<Response> {
   try {
     const form = parseForm(request, body);
     const grantType = form.get("grant_type");
@@ -18,11 +18,11 @@ export function tokenEndpoint(deps: Deps, request: Request, body: unknown): Resp
     if (grantType !== "authorization_code" && grantType !== "refresh_token") {
       throw new OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token.");
     }
-    const client = authenticateClient(deps, request, form);
+    const client = await authenticateClient(deps, request, form);
     if (grantType === "authorization_code") {
       const code = form.get("code");
       if (!code) throw new OAuthError("invalid_request", "code is required.");
-      const pair = exchangeCode(deps, {
+      const pair = await exchangeCode(deps, {
         code,
         clientId: client.id,
         redirectUri: form.get("redirect_uri") ?? null,
@@ -33,7 +33,7 @@ export function tokenEndpoint(deps: Deps, request: Request, body: unknown): Resp
     }
     const refreshToken = form.get("refresh_token");
     if (!refreshToken) throw new OAuthError("invalid_request", "refresh_token is required.");
-    const pair = refreshGrant(deps, {
+    const pair = await refreshGrant(deps, {
       refreshToken,
       clientId: client.id,
       scope: form.get("scope") ?? null,

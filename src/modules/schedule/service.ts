@@ -5,8 +5,9 @@
  * statuses.
  */
 import { and, count, desc, eq, gte, inArray, lt, or, sql } from "drizzle-orm";
-import { type PostStatus, scheduledPosts, scheduledPostTargets } from "../../db/schema/scheduled-posts";
-import { connections } from "../../db/schema/connections";
+import type { PostStatus } from "../../db/schema/scheduled-posts";
+import type { StoreDb } from "../../db/store";
+import { connections, scheduledPosts, scheduledPostTargets } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { isoAt } from "../../lib/clock";
 import { AppError, invalidField, notFound } from "../../lib/errors";
@@ -45,11 +46,11 @@ export type { PostApi, PostTargetApi } from "../../publishing/post-view";
 
 // An asset blocks deletion only while a post that still has something to deliver uses it (the snapshot column is
 // scheduled_posts.image_asset_id).
-registerAssetReferenceCheck("scheduled_posts", (deps, assetId) => (assetReferencedByPendingPost(deps, assetId) ? 1 : 0));
+registerAssetReferenceCheck("scheduled_posts", async (deps, assetId) => ((await assetReferencedByPendingPost(deps, assetId)) ? 1 : 0));
 
 /** True while a post with a pending (scheduled or publishing) target uses `assetId` as its image. */
-export function assetReferencedByPendingPost(deps: Pick<Deps, "db">, assetId: string): boolean {
-  const row = deps.db
+export async function assetReferencedByPendingPost(deps: Pick<Deps, "store">, assetId: string): Promise<boolean> {
+  const row = await deps.store.db
     .select({ id: scheduledPosts.id })
     .from(scheduledPosts)
     .innerJoin(scheduledPostTargets, eq(scheduledPostTargets.postId, scheduledPosts.id))
@@ -62,10 +63,10 @@ export function assetReferencedByPendingPost(deps: Pick<Deps, "db">, assetId: st
 // ---------------------------------------------------------------------------------------------------------------
 // Rows (a post as the API shows it: publishing/post-view.ts)
 
-function targetsOf(deps: Pick<Deps, "db">, postIds: string[]): Map<string, TargetRow[]> {
+async function targetsOf(deps: Pick<Deps, "store">, postIds: string[]): Promise<Map<string, TargetRow[]>> {
   const byPost = new Map<string, TargetRow[]>();
   if (postIds.length === 0) return byPost;
-  const rows = deps.db
+  const rows = await deps.store.db
     .select()
     .from(scheduledPostTargets)
     .where(inArray(scheduledPostTargets.postId, postIds))
@@ -75,17 +76,17 @@ function targetsOf(deps: Pick<Deps, "db">, postIds: string[]): Map<string, Targe
   return byPost;
 }
 
-function findPost(deps: Pick<Deps, "db">, accountId: string, postId: string): PostRow | null {
+async function findPost(deps: Pick<Deps, "store">, accountId: string, postId: string): Promise<PostRow | null> {
   if (!isUuid(postId)) return null;
-  return deps.db.select().from(scheduledPosts).where(and(eq(scheduledPosts.id, postId), eq(scheduledPosts.accountId, accountId))).get() ?? null;
+  return (await deps.store.db.select().from(scheduledPosts).where(and(eq(scheduledPosts.id, postId), eq(scheduledPosts.accountId, accountId))).get()) ?? null;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Targets
 
 /** GET /schedule/targets: every connection, ready or not, and where to manage them. */
-export function listTargets(deps: Deps, accountId: string): { targets: ReturnType<typeof connectionView>[]; manageUrl: string } {
-  return { targets: listConnections(deps, accountId).map(connectionView), manageUrl: `${deps.config.baseUrl}${MANAGE_PATH}` };
+export async function listTargets(deps: Deps, accountId: string): Promise<{ targets: ReturnType<typeof connectionView>[]; manageUrl: string }> {
+  return { targets: (await listConnections(deps, accountId)).map(connectionView), manageUrl: `${deps.config.baseUrl}${MANAGE_PATH}` };
 }
 
 /** Resolves the request's target names (platform or accountId) to connections. Throws the 400s of §7. */
@@ -191,19 +192,24 @@ async function assertSchedulable(
   }
 }
 
-type Tx = Parameters<Parameters<Deps["db"]["transaction"]>[0]>[0];
-
 /**
  * Inserts one pending target per connection of a post due at `scheduledTime`, inside the caller's transaction.
  * Answers the ids of the targets a provider will hold (handed over at once by the caller, after the commit).
  */
-function insertTargets(tx: Tx, post: { id: string; accountId: string }, chosen: readonly ConnectionRow[], scheduledTime: number, now: number): string[] {
+async function insertTargets(
+  tx: StoreDb,
+  post: { id: string; accountId: string },
+  chosen: readonly ConnectionRow[],
+  scheduledTime: number,
+  now: number,
+): Promise<string[]> {
   const handOver: string[] = [];
   for (const connection of chosen) {
     const id = newId();
     const native = connectorFor(connection.platform).holdsNatively(scheduledTime, now);
     if (native) handOver.push(id);
-    tx.insert(scheduledPostTargets)
+    await tx
+      .insert(scheduledPostTargets)
       .values({
         id,
         postId: post.id,
@@ -229,44 +235,42 @@ export async function schedulePost(deps: Deps, accountId: string, input: Schedul
   const now = deps.clock.now();
   const scheduledTime = parseScheduledTime(input.scheduledTime);
   assertLeadTime(scheduledTime, now);
-  const chosen = resolveTargets(listConnections(deps, accountId), input.targets);
-  const creation = findCreationRow(deps, accountId, input.creationId);
+  const chosen = resolveTargets(await listConnections(deps, accountId), input.targets);
+  const creation = await findCreationRow(deps, accountId, input.creationId);
   if (!creation) throw notFound("creation");
   await assertSchedulable(deps, chosen, creation);
 
   const postId = newId();
-  const handOver = deps.db.transaction(
-    (tx) => {
-      tx.insert(scheduledPosts)
-        .values({
-          id: postId,
-          accountId,
-          creationId: creation.id,
-          scheduledTime,
-          status: "scheduled",
-          caption: creation.caption,
-          altText: creation.altText,
-          imageAssetId: creation.imageAssetId,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .run();
-      return insertTargets(tx, { id: postId, accountId }, chosen, scheduledTime, now);
-    },
-    { behavior: "immediate" },
-  );
+  const handOver = await deps.store.write(async (tx) => {
+    await tx
+      .insert(scheduledPosts)
+      .values({
+        id: postId,
+        accountId,
+        creationId: creation.id,
+        scheduledTime,
+        status: "scheduled",
+        caption: creation.caption,
+        altText: creation.altText,
+        imageAssetId: creation.imageAssetId,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .run();
+    return insertTargets(tx, { id: postId, accountId }, chosen, scheduledTime, now);
+  });
   if (handOver.length > 0) await runDueOnce(deps, {}, handOver);
-  return { post: getPost(deps, accountId, postId).post };
+  return { post: (await getPost(deps, accountId, postId)).post };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Reads
 
 /** GET /schedule/posts/{id}. */
-export function getPost(deps: Pick<Deps, "db">, accountId: string, postId: string): { post: PostApi } {
-  const post = findPost(deps, accountId, postId);
+export async function getPost(deps: Pick<Deps, "store">, accountId: string, postId: string): Promise<{ post: PostApi }> {
+  const post = await findPost(deps, accountId, postId);
   if (!post) throw notFound("scheduled post");
-  return { post: postToApi(post, targetsOf(deps, [post.id]).get(post.id) ?? []) };
+  return { post: postToApi(post, (await targetsOf(deps, [post.id])).get(post.id) ?? []) };
 }
 
 export interface ListPostsQuery {
@@ -285,12 +289,16 @@ function parseBound(field: string, value: string | undefined): number | undefine
 }
 
 /** GET /schedule/posts: newest first, `from`/`to` bound scheduledTime, optional status filter. */
-export function listPosts(deps: Pick<Deps, "db">, accountId: string, query: ListPostsQuery): { posts: PostApi[]; nextCursor: string | null } {
+export async function listPosts(
+  deps: Pick<Deps, "store">,
+  accountId: string,
+  query: ListPostsQuery,
+): Promise<{ posts: PostApi[]; nextCursor: string | null }> {
   const from = parseBound("from", query.from);
   const to = parseBound("to", query.to);
   const limit = query.limit ?? LIST_LIMIT_DEFAULT;
   const after = query.cursor ? decodeCursor(query.cursor) : undefined;
-  const rows = deps.db
+  const rows = await deps.store.db
     .select()
     .from(scheduledPosts)
     .where(
@@ -308,7 +316,7 @@ export function listPosts(deps: Pick<Deps, "db">, accountId: string, query: List
     .limit(limit + 1)
     .all();
   const page = rows.slice(0, limit);
-  const targets = targetsOf(deps, page.map((p) => p.id));
+  const targets = await targetsOf(deps, page.map((p) => p.id));
   const last = page[page.length - 1];
   return {
     posts: page.map((p) => postToApi(p, targets.get(p.id) ?? [])),
@@ -330,9 +338,9 @@ function distributionFailed(message: string): AppError {
  * (retryable), the row kept, targets already withdrawn remembered. A published target: 409 already_published.
  */
 export async function cancelPost(deps: Deps, accountId: string, postId: string): Promise<{ id: string; cancelled: true; providerPostWithdrawn: boolean }> {
-  const post = findPost(deps, accountId, postId);
+  const post = await findPost(deps, accountId, postId);
   if (!post) throw notFound("scheduled post");
-  const targets = targetsOf(deps, [post.id]).get(post.id) ?? [];
+  const targets = (await targetsOf(deps, [post.id])).get(post.id) ?? [];
   if (targets.some((t) => t.status === "published")) {
     throw new AppError("already_published", "This post was already published; it can no longer be cancelled.");
   }
@@ -346,25 +354,22 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
       throw new AppError("already_published", `This post was already published to ${target.label}; it can no longer be cancelled.`);
     },
   });
-  const withdrawnFromProvider = deps.db
+  const withdrawnFromProvider = await deps.store.db
     .select({ n: count() })
     .from(scheduledPostTargets)
     .where(and(eq(scheduledPostTargets.postId, post.id), eq(scheduledPostTargets.status, "withdrawn"), eq(scheduledPostTargets.heldByProvider, true)))
     .get();
   const providerPostWithdrawn = (withdrawnFromProvider?.n ?? 0) > 0;
-  deps.db.transaction(
-    (tx) => {
-      const stillPending = tx
-        .select({ id: scheduledPostTargets.id })
-        .from(scheduledPostTargets)
-        .where(and(eq(scheduledPostTargets.postId, post.id), inArray(scheduledPostTargets.status, ["scheduled", "publishing", "published"])))
-        .all();
-      if (stillPending.length > 0) throw distributionFailed("The post changed while it was being cancelled; try again.");
-      recordEvent(tx, deps.clock.now(), accountId, "post.cancelled", () => ({ post: before, providerPostWithdrawn }));
-      tx.delete(scheduledPosts).where(eq(scheduledPosts.id, post.id)).run();
-    },
-    { behavior: "immediate" },
-  );
+  await deps.store.write(async (tx) => {
+    const stillPending = await tx
+      .select({ id: scheduledPostTargets.id })
+      .from(scheduledPostTargets)
+      .where(and(eq(scheduledPostTargets.postId, post.id), inArray(scheduledPostTargets.status, ["scheduled", "publishing", "published"])))
+      .all();
+    if (stillPending.length > 0) throw distributionFailed("The post changed while it was being cancelled; try again.");
+    await recordEvent(tx, deps.clock.now(), accountId, "post.cancelled", () => ({ post: before, providerPostWithdrawn }));
+    await tx.delete(scheduledPosts).where(eq(scheduledPosts.id, post.id)).run();
+  });
   return { id: post.id, cancelled: true, providerPostWithdrawn };
 }
 
@@ -396,38 +401,36 @@ function assertReschedulable(post: PostRow, targets: readonly TargetRow[], now: 
 
 /**
  * Replaces the post's withdrawn targets (and, when `dropFailed`, its failed ones; or only the withdrawn `ids`) by fresh pending targets for
- * `chosen` at `scheduledTime`, in one immediate transaction that also moves the post. Fresh target ids mean fresh
+ * `chosen` at `scheduledTime`, in one write transaction that also moves the post. Fresh target ids mean fresh
  * Idempotency-Keys: a provider that absorbed the withdrawn one's key does not answer the new placement with it.
  * Answers the targets to hand over to their provider. 404 when the post was cancelled meanwhile.
  */
-function replaceTargets(
+async function replaceTargets(
   deps: Deps,
   post: PostRow,
   chosen: readonly ConnectionRow[],
   scheduledTime: number,
   remove: { dropFailed: boolean } | { ids: readonly string[] },
-): string[] {
+): Promise<string[]> {
   const now = deps.clock.now();
-  return deps.db.transaction(
-    (tx) => {
-      const moved = tx
-        .update(scheduledPosts)
-        .set({ scheduledTime, updatedAt: now })
-        .where(eq(scheduledPosts.id, post.id))
-        .returning({ id: scheduledPosts.id })
-        .all();
-      if (moved.length === 0) throw notFound("scheduled post");
-      const replaced: TargetRow["status"][] = "dropFailed" in remove && remove.dropFailed ? ["withdrawn", "failed"] : ["withdrawn"];
-      const only = "ids" in remove ? inArray(scheduledPostTargets.id, [...remove.ids]) : undefined;
-      tx.delete(scheduledPostTargets)
-        .where(and(eq(scheduledPostTargets.postId, post.id), inArray(scheduledPostTargets.status, replaced), only))
-        .run();
-      const handOver = insertTargets(tx, post, chosen, scheduledTime, now);
-      refreshPostStatus(tx, post.id, now);
-      return handOver;
-    },
-    { behavior: "immediate" },
-  );
+  return deps.store.write(async (tx) => {
+    const moved = await tx
+      .update(scheduledPosts)
+      .set({ scheduledTime, updatedAt: now })
+      .where(eq(scheduledPosts.id, post.id))
+      .returning({ id: scheduledPosts.id })
+      .all();
+    if (moved.length === 0) throw notFound("scheduled post");
+    const replaced: TargetRow["status"][] = "dropFailed" in remove && remove.dropFailed ? ["withdrawn", "failed"] : ["withdrawn"];
+    const only = "ids" in remove ? inArray(scheduledPostTargets.id, [...remove.ids]) : undefined;
+    await tx
+      .delete(scheduledPostTargets)
+      .where(and(eq(scheduledPostTargets.postId, post.id), inArray(scheduledPostTargets.status, replaced), only))
+      .run();
+    const handOver = await insertTargets(tx, post, chosen, scheduledTime, now);
+    await refreshPostStatus(tx, post.id, now);
+    return handOver;
+  });
 }
 
 /** The connections of `targets` that still exist, in the targets' order (a removed connection has nothing to place). */
@@ -460,12 +463,12 @@ export async function reschedulePost(deps: Deps, accountId: string, postId: stri
   const now = deps.clock.now();
   const newTime = input.scheduledTime === undefined ? undefined : parseScheduledTime(input.scheduledTime);
   if (newTime !== undefined) assertLeadTime(newTime, now);
-  const all = listConnections(deps, accountId);
+  const all = await listConnections(deps, accountId);
   const requested = input.targets === undefined ? undefined : resolveTargets(all, input.targets);
 
-  const post = findPost(deps, accountId, postId);
+  const post = await findPost(deps, accountId, postId);
   if (!post) throw notFound("scheduled post");
-  const targets = targetsOf(deps, [post.id]).get(post.id) ?? [];
+  const targets = (await targetsOf(deps, [post.id])).get(post.id) ?? [];
   assertReschedulable(post, targets, now);
   const scheduledTime = newTime ?? post.scheduledTime;
   // Moving only the targets re-places them: the time they go out at must leave the same lead as POST.
@@ -487,19 +490,19 @@ export async function reschedulePost(deps: Deps, accountId: string, postId: stri
     await restoreWithdrawn(deps, accountId, post, pending);
     throw error;
   }
-  const handOver = replaceTargets(deps, post, chosen, scheduledTime, { dropFailed: requested !== undefined });
+  const handOver = await replaceTargets(deps, post, chosen, scheduledTime, { dropFailed: requested !== undefined });
   if (handOver.length > 0) await runDueOnce(deps, {}, handOver);
-  return { post: getPost(deps, accountId, post.id).post };
+  return { post: (await getPost(deps, accountId, post.id)).post };
 }
 
 /** After a failed reschedule: places the targets it had already withdrawn again, at the post's unchanged time. */
 async function restoreWithdrawn(deps: Deps, accountId: string, post: PostRow, tried: readonly TargetRow[]): Promise<void> {
   const triedIds = new Set(tried.map((t) => t.id));
-  const withdrawn = (targetsOf(deps, [post.id]).get(post.id) ?? []).filter((t) => t.status === "withdrawn" && triedIds.has(t.id));
+  const withdrawn = ((await targetsOf(deps, [post.id])).get(post.id) ?? []).filter((t) => t.status === "withdrawn" && triedIds.has(t.id));
   if (withdrawn.length === 0) return;
   try {
-    const chosen = connectionsOf(listConnections(deps, accountId), withdrawn);
-    const handOver = replaceTargets(deps, post, chosen, post.scheduledTime, { ids: withdrawn.map((t) => t.id) });
+    const chosen = connectionsOf(await listConnections(deps, accountId), withdrawn);
+    const handOver = await replaceTargets(deps, post, chosen, post.scheduledTime, { ids: withdrawn.map((t) => t.id) });
     if (handOver.length > 0) await runDueOnce(deps, {}, handOver);
   } catch (error) {
     deps.log.error("could not place withdrawn targets again after a failed reschedule", { postId: post.id, error: (error as Error).message });
@@ -515,7 +518,7 @@ async function restoreWithdrawn(deps: Deps, accountId: string, post: PostRow, tr
  */
 export async function confirmProviderHeldPosts(deps: Deps): Promise<{ confirmed: number }> {
   const now = deps.clock.now();
-  const due = deps.db
+  const due = await deps.store.db
     .select({ target: scheduledPostTargets, post: scheduledPosts })
     .from(scheduledPostTargets)
     .innerJoin(scheduledPosts, eq(scheduledPosts.id, scheduledPostTargets.postId))
@@ -530,7 +533,7 @@ export async function confirmProviderHeldPosts(deps: Deps): Promise<{ confirmed:
   let confirmed = 0;
   for (const { target, post } of due) {
     if (!target.connectionId || !target.providerPostId) continue;
-    const row = deps.db.select().from(connections).where(eq(connections.id, target.connectionId)).get();
+    const row = await deps.store.db.select().from(connections).where(eq(connections.id, target.connectionId)).get();
     if (!row) continue;
     const connector = connectorFor(row.platform);
     if (!connector.confirm) continue;
@@ -538,29 +541,26 @@ export async function confirmProviderHeldPosts(deps: Deps): Promise<{ confirmed:
       const content = await loadDeliveryContent(deps, post);
       const outcome = await connector.confirm(deps, openConnection(deps, row), target.providerPostId, content);
       if (outcome.state === "pending") continue;
-      const recorded = deps.db.transaction(
-        (tx) => {
-          const values =
-            outcome.state === "published"
-              ? { status: "published" as const, providerPostId: outcome.providerPostId, publishedUrl: outcome.publishedUrl, publishedAt: deps.clock.now() }
-              : { status: "failed" as const, errorMessage: "The post was removed at the provider before it went out." };
-          const updated = tx
-            .update(scheduledPostTargets)
-            .set({ ...values, updatedAt: deps.clock.now() })
-            .where(
-              and(
-                eq(scheduledPostTargets.id, target.id),
-                eq(scheduledPostTargets.status, "scheduled"),
-                or(sql`${scheduledPostTargets.leaseExpiresAt} IS NULL`, lt(scheduledPostTargets.leaseExpiresAt, deps.clock.now())),
-              ),
-            )
-            .returning({ id: scheduledPostTargets.id })
-            .all();
-          if (updated.length === 1) refreshPostStatus(tx, post.id, deps.clock.now());
-          return updated.length === 1;
-        },
-        { behavior: "immediate" },
-      );
+      const recorded = await deps.store.write(async (tx) => {
+        const values =
+          outcome.state === "published"
+            ? { status: "published" as const, providerPostId: outcome.providerPostId, publishedUrl: outcome.publishedUrl, publishedAt: deps.clock.now() }
+            : { status: "failed" as const, errorMessage: "The post was removed at the provider before it went out." };
+        const updated = await tx
+          .update(scheduledPostTargets)
+          .set({ ...values, updatedAt: deps.clock.now() })
+          .where(
+            and(
+              eq(scheduledPostTargets.id, target.id),
+              eq(scheduledPostTargets.status, "scheduled"),
+              or(sql`${scheduledPostTargets.leaseExpiresAt} IS NULL`, lt(scheduledPostTargets.leaseExpiresAt, deps.clock.now())),
+            ),
+          )
+          .returning({ id: scheduledPostTargets.id })
+          .all();
+        if (updated.length === 1) await refreshPostStatus(tx, post.id, deps.clock.now());
+        return updated.length === 1;
+      });
       if (recorded) {
         confirmed++;
         // No lateness: the provider published it at its own time; we only learn of it now.

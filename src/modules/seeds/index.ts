@@ -24,8 +24,8 @@ export function seedsModule(deps: Deps) {
     .use(scopePlugin)
     .post(
       "/api/v1/seeds",
-      ({ request, body, set }) => {
-        const seed = createSeed(deps, authOf(request).accountId, body);
+      async ({ request, body, set }) => {
+        const seed = await createSeed(deps, authOf(request).accountId, body);
         set.status = 201;
         return seedView(seed);
       },
@@ -40,8 +40,8 @@ export function seedsModule(deps: Deps) {
     )
     .get(
       "/api/v1/seeds",
-      ({ request, query }) => {
-        const page = listSeeds(deps, authOf(request).accountId, {
+      async ({ request, query }) => {
+        const page = await listSeeds(deps, authOf(request).accountId, {
           search: query.search ?? null,
           limit: query.limit ?? LIST_LIMIT_DEFAULT,
           cursor: query.cursor ?? null,
@@ -60,7 +60,7 @@ export function seedsModule(deps: Deps) {
         },
       },
     )
-    .get("/api/v1/seeds/:id", ({ request, params }) => seedView(getOwnedSeed(deps, authOf(request).accountId, params.id)), {
+    .get("/api/v1/seeds/:id", async ({ request, params }) => seedView(await getOwnedSeed(deps, authOf(request).accountId, params.id)), {
       scope: "read",
       errors: ["not_found"],
       params: seedIdParams,
@@ -69,7 +69,7 @@ export function seedsModule(deps: Deps) {
     })
     .patch(
       "/api/v1/seeds/:id",
-      ({ request, params, body }) => seedView(patchSeed(deps, authOf(request).accountId, params.id, body)),
+      async ({ request, params, body }) => seedView(await patchSeed(deps, authOf(request).accountId, params.id, body)),
       {
         parse: parseJsonBody,
         scope: "create",
@@ -82,8 +82,8 @@ export function seedsModule(deps: Deps) {
     )
     .delete(
       "/api/v1/seeds/:id",
-      ({ request, params }) => {
-        deleteSeed(deps, authOf(request).accountId, params.id);
+      async ({ request, params }) => {
+        await deleteSeed(deps, authOf(request).accountId, params.id);
         return { id: params.id, deleted: true as const };
       },
       { parse: parseJsonBody, scope: "create", errors: ["not_found"], params: seedIdParams, response: seedDeletedResponse, detail: { summary: "Delete a seed", tags: TAGS } },

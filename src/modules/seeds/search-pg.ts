@@ -2,8 +2,8 @@
  * Seeds listed and searched on PostgreSQL: the same answers as `listSeeds` (service.ts) gives on SQLite, from the
  * same words (search-query.ts), with the same order, cursors and limits (decisions.md §5, §11).
  *
- * NB: not wired into the app yet. Services become async over one storage layer in the next session of issue 15; until
- * then this is called by test/seeds-pg.test.ts and bench/seed-search-pg.ts only, with a drizzle PostgreSQL handle.
+ * The app reaches it through seed-search.ts when the store is PostgreSQL (with the store's db);
+ * test/seeds-pg.test.ts and bench/seed-search-pg.ts call it directly with a drizzle PostgreSQL handle.
  *
  * - Words: `searchTokens` splits and lower-cases the search as for SQLite. Each word then goes through the database's
  *   own `seedcast_search_words` and the `simple` text-search configuration (src/db/pg/fts.ts), exactly as the seed's

@@ -14,7 +14,7 @@
  * nothing in bm25 yet cost a walk over every seed holding them, so they are left out: of the ranking and of the filter
  * when the search has other words; a search made only of stopwords lists the seeds holding all of them, newest first.
  */
-import type { Database } from "bun:sqlite";
+import type { SqliteStore } from "../../db/store";
 import { SEEDS_ACCOUNT_INDEX } from "../../db/schema/seeds";
 import { matchExpressionOf } from "./search-query";
 import { termStats } from "./term-stats";
@@ -41,10 +41,11 @@ const NEWEST_SQL = `
 
 /**
  * The seq (rowid) of the matches at positions [offset, offset + count) of the result order above, for the words of a
- * search (search-query.ts).
+ * search (search-query.ts), read on the store's reader connection.
  */
-export function searchSeedSeqs(sqlite: Database, accountId: string, tokens: readonly string[], offset: number, count: number): number[] {
-  const stats = termStats(sqlite);
+export function searchSeedSeqs(store: SqliteStore, accountId: string, tokens: readonly string[], offset: number, count: number): number[] {
+  const sqlite = store.sqlite;
+  const stats = termStats(store);
   const weighted = tokens.filter((token) => !stats.stopword(token));
   if (weighted.length === 0) {
     return sqlite

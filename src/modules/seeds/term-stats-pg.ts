@@ -4,8 +4,6 @@
  * (`search @@ 'word'`, the exact word as the tsvector holds it) and are kept per process and database handle for
  * TTL_MS, as on SQLite. A count stops as soon as it reaches the point where the answer is known (half of all seeds,
  * and over the floor), so counting "the" in a large library reads half of it once per TTL_MS, not all of it.
- *
- * NB: not wired into the app yet (see search-pg.ts).
  */
 import { count, sql } from "drizzle-orm";
 import type { AnyPgDb } from "../../db/pg/handle";

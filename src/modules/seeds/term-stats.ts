@@ -12,6 +12,7 @@
  * (never the other way round, so a word that does carry weight is never dropped).
  */
 import type { Database } from "bun:sqlite";
+import type { SqliteStore } from "../../db/store";
 
 /** How long a count is trusted (also by the PostgreSQL search, term-stats-pg.ts). */
 export const TTL_MS = 10 * 60 * 1000;
@@ -36,9 +37,13 @@ class TermStats {
   private readonly words = new Map<string, Counted>();
   private total: Counted | null = null;
 
-  constructor(sqlite: Database) {
-    // A temp table belongs to this connection only and writes nothing to the database file.
-    sqlite.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.seeds_fts_terms USING fts5vocab(main, seeds_fts, row)");
+  constructor(store: SqliteStore) {
+    // A temp table belongs to this connection only and writes nothing to the database file; the reader is query_only,
+    // which refuses even that, so it is created through readerDdl.
+    store.readerDdl((reader) =>
+      reader.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.seeds_fts_terms USING fts5vocab(main, seeds_fts, row)"),
+    );
+    const sqlite = store.sqlite;
     this.docs = sqlite.query("SELECT doc FROM temp.seeds_fts_terms WHERE term = ?") as unknown as TermStats["docs"];
     this.rows = sqlite.query("SELECT count(*) AS n FROM seeds") as unknown as TermStats["rows"];
   }
@@ -60,12 +65,12 @@ class TermStats {
 
 const stats = new WeakMap<Database, TermStats>();
 
-/** The term statistics of `sqlite`'s seed index. */
-export function termStats(sqlite: Database): TermStats {
-  let found = stats.get(sqlite);
+/** The term statistics of the seed index, read on `store`'s reader connection. */
+export function termStats(store: SqliteStore): TermStats {
+  let found = stats.get(store.sqlite);
   if (!found) {
-    found = new TermStats(sqlite);
-    stats.set(sqlite, found);
+    found = new TermStats(store);
+    stats.set(store.sqlite, found);
   }
   return found;
 }

@@ -217,9 +217,9 @@ export function uploadsModule(deps: Deps) {
     )
     .get(
       `${UPLOAD_PATH}/:token`,
-      ({ params }) => {
+      async ({ params }) => {
         try {
-          const link = assertLinkUsable(deps, findLinkByToken(deps, params.token));
+          const link = await assertLinkUsable(deps, await findLinkByToken(deps, params.token));
           return html(200, formPage(link.expiresAt));
         } catch (error) {
           if (error instanceof AppError) return gonePageFor(error);
@@ -242,11 +242,11 @@ export function uploadsModule(deps: Deps) {
         let expiresAt = 0;
         try {
           // The link is checked before the body is read: a dead link never costs an upload's worth of memory.
-          const link = assertLinkUsable(deps, findLinkByToken(deps, params.token));
+          const link = await assertLinkUsable(deps, await findLinkByToken(deps, params.token));
           expiresAt = link.expiresAt;
           const asset = await perLink.run(link.id, async () => {
             // Checked again after waiting: the upload before this one may have used the link.
-            assertLinkUsable(deps, findLinkByToken(deps, params.token));
+            await assertLinkUsable(deps, await findLinkByToken(deps, params.token));
             const file = await readUploadedFile(request, maxBytes);
             return uploadThroughLink(deps, params.token, file);
           });

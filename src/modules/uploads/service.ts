@@ -5,7 +5,7 @@
  */
 import { and, eq, gt, isNull, lte, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { accounts, uploadLinks } from "../../db/schema";
+import { accounts, uploadLinks } from "../../db/tables";
 import { isoAt } from "../../lib/clock";
 import { AppError, notFound } from "../../lib/errors";
 import { newId, isUuid } from "../../lib/ids";
@@ -37,11 +37,11 @@ function hashToken(deps: Deps, token: string): string {
 }
 
 /** Mints a link for the account. The token is returned once, inside `uploadUrl`, and never stored. */
-export function createUploadLink(
+export async function createUploadLink(
   deps: Deps,
   accountId: string,
   keyId: string | null,
-): { id: string; uploadUrl: string; expiresAt: string; expiresInSeconds: number; creditsCharged: 0 } {
+): Promise<{ id: string; uploadUrl: string; expiresAt: string; expiresInSeconds: number; creditsCharged: 0 }> {
   const token = Buffer.from(crypto.getRandomValues(new Uint8Array(TOKEN_BYTES))).toString("base64url");
   const now = deps.clock.now();
   const link: UploadLinkRecord = {
@@ -54,7 +54,9 @@ export function createUploadLink(
     assetId: null,
     createdAt: now,
   };
-  deps.db.insert(uploadLinks).values(link).run();
+  await deps.store.write(async (tx) => {
+    await tx.insert(uploadLinks).values(link).run();
+  });
   return {
     id: link.id,
     uploadUrl: `${deps.config.baseUrl}${UPLOAD_PATH}/${token}`,
@@ -65,22 +67,22 @@ export function createUploadLink(
 }
 
 /** The polling view of a link: `{id, status, assetId, expiresAt}`; 404 for missing or other-account ids. */
-export function getUploadLinkStatus(
+export async function getUploadLinkStatus(
   deps: Deps,
   accountId: string,
   id: string,
-): { id: string; status: UploadLinkStatus; assetId: string | null; expiresAt: string } {
+): Promise<{ id: string; status: UploadLinkStatus; assetId: string | null; expiresAt: string }> {
   const link = isUuid(id)
-    ? deps.db.select().from(uploadLinks).where(and(eq(uploadLinks.id, id), eq(uploadLinks.accountId, accountId))).get()
+    ? await deps.store.db.select().from(uploadLinks).where(and(eq(uploadLinks.id, id), eq(uploadLinks.accountId, accountId))).get()
     : undefined;
   if (!link) throw notFound("upload link");
   return { id: link.id, status: linkStatus(link, deps.clock.now()), assetId: link.assetId, expiresAt: isoAt(link.expiresAt) };
 }
 
 /** The link a token belongs to, or null (also for tokens that cannot be ours). */
-export function findLinkByToken(deps: Deps, token: string): UploadLinkRecord | null {
+export async function findLinkByToken(deps: Deps, token: string): Promise<UploadLinkRecord | null> {
   if (!TOKEN_RE.test(token)) return null;
-  return deps.db.select().from(uploadLinks).where(eq(uploadLinks.tokenHash, hashToken(deps, token))).get() ?? null;
+  return (await deps.store.db.select().from(uploadLinks).where(eq(uploadLinks.tokenHash, hashToken(deps, token))).get()) ?? null;
 }
 
 /** The refusal of a link whose account is disabled (a disabled account stores nothing). */
@@ -95,19 +97,19 @@ function linkAccountActive() {
  * Throws the refusal for a link that cannot take a file now: 404 unknown, 410 used or expired, 403 when its account
  * is disabled.
  */
-export function assertLinkUsable(deps: Deps, link: UploadLinkRecord | null): UploadLinkRecord {
+export async function assertLinkUsable(deps: Deps, link: UploadLinkRecord | null): Promise<UploadLinkRecord> {
   if (!link) throw new AppError("not_found", "This upload link does not exist.");
   const status = linkStatus(link, deps.clock.now());
   if (status === "used") throw new AppError("upload_link_used", "This upload link was already used; ask for a new one.");
   if (status === "expired") throw new AppError("upload_link_expired", "This upload link has expired; ask for a new one.");
-  const account = deps.db.select({ disabledAt: accounts.disabledAt }).from(accounts).where(eq(accounts.id, link.accountId)).get();
+  const account = await deps.store.db.select({ disabledAt: accounts.disabledAt }).from(accounts).where(eq(accounts.id, link.accountId)).get();
   if (!account || account.disabledAt !== null) throw new AppError("forbidden", LINK_ACCOUNT_DISABLED);
   return link;
 }
 
 /**
  * Delivers one file through the link named by `token`. Every image check runs first (a refusal leaves the link
- * valid); then the file is stored and, in one immediate transaction, the link is claimed with a conditional UPDATE
+ * valid); then the file is stored and, in one write transaction, the link is claimed with a conditional UPDATE
  * (unused and unexpired) and the asset row inserted. Of concurrent deliveries exactly one claim succeeds; the others
  * answer 410 upload_link_used and their files are removed.
  */
@@ -116,15 +118,15 @@ export async function uploadThroughLink(
   token: string,
   file: { bytes: Uint8Array; name: string | null },
 ): Promise<AssetRecord> {
-  const link = assertLinkUsable(deps, findLinkByToken(deps, token));
+  const link = await assertLinkUsable(deps, await findLinkByToken(deps, token));
   const image = await checkImageBytes(deps, file.bytes);
   return storeImage(
     deps,
     link.accountId,
     image,
     { fileName: assetFileName(image.ext, file.name), source: "upload" },
-    (asset) => {
-      const claimed = deps.db
+    async (asset) => {
+      const claimed = await deps.store.db
         .update(uploadLinks)
         .set({ usedAt: asset.createdAt, assetId: asset.id })
         .where(and(eq(uploadLinks.id, link.id), isNull(uploadLinks.usedAt), gt(uploadLinks.expiresAt, asset.createdAt), linkAccountActive()))
@@ -133,8 +135,8 @@ export async function uploadThroughLink(
       if (claimed.length !== 1) {
         // Re-read inside the transaction to name the right reason (used by a concurrent upload, expired or its account
         // disabled meanwhile).
-        const now = deps.db.select().from(uploadLinks).where(eq(uploadLinks.id, link.id)).get() ?? null;
-        assertLinkUsable(deps, now);
+        const now = (await deps.store.db.select().from(uploadLinks).where(eq(uploadLinks.id, link.id)).get()) ?? null;
+        await assertLinkUsable(deps, now);
         throw new AppError("upload_link_used", "This upload link was already used; ask for a new one.");
       }
     },
@@ -142,7 +144,10 @@ export async function uploadThroughLink(
 }
 
 /** Deletes links that expired more than the retention window ago, used or not. Returns how many went. */
-export function tidyUploadLinks(deps: Deps): number {
+export async function tidyUploadLinks(deps: Deps): Promise<number> {
   const cutoff = deps.clock.now() - UPLOAD_LINK_RETENTION_MS;
-  return deps.db.delete(uploadLinks).where(lte(uploadLinks.expiresAt, cutoff)).returning({ id: uploadLinks.id }).all().length;
+  const removed = await deps.store.write((tx) =>
+    tx.delete(uploadLinks).where(lte(uploadLinks.expiresAt, cutoff)).returning({ id: uploadLinks.id }).all(),
+  );
+  return removed.length;
 }

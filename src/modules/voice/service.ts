@@ -1,13 +1,13 @@
 /** The account's brand voice: stored once edited, DEFAULT_VOICE until then. */
 import { eq } from "drizzle-orm";
-import { brandVoices } from "../../db/schema";
+import { brandVoices } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { type BrandVoice, DEFAULT_VOICE } from "../../generation/generator";
 import { invalidField } from "../../lib/errors";
 
 /** The voice generators use for `accountId` (the defaults when never saved). */
-export function getVoice(deps: Pick<Deps, "db">, accountId: string): BrandVoice {
-  const row = deps.db.select().from(brandVoices).where(eq(brandVoices.accountId, accountId)).get();
+export async function getVoice(deps: Pick<Deps, "store">, accountId: string): Promise<BrandVoice> {
+  const row = await deps.store.db.select().from(brandVoices).where(eq(brandVoices.accountId, accountId)).get();
   if (!row) return { ...DEFAULT_VOICE, hashtags: [...DEFAULT_VOICE.hashtags], bannedWords: [...DEFAULT_VOICE.bannedWords] };
   return {
     tone: row.tone,
@@ -46,8 +46,8 @@ function cleanHashtags(values: readonly string[]): string[] {
 }
 
 /** Saves the voice: fields given replace the current ones, fields omitted keep them. Returns the stored voice. */
-export function putVoice(deps: Pick<Deps, "db" | "clock">, accountId: string, changes: Partial<BrandVoice>): BrandVoice {
-  const current = getVoice(deps, accountId);
+export async function putVoice(deps: Pick<Deps, "store" | "clock">, accountId: string, changes: Partial<BrandVoice>): Promise<BrandVoice> {
+  const current = await getVoice(deps, accountId);
   const language = (changes.language ?? current.language).trim();
   if (!/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/.test(language)) throw invalidField("language", "must be a language tag such as en or pt-BR");
   const next: BrandVoice = {
@@ -60,10 +60,12 @@ export function putVoice(deps: Pick<Deps, "db" | "clock">, accountId: string, ch
     signature: (changes.signature ?? current.signature).trim(),
   };
   const row = { ...next, updatedAt: deps.clock.now() };
-  deps.db
-    .insert(brandVoices)
-    .values({ accountId, ...row })
-    .onConflictDoUpdate({ target: brandVoices.accountId, set: row })
-    .run();
+  await deps.store.write((tx) =>
+    tx
+      .insert(brandVoices)
+      .values({ accountId, ...row })
+      .onConflictDoUpdate({ target: brandVoices.accountId, set: row })
+      .run(),
+  );
   return next;
 }

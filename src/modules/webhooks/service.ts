@@ -8,7 +8,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { and, count, desc, eq, lt, notExists } from "drizzle-orm";
-import { type EventType, EVENT_TYPES, eventWebhooks, webhookDeliveries, webhookEvents } from "../../db/schema/event-webhooks";
+import { type EventType, EVENT_TYPES } from "../../db/schema/event-webhooks";
+import { eventWebhooks, webhookDeliveries, webhookEvents } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { isoAt } from "../../lib/clock";
 import { AppError, notFound } from "../../lib/errors";
@@ -56,24 +57,21 @@ export async function createWebhook(deps: Deps, accountId: string, body: CreateW
     secretSealed: sealWebhookSecret(deps.instanceSecret, id, secret),
     createdAt: deps.clock.now(),
   };
-  deps.db.transaction(
-    (tx) => {
-      const existing = tx.select({ n: count() }).from(eventWebhooks).where(eq(eventWebhooks.accountId, accountId)).get();
-      if ((existing?.n ?? 0) >= MAX_WEBHOOKS_PER_ACCOUNT) {
-        throw new AppError("too_many_webhooks", `An account can register at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first.`, {
-          limit: MAX_WEBHOOKS_PER_ACCOUNT,
-        });
-      }
-      tx.insert(eventWebhooks).values(row).run();
-    },
-    { behavior: "immediate" },
-  );
+  await deps.store.write(async (tx) => {
+    const existing = await tx.select({ n: count() }).from(eventWebhooks).where(eq(eventWebhooks.accountId, accountId)).get();
+    if ((existing?.n ?? 0) >= MAX_WEBHOOKS_PER_ACCOUNT) {
+      throw new AppError("too_many_webhooks", `An account can register at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first.`, {
+        limit: MAX_WEBHOOKS_PER_ACCOUNT,
+      });
+    }
+    await tx.insert(eventWebhooks).values(row).run();
+  });
   return { webhook: toApi(row), secret };
 }
 
 /** GET /webhooks: the account's webhooks, newest first (never their secrets). */
-export function listWebhooks(deps: Pick<Deps, "db">, accountId: string): { webhooks: WebhookApi[] } {
-  const rows = deps.db.select().from(eventWebhooks).where(eq(eventWebhooks.accountId, accountId)).orderBy(desc(eventWebhooks.id)).all();
+export async function listWebhooks(deps: Pick<Deps, "store">, accountId: string): Promise<{ webhooks: WebhookApi[] }> {
+  const rows = await deps.store.db.select().from(eventWebhooks).where(eq(eventWebhooks.accountId, accountId)).orderBy(desc(eventWebhooks.id)).all();
   return { webhooks: rows.map(toApi) };
 }
 
@@ -81,13 +79,15 @@ export function listWebhooks(deps: Pick<Deps, "db">, accountId: string): { webho
  * DELETE /webhooks/{id}: removes the webhook and every delivery still owed to it (cascade), so nothing is sent to it
  * afterwards. 404 for a missing or another account's id.
  */
-export function deleteWebhook(deps: Pick<Deps, "db">, accountId: string, id: string): { id: string; deleted: true } {
+export async function deleteWebhook(deps: Pick<Deps, "store">, accountId: string, id: string): Promise<{ id: string; deleted: true }> {
   if (!isUuid(id)) throw notFound("webhook");
-  const removed = deps.db
-    .delete(eventWebhooks)
-    .where(and(eq(eventWebhooks.id, id), eq(eventWebhooks.accountId, accountId)))
-    .returning({ id: eventWebhooks.id })
-    .all();
+  const removed = await deps.store.write((tx) =>
+    tx
+      .delete(eventWebhooks)
+      .where(and(eq(eventWebhooks.id, id), eq(eventWebhooks.accountId, accountId)))
+      .returning({ id: eventWebhooks.id })
+      .all(),
+  );
   if (removed.length === 0) throw notFound("webhook");
   return { id, deleted: true };
 }
@@ -99,21 +99,23 @@ export const EVENT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
  * Deletes events older than EVENT_RETENTION_MS with no delivery still pending (their deliveries go with them, by
  * cascade); answers how many. An event still owed to a webhook is never deleted.
  */
-export function tidyWebhookEvents(deps: Pick<Deps, "db" | "clock">): number {
-  const removed = deps.db
-    .delete(webhookEvents)
-    .where(
-      and(
-        lt(webhookEvents.createdAt, deps.clock.now() - EVENT_RETENTION_MS),
-        notExists(
-          deps.db
-            .select({ id: webhookDeliveries.id })
-            .from(webhookDeliveries)
-            .where(and(eq(webhookDeliveries.eventId, webhookEvents.id), eq(webhookDeliveries.status, "pending"))),
+export async function tidyWebhookEvents(deps: Pick<Deps, "store" | "clock">): Promise<number> {
+  const removed = await deps.store.write((tx) =>
+    tx
+      .delete(webhookEvents)
+      .where(
+        and(
+          lt(webhookEvents.createdAt, deps.clock.now() - EVENT_RETENTION_MS),
+          notExists(
+            tx
+              .select({ id: webhookDeliveries.id })
+              .from(webhookDeliveries)
+              .where(and(eq(webhookDeliveries.eventId, webhookEvents.id), eq(webhookDeliveries.status, "pending"))),
+          ),
         ),
-      ),
-    )
-    .returning({ id: webhookEvents.id })
-    .all();
+      )
+      .returning({ id: webhookEvents.id })
+      .all(),
+  );
   return removed.length;
 }

@@ -21,3 +21,4 @@ export * from "./event-webhooks";
 export * from "./user-preferences";
 export * from "./auth-generation";
 export * from "./instance-identity";
+export * from "./rate-limits";

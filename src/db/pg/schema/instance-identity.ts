@@ -1,7 +1,7 @@
 // PostgreSQL mirror of src/db/schema/instance-identity.ts: the same tables, columns, JavaScript types and constraints.
 /**
  * Which instance secret this database was made under: one row (id 1) holding the secret's public fingerprint
- * (`instanceSecretFingerprint`). Every replica checks it at start (src/db/pg/instance-identity.ts), so a replica
+ * (`instanceSecretFingerprint`). Every replica checks it at start (src/db/instance-identity.ts), so a replica
  * started with another INSTANCE_SECRET refuses instead of answering 401 to every key.
  */
 import { sql } from "drizzle-orm";

@@ -30,8 +30,16 @@ function passwordForm(s: SessionContext, errors: FieldErrors): Html {
 </form>`;
 }
 
-function accountPage(ctx: DashboardCtx, s: SessionContext, notices: Notice[], errors: FieldErrors = {}, typed?: string, pwErrors: FieldErrors = {}): Html {
+async function accountPage(
+  ctx: DashboardCtx,
+  s: SessionContext,
+  notices: Notice[],
+  errors: FieldErrors = {},
+  typed?: string,
+  pwErrors: FieldErrors = {},
+): Promise<Html> {
   const zone = typed ?? zoneOf(s);
+  const chosen = await storedTimeZone(ctx.deps, s.userId);
   const f = new FormState(errors);
   const now = zonedParts(ctx.deps.clock.now(), zoneOf(s));
   return page(
@@ -46,7 +54,7 @@ function accountPage(ctx: DashboardCtx, s: SessionContext, notices: Notice[], er
     label: "Show and enter times in",
     value: zone,
     options: timeZones().map((z) => [z, z.replace(/_/g, " ")] as const),
-    hint: `It is ${now.date} ${now.time} there now.${storedTimeZone(ctx.deps, s.userId) ? "" : " Not chosen yet: taken from your browser when script runs, UTC until then."}`,
+    hint: `It is ${now.date} ${now.time} there now.${chosen ? "" : " Not chosen yet: taken from your browser when script runs, UTC until then."}`,
   })}
   <button type="submit">Save time zone</button>
 </form>
@@ -55,19 +63,19 @@ ${passwordForm(s, pwErrors)}`,
 }
 
 /** GET /dashboard/account */
-export function getAccount(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
-  return htmlResponse(accountPage(ctx, s, noticeFrom(request)));
+export async function getAccount(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
+  return htmlResponse(await accountPage(ctx, s, noticeFrom(request)));
 }
 
 /** POST /dashboard/account/time-zone (the form, or the page script's first-visit call). */
-export function postTimeZone(ctx: DashboardCtx, s: SessionContext, form: Form | undefined, request: Request): Response {
+export async function postTimeZone(ctx: DashboardCtx, s: SessionContext, form: Form | undefined, request: Request): Promise<Response> {
   const scripted = request.headers.get("x-requested-with") === "fetch";
   const zone = field(form, "timeZone").trim();
   if (!isTimeZone(zone)) {
     if (scripted) return new Response("unknown time zone", { status: 400, headers: { "cache-control": "no-store" } });
-    return htmlResponse(accountPage(ctx, s, [], { timeZone: "Choose a time zone from the list." }, zone), 400);
+    return htmlResponse(await accountPage(ctx, s, [], { timeZone: "Choose a time zone from the list." }, zone), 400);
   }
-  saveTimeZone(ctx.deps, s.userId, zone);
+  await saveTimeZone(ctx.deps, s.userId, zone);
   if (scripted) return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
   return redirect(`${ACCOUNT_PATH}?notice=zone-saved`);
 }
@@ -83,7 +91,7 @@ export async function postPassword(ctx: DashboardCtx, s: SessionContext, form: F
   if (Object.keys(errors).length === 0) {
     try {
       await changeOwnPassword(ctx.deps, s.userId, current, next);
-      endOtherSessions(ctx.deps, s.userId, s.sessionId);
+      await endOtherSessions(ctx.deps, s.userId, s.sessionId);
       return redirect(`${ACCOUNT_PATH}?notice=password-changed`);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
@@ -92,5 +100,5 @@ export async function postPassword(ctx: DashboardCtx, s: SessionContext, form: F
       else errors.newPassword = `Choose a new password of at least ${MIN_PASSWORD} characters.`;
     }
   }
-  return htmlResponse(accountPage(ctx, s, [], {}, undefined, errors), 400);
+  return htmlResponse(await accountPage(ctx, s, [], {}, undefined, errors), 400);
 }

@@ -105,15 +105,15 @@ function loginForm(token: string, email: string, notices: Notice[] = [], next: s
 const STALE_FORM: Notice = { kind: "error", text: "The form had expired. Please try again." };
 
 /** GET /setup: the first-run form, only while the instance has no users. */
-export function getSetup(ctx: DashboardCtx, request: Request): Response {
-  if (!needsSetup(ctx.deps)) return redirect("/login");
+export async function getSetup(ctx: DashboardCtx, request: Request): Promise<Response> {
+  if (!(await needsSetup(ctx.deps))) return redirect("/login");
   const { token, cookie } = formToken(ctx, request);
   return htmlResponse(setupForm(token, {}), 200, { "set-cookie": cookie });
 }
 
 /** POST /setup: creates the first account and its owner (the instance admin), then signs them in. */
 export async function postSetup(ctx: DashboardCtx, request: Request, form: Form | undefined): Promise<Response> {
-  if (!needsSetup(ctx.deps)) return redirect("/login");
+  if (!(await needsSetup(ctx.deps))) return redirect("/login");
   const { token, cookie } = formToken(ctx, request);
   const values = { name: field(form, "name"), ownerName: field(form, "ownerName"), email: field(form, "email") };
   if (!formTokenValid(ctx, request, form)) return htmlResponse(setupForm(token, values, [STALE_FORM]), 403, { "set-cookie": cookie });
@@ -126,10 +126,10 @@ export async function postSetup(ctx: DashboardCtx, request: Request, form: Form 
   if (setupInFlight) return redirect("/login");
   setupInFlight = true;
   try {
-    if (!needsSetup(ctx.deps)) return redirect("/login");
+    if (!(await needsSetup(ctx.deps))) return redirect("/login");
     const created = await createAccount(ctx.deps, { name: values.name, ownerName: values.ownerName, email: values.email, password });
-    adoptBrowserZone(ctx.deps, created.userId, field(form, "timeZone"));
-    const { token: sessionToken } = createSession(ctx.deps, created.userId);
+    await adoptBrowserZone(ctx.deps, created.userId, field(form, "timeZone"));
+    const { token: sessionToken } = await createSession(ctx.deps, created.userId);
     return redirect("/dashboard", [sessionCookie(ctx, sessionToken)]);
   } catch (error) {
     if (error instanceof AppError) {
@@ -150,11 +150,11 @@ export async function postSetup(ctx: DashboardCtx, request: Request, form: Form 
 let setupInFlight = false;
 
 /** GET /login: the sign-in form (with the expired-session or signed-out notice). */
-export function getLogin(ctx: DashboardCtx, request: Request): Response {
-  if (needsSetup(ctx.deps)) return redirect("/setup");
+export async function getLogin(ctx: DashboardCtx, request: Request): Promise<Response> {
+  if (await needsSetup(ctx.deps)) return redirect("/setup");
   const params = new URL(request.url).searchParams;
   const existing = readCookies(request).get(cookieNames(ctx.deps.config).session);
-  if (existing && typeof resolveSession(ctx.deps, existing) === "object") return redirect(safeNext(params.get("next")) ?? "/dashboard");
+  if (existing && typeof (await resolveSession(ctx.deps, existing)) === "object") return redirect(safeNext(params.get("next")) ?? "/dashboard");
   const notices: Notice[] = [];
   if (params.get("expired") === "1") {
     notices.push({ kind: "warn", text: "Your session has expired, so you were signed out. Sign in again to continue." });
@@ -173,7 +173,7 @@ export async function postLogin(ctx: DashboardCtx, request: Request, form: Form 
   const email = field(form, "email").trim();
   const next = safeNext(field(form, "next"));
   if (!formTokenValid(ctx, request, form)) return htmlResponse(loginForm(token, email, [STALE_FORM], next), 403, { "set-cookie": cookie });
-  const limited = beginLoginAttempt(ctx.deps, email, address);
+  const limited = await beginLoginAttempt(ctx.deps, email, address);
   if (limited) {
     const minutes = Math.ceil(limited.retryAfterSeconds / 60);
     const wait = `Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`;
@@ -185,9 +185,9 @@ export async function postLogin(ctx: DashboardCtx, request: Request, form: Form 
   if (!userId) {
     return htmlResponse(loginForm(token, email, [{ kind: "error", text: "That email and password do not match." }], next), 401);
   }
-  loginSucceeded(ctx.deps, email, address);
-  adoptBrowserZone(ctx.deps, userId, field(form, "timeZone"));
-  const { token: sessionToken } = createSession(ctx.deps, userId);
+  await loginSucceeded(ctx.deps, email, address);
+  await adoptBrowserZone(ctx.deps, userId, field(form, "timeZone"));
+  const { token: sessionToken } = await createSession(ctx.deps, userId);
   return redirect(next ?? "/dashboard", [sessionCookie(ctx, sessionToken)]);
 }
 
@@ -196,11 +196,11 @@ export async function postLogin(ctx: DashboardCtx, request: Request, form: Form 
  * change: a cross-site form post (which under SameSite=Lax arrives without the session cookie) must not be able to
  * clear the browser's session cookie either.
  */
-export function postLogout(ctx: DashboardCtx, request: Request, form: Form | undefined): Response {
+export async function postLogout(ctx: DashboardCtx, request: Request, form: Form | undefined): Promise<Response> {
   const token = readCookies(request).get(cookieNames(ctx.deps.config).session);
-  const s = token ? resolveSession(ctx.deps, token) : "missing";
+  const s = token ? await resolveSession(ctx.deps, token) : "missing";
   if (typeof s !== "object") return redirect("/login");
   if (crossSite(request) || !verifyCsrf(ctx.deps, s.sessionId, field(form, "_csrf"))) return csrfRefused();
-  destroySession(ctx.deps, s.sessionId);
+  await destroySession(ctx.deps, s.sessionId);
   return redirect("/login?out=1", [setCookie(ctx.deps.config, cookieNames(ctx.deps.config).session, "", 0)]);
 }

@@ -70,9 +70,18 @@ function statusBadge(status: string): Html {
   return html`<span class="badge status status-${status}"><span aria-hidden="true">${st.symbol}</span> ${st.label}</span>`;
 }
 
-/** The creation's caption, shortened, so a person recognises the post. */
-function captionOf(ctx: DashboardCtx, accountId: string, creationId: string, max = EXCERPT): string {
-  const caption = (findCreationRow(ctx.deps, accountId, creationId)?.caption ?? "").replace(/\s+/g, " ").trim();
+/** The captions of the creations `creationIds` (by creation id; "" for one that is gone), read before rendering. */
+async function captionsOf(ctx: DashboardCtx, accountId: string, creationIds: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const id of creationIds) {
+    if (!out.has(id)) out.set(id, (await findCreationRow(ctx.deps, accountId, id))?.caption ?? "");
+  }
+  return out;
+}
+
+/** A creation's caption, shortened, so a person recognises the post. */
+function captionOf(text: string | undefined, max = EXCERPT): string {
+  const caption = (text ?? "").replace(/\s+/g, " ").trim();
   const chars = [...caption];
   return chars.length > max ? `${chars.slice(0, max).join("")}…` : caption;
 }
@@ -94,6 +103,8 @@ interface ViewCtx {
   accountId: string;
   zone: string;
   thumbs: Map<string, string>;
+  /** Creation id → caption, for the posts shown. */
+  captions: Map<string, string>;
   back: string;
 }
 
@@ -105,7 +116,7 @@ function chip(v: ViewCtx, p: PostApi): Html {
   return html`<article class="chip status-border-${p.status}" id="post-${p.id}"${drag ? html` draggable="true" data-reschedule="${CURRENT}/posts/${p.id}/reschedule" data-time="${at.time}"` : ""}>
   ${thumb ? html`<img src="${thumb}" alt="" width="40" height="40" loading="lazy">` : ""}
   <div class="chip-body"><p class="chip-head"><time datetime="${p.scheduledTime}">${at.time}</time> ${statusBadge(p.status)}</p>
-  <p class="chip-caption"><a href="${CURRENT}/posts/${p.id}">${captionOf(v.ctx, v.accountId, p.creationId, 60) || "(post)"}</a></p>
+  <p class="chip-caption"><a href="${CURRENT}/posts/${p.id}">${captionOf(v.captions.get(p.creationId), 60) || "(post)"}</a></p>
   ${failureReasons(p).map((r) => html`<p class="chip-error">${r}</p>`)}
   ${failureReasons(p).length > 0 && canSchedule(v.s) ? html`<p><a href="${CURRENT}/posts/${p.id}">Retry or reschedule</a></p>` : ""}</div>
 </article>`;
@@ -118,7 +129,7 @@ function block(v: ViewCtx, p: PostApi): Html {
   return html`<article class="post" id="post-${p.id}">
   <div class="post-row">${thumb ? html`<img class="thumb" src="${thumb}" alt="" width="72" height="72" loading="lazy">` : ""}
   <div><p><strong><time datetime="${p.scheduledTime}">${at.time}</time></strong> ${statusBadge(p.status)}</p>
-  <p class="post-caption"><a href="${CURRENT}/posts/${p.id}">${captionOf(v.ctx, v.accountId, p.creationId) || "(post)"}</a></p></div></div>
+  <p class="post-caption"><a href="${CURRENT}/posts/${p.id}">${captionOf(v.captions.get(p.creationId)) || "(post)"}</a></p></div></div>
   ${targetsList(p)}
   <p class="actions"><a class="button small secondary" href="${CURRENT}/posts/${p.id}">Details${movable(p) && canSchedule(v.s) ? ", reschedule" : ""}<span class="sr-only"> of the post at ${at.time}</span></a></p>
 </article>`;
@@ -141,7 +152,7 @@ function calendarDate(value: string | null): string | null | "invalid" {
   return zonedDateValid(value) && value >= FIRST_DATE && value <= LAST_ASKABLE ? value : "invalid";
 }
 
-function calendarPage(ctx: DashboardCtx, s: SessionContext, account: Membership, request: Request, notices: Notice[]): Html {
+async function calendarPage(ctx: DashboardCtx, s: SessionContext, account: Membership, request: Request, notices: Notice[]): Promise<Html> {
   const params = new URL(request.url).searchParams;
   const zone = zoneOf(s);
   const now = ctx.deps.clock.now();
@@ -155,7 +166,7 @@ function calendarPage(ctx: DashboardCtx, s: SessionContext, account: Membership,
   const focusPost = params.get("post");
   if (focusPost) {
     try {
-      anchor = zonedParts(Date.parse(getPost(ctx.deps, account.accountId, focusPost).post.scheduledTime), zone).date;
+      anchor = zonedParts(Date.parse((await getPost(ctx.deps, account.accountId, focusPost)).post.scheduledTime), zone).date;
     } catch {
       // an unknown id: show the default view
     }
@@ -176,14 +187,22 @@ function calendarPage(ctx: DashboardCtx, s: SessionContext, account: Membership,
 
   const from = zonedToUtc(first, "00:00", zone) ?? now;
   const to = zonedToUtc(addDays(last, 1), "00:00", zone) ?? now;
-  const { posts, nextCursor } = listPosts(ctx.deps, account.accountId, { from: isoAt(from), to: isoAt(to), status: filter.status, limit: VIEW_LIMIT });
+  const { posts, nextCursor } = await listPosts(ctx.deps, account.accountId, { from: isoAt(from), to: isoAt(to), status: filter.status, limit: VIEW_LIMIT });
   const byDay = new Map<string, PostApi[]>();
   for (const p of [...posts].sort((a, b) => a.scheduledTime.localeCompare(b.scheduledTime))) {
     const key = zonedParts(Date.parse(p.scheduledTime), zone).date;
     byDay.set(key, [...(byDay.get(key) ?? []), p]);
   }
   const link = (changes: Record<string, string>) => `${CURRENT}?${new URLSearchParams({ view, date: anchor, status: filterKey, ...changes }).toString()}`;
-  const v: ViewCtx = { ctx, s, accountId: account.accountId, zone, thumbs: postThumbnails(ctx.deps, account.accountId, posts.map((p) => p.id)), back: link({}) };
+  const v: ViewCtx = {
+    ctx,
+    s,
+    accountId: account.accountId,
+    zone,
+    thumbs: await postThumbnails(ctx.deps, account.accountId, posts.map((p) => p.id)),
+    captions: await captionsOf(ctx, account.accountId, posts.map((p) => p.creationId)),
+    back: link({}),
+  };
   const prev = view === "month" ? addMonths(anchor, -1) : addDays(anchor, view === "week" ? -7 : -1);
   const next = view === "month" ? addMonths(anchor, 1) : addDays(anchor, view === "week" ? 7 : 1);
   const heading = view === "month" ? monthTitle(anchor) : view === "week" ? `Week of ${longDate(first)}` : longDate(anchor);
@@ -227,15 +246,15 @@ ${nextCursor ? html`<p class="hint">Showing the first ${VIEW_LIMIT} posts; use a
 }
 
 /** GET /dashboard/calendar[?view=month|week|day&date=YYYY-MM-DD&status=&post=] */
-export function getCalendar(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
+export async function getCalendar(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   if (calendarDate(new URL(request.url).searchParams.get("date")) === "invalid") {
     // Today's calendar, saying why, with a 400: the address asked for a day that does not exist here.
     const notice: Notice = { kind: "error", text: "That date is not a day between 1970 and 9999 written YYYY-MM-DD; showing today instead." };
-    return htmlResponse(calendarPage(ctx, s, account, request, [notice]), 400);
+    return htmlResponse(await calendarPage(ctx, s, account, request, [notice]), 400);
   }
-  return htmlResponse(calendarPage(ctx, s, account, request, noticeFrom(request)));
+  return htmlResponse(await calendarPage(ctx, s, account, request, noticeFrom(request)));
 }
 
 function scheduler(s: SessionContext): Membership | Response {
@@ -245,9 +264,9 @@ function scheduler(s: SessionContext): Membership | Response {
   return account;
 }
 
-function findPostOrNull(ctx: DashboardCtx, accountId: string, id: string): PostApi | null {
+async function findPostOrNull(ctx: DashboardCtx, accountId: string, id: string): Promise<PostApi | null> {
   try {
-    return getPost(ctx.deps, accountId, id).post;
+    return (await getPost(ctx.deps, accountId, id)).post;
   } catch {
     return null;
   }
@@ -268,15 +287,16 @@ interface PostPageState {
 }
 
 /** The post's page: everything about it, and the keyboard way to reschedule (date and time fields). */
-function postPage(ctx: DashboardCtx, s: SessionContext, account: Membership, p: PostApi, state: PostPageState): Html {
+async function postPage(ctx: DashboardCtx, s: SessionContext, account: Membership, p: PostApi, state: PostPageState): Promise<Html> {
   const zone = zoneOf(s);
   const at = zonedParts(Date.parse(p.scheduledTime), zone);
-  const thumb = postThumbnails(ctx.deps, account.accountId, [p.id]).get(p.id);
+  const thumb = (await postThumbnails(ctx.deps, account.accountId, [p.id])).get(p.id);
   const failed = p.status === "failed" || p.status === "partially_failed";
   const f = new FormState(state.errors);
   const soon = zonedParts(ctx.deps.clock.now() + MIN_LEAD_MS + 60_000, zone);
   const values = state.values ?? (failed ? { date: soon.date, time: soon.time } : { date: at.date, time: at.time });
-  const creationExists = findCreationRow(ctx.deps, account.accountId, p.creationId) !== null;
+  const creation = await findCreationRow(ctx.deps, account.accountId, p.creationId);
+  const creationExists = creation !== null;
   const timeFields = html`<div class="grid2 tight">${f.input({ name: "date", label: "Date", type: "date", value: values.date, required: true })}
     ${f.input({ name: "time", label: "Time", type: "time", value: values.time, required: true, hint: `${zone} (${zoneAbbreviation(Date.parse(p.scheduledTime), zone)})` })}</div>`;
   return page(
@@ -286,7 +306,7 @@ function postPage(ctx: DashboardCtx, s: SessionContext, account: Membership, p: 
 <article class="card post">
   <div class="post-row">${thumb ? html`<img class="thumb" src="${thumb}" alt="" width="96" height="96">` : ""}
   <div><p><strong>${longDate(at.date)}, <time datetime="${p.scheduledTime}">${at.time}</time></strong> <span class="muted">${zone}</span> ${statusBadge(p.status)}</p>
-  <p class="post-caption">${captionOf(ctx, account.accountId, p.creationId, 400)}</p>
+  <p class="post-caption">${captionOf(creation?.caption, 400)}</p>
   ${creationExists ? html`<p><a href="/dashboard/creations/${p.creationId}">Open the post it was made from</a></p>` : ""}</div></div>
   ${p.errorMessage ? html`<p class="notice notice-error">${p.errorMessage}</p>` : ""}
   <h2>Where it goes</h2>
@@ -318,12 +338,12 @@ ${canSchedule(s) && p.status !== "published" ? html`<p><a class="button small da
 }
 
 /** GET /dashboard/calendar/posts/:id */
-export function getPostPage(ctx: DashboardCtx, s: SessionContext, id: string, request: Request): Response {
+export async function getPostPage(ctx: DashboardCtx, s: SessionContext, id: string, request: Request): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  const p = findPostOrNull(ctx, account.accountId, id);
+  const p = await findPostOrNull(ctx, account.accountId, id);
   if (!p) return missing(s);
-  return htmlResponse(postPage(ctx, s, account, p, { notices: noticeFrom(request) }));
+  return htmlResponse(await postPage(ctx, s, account, p, { notices: noticeFrom(request) }));
 }
 
 /** Reads date and time in the person's zone; errors in plain words beside the fields. */
@@ -347,11 +367,11 @@ function backTo(form: Form | undefined, fallback: string): string {
 export async function postReschedule(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
   const account = scheduler(s);
   if (account instanceof Response) return account;
-  const p = findPostOrNull(ctx, account.accountId, id);
+  const p = await findPostOrNull(ctx, account.accountId, id);
   if (!p) return missing(s);
   const zone = zoneOf(s);
   const { at, values, errors } = readWhen(ctx, zone, form);
-  if (at === null) return htmlResponse(postPage(ctx, s, account, p, { errors, values }), 400);
+  if (at === null) return htmlResponse(await postPage(ctx, s, account, p, { errors, values }), 400);
   try {
     const { post } = await reschedulePost(ctx.deps, account.accountId, id, { scheduledTime: isoAt(at) });
     const fallback = `${dayLink(zone, post)}`;
@@ -359,12 +379,12 @@ export async function postReschedule(ctx: DashboardCtx, s: SessionContext, id: s
     return redirect(`${back}${back.includes("?") ? "&" : "?"}notice=rescheduled#post-${post.id}`);
   } catch (error) {
     if (error instanceof AppError && error.code === "scheduled_time_too_soon") {
-      return htmlResponse(postPage(ctx, s, account, p, { errors: { time: `Choose a time at least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now.` }, values }), 400);
+      return htmlResponse(await postPage(ctx, s, account, p, { errors: { time: `Choose a time at least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now.` }, values }), 400);
     }
     const { notice, status } = refusal(error);
-    const fresh = findPostOrNull(ctx, account.accountId, id);
+    const fresh = await findPostOrNull(ctx, account.accountId, id);
     if (!fresh) return missing(s);
-    return htmlResponse(postPage(ctx, s, account, fresh, { notices: [notice], values }), status);
+    return htmlResponse(await postPage(ctx, s, account, fresh, { notices: [notice], values }), status);
   }
 }
 
@@ -372,26 +392,26 @@ export async function postReschedule(ctx: DashboardCtx, s: SessionContext, id: s
 export async function postRetry(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
   const account = scheduler(s);
   if (account instanceof Response) return account;
-  const p = findPostOrNull(ctx, account.accountId, id);
+  const p = await findPostOrNull(ctx, account.accountId, id);
   if (!p) return missing(s);
   const zone = zoneOf(s);
   const { at, values, errors } = readWhen(ctx, zone, form);
-  if (at === null) return htmlResponse(postPage(ctx, s, account, p, { errors, values }), 400);
+  if (at === null) return htmlResponse(await postPage(ctx, s, account, p, { errors, values }), 400);
   const failedTargets = p.targets.filter((t) => t.status === "failed").map((t) => t.accountId);
   try {
     const { post } = await schedulePost(ctx.deps, account.accountId, { creationId: p.creationId, scheduledTime: isoAt(at), targets: failedTargets });
     return redirect(`${CURRENT}/posts/${post.id}?notice=retry-scheduled`);
   } catch (error) {
     const { notice, status } = refusal(error);
-    return htmlResponse(postPage(ctx, s, account, p, { notices: [notice], values }), status);
+    return htmlResponse(await postPage(ctx, s, account, p, { notices: [notice], values }), status);
   }
 }
 
 /** GET /dashboard/calendar/:id/cancel: the confirmation step. */
-export function getCancel(ctx: DashboardCtx, s: SessionContext, id: string): Response {
+export async function getCancel(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = scheduler(s);
   if (account instanceof Response) return account;
-  const post = findPostOrNull(ctx, account.accountId, id);
+  const post = await findPostOrNull(ctx, account.accountId, id);
   if (!post) return missing(s);
   const zone = zoneOf(s);
   const at = zonedParts(Date.parse(post.scheduledTime), zone);
@@ -411,7 +431,7 @@ export function getCancel(ctx: DashboardCtx, s: SessionContext, id: string): Res
 export async function postCancel(ctx: DashboardCtx, s: SessionContext, id: string, request: Request): Promise<Response> {
   const account = scheduler(s);
   if (account instanceof Response) return account;
-  const post = findPostOrNull(ctx, account.accountId, id);
+  const post = await findPostOrNull(ctx, account.accountId, id);
   if (!post) return missing(s);
   const zone = zoneOf(s);
   try {
@@ -422,6 +442,6 @@ export async function postCancel(ctx: DashboardCtx, s: SessionContext, id: strin
     const url = new URL(request.url);
     url.pathname = CURRENT;
     url.search = `?date=${zonedParts(Date.parse(post.scheduledTime), zone).date}`;
-    return htmlResponse(calendarPage(ctx, s, account, new Request(url), [notice]), status);
+    return htmlResponse(await calendarPage(ctx, s, account, new Request(url), [notice]), status);
   }
 }

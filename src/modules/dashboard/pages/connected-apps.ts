@@ -39,7 +39,7 @@ ${grants.map(
 }
 
 /** GET /dashboard/apps */
-export function getConnectedApps(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
+export async function getConnectedApps(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   const revoked = new URL(request.url).searchParams.get("notice") === "app-revoked";
@@ -52,23 +52,23 @@ export function getConnectedApps(ctx: DashboardCtx, s: SessionContext, request: 
         notices: revoked ? [{ kind: "ok", text: "The app was disconnected. Its next request is refused." }] : [],
       },
       html`<p class="muted">AI assistants and other apps you signed in to Seedcast. Each acts as the person who connected it, with the groups shown, never more than that person's role allows.</p>
-${appsTable(s, listGrants(ctx.deps, account.accountId))}`,
+${appsTable(s, await listGrants(ctx.deps, account.accountId))}`,
     ),
   );
 }
 
-function findGrant(ctx: DashboardCtx, s: SessionContext, accountId: string, grantId: string): GrantView | Response {
-  const grant = listGrants(ctx.deps, accountId).find((g) => g.id === grantId);
+async function findGrant(ctx: DashboardCtx, s: SessionContext, accountId: string, grantId: string): Promise<GrantView | Response> {
+  const grant = (await listGrants(ctx.deps, accountId)).find((g) => g.id === grantId);
   if (!grant) return htmlResponse(page(s, { title: "App not found", current: CONNECTED_APPS_PATH }, html`<p class="card">No such connected app in this account.</p>`), 404);
   if (!canRevoke(s, grant)) return forbiddenPage(s, "Only the account's owners and the person who connected an app can disconnect it.");
   return grant;
 }
 
 /** GET /dashboard/apps/:id/revoke: the confirmation step. */
-export function getRevokeApp(ctx: DashboardCtx, s: SessionContext, grantId: string): Response {
+export async function getRevokeApp(ctx: DashboardCtx, s: SessionContext, grantId: string): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  const grant = findGrant(ctx, s, account.accountId, grantId);
+  const grant = await findGrant(ctx, s, account.accountId, grantId);
   if (grant instanceof Response) return grant;
   return htmlResponse(
     confirmPage(s, {
@@ -83,12 +83,12 @@ export function getRevokeApp(ctx: DashboardCtx, s: SessionContext, grantId: stri
 }
 
 /** POST /dashboard/apps/:id/revoke */
-export function postRevokeApp(ctx: DashboardCtx, s: SessionContext, grantId: string): Response {
+export async function postRevokeApp(ctx: DashboardCtx, s: SessionContext, grantId: string): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  const grant = findGrant(ctx, s, account.accountId, grantId);
+  const grant = await findGrant(ctx, s, account.accountId, grantId);
   if (grant instanceof Response) return grant;
-  revokeAccountGrant(ctx.deps, account.accountId, grant.id);
+  await revokeAccountGrant(ctx.deps, account.accountId, grant.id);
   return redirect(`${CONNECTED_APPS_PATH}?notice=app-revoked`);
 }
 

@@ -94,8 +94,15 @@ function connectForm(s: SessionContext, platform: Platform, values: Record<strin
 </form>`;
 }
 
-function connectionsPage(ctx: DashboardCtx, s: SessionContext, account: Membership, notices: Notice[], values: Record<string, string> = {}, errors: FieldErrors = {}): Html {
-  const rows = listConnections(ctx.deps, account.accountId);
+async function connectionsPage(
+  ctx: DashboardCtx,
+  s: SessionContext,
+  account: Membership,
+  notices: Notice[],
+  values: Record<string, string> = {},
+  errors: FieldErrors = {},
+): Promise<Html> {
+  const rows = await listConnections(ctx.deps, account.accountId);
   const failedPlatform = values.platform as Platform | undefined;
   return page(
     s,
@@ -155,10 +162,10 @@ function missing(s: SessionContext): Response {
 }
 
 /** GET /dashboard/connections */
-export function getConnections(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
+export async function getConnections(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  return htmlResponse(connectionsPage(ctx, s, account, noticeFrom(request)));
+  return htmlResponse(await connectionsPage(ctx, s, account, noticeFrom(request)));
 }
 
 /** POST /dashboard/connections: adds and checks a connection (a refused check still stores it, with the reason). */
@@ -166,7 +173,7 @@ export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Fo
   const account = managed(s);
   if (account instanceof Response) return account;
   const input = inputFrom(account.accountId, form);
-  if (!input) return htmlResponse(connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon or Webhook." }]), 400);
+  if (!input) return htmlResponse(await connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon or Webhook." }]), 400);
   try {
     const added = await addConnection(ctx.deps, input);
     // A connection whose first check failed is stored, but it is not "added" in the sense a person means.
@@ -175,10 +182,10 @@ export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Fo
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_request") {
       const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, connectWords);
-      return htmlResponse(connectionsPage(ctx, s, account, general ? [{ kind: "error", text: general }] : [], safeValues(form), errors), 400);
+      return htmlResponse(await connectionsPage(ctx, s, account, general ? [{ kind: "error", text: general }] : [], safeValues(form), errors), 400);
     }
     const { notice, status } = refusal(error);
-    return htmlResponse(connectionsPage(ctx, s, account, [notice], safeValues(form)), status);
+    return htmlResponse(await connectionsPage(ctx, s, account, [notice], safeValues(form)), status);
   }
 }
 
@@ -186,16 +193,16 @@ export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Fo
 export async function postCheck(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = managed(s);
   if (account instanceof Response) return account;
-  if (!getConnection(ctx.deps, account.accountId, id)) return missing(s);
+  if (!(await getConnection(ctx.deps, account.accountId, id))) return missing(s);
   await checkConnection(ctx.deps, id);
   return redirect(`${CURRENT}?notice=checked#connection-${id}`);
 }
 
 /** GET /dashboard/connections/:id/reconnect: the platform's form for new credentials. */
-export function getReconnect(ctx: DashboardCtx, s: SessionContext, id: string): Response {
+export async function getReconnect(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = managed(s);
   if (account instanceof Response) return account;
-  const row = getConnection(ctx.deps, account.accountId, id);
+  const row = await getConnection(ctx.deps, account.accountId, id);
   if (!row) return missing(s);
   const values: Record<string, string> =
     row.platform === "bluesky" ? { handle: row.label.replace(/^@/, ""), service: row.endpoint } : row.platform === "mastodon" ? { instance: row.endpoint } : { url: row.endpoint };
@@ -217,7 +224,7 @@ ${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconn
 export async function postReconnect(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
   const account = managed(s);
   if (account instanceof Response) return account;
-  const row = getConnection(ctx.deps, account.accountId, id);
+  const row = await getConnection(ctx.deps, account.accountId, id);
   if (!row) return missing(s);
   const input = inputFrom(account.accountId, { ...form, platform: row.platform });
   if (!input) return missing(s);
@@ -225,20 +232,20 @@ export async function postReconnect(ctx: DashboardCtx, s: SessionContext, id: st
     const replaced = await replaceConnectionCredentials(ctx.deps, account.accountId, row.id, input);
     if (!replaced.readyToPost) {
       const reason = replaced.blockedReason ?? "the check failed";
-      return htmlResponse(connectionsPage(ctx, s, account, [{ kind: "error", text: `The new credentials were saved but do not work yet: ${reason}` }]), 400);
+      return htmlResponse(await connectionsPage(ctx, s, account, [{ kind: "error", text: `The new credentials were saved but do not work yet: ${reason}` }]), 400);
     }
     return redirect(`${CURRENT}?notice=connected`);
   } catch (error) {
     const { notice, status } = refusal(error);
-    return htmlResponse(connectionsPage(ctx, s, account, [notice]), status);
+    return htmlResponse(await connectionsPage(ctx, s, account, [notice]), status);
   }
 }
 
 /** GET /dashboard/connections/:id/remove: the confirmation step. */
-export function getRemoveConnection(ctx: DashboardCtx, s: SessionContext, id: string): Response {
+export async function getRemoveConnection(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = managed(s);
   if (account instanceof Response) return account;
-  const row = getConnection(ctx.deps, account.accountId, id);
+  const row = await getConnection(ctx.deps, account.accountId, id);
   if (!row) return missing(s);
   return htmlResponse(
     confirmPage(s, {
@@ -256,13 +263,13 @@ export function getRemoveConnection(ctx: DashboardCtx, s: SessionContext, id: st
 export async function postRemoveConnection(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = managed(s);
   if (account instanceof Response) return account;
-  if (!getConnection(ctx.deps, account.accountId, id)) return missing(s);
+  if (!(await getConnection(ctx.deps, account.accountId, id))) return missing(s);
   try {
     await removeConnection(ctx.deps, account.accountId, id);
   } catch (error) {
     // e.g. Mastodon unreachable while withdrawing a post it holds: nothing was removed; say so and why.
     const { notice, status } = refusal(error);
-    return htmlResponse(connectionsPage(ctx, s, account, [notice]), status);
+    return htmlResponse(await connectionsPage(ctx, s, account, [notice]), status);
   }
   return redirect(`${CURRENT}?notice=connection-removed`);
 }

@@ -50,18 +50,18 @@ function canSchedule(s: SessionContext): boolean {
   return s.account !== null && ROLE_SCOPES[s.account.role].includes("schedule");
 }
 
-function seedTitle(ctx: DashboardCtx, accountId: string, seedId: string | null): string | null {
+async function seedTitle(ctx: DashboardCtx, accountId: string, seedId: string | null): Promise<string | null> {
   if (!seedId) return null;
   try {
-    return getOwnedSeed(ctx.deps, accountId, seedId).title;
+    return (await getOwnedSeed(ctx.deps, accountId, seedId)).title;
   } catch {
     return null;
   }
 }
 
-function creationCard(ctx: DashboardCtx, accountId: string, c: Creation, titles: Map<string, string | null>, zone: string): Html {
+/** `titles`: seed id → the seed's title (null when it is gone), read before rendering. */
+function creationCard(ctx: DashboardCtx, c: Creation, titles: ReadonlyMap<string, string | null>, zone: string): Html {
   const img = sameOrigin(ctx, c.body.imageUrl);
-  if (!titles.has(c.seedId)) titles.set(c.seedId, seedTitle(ctx, accountId, c.seedId));
   const title = titles.get(c.seedId);
   return html`<li>
   ${img ? html`<img src="${img}" alt="${c.body.altText ?? ""}" loading="lazy">` : html`<div class="no-image muted">No image</div>`}
@@ -72,23 +72,26 @@ function creationCard(ctx: DashboardCtx, accountId: string, c: Creation, titles:
 }
 
 /** GET /dashboard/creations[?seed=&cursor=] */
-export function getCreations(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
+export async function getCreations(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   const params = new URL(request.url).searchParams;
   const seedId = params.get("seed") ?? undefined;
   // The older per-seed listing now lives on the seed's page.
   if (seedId) {
-    if (seedTitle(ctx, account.accountId, seedId) === null) return htmlResponse(page(s, { title: "Seed not found", current: CURRENT }, html`<p class="card">No such seed in this account.</p>`), 404);
+    if ((await seedTitle(ctx, account.accountId, seedId)) === null) return htmlResponse(page(s, { title: "Seed not found", current: CURRENT }, html`<p class="card">No such seed in this account.</p>`), 404);
     return redirect(`/dashboard/seeds/${seedId}`);
   }
-  let result: ReturnType<typeof listCreations>;
+  let result: Awaited<ReturnType<typeof listCreations>>;
   try {
-    result = listCreations(ctx.deps, account.accountId, { limit: PAGE_SIZE, cursor: params.get("cursor") ?? undefined });
+    result = await listCreations(ctx.deps, account.accountId, { limit: PAGE_SIZE, cursor: params.get("cursor") ?? undefined });
   } catch {
-    result = listCreations(ctx.deps, account.accountId, { limit: PAGE_SIZE });
+    result = await listCreations(ctx.deps, account.accountId, { limit: PAGE_SIZE });
   }
   const titles = new Map<string, string | null>();
+  for (const c of result.creations) {
+    if (!titles.has(c.seedId)) titles.set(c.seedId, await seedTitle(ctx, account.accountId, c.seedId));
+  }
   return htmlResponse(
     page(
       s,
@@ -99,7 +102,7 @@ export function getCreations(ctx: DashboardCtx, s: SessionContext, request: Requ
   ${
     result.creations.length === 0
       ? html`<p class="card">No posts yet. <a href="/dashboard/seeds">Write a seed</a> and generate a post from it.</p>`
-      : html`<ul class="gallery creations">${result.creations.map((c) => creationCard(ctx, account.accountId, c, titles, zoneOf(s)))}</ul>`
+      : html`<ul class="gallery creations">${result.creations.map((c) => creationCard(ctx, c, titles, zoneOf(s)))}</ul>`
   }
   ${result.nextCursor ? html`<p><a href="${CURRENT}?cursor=${encodeURIComponent(result.nextCursor)}">Older posts</a></p>` : ""}
 </section>`,
@@ -114,9 +117,9 @@ interface Counter {
 }
 
 /** One counter per connected platform with a limit (Bluesky 300, each Mastodon instance's own), plus Seedcast's. */
-function counters(ctx: DashboardCtx, accountId: string): Counter[] {
+async function counters(ctx: DashboardCtx, accountId: string): Promise<Counter[]> {
   const out: Counter[] = [{ name: "Seedcast limit", max: ctx.deps.config.captionMaxGraphemes, urlLength: null }];
-  for (const row of listConnections(ctx.deps, accountId)) {
+  for (const row of await listConnections(ctx.deps, accountId)) {
     const limit = connectorFor(row.platform).captionLimit(openConnection(ctx.deps, row));
     if (limit) out.push({ name: `${limit.platformName} · ${row.label}`, max: limit.maxGraphemes, urlLength: limit.urlLength ?? null });
   }
@@ -145,13 +148,13 @@ interface PageState {
   regenValues?: { parts: string; change_instructions: string };
 }
 
-function schedulePart(ctx: DashboardCtx, s: SessionContext, account: Membership, c: Creation, state: PageState): Html {
+async function schedulePart(ctx: DashboardCtx, s: SessionContext, account: Membership, c: Creation, state: PageState): Promise<Html> {
   const zone = zoneOf(s);
   const now = ctx.deps.clock.now();
   const tomorrow = addDays(zonedParts(now, zone).date, 1);
   const v = state.scheduleValues ?? { date: tomorrow, time: "09:00", targets: [] };
   const f = new FormState(state.scheduleErrors);
-  const connections = listConnections(ctx.deps, account.accountId);
+  const connections = await listConnections(ctx.deps, account.accountId);
   const boxes = connections.length === 0
     ? html`<p>No connections yet. <a href="/dashboard/connections">Connect an account</a> to post to.</p>`
     : html`${connections.map(
@@ -171,8 +174,8 @@ function schedulePart(ctx: DashboardCtx, s: SessionContext, account: Membership,
 </form>`;
 }
 
-function creationPage(ctx: DashboardCtx, s: SessionContext, account: Membership, c: Creation, state: PageState): Html {
-  const title = seedTitle(ctx, account.accountId, c.seedId);
+async function creationPage(ctx: DashboardCtx, s: SessionContext, account: Membership, c: Creation, state: PageState): Promise<Html> {
+  const title = await seedTitle(ctx, account.accountId, c.seedId);
   const img = sameOrigin(ctx, c.body.imageUrl);
   const ev = state.editValues ?? { caption: c.body.caption, altText: c.body.altText ?? "" };
   const edit = new FormState(state.editErrors);
@@ -180,6 +183,8 @@ function creationPage(ctx: DashboardCtx, s: SessionContext, account: Membership,
   const rv = state.regenValues ?? { parts: "caption", change_instructions: "" };
   const prices = REGENERATE_PARTS.map((p) => `${PART_LABELS[p].toLowerCase()} ${regeneratePrice(ctx.deps, p)}`).join(", ");
   const writable = canCreate(s);
+  const captionCounters = writable ? await counters(ctx, account.accountId) : [];
+  const scheduling = canSchedule(s) ? await schedulePart(ctx, s, account, c, state) : "";
   return page(
     s,
     { title: "Post", current: CURRENT, notices: state.notices },
@@ -197,14 +202,14 @@ function creationPage(ctx: DashboardCtx, s: SessionContext, account: Membership,
     <h2 id="edit-title">Edit</h2>
     ${csrfField(s.csrfToken)}
     ${edit.textarea({ name: "caption", label: "Caption", value: ev.caption, rows: 9, required: true, hint: "Counted per platform below; a red counter means too long there." })}
-    ${counterList(ev.caption, counters(ctx, account.accountId))}
+    ${counterList(ev.caption, captionCounters)}
     ${img ? edit.textarea({ name: "altText", label: "Alt text (describes the image for people who cannot see it)", value: ev.altText, rows: 3 }) : ""}
     <button type="submit">Save caption${img ? " and alt text" : ""}</button>
   </form>`
       : html`<section class="card"><h2>Caption</h2><p class="caption">${c.body.caption}</p></section>`
   }
 </div>
-${canSchedule(s) ? schedulePart(ctx, s, account, c, state) : ""}
+${scheduling}
 ${
   writable
     ? html`<details class="card"${state.regenErrors ? html` open` : ""}><summary><h2 class="inline-h">Regenerate</h2></summary>
@@ -220,8 +225,8 @@ ${
   );
 }
 
-function load(ctx: DashboardCtx, accountId: string, id: string): Creation | null {
-  if (!findCreationRow(ctx.deps, accountId, id)) return null;
+async function load(ctx: DashboardCtx, accountId: string, id: string): Promise<Creation | null> {
+  if (!(await findCreationRow(ctx.deps, accountId, id))) return null;
   return getCreation(ctx.deps, accountId, id);
 }
 
@@ -230,12 +235,12 @@ function missing(s: SessionContext): Response {
 }
 
 /** GET /dashboard/creations/:id */
-export function getCreationPage(ctx: DashboardCtx, s: SessionContext, id: string, request?: Request): Response {
+export async function getCreationPage(ctx: DashboardCtx, s: SessionContext, id: string, request?: Request): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  const c = load(ctx, account.accountId, id);
+  const c = await load(ctx, account.accountId, id);
   if (!c) return missing(s);
-  return htmlResponse(creationPage(ctx, s, account, c, { notices: request ? noticeFrom(request) : [] }));
+  return htmlResponse(await creationPage(ctx, s, account, c, { notices: request ? noticeFrom(request) : [] }));
 }
 
 function gate(s: SessionContext, scope: "create" | "schedule"): Membership | Response {
@@ -257,7 +262,7 @@ function editWords(fieldName: string, problem: string, message: string): string 
 export async function postEditCreation(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
   const account = gate(s, "create");
   if (account instanceof Response) return account;
-  const c = load(ctx, account.accountId, id);
+  const c = await load(ctx, account.accountId, id);
   if (!c) return missing(s);
   const values = { caption: field(form, "caption"), altText: field(form, "altText") };
   try {
@@ -268,7 +273,7 @@ export async function postEditCreation(ctx: DashboardCtx, s: SessionContext, id:
     if (error.code === "not_found") return missing(s);
     const { fields: errors, general } = errorsOf(error, { caption: "caption", altText: "altText" }, editWords, "caption");
     return htmlResponse(
-      creationPage(ctx, s, account, c, { editErrors: errors, editValues: values, notices: general ? [{ kind: "error", text: general }] : [] }),
+      await creationPage(ctx, s, account, c, { editErrors: errors, editValues: values, notices: general ? [{ kind: "error", text: general }] : [] }),
       error.status,
     );
   }
@@ -278,7 +283,7 @@ export async function postEditCreation(ctx: DashboardCtx, s: SessionContext, id:
 export async function postScheduleCreation(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
   const account = gate(s, "schedule");
   if (account instanceof Response) return account;
-  const c = load(ctx, account.accountId, id);
+  const c = await load(ctx, account.accountId, id);
   if (!c) return missing(s);
   const zone = zoneOf(s);
   const values = { date: field(form, "date"), time: field(form, "time"), targets: fields(form, "targets") };
@@ -301,22 +306,22 @@ export async function postScheduleCreation(ctx: DashboardCtx, s: SessionContext,
         errors.targets = `It cannot go out as it is: ${problems.map((p) => p.problem).filter(Boolean).join("; ") || error.message}. Shorten the caption above, or untick that connection.`;
       } else {
         const { notice, status } = refusal(error);
-        return htmlResponse(creationPage(ctx, s, account, c, { notices: [notice], scheduleValues: values }), status);
+        return htmlResponse(await creationPage(ctx, s, account, c, { notices: [notice], scheduleValues: values }), status);
       }
     }
   }
-  return htmlResponse(creationPage(ctx, s, account, c, { scheduleErrors: errors, scheduleValues: values }), 400);
+  return htmlResponse(await creationPage(ctx, s, account, c, { scheduleErrors: errors, scheduleValues: values }), 400);
 }
 
 /** POST /dashboard/creations/:id/regenerate */
 export async function postRegenerate(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
   const account = gate(s, "create");
   if (account instanceof Response) return account;
-  const c = load(ctx, account.accountId, id);
+  const c = await load(ctx, account.accountId, id);
   if (!c) return missing(s);
   const values = { parts: field(form, "parts"), change_instructions: field(form, "change_instructions") };
   if (!(REGENERATE_PARTS as readonly string[]).includes(values.parts)) {
-    return htmlResponse(creationPage(ctx, s, account, c, { regenErrors: { parts: "Choose what to write again." }, regenValues: values }), 400);
+    return htmlResponse(await creationPage(ctx, s, account, c, { regenErrors: { parts: "Choose what to write again." }, regenValues: values }), 400);
   }
   try {
     await regenerateCreation(ctx.deps, account.accountId, {
@@ -327,15 +332,15 @@ export async function postRegenerate(ctx: DashboardCtx, s: SessionContext, id: s
     return redirect(`${CURRENT}/${id}?notice=regenerated`);
   } catch (error) {
     const { notice, status } = refusal(error);
-    return htmlResponse(creationPage(ctx, s, account, c, { notices: [notice], regenValues: values }), status);
+    return htmlResponse(await creationPage(ctx, s, account, c, { notices: [notice], regenValues: values }), status);
   }
 }
 
 /** GET /dashboard/creations/:id/delete: the confirmation step. */
-export function getDeleteCreation(ctx: DashboardCtx, s: SessionContext, id: string): Response {
+export async function getDeleteCreation(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = gate(s, "create");
   if (account instanceof Response) return account;
-  const c = load(ctx, account.accountId, id);
+  const c = await load(ctx, account.accountId, id);
   if (!c) return missing(s);
   return htmlResponse(
     confirmPage(s, {
@@ -350,24 +355,24 @@ export function getDeleteCreation(ctx: DashboardCtx, s: SessionContext, id: stri
 }
 
 /** POST /dashboard/creations/:id/delete */
-export function postDeleteCreation(ctx: DashboardCtx, s: SessionContext, id: string): Response {
+export async function postDeleteCreation(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = gate(s, "create");
   if (account instanceof Response) return account;
-  const c = load(ctx, account.accountId, id);
+  const c = await load(ctx, account.accountId, id);
   if (!c) return missing(s);
   try {
-    deleteCreation(ctx.deps, account.accountId, id);
+    await deleteCreation(ctx.deps, account.accountId, id);
     return redirect(`${CURRENT}?notice=creation-deleted`);
   } catch (error) {
     if (error instanceof AppError && error.code === "creation_in_use") {
       return htmlResponse(
-        creationPage(ctx, s, account, c, {
+        await creationPage(ctx, s, account, c, {
           notices: [{ kind: "error", text: html`A scheduled post made from this has not gone out yet. Cancel it in the <a href="/dashboard/calendar">calendar</a> first, then delete this.` }],
         }),
         409,
       );
     }
     const { notice, status } = refusal(error);
-    return htmlResponse(creationPage(ctx, s, account, c, { notices: [notice] }), status);
+    return htmlResponse(await creationPage(ctx, s, account, c, { notices: [notice] }), status);
   }
 }

@@ -25,27 +25,33 @@ interface ActionLine {
 
 const PART_WORDS: Record<string, string> = { caption: "the caption", image: "the image", both: "the caption and image" };
 
-function postLink(ctx: DashboardCtx, accountId: string, note: string): Html {
+async function postLink(ctx: DashboardCtx, accountId: string, note: string): Promise<Html> {
   const id = /creation:([0-9a-f-]{36})/.exec(note)?.[1];
   if (!id) return html`a post`;
-  const row = findCreationRow(ctx.deps, accountId, id);
+  const row = await findCreationRow(ctx.deps, accountId, id);
   if (!row) return html`a post since deleted`;
   const words = row.caption.replace(/\s+/g, " ").trim();
   const short = [...words].length > 50 ? `${[...words].slice(0, 50).join("")}…` : words;
   return html`<a href="/dashboard/creations/${id}">“${short}”</a>`;
 }
 
-function describeAction(ctx: DashboardCtx, accountId: string, purpose: string, note: string, outcome: "captured" | "released" | "open"): Html {
+async function describeAction(
+  ctx: DashboardCtx,
+  accountId: string,
+  purpose: string,
+  note: string,
+  outcome: "captured" | "released" | "open",
+): Promise<Html> {
   const regenerate = /^regenerate:(\w+)/.exec(purpose);
   const doing = purpose.startsWith("generate:") ? "Generating a post" : regenerate ? `Regenerating ${PART_WORDS[regenerate[1] ?? ""] ?? "a post"}` : purpose;
   if (outcome === "open") return html`${doing}: in progress, credits held`;
   if (outcome === "released") return html`${doing} did not finish; the credits held came back`;
-  if (purpose.startsWith("generate:")) return html`Generated ${postLink(ctx, accountId, note)}`;
-  if (regenerate) return html`Regenerated ${PART_WORDS[regenerate[1] ?? ""] ?? "a post"} of ${postLink(ctx, accountId, note)}`;
+  if (purpose.startsWith("generate:")) return html`Generated ${await postLink(ctx, accountId, note)}`;
+  if (regenerate) return html`Regenerated ${PART_WORDS[regenerate[1] ?? ""] ?? "a post"} of ${await postLink(ctx, accountId, note)}`;
   return html`${purpose}`;
 }
 
-function actionLines(ctx: DashboardCtx, accountId: string, entries: readonly LedgerEntry[], zone: string): ActionLine[] {
+async function actionLines(ctx: DashboardCtx, accountId: string, entries: readonly LedgerEntry[], zone: string): Promise<ActionLine[]> {
   const byHold = new Map<string, LedgerEntry[]>();
   for (const e of entries) if (e.holdId) byHold.set(e.holdId, [...(byHold.get(e.holdId) ?? []), e]);
   const lines: ActionLine[] = [];
@@ -69,7 +75,7 @@ function actionLines(ctx: DashboardCtx, accountId: string, entries: readonly Led
     const latest = group.reduce((a, b) => (b.createdAt > a.createdAt ? b : a));
     lines.push({
       when: when(latest.createdAt),
-      what: describeAction(ctx, accountId, purpose, settled?.note ?? "", outcome),
+      what: await describeAction(ctx, accountId, purpose, settled?.note ?? "", outcome),
       change: outcome === "released" ? 0 : -(reserve?.amount ?? settled?.amount ?? 0),
       balanceAfter: latest.balanceAfter,
     });
@@ -77,14 +83,15 @@ function actionLines(ctx: DashboardCtx, accountId: string, entries: readonly Led
   return lines;
 }
 
-function creditsPage(ctx: DashboardCtx, s: SessionContext, accountId: string, cursor: string | null, notices: Notice[]) {
-  const summary = creditSummary(ctx.deps, accountId);
-  let ledger: ReturnType<typeof listLedger>;
+async function creditsPage(ctx: DashboardCtx, s: SessionContext, accountId: string, cursor: string | null, notices: Notice[]): Promise<Html> {
+  const summary = await creditSummary(ctx.deps, accountId);
+  let ledger: Awaited<ReturnType<typeof listLedger>>;
   try {
-    ledger = listLedger(ctx.deps, accountId, { limit: LEDGER_PAGE, cursor });
+    ledger = await listLedger(ctx.deps, accountId, { limit: LEDGER_PAGE, cursor });
   } catch {
-    ledger = listLedger(ctx.deps, accountId, { limit: LEDGER_PAGE, cursor: null });
+    ledger = await listLedger(ctx.deps, accountId, { limit: LEDGER_PAGE, cursor: null });
   }
+  const lines = ledger.entries.length === 0 ? [] : await actionLines(ctx, accountId, ledger.entries, zoneOf(s));
   return page(
     s,
     { title: "Credits", current: CURRENT, notices },
@@ -97,7 +104,7 @@ function creditsPage(ctx: DashboardCtx, s: SessionContext, accountId: string, cu
   ${
     ledger.entries.length === 0
       ? html`<p class="muted">No movements yet.</p>`
-      : html`<ul class="plain ledger">${actionLines(ctx, accountId, ledger.entries, zoneOf(s)).map(
+      : html`<ul class="plain ledger">${lines.map(
           (line) => html`<li><span class="when">${line.when}</span> <span class="what">${line.what}</span> <span class="amount${line.change < 0 ? " spent" : line.change > 0 ? " added" : ""}">${line.change === 0 ? "no charge" : `${line.change > 0 ? "+" : "−"}${Math.abs(line.change)} credit${Math.abs(line.change) === 1 ? "" : "s"}`}</span> <span class="muted">· ${line.balanceAfter} left</span></li>`,
         )}</ul>`
   }
@@ -118,11 +125,11 @@ ${
 }
 
 /** GET /dashboard/credits */
-export function getCredits(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
+export async function getCredits(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   const cursor = new URL(request.url).searchParams.get("cursor");
-  return htmlResponse(creditsPage(ctx, s, account.accountId, cursor, noticeFrom(request)));
+  return htmlResponse(await creditsPage(ctx, s, account.accountId, cursor, noticeFrom(request)));
 }
 
 /** Parses a positive whole amount from a form field; NaN when it is not one (the service refuses it). */
@@ -131,15 +138,15 @@ export function parseAmount(value: string): number {
 }
 
 /** POST /dashboard/credits/grant (instance admin): grants to the account being viewed. */
-export function postGrant(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Response {
+export async function postGrant(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   if (!s.isAdmin) return forbiddenPage(s, "Only the instance administrator grants credits.");
   try {
-    grantCredits(ctx.deps, account.accountId, parseAmount(field(form, "amount")), field(form, "note").slice(0, 200) || "granted in the dashboard");
+    await grantCredits(ctx.deps, account.accountId, parseAmount(field(form, "amount")), field(form, "note").slice(0, 200) || "granted in the dashboard");
     return redirect(`${CURRENT}?notice=granted`);
   } catch (error) {
     const { notice, status } = refusal(error);
-    return htmlResponse(creditsPage(ctx, s, account.accountId, null, [notice]), status);
+    return htmlResponse(await creditsPage(ctx, s, account.accountId, null, [notice]), status);
   }
 }

@@ -1,6 +1,6 @@
 /** Instance (admin only): every account, creating one with its owner, disabling/enabling, granting credits. */
 import { asc, count, eq } from "drizzle-orm";
-import { accounts, members } from "../../../db/schema";
+import { accounts, members } from "../../../db/tables";
 import { isoAt } from "../../../lib/clock";
 import { createAccount, setAccountDisabled } from "../../accounts/service";
 import { grantCredits } from "../../credits/grant";
@@ -14,25 +14,21 @@ import { parseAmount } from "./credits";
 
 const CURRENT = "/dashboard/instance";
 
-function allAccounts(ctx: DashboardCtx) {
+async function allAccounts(ctx: DashboardCtx) {
   const counts = new Map(
-    ctx.deps.db
-      .select({ accountId: members.accountId, n: count() })
-      .from(members)
-      .groupBy(members.accountId)
-      .all()
-      .map((r) => [r.accountId, r.n]),
+    (await ctx.deps.store.db.select({ accountId: members.accountId, n: count() }).from(members).groupBy(members.accountId).all()).map((r) => [
+      r.accountId,
+      r.n,
+    ]),
   );
-  return ctx.deps.db
-    .select()
-    .from(accounts)
-    .orderBy(asc(accounts.createdAt))
-    .all()
-    .map((a) => ({ ...a, members: counts.get(a.id) ?? 0 }));
+  return (await ctx.deps.store.db.select().from(accounts).orderBy(asc(accounts.createdAt)).all()).map((a) => ({
+    ...a,
+    members: counts.get(a.id) ?? 0,
+  }));
 }
 
-function instancePage(ctx: DashboardCtx, s: SessionContext, notices: Notice[], values: Record<string, string> = {}): Html {
-  const rows = allAccounts(ctx);
+async function instancePage(ctx: DashboardCtx, s: SessionContext, notices: Notice[], values: Record<string, string> = {}): Promise<Html> {
+  const rows = await allAccounts(ctx);
   return page(
     s,
     { title: "Instance", current: CURRENT, notices },
@@ -78,8 +74,8 @@ function adminOnly(s: SessionContext): Response | null {
 }
 
 /** GET /dashboard/instance */
-export function getInstance(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
-  return adminOnly(s) ?? htmlResponse(instancePage(ctx, s, noticeFrom(request)));
+export async function getInstance(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
+  return adminOnly(s) ?? htmlResponse(await instancePage(ctx, s, noticeFrom(request)));
 }
 
 /** POST /dashboard/instance/accounts: creates an account with its first owner. */
@@ -90,34 +86,34 @@ export async function postCreateAccount(ctx: DashboardCtx, s: SessionContext, fo
   try {
     const credits = values.credits.trim() === "" ? undefined : /^\d{1,9}$/.test(values.credits.trim()) ? Number(values.credits) : Number.NaN;
     if (credits !== undefined && Number.isNaN(credits)) {
-      return htmlResponse(instancePage(ctx, s, [{ kind: "error", text: "Initial credits must be a whole number." }], values), 400);
+      return htmlResponse(await instancePage(ctx, s, [{ kind: "error", text: "Initial credits must be a whole number." }], values), 400);
     }
     await createAccount(ctx.deps, { name: values.name, email: values.email, password: field(form, "password"), credits });
     return redirect(`${CURRENT}?notice=account-created`);
   } catch (error) {
     const { notice, status } = refusal(error);
-    return htmlResponse(instancePage(ctx, s, [notice], values), status);
+    return htmlResponse(await instancePage(ctx, s, [notice], values), status);
   }
 }
 
 /** POST /dashboard/instance/accounts/:id/grant */
-export function postGrantTo(ctx: DashboardCtx, s: SessionContext, accountId: string, form: Form | undefined): Response {
+export async function postGrantTo(ctx: DashboardCtx, s: SessionContext, accountId: string, form: Form | undefined): Promise<Response> {
   const refused = adminOnly(s);
   if (refused) return refused;
   try {
-    grantCredits(ctx.deps, accountId, parseAmount(field(form, "amount")), "granted by the instance administrator");
+    await grantCredits(ctx.deps, accountId, parseAmount(field(form, "amount")), "granted by the instance administrator");
     return redirect(`${CURRENT}?notice=granted`);
   } catch (error) {
     const { notice, status } = refusal(error);
-    return htmlResponse(instancePage(ctx, s, [notice]), status);
+    return htmlResponse(await instancePage(ctx, s, [notice]), status);
   }
 }
 
 /** GET /dashboard/instance/accounts/:id/disable: the confirmation step. */
-export function getDisable(ctx: DashboardCtx, s: SessionContext, accountId: string): Response {
+export async function getDisable(ctx: DashboardCtx, s: SessionContext, accountId: string): Promise<Response> {
   const refused = adminOnly(s);
   if (refused) return refused;
-  const account = ctx.deps.db.select().from(accounts).where(eq(accounts.id, accountId)).get();
+  const account = await ctx.deps.store.db.select().from(accounts).where(eq(accounts.id, accountId)).get();
   if (!account) return htmlResponse(page(s, { title: "Not found", current: CURRENT }, html`<p class="card">No such account.</p>`), 404);
   return htmlResponse(
     confirmPage(s, {
@@ -132,14 +128,14 @@ export function getDisable(ctx: DashboardCtx, s: SessionContext, accountId: stri
 }
 
 /** POST /dashboard/instance/accounts/:id/disable and /enable */
-export function postSetDisabled(ctx: DashboardCtx, s: SessionContext, accountId: string, disabled: boolean): Response {
+export async function postSetDisabled(ctx: DashboardCtx, s: SessionContext, accountId: string, disabled: boolean): Promise<Response> {
   const refused = adminOnly(s);
   if (refused) return refused;
   try {
-    setAccountDisabled(ctx.deps, accountId, disabled);
+    await setAccountDisabled(ctx.deps, accountId, disabled);
     return redirect(`${CURRENT}?notice=${disabled ? "account-disabled" : "account-enabled"}`);
   } catch (error) {
     const { notice, status } = refusal(error);
-    return htmlResponse(instancePage(ctx, s, [notice]), status);
+    return htmlResponse(await instancePage(ctx, s, [notice]), status);
   }
 }

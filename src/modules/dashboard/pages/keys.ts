@@ -4,7 +4,7 @@
  */
 import { EXPIRY_CHOICES, DEFAULT_EXPIRY_DAYS, type KeyView, listKeys, mintKey, parseExpiryDays, revokeKey, rotateKey, KEY_NAME_MAX } from "../../auth/keys-service";
 import { eq } from "drizzle-orm";
-import { members, users } from "../../../db/schema";
+import { members, users } from "../../../db/tables";
 import { ROLE_SCOPES, SCOPE_LABELS, SCOPES } from "../../../auth/scopes";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html, timeTag } from "../../../lib/html";
@@ -19,14 +19,14 @@ import { AppError } from "../../../lib/errors";
 const CURRENT = "/dashboard/keys";
 
 /** userId → email of the account's members, to say who minted each key. */
-function memberEmails(ctx: DashboardCtx, accountId: string): [string, string][] {
-  return ctx.deps.db
+async function memberEmails(ctx: DashboardCtx, accountId: string): Promise<[string, string][]> {
+  const rows = await ctx.deps.store.db
     .select({ userId: members.userId, email: users.email })
     .from(members)
     .innerJoin(users, eq(users.id, members.userId))
     .where(eq(members.accountId, accountId))
-    .all()
-    .map((r) => [r.userId, r.email]);
+    .all();
+  return rows.map((r) => [r.userId, r.email]);
 }
 
 function canManage(s: SessionContext, key: KeyView): boolean {
@@ -112,14 +112,14 @@ function mintWords(fieldName: string, problem: string, message: string): string 
   return message;
 }
 
-function keysPage(
+async function keysPage(
   ctx: DashboardCtx,
   s: SessionContext,
   accountId: string,
   opts: { notices?: Notice[]; top?: Html; form?: Parameters<typeof mintForm>[1]; errors?: FieldErrors } = {},
-): Html {
-  const keys = listKeys(ctx.deps, accountId);
-  const people = new Map(memberEmails(ctx, accountId));
+): Promise<Html> {
+  const keys = await listKeys(ctx.deps, accountId);
+  const people = new Map(await memberEmails(ctx, accountId));
   return page(
     s,
     { title: "API keys", current: CURRENT, notices: opts.notices },
@@ -134,28 +134,28 @@ ${mintForm(s, opts.form, opts.errors)}`,
 }
 
 /** GET /dashboard/keys */
-export function getKeys(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
+export async function getKeys(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   const shown = new URL(request.url).searchParams.get("shown");
   if (shown) {
     const revealed = takeSecret(s.sessionId, shown);
     if (revealed) {
-      return htmlResponse(keysPage(ctx, s, account.accountId, { top: secretBlock(revealed.title, revealed.secret, revealed.note ? html`<p>${revealed.note}</p>` : "") }));
+      return htmlResponse(await keysPage(ctx, s, account.accountId, { top: secretBlock(revealed.title, revealed.secret, revealed.note ? html`<p>${revealed.note}</p>` : "") }));
     }
     const gone: Notice = { kind: "warn", text: "That key was shown once and is not shown again; reloading never makes another. If it was not copied, rotate it or mint a new one." };
-    return htmlResponse(keysPage(ctx, s, account.accountId, { notices: [gone] }));
+    return htmlResponse(await keysPage(ctx, s, account.accountId, { notices: [gone] }));
   }
-  return htmlResponse(keysPage(ctx, s, account.accountId, { notices: noticeFrom(request) }));
+  return htmlResponse(await keysPage(ctx, s, account.accountId, { notices: noticeFrom(request) }));
 }
 
 /** POST /dashboard/keys: mints, then shows the secret once. The service refuses groups beyond the role. */
-export function postMint(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Response {
+export async function postMint(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   const values = { name: field(form, "name"), groups: fields(form, "groups"), expires: field(form, "expires") };
   try {
-    const minted = mintKey(ctx.deps, {
+    const minted = await mintKey(ctx.deps, {
       accountId: account.accountId,
       userId: s.userId,
       name: values.name,
@@ -167,28 +167,28 @@ export function postMint(ctx: DashboardCtx, s: SessionContext, form: Form | unde
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_request") {
       const { fields: errors, general } = errorsOf(error, { name: "name", groups: "groups", expires: "expires" }, mintWords, "name");
-      return htmlResponse(keysPage(ctx, s, account.accountId, { errors, form: values, notices: general ? [{ kind: "error", text: general }] : [] }), error.status);
+      return htmlResponse(await keysPage(ctx, s, account.accountId, { errors, form: values, notices: general ? [{ kind: "error", text: general }] : [] }), error.status);
     }
     const { notice, status } = refusal(error);
-    return htmlResponse(keysPage(ctx, s, account.accountId, { notices: [notice], form: values }), status);
+    return htmlResponse(await keysPage(ctx, s, account.accountId, { notices: [notice], form: values }), status);
   }
 }
 
-function findKey(ctx: DashboardCtx, s: SessionContext, accountId: string, keyId: string): KeyView | Response {
-  const key = listKeys(ctx.deps, accountId).find((k) => k.id === keyId);
+async function findKey(ctx: DashboardCtx, s: SessionContext, accountId: string, keyId: string): Promise<KeyView | Response> {
+  const key = (await listKeys(ctx.deps, accountId)).find((k) => k.id === keyId);
   if (!key) return htmlResponse(page(s, { title: "Key not found", current: CURRENT }, html`<p class="card">No such key in this account.</p>`), 404);
   if (!canManage(s, key)) return forbiddenPage(s, "Only the account's owners and the person who minted a key can rotate or revoke it.");
   return key;
 }
 
 /** POST /dashboard/keys/:id/rotate: shows the replacement's secret once and the old key's grace end. */
-export function postRotate(ctx: DashboardCtx, s: SessionContext, keyId: string): Response {
+export async function postRotate(ctx: DashboardCtx, s: SessionContext, keyId: string): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  const key = findKey(ctx, s, account.accountId, keyId);
+  const key = await findKey(ctx, s, account.accountId, keyId);
   if (key instanceof Response) return key;
   try {
-    const rotated = rotateKey(ctx.deps, key.id, account.accountId);
+    const rotated = await rotateKey(ctx.deps, key.id, account.accountId);
     const graceEnd = rotated.previousKeyGraceUntil ? `${rotated.previousKeyGraceUntil.slice(0, 10)} ${rotated.previousKeyGraceUntil.slice(11, 16)} UTC` : "the end of its grace period";
     const token = stashSecret(s.sessionId, {
       title: `Key “${key.name}” rotated`,
@@ -198,15 +198,15 @@ export function postRotate(ctx: DashboardCtx, s: SessionContext, keyId: string):
     return redirect(`${CURRENT}?shown=${token}`);
   } catch (error) {
     const { notice, status } = refusal(error);
-    return htmlResponse(keysPage(ctx, s, account.accountId, { notices: [notice] }), status);
+    return htmlResponse(await keysPage(ctx, s, account.accountId, { notices: [notice] }), status);
   }
 }
 
 /** GET /dashboard/keys/:id/rotate: the confirmation step. */
-export function getRotate(ctx: DashboardCtx, s: SessionContext, keyId: string): Response {
+export async function getRotate(ctx: DashboardCtx, s: SessionContext, keyId: string): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  const key = findKey(ctx, s, account.accountId, keyId);
+  const key = await findKey(ctx, s, account.accountId, keyId);
   if (key instanceof Response) return key;
   return htmlResponse(
     confirmPage(s, {
@@ -221,10 +221,10 @@ export function getRotate(ctx: DashboardCtx, s: SessionContext, keyId: string): 
 }
 
 /** GET /dashboard/keys/:id/revoke: the confirmation step. */
-export function getRevoke(ctx: DashboardCtx, s: SessionContext, keyId: string): Response {
+export async function getRevoke(ctx: DashboardCtx, s: SessionContext, keyId: string): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  const key = findKey(ctx, s, account.accountId, keyId);
+  const key = await findKey(ctx, s, account.accountId, keyId);
   if (key instanceof Response) return key;
   return htmlResponse(
     confirmPage(s, {
@@ -239,11 +239,11 @@ export function getRevoke(ctx: DashboardCtx, s: SessionContext, keyId: string): 
 }
 
 /** POST /dashboard/keys/:id/revoke */
-export function postRevoke(ctx: DashboardCtx, s: SessionContext, keyId: string): Response {
+export async function postRevoke(ctx: DashboardCtx, s: SessionContext, keyId: string): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  const key = findKey(ctx, s, account.accountId, keyId);
+  const key = await findKey(ctx, s, account.accountId, keyId);
   if (key instanceof Response) return key;
-  revokeKey(ctx.deps, key.id, account.accountId);
+  await revokeKey(ctx.deps, key.id, account.accountId);
   return redirect(`${CURRENT}?notice=revoked`);
 }

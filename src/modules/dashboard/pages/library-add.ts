@@ -85,8 +85,8 @@ export async function ingestUrl(ctx: DashboardCtx, account: Membership, form: Fo
 }
 
 /** POST /dashboard/library/upload-link */
-export function makeUploadLink(ctx: DashboardCtx, s: SessionContext, account: Membership): Response {
-  const link = createUploadLink(ctx.deps, account.accountId, null);
+export async function makeUploadLink(ctx: DashboardCtx, s: SessionContext, account: Membership): Promise<Response> {
+  const link = await createUploadLink(ctx.deps, account.accountId, null);
   const ends = zonedParts(Date.parse(link.expiresAt), zoneOf(s));
   const token = stashSecret(s.sessionId, {
     title: "Upload link made",

@@ -61,22 +61,22 @@ function tile(s: SessionContext, a: AssetRecord, uses: readonly AssetUse[]): Htm
   </li>`;
 }
 
-function libraryPage(
+async function libraryPage(
   ctx: DashboardCtx,
   s: SessionContext,
   account: Membership,
   cursor: string | undefined,
   notices: Notice[],
   extra: { top?: Html | null; urlErrors?: FieldErrors; urlValues?: { url: string } } = {},
-): Html {
-  let result: ReturnType<typeof listAssets>;
+): Promise<Html> {
+  let result: Awaited<ReturnType<typeof listAssets>>;
   try {
-    result = listAssets(ctx.deps, account.accountId, { limit: PAGE_SIZE, cursor });
+    result = await listAssets(ctx.deps, account.accountId, { limit: PAGE_SIZE, cursor });
   } catch {
-    result = listAssets(ctx.deps, account.accountId, { limit: PAGE_SIZE });
+    result = await listAssets(ctx.deps, account.accountId, { limit: PAGE_SIZE });
   }
   const max = ctx.deps.config.maxImageBytes;
-  const uses = assetUses(ctx.deps, account.accountId, result.assets.map((a) => a.id));
+  const uses = await assetUses(ctx.deps, account.accountId, result.assets.map((a) => a.id));
   return page(
     s,
     { title: "Library", current: CURRENT, notices },
@@ -117,11 +117,11 @@ function changer(s: SessionContext): Membership | Response {
 }
 
 /** GET /dashboard/library */
-export function getLibrary(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
+export async function getLibrary(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   const cursor = new URL(request.url).searchParams.get("cursor") ?? undefined;
-  return htmlResponse(libraryPage(ctx, s, account, cursor, noticeFrom(request), { top: linkBlock(s, request) }));
+  return htmlResponse(await libraryPage(ctx, s, account, cursor, noticeFrom(request), { top: linkBlock(s, request) }));
 }
 
 /** POST /dashboard/library/from-url */
@@ -130,11 +130,11 @@ export async function postFromUrl(ctx: DashboardCtx, s: SessionContext, form: Fo
   if (account instanceof Response) return account;
   const result = await ingestUrl(ctx, account, form);
   if (result instanceof Response) return result;
-  return htmlResponse(libraryPage(ctx, s, account, undefined, [], { urlErrors: result.errors, urlValues: result.values }), 400);
+  return htmlResponse(await libraryPage(ctx, s, account, undefined, [], { urlErrors: result.errors, urlValues: result.values }), 400);
 }
 
 /** POST /dashboard/library/upload-link */
-export function postUploadLink(ctx: DashboardCtx, s: SessionContext): Response {
+export async function postUploadLink(ctx: DashboardCtx, s: SessionContext): Promise<Response> {
   const account = changer(s);
   if (account instanceof Response) return account;
   return makeUploadLink(ctx, s, account);
@@ -167,15 +167,15 @@ export async function postUpload(ctx: DashboardCtx, s: SessionContext, form: For
     if (scripted) {
       return new Response(String(notice.text), { status, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
     }
-    return htmlResponse(libraryPage(ctx, s, account, undefined, [notice]), status);
+    return htmlResponse(await libraryPage(ctx, s, account, undefined, [notice]), status);
   }
 }
 
 /** GET /dashboard/library/:id/delete: the confirmation step, with the image. */
-export function getDeleteAsset(ctx: DashboardCtx, s: SessionContext, id: string): Response {
+export async function getDeleteAsset(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = changer(s);
   if (account instanceof Response) return account;
-  const asset = findAsset(ctx.deps, account.accountId, id);
+  const asset = await findAsset(ctx.deps, account.accountId, id);
   if (!asset) return htmlResponse(page(s, { title: "Not found", current: CURRENT }, html`<p class="card">No such image in this account.</p>`), 404);
   return htmlResponse(
     confirmPage(s, {
@@ -198,6 +198,6 @@ export async function postDeleteAsset(ctx: DashboardCtx, s: SessionContext, id: 
     return redirect(`${CURRENT}?notice=deleted`);
   } catch (error) {
     const { notice, status } = refusal(error);
-    return htmlResponse(libraryPage(ctx, s, account, undefined, [notice]), status);
+    return htmlResponse(await libraryPage(ctx, s, account, undefined, [notice]), status);
   }
 }

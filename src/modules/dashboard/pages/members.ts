@@ -1,6 +1,6 @@
 /** Members (owners only): add people with a role, change roles, remove people. Keys follow role changes at once. */
 import { and, asc, eq } from "drizzle-orm";
-import { members, users } from "../../../db/schema";
+import { members, users } from "../../../db/tables";
 import { addMember, removeMember, setMemberRole } from "../../accounts/service";
 import { ROLES, SCOPE_LABELS } from "../../../auth/scopes";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
@@ -24,8 +24,8 @@ interface MemberRow {
 }
 
 /** The people in one account (a read for this page; writes go through the accounts service). */
-function listMembers(ctx: DashboardCtx, accountId: string): MemberRow[] {
-  return ctx.deps.db
+async function listMembers(ctx: DashboardCtx, accountId: string): Promise<MemberRow[]> {
+  return ctx.deps.store.db
     .select({ userId: members.userId, email: users.email, name: users.name, role: members.role, createdAt: members.createdAt })
     .from(members)
     .innerJoin(users, eq(users.id, members.userId))
@@ -45,8 +45,15 @@ function roleOptions(selected: string): Html {
   return html`${ROLES.map((r) => html`<option value="${r}"${r === selected ? html` selected` : ""}>${r}</option>`)}`;
 }
 
-function membersPage(ctx: DashboardCtx, s: SessionContext, accountId: string, notices: Notice[], values: Record<string, string> = {}, errors: FieldErrors = {}): Html {
-  const rows = listMembers(ctx, accountId);
+async function membersPage(
+  ctx: DashboardCtx,
+  s: SessionContext,
+  accountId: string,
+  notices: Notice[],
+  values: Record<string, string> = {},
+  errors: FieldErrors = {},
+): Promise<Html> {
+  const rows = await listMembers(ctx, accountId);
   const f = new FormState(errors);
   return page(
     s,
@@ -92,10 +99,10 @@ function memberWords(fieldName: string, problem: string, message: string): strin
 }
 
 /** GET /dashboard/members */
-export function getMembers(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
+export async function getMembers(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = ownerOnly(s);
   if (account instanceof Response) return account;
-  return htmlResponse(membersPage(ctx, s, account.accountId, noticeFrom(request)));
+  return htmlResponse(await membersPage(ctx, s, account.accountId, noticeFrom(request)));
 }
 
 /** POST /dashboard/members: adds a new person with a role. */
@@ -109,47 +116,46 @@ export async function postAddMember(ctx: DashboardCtx, s: SessionContext, form: 
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_request") {
       const { fields: errors, general } = errorsOf(error, { name: "name", email: "email", password: "password", role: "role" }, memberWords, "email");
-      return htmlResponse(membersPage(ctx, s, account.accountId, general ? [{ kind: "error", text: general }] : [], values, errors), 400);
+      return htmlResponse(await membersPage(ctx, s, account.accountId, general ? [{ kind: "error", text: general }] : [], values, errors), 400);
     }
     const { notice, status } = refusal(error);
-    return htmlResponse(membersPage(ctx, s, account.accountId, [notice], values), status);
+    return htmlResponse(await membersPage(ctx, s, account.accountId, [notice], values), status);
   }
 }
 
-function isMember(ctx: DashboardCtx, accountId: string, userId: string): boolean {
-  return (
-    ctx.deps.db
-      .select({ userId: members.userId })
-      .from(members)
-      .where(and(eq(members.accountId, accountId), eq(members.userId, userId)))
-      .get() !== undefined
-  );
+async function isMember(ctx: DashboardCtx, accountId: string, userId: string): Promise<boolean> {
+  const row = await ctx.deps.store.db
+    .select({ userId: members.userId })
+    .from(members)
+    .where(and(eq(members.accountId, accountId), eq(members.userId, userId)))
+    .get();
+  return row !== undefined;
 }
 
 /** POST /dashboard/members/:userId/role: changes the role in this account only. */
-export function postSetRole(ctx: DashboardCtx, s: SessionContext, userId: string, form: Form | undefined): Response {
+export async function postSetRole(ctx: DashboardCtx, s: SessionContext, userId: string, form: Form | undefined): Promise<Response> {
   const account = ownerOnly(s);
   if (account instanceof Response) return account;
   try {
     const role = field(form, "role");
-    const rows = listMembers(ctx, account.accountId);
+    const rows = await listMembers(ctx, account.accountId);
     const owners = rows.filter((m) => m.role === "owner");
     if (role !== "owner" && owners.length === 1 && owners[0]?.userId === userId) {
-      return htmlResponse(membersPage(ctx, s, account.accountId, [{ kind: "error", text: "An account keeps at least one owner." }]), 400);
+      return htmlResponse(await membersPage(ctx, s, account.accountId, [{ kind: "error", text: "An account keeps at least one owner." }]), 400);
     }
-    setMemberRole(ctx.deps, userId, role, account.accountId);
+    await setMemberRole(ctx.deps, userId, role, account.accountId);
     return redirect(`${CURRENT}?notice=member-updated`);
   } catch (error) {
     const { notice, status } = refusal(error);
-    return htmlResponse(membersPage(ctx, s, account.accountId, [notice]), status);
+    return htmlResponse(await membersPage(ctx, s, account.accountId, [notice]), status);
   }
 }
 
 /** GET /dashboard/members/:userId/remove: the confirmation step. */
-export function getRemoveMember(ctx: DashboardCtx, s: SessionContext, userId: string): Response {
+export async function getRemoveMember(ctx: DashboardCtx, s: SessionContext, userId: string): Promise<Response> {
   const account = ownerOnly(s);
   if (account instanceof Response) return account;
-  const member = listMembers(ctx, account.accountId).find((m) => m.userId === userId);
+  const member = (await listMembers(ctx, account.accountId)).find((m) => m.userId === userId);
   if (!member) return htmlResponse(page(s, { title: "Not found", current: CURRENT }, html`<p class="card">No such person in this account.</p>`), 404);
   return htmlResponse(
     confirmPage(s, {
@@ -164,17 +170,17 @@ export function getRemoveMember(ctx: DashboardCtx, s: SessionContext, userId: st
 }
 
 /** POST /dashboard/members/:userId/remove */
-export function postRemoveMember(ctx: DashboardCtx, s: SessionContext, userId: string): Response {
+export async function postRemoveMember(ctx: DashboardCtx, s: SessionContext, userId: string): Promise<Response> {
   const account = ownerOnly(s);
   if (account instanceof Response) return account;
-  if (!isMember(ctx, account.accountId, userId)) {
+  if (!(await isMember(ctx, account.accountId, userId))) {
     return htmlResponse(page(s, { title: "Not found", current: CURRENT }, html`<p class="card">No such person in this account.</p>`), 404);
   }
   try {
-    removeMember(ctx.deps, account.accountId, userId);
+    await removeMember(ctx.deps, account.accountId, userId);
     return redirect(`${CURRENT}?notice=member-removed`);
   } catch (error) {
     const { notice, status } = refusal(error);
-    return htmlResponse(membersPage(ctx, s, account.accountId, [notice]), status);
+    return htmlResponse(await membersPage(ctx, s, account.accountId, [notice]), status);
   }
 }

@@ -11,7 +11,7 @@ import type { SessionContext } from "../../../web/session";
 import { connectorCard } from "./connector-card";
 
 /** GET /dashboard */
-export function getOverview(ctx: DashboardCtx, s: SessionContext): Response {
+export async function getOverview(ctx: DashboardCtx, s: SessionContext): Promise<Response> {
   const account = s.account;
   if (!account) {
     return htmlResponse(
@@ -22,11 +22,11 @@ export function getOverview(ctx: DashboardCtx, s: SessionContext): Response {
       ),
     );
   }
-  const credits = creditSummary(ctx.deps, account.accountId);
-  const activeKeys = listKeys(ctx.deps, account.accountId).filter((k) => k.state === "active" || k.state === "grace").length;
-  const connections = listConnections(ctx.deps, account.accountId);
+  const credits = await creditSummary(ctx.deps, account.accountId);
+  const activeKeys = (await listKeys(ctx.deps, account.accountId)).filter((k) => k.state === "active" || k.state === "grace").length;
+  const connections = await listConnections(ctx.deps, account.accountId);
   const ready = connections.filter((c) => c.readyToPost).length;
-  const upcoming = listPosts(ctx.deps, account.accountId, { from: new Date(ctx.deps.clock.now()).toISOString(), status: "scheduled", limit: 200 }).posts.length;
+  const upcoming = (await listPosts(ctx.deps, account.accountId, { from: new Date(ctx.deps.clock.now()).toISOString(), status: "scheduled", limit: 200 })).posts.length;
   return htmlResponse(
     page(
       s,

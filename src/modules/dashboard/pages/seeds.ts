@@ -60,14 +60,20 @@ function seedFormControls(f: FormState, v: Record<string, string>): Html {
   ${f.input({ name: "image_url", label: "Image address (optional)", type: "url", value: v.image_url, hint: "An image on the web to use when generating, if you do not choose another." })}`;
 }
 
-function listPage(ctx: DashboardCtx, s: SessionContext, account: Membership, request: Request, extra: { notices?: Notice[]; errors?: FieldErrors; values?: Record<string, string> } = {}): Html {
+async function listPage(
+  ctx: DashboardCtx,
+  s: SessionContext,
+  account: Membership,
+  request: Request,
+  extra: { notices?: Notice[]; errors?: FieldErrors; values?: Record<string, string> } = {},
+): Promise<Html> {
   const params = new URL(request.url).searchParams;
   const search = params.get("q") ?? "";
-  let result: ReturnType<typeof listSeeds>;
+  let result: Awaited<ReturnType<typeof listSeeds>>;
   try {
-    result = listSeeds(ctx.deps, account.accountId, { search: search || null, limit: PAGE_SIZE, cursor: params.get("cursor") });
+    result = await listSeeds(ctx.deps, account.accountId, { search: search || null, limit: PAGE_SIZE, cursor: params.get("cursor") });
   } catch {
-    result = listSeeds(ctx.deps, account.accountId, { search: search || null, limit: PAGE_SIZE, cursor: null });
+    result = await listSeeds(ctx.deps, account.accountId, { search: search || null, limit: PAGE_SIZE, cursor: null });
   }
   const f = new FormState(extra.errors);
   const v = extra.values ?? {};
@@ -110,10 +116,10 @@ ${
 }
 
 /** GET /dashboard/seeds[?q=&cursor=] */
-export function getSeeds(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
+export async function getSeeds(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  return htmlResponse(listPage(ctx, s, account, request));
+  return htmlResponse(await listPage(ctx, s, account, request));
 }
 
 function writer(s: SessionContext): Membership | Response {
@@ -140,26 +146,26 @@ function precheck(v: Record<string, string>): FieldErrors {
 }
 
 /** POST /dashboard/seeds */
-export function postSeed(ctx: DashboardCtx, s: SessionContext, form: Form | undefined, request: Request): Response {
+export async function postSeed(ctx: DashboardCtx, s: SessionContext, form: Form | undefined, request: Request): Promise<Response> {
   const account = writer(s);
   if (account instanceof Response) return account;
   const v = seedValues(form);
   let errors = precheck(v);
   if (Object.keys(errors).length === 0) {
     try {
-      const seed = createSeed(ctx.deps, account.accountId, seedInput(v));
+      const seed = await createSeed(ctx.deps, account.accountId, seedInput(v));
       return redirect(`${CURRENT}/${seed.id}?notice=seed-saved`);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       errors = errorsOf(error, SEED_FIELDS, seedWords, "title").fields;
     }
   }
-  return htmlResponse(listPage(ctx, s, account, request, { errors, values: v, notices: [] }), 400);
+  return htmlResponse(await listPage(ctx, s, account, request, { errors, values: v, notices: [] }), 400);
 }
 
-function ownedSeed(ctx: DashboardCtx, accountId: string, id: string): Seed | null {
+async function ownedSeed(ctx: DashboardCtx, accountId: string, id: string): Promise<Seed | null> {
   try {
-    return getOwnedSeed(ctx.deps, accountId, id);
+    return await getOwnedSeed(ctx.deps, accountId, id);
   } catch (error) {
     if (error instanceof AppError) return null;
     throw error;
@@ -178,10 +184,18 @@ interface SeedPageState {
   genValues?: Record<string, string>;
 }
 
-function generateForm(ctx: DashboardCtx, s: SessionContext, account: Membership, seed: Seed, errors: FieldErrors | undefined, v: Record<string, string>): Html {
+async function generateForm(
+  ctx: DashboardCtx,
+  s: SessionContext,
+  account: Membership,
+  seed: Seed,
+  errors: FieldErrors | undefined,
+  v: Record<string, string>,
+): Promise<Html> {
   const f = new FormState(errors);
   const choice = v.image ?? "generate";
   const price = ctx.deps.config.prices.generateSocialPost;
+  const picker = await imagePicker(ctx.deps, account.accountId, "image_asset_id", v.image_asset_id ?? "", "Library image (when “from the library” is chosen)");
   return html`<form method="post" action="${CURRENT}/${seed.id}/generate" class="card" aria-labelledby="generate-title">
   <h2 id="generate-title">Generate a post</h2>
   ${csrfField(s.csrfToken)}
@@ -193,24 +207,25 @@ function generateForm(ctx: DashboardCtx, s: SessionContext, account: Membership,
     "image",
     "Image",
     html`${IMAGE_CHOICES.map(([value, label]) => html`<label><input type="radio" name="image" value="${value}"${choice === value ? html` checked` : ""}> ${label}</label>`)}
-    ${imagePicker(ctx.deps, account.accountId, "image_asset_id", v.image_asset_id ?? "", "Library image (when “from the library” is chosen)")}`,
+    ${picker}`,
   )}
   <p class="hint">Costs ${price} credit${price === 1 ? "" : "s"}. You can edit the caption afterwards.</p>
   <button type="submit">Generate</button>
 </form>`;
 }
 
-function seedPage(ctx: DashboardCtx, s: SessionContext, account: Membership, seed: Seed, state: SeedPageState): Html {
+async function seedPage(ctx: DashboardCtx, s: SessionContext, account: Membership, seed: Seed, state: SeedPageState): Promise<Html> {
   const edit = new FormState(state.editErrors);
   const ev = state.editValues ?? { title: seed.title, content: seed.content, category: seed.category ?? "", image_url: seed.imageUrl ?? "" };
-  const { creations } = listCreations(ctx.deps, account.accountId, { seedId: seed.id, limit: 12 });
+  const { creations } = await listCreations(ctx.deps, account.accountId, { seedId: seed.id, limit: 12 });
   const writable = canWrite(s);
+  const generate = writable ? await generateForm(ctx, s, account, seed, state.genErrors, state.genValues ?? {}) : "";
   return page(
     s,
     { title: seed.title, current: CURRENT, notices: state.notices },
     html`<p class="muted"><a href="${CURRENT}">All seeds</a> · written ${timeTag(isoAt(seed.createdAt), "—", zoneOf(s))}${seed.updatedAt !== seed.createdAt ? html`, changed ${timeTag(isoAt(seed.updatedAt), "—", zoneOf(s))}` : ""}${seed.category ? html` · <span class="badge">${seed.category}</span>` : ""}</p>
 <section class="card" aria-labelledby="text-title"><h2 id="text-title">Text</h2><p class="seed-text">${seed.content}</p></section>
-${writable ? generateForm(ctx, s, account, seed, state.genErrors, state.genValues ?? {}) : ""}
+${generate}
 <section aria-labelledby="made-title">
   <h2 id="made-title">Posts generated from this seed</h2>
   ${
@@ -233,39 +248,39 @@ ${
 }
 
 /** GET /dashboard/seeds/:id */
-export function getSeedPage(ctx: DashboardCtx, s: SessionContext, request: Request, id: string): Response {
+export async function getSeedPage(ctx: DashboardCtx, s: SessionContext, request: Request, id: string): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  const seed = ownedSeed(ctx, account.accountId, id);
+  const seed = await ownedSeed(ctx, account.accountId, id);
   if (!seed) return missing(s);
-  return htmlResponse(seedPage(ctx, s, account, seed, { notices: noticeFrom(request) }));
+  return htmlResponse(await seedPage(ctx, s, account, seed, { notices: noticeFrom(request) }));
 }
 
 /** POST /dashboard/seeds/:id: save an edit. */
-export function postEditSeed(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Response {
+export async function postEditSeed(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
   const account = writer(s);
   if (account instanceof Response) return account;
-  const seed = ownedSeed(ctx, account.accountId, id);
+  const seed = await ownedSeed(ctx, account.accountId, id);
   if (!seed) return missing(s);
   const v = seedValues(form);
   let errors = precheck(v);
   if (Object.keys(errors).length === 0) {
     try {
-      patchSeed(ctx.deps, account.accountId, id, seedInput(v));
+      await patchSeed(ctx.deps, account.accountId, id, seedInput(v));
       return redirect(`${CURRENT}/${id}?notice=seed-saved`);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       errors = errorsOf(error, SEED_FIELDS, seedWords, "title").fields;
     }
   }
-  return htmlResponse(seedPage(ctx, s, account, seed, { editErrors: errors, editValues: v }), 400);
+  return htmlResponse(await seedPage(ctx, s, account, seed, { editErrors: errors, editValues: v }), 400);
 }
 
 /** GET /dashboard/seeds/:id/delete: the confirmation step. */
-export function getDeleteSeed(ctx: DashboardCtx, s: SessionContext, id: string): Response {
+export async function getDeleteSeed(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = writer(s);
   if (account instanceof Response) return account;
-  const seed = ownedSeed(ctx, account.accountId, id);
+  const seed = await ownedSeed(ctx, account.accountId, id);
   if (!seed) return missing(s);
   return htmlResponse(
     confirmPage(s, {
@@ -280,11 +295,11 @@ export function getDeleteSeed(ctx: DashboardCtx, s: SessionContext, id: string):
 }
 
 /** POST /dashboard/seeds/:id/delete */
-export function postDeleteSeed(ctx: DashboardCtx, s: SessionContext, id: string): Response {
+export async function postDeleteSeed(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = writer(s);
   if (account instanceof Response) return account;
   try {
-    deleteSeed(ctx.deps, account.accountId, id);
+    await deleteSeed(ctx.deps, account.accountId, id);
     return redirect(`${CURRENT}?notice=seed-deleted`);
   } catch (error) {
     if (error instanceof AppError && error.code === "not_found") return missing(s);
@@ -296,7 +311,7 @@ export function postDeleteSeed(ctx: DashboardCtx, s: SessionContext, id: string)
 export async function postGenerate(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
   const account = writer(s);
   if (account instanceof Response) return account;
-  const seed = ownedSeed(ctx, account.accountId, id);
+  const seed = await ownedSeed(ctx, account.accountId, id);
   if (!seed) return missing(s);
   const v = { aspect_ratio: field(form, "aspect_ratio"), media_style: field(form, "media_style"), image: field(form, "image"), image_asset_id: field(form, "image_asset_id") };
   const errors: FieldErrors = {};
@@ -304,7 +319,7 @@ export async function postGenerate(ctx: DashboardCtx, s: SessionContext, id: str
   if (!(MEDIA_STYLES as readonly string[]).includes(v.media_style)) errors.media_style = "Choose one of the styles.";
   if (!IMAGE_CHOICES.some(([value]) => value === v.image)) errors.image = "Choose where the image comes from.";
   if (v.image === "library" && !v.image_asset_id) errors.image = "Choose an image from the library, or another option.";
-  if (Object.keys(errors).length > 0) return htmlResponse(seedPage(ctx, s, account, seed, { genErrors: errors, genValues: v }), 400);
+  if (Object.keys(errors).length > 0) return htmlResponse(await seedPage(ctx, s, account, seed, { genErrors: errors, genValues: v }), 400);
   try {
     const { creation } = await generateCreation(ctx.deps, account.accountId, {
       seed_id: seed.id,
@@ -317,6 +332,6 @@ export async function postGenerate(ctx: DashboardCtx, s: SessionContext, id: str
   } catch (error) {
     const { notice, status } = refusal(error);
     const where = error instanceof AppError && error.code === "not_found" ? { image: "That image is no longer in the library; choose another." } : undefined;
-    return htmlResponse(seedPage(ctx, s, account, seed, { notices: where ? [] : [notice], genErrors: where, genValues: v }), status);
+    return htmlResponse(await seedPage(ctx, s, account, seed, { notices: where ? [] : [notice], genErrors: where, genValues: v }), status);
   }
 }

@@ -8,7 +8,7 @@ import { ROLE_SCOPES } from "../../../auth/scopes";
 import { getVoice, putVoice } from "../../voice/service";
 import { MAX_TAGS, voicePatchSchema } from "../../voice/model";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
-import { html } from "../../../lib/html";
+import { type Html, html } from "../../../lib/html";
 import { type Form, field, htmlResponse, redirect } from "../../../web/http";
 import { type Notice, csrfField, page } from "../../../web/layout";
 import type { SessionContext } from "../../../web/session";
@@ -31,8 +31,15 @@ function canEdit(s: SessionContext): boolean {
   return s.account !== null && ROLE_SCOPES[s.account.role].includes("voice");
 }
 
-function voicePage(ctx: DashboardCtx, s: SessionContext, accountId: string, notices: Notice[], override?: Record<string, string>, errors: FieldErrors = {}) {
-  const v = getVoice(ctx.deps, accountId);
+async function voicePage(
+  ctx: DashboardCtx,
+  s: SessionContext,
+  accountId: string,
+  notices: Notice[],
+  override?: Record<string, string>,
+  errors: FieldErrors = {},
+): Promise<Html> {
+  const v = await getVoice(ctx.deps, accountId);
   const values = override ?? {
     tone: v.tone,
     audience: v.audience,
@@ -86,14 +93,14 @@ function voiceWords(name: string, index: number | null, raw: Record<string, stri
 }
 
 /** GET /dashboard/voice */
-export function getVoicePage(ctx: DashboardCtx, s: SessionContext, request: Request): Response {
+export async function getVoicePage(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  return htmlResponse(voicePage(ctx, s, account.accountId, noticeFrom(request)));
+  return htmlResponse(await voicePage(ctx, s, account.accountId, noticeFrom(request)));
 }
 
 /** POST /dashboard/voice */
-export function postVoice(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Response {
+export async function postVoice(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   if (!canEdit(s)) return forbiddenPage(s, "Only owners and editors change the brand voice.");
@@ -114,10 +121,10 @@ export function postVoice(ctx: DashboardCtx, s: SessionContext, form: Form | und
       const index = /^\/\w+\/(\d+)/.exec(e.path)?.[1];
       if (name && !errors[name]) errors[name] = voiceWords(name, index === undefined ? null : Number(index), raw);
     }
-    return htmlResponse(voicePage(ctx, s, account.accountId, [], raw, errors), 400);
+    return htmlResponse(await voicePage(ctx, s, account.accountId, [], raw, errors), 400);
   }
   try {
-    putVoice(ctx.deps, account.accountId, changes as Parameters<typeof putVoice>[2]);
+    await putVoice(ctx.deps, account.accountId, changes as Parameters<typeof putVoice>[2]);
     return redirect(`${CURRENT}?notice=voice-saved`);
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_request") {
@@ -125,9 +132,9 @@ export function postVoice(ctx: DashboardCtx, s: SessionContext, form: Form | und
       const path = details[0]?.field ?? "";
       const name = fieldOf(path) || "tone";
       const index = /\.(\d+)$/.exec(path)?.[1];
-      return htmlResponse(voicePage(ctx, s, account.accountId, [], raw, { [name]: voiceWords(name, index === undefined ? null : Number(index), raw) }), 400);
+      return htmlResponse(await voicePage(ctx, s, account.accountId, [], raw, { [name]: voiceWords(name, index === undefined ? null : Number(index), raw) }), 400);
     }
     const { notice, status } = refusal(error);
-    return htmlResponse(voicePage(ctx, s, account.accountId, [notice], raw), status);
+    return htmlResponse(await voicePage(ctx, s, account.accountId, [notice], raw), status);
   }
 }

@@ -1,0 +1,59 @@
+/**
+ * The database-kept token bucket (src/http/rate-limit-db.ts) on this run's database: the same answers as the in-memory
+ * bucket for one process, and one shared limit for two "replicas" (two limiters on one database, as two processes of a
+ * cluster have), including under concurrent takes.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { RateLimiter } from "../src/http/rate-limit";
+import { DbRateLimiter, RATE_LIMIT_IDLE_MS, tidyRateLimits } from "../src/http/rate-limit-db";
+import { TEST_DIALECT, type World, createWorld } from "./helpers/world";
+
+let world: World;
+beforeAll(async () => {
+  world = await createWorld();
+});
+afterAll(() => world.close());
+
+describe(`rate limits in the database (${TEST_DIALECT})`, () => {
+  test("answers exactly what the in-memory bucket answers, take for take, as time passes", async () => {
+    const memory = new RateLimiter(5, world.clock);
+    const db = new DbRateLimiter("same", 5, world.store, world.clock);
+    const seen: [number, number][] = [];
+    for (let i = 0; i < 9; i++) seen.push([memory.take("k"), await db.take("k")]);
+    world.clock.advance(13_000); // a token refills every 12 s at 5/min
+    for (let i = 0; i < 3; i++) seen.push([memory.take("k"), await db.take("k")]);
+    world.clock.advance(60_000);
+    for (let i = 0; i < 7; i++) seen.push([memory.take("k"), await db.take("k")]);
+    for (const [m, d] of seen) expect(d).toBe(m);
+    expect(seen.map(([, d]) => d > 0)).toEqual([
+      false, false, false, false, false, true, true, true, true, // 5 of the burst, then refused
+      false, true, true, // one token refilled
+      false, false, false, false, false, true, true, // full again
+    ]);
+  });
+
+  test("two replicas share one limit: 100 concurrent takes at 30/min let exactly 30 through", async () => {
+    const replica1 = new DbRateLimiter("shared", 30, world.store, world.clock);
+    const replica2 = new DbRateLimiter("shared", 30, world.store, world.clock);
+    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? replica1 : replica2).take("key-1")));
+    expect(answers.filter((a) => a === 0).length).toBe(30);
+    for (const a of answers.filter((a) => a > 0)) expect(a).toBe(2); // 1 token at 30/min: 2 s
+    // Another key and another limiter name are buckets of their own.
+    expect(await replica1.take("key-2")).toBe(0);
+    expect(await new DbRateLimiter("other", 30, world.store, world.clock).take("key-1")).toBe(0);
+  });
+
+  test("the tidy deletes only buckets idle for a minute, which would be full anyway", async () => {
+    const limiter = new DbRateLimiter("tidy", 2, world.store, world.clock);
+    expect(await limiter.take("old")).toBe(0);
+    world.clock.advance(RATE_LIMIT_IDLE_MS + 1);
+    expect(await limiter.take("fresh")).toBe(0);
+    expect(await limiter.take("fresh")).toBe(0);
+    const before = await world.sql("SELECT key FROM rate_limit_buckets WHERE key LIKE 'tidy:%' ORDER BY key");
+    expect(before.map((r) => r.key)).toEqual(["tidy:fresh", "tidy:old"]);
+    expect(await tidyRateLimits(world.deps)).toBeGreaterThanOrEqual(1);
+    const after = await world.sql("SELECT key FROM rate_limit_buckets WHERE key LIKE 'tidy:%' ORDER BY key");
+    expect(after.map((r) => r.key)).toEqual(["tidy:fresh"]);
+    expect(await limiter.take("fresh")).toBeGreaterThan(0); // the live bucket kept its state: still empty
+  });
+});
