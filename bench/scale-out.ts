@@ -19,6 +19,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { readWebhookLog } from "../test/peers/webhook-receiver";
+import { WEBHOOK_SECRET } from "../test/publishing-fixtures";
 import { startPostgres } from "../test/helpers/postgres";
 import { TEST_INSTANCE_SECRET } from "../test/helpers/test-database";
 import { spawnReceiver } from "./lib/receiver";
@@ -36,7 +37,6 @@ const POSTS = argOf("posts", 3000);
 // All due within one second: the time to drain them is what the replicas sustain, not the rate they came due at.
 const WINDOW_MS = argOf("window-ms", 1000);
 const LEAD_MS = 6000;
-const SECRET = "bench-secret-0123456789abcdef";
 
 function freePort(): number {
   const s = Bun.serve({ port: 0, fetch: () => new Response() });
@@ -104,7 +104,7 @@ interface DispatchFigures {
 /** POSTS due within WINDOW_MS on a fresh account of `env`'s database, delivered by `replicas` serve processes. */
 async function dispatch(env: Record<string, string>, replicas: number, dir: string): Promise<DispatchFigures> {
   const logFile = join(dir, `receiver-${replicas}.jsonl`);
-  const receiver = await spawnReceiver({ port: 0, secret: SECRET, log: logFile });
+  const receiver = await spawnReceiver({ port: 0, secret: WEBHOOK_SECRET, log: logFile });
   const servers: Subprocess[] = [];
   try {
     const setupEnv = { ...env, DATA_DIR: mkdtempSync(join(dir, "setup-")) };

@@ -339,7 +339,7 @@ CREATE TABLE "rate_limit_buckets" (
 	"key" text PRIMARY KEY NOT NULL,
 	"tokens_milli" bigint NOT NULL,
 	"updated_at" bigint NOT NULL,
-	"allowed" boolean NOT NULL
+	"granted" bigint NOT NULL
 );
 --> statement-breakpoint
 ALTER TABLE "members" ADD CONSTRAINT "members_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint

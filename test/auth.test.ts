@@ -102,7 +102,7 @@ describe("health echo", () => {
         expect(raw).toContain(`"keyId":"${a.keyId}"`);
       }
     } finally {
-      server.stop(true);
+      await server.stop(true);
     }
   });
 });

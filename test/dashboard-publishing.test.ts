@@ -192,6 +192,8 @@ describe("the post page", () => {
     expect(month.text).toContain(`<time datetime="${tomorrow}T08:00:00.000Z">09:00</time>`);
     expect(month.text).toContain("times in Europe/Berlin");
     expect(month.text).toContain(`data-reschedule="/dashboard/calendar/posts/${postId}/reschedule" data-time="09:00"`);
+    // Each chip names its post by the creation's caption (read once for the whole view).
+    expect(month.text).toContain(`<a href="/dashboard/calendar/posts/${postId}">Earth up your leeks now for long white stems. 🌱</a>`);
 
     // The keyboard way: the post's page has date and time fields.
     const postPath = `/dashboard/calendar/posts/${postId}`;
@@ -509,7 +511,7 @@ describe("the setup form puts its errors beside their fields", () => {
       expect(answer.text).toContain('value="ana@example.test"');
       expect(answer.text).not.toContain("correct horse");
     } finally {
-      fresh.close();
+      await fresh.close();
     }
   });
 });

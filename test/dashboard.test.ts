@@ -384,7 +384,8 @@ describe("sessions, CSRF, rate limit", () => {
       // Non-admins cannot grant credits or disable accounts.
       expect((await b.request("POST", "/dashboard/credits/grant", { _csrf: token, amount: "500" })).status).toBe(403);
       expect((await b.request("POST", `/dashboard/instance/accounts/${accountA.accountId}/disable`, { _csrf: token })).status).toBe(403);
-      expect((await world.sql("SELECT credits_balance AS c, disabled_at AS d FROM accounts WHERE id = ?", accountB.accountId))[0]).toEqual({ c: 100, d: null });
+      const untouched = (await world.sql("SELECT credits_balance AS c, disabled_at AS d FROM accounts WHERE id = ?", accountB.accountId))[0];
+      expect({ c: Number(untouched?.c), d: untouched?.d }).toEqual({ c: 100, d: null });
     });
   });
 
@@ -413,17 +414,17 @@ describe("sessions, CSRF, rate limit", () => {
       const created = await b.submit("/dashboard/instance", "/dashboard/instance/accounts", { name: "Gamma", email: "g@gamma.test", password: PASSWORD, credits: "7" });
       expect(created.location).toBe("/dashboard/instance?notice=account-created");
       const gamma = (await world.sql("SELECT id, credits_balance AS c FROM accounts WHERE name = 'Gamma'"))[0] as { id: string; c: number };
-      expect(gamma.c).toBe(7);
+      expect(Number(gamma.c)).toBe(7);
       expect((await b.submit("/dashboard/instance", `/dashboard/instance/accounts/${gamma.id}/grant`, { amount: "5" })).status).toBe(303);
       expect((await b.submit("/dashboard/instance", `/dashboard/instance/accounts/${gamma.id}/grant`, { amount: "-5" })).status).toBe(400);
-      expect((await world.sql("SELECT credits_balance AS c FROM accounts WHERE id = ?", gamma.id))[0]).toEqual({ c: 12 });
+      expect(Number((await world.sql("SELECT credits_balance AS c FROM accounts WHERE id = ?", gamma.id))[0]?.c)).toBe(12);
       expect((await b.submit("/dashboard/instance", `/dashboard/instance/accounts/${gamma.id}/disable`, {})).status).toBe(303);
       const g = new Browser(world);
       await g.login("g@gamma.test");
       expect((await g.get("/dashboard/keys")).text).toContain("not a member of any account");
-      const before = ((await world.sql("SELECT credits_balance AS c FROM accounts WHERE id = ?", accountA.accountId))[0] as { c: number }).c;
+      const before = Number((await world.sql("SELECT credits_balance AS c FROM accounts WHERE id = ?", accountA.accountId))[0]?.c);
       expect((await b.submit("/dashboard/credits", "/dashboard/credits/grant", { amount: "3", note: "launch bonus" })).location).toBe("/dashboard/credits?notice=granted");
-      expect((await world.sql("SELECT credits_balance AS c FROM accounts WHERE id = ?", accountA.accountId))[0]).toEqual({ c: before + 3 });
+      expect(Number((await world.sql("SELECT credits_balance AS c FROM accounts WHERE id = ?", accountA.accountId))[0]?.c)).toBe(before + 3);
       const credits = await b.get("/dashboard/credits");
       expect(credits.text).toContain("Credits granted (launch bonus)");
       expect(credits.text).toContain("launch bonus");

@@ -35,7 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
-  world?.close();
+  await world?.close();
 });
 
 describe("Swagger UI", () => {

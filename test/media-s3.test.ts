@@ -264,7 +264,8 @@ describe("the app on MEDIA_STORE=s3", () => {
   let s3: Side;
 
   beforeAll(async () => {
-    local = await side({});
+    // MEDIA_STORE=local explicitly: a PostgreSQL test run's worlds default to the run's bucket.
+    local = await side({ MEDIA_STORE: "local" });
     s3 = await side(gw.env());
   });
 

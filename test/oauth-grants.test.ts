@@ -187,9 +187,9 @@ test("the per-grant rate limit counts each grant separately", async () => {
   const pair = await createGrant(world.deps, { clientId, accountId: a.accountId, userId: a.userId, scopes: ["read"] });
   const budget = world.deps.config.rateLimitPerMinute;
   let refused = 0;
-  for (let i = 0; i < budget + 1; i++) if (takeGrantRequest(world.deps, pair.grantId) > 0) refused++;
+  for (let i = 0; i < budget + 1; i++) if ((await takeGrantRequest(world.deps, pair.grantId)) > 0) refused++;
   expect(refused).toBe(1);
-  expect(takeGrantRequest(world.deps, "another-grant")).toBe(0);
+  expect(await takeGrantRequest(world.deps, "another-grant")).toBe(0);
 });
 
 describe("the tidy job", () => {

@@ -56,4 +56,25 @@ describe(`rate limits in the database (${TEST_DIALECT})`, () => {
     expect(after.map((r) => r.key)).toEqual(["tidy:fresh"]);
     expect(await limiter.take("fresh")).toBeGreaterThan(0); // the live bucket kept its state: still empty
   });
+
+  test("a high limit hands tokens out in batches: one write per tenth of a second of refill, never more than the limit", async () => {
+    const replicas = [1, 2, 3].map(() => new DbRateLimiter("batched", 60_000, world.store, world.clock));
+    expect(replicas[0]?.batch).toBe(100);
+    const first = replicas[0] as DbRateLimiter;
+    for (let i = 0; i < 100; i++) expect(await first.take("k")).toBe(0);
+    // One take from the database handed out 100: the row lost 100 tokens, not 1 per request.
+    const [row] = await world.sql("SELECT tokens_milli, granted FROM rate_limit_buckets WHERE key = 'batched:k'");
+    expect({ tokens: Number(row.tokens_milli), granted: Number(row.granted) }).toEqual({ tokens: 59_900_000, granted: 100 });
+    // Three replicas drain the rest with the clock standing still: the cluster never passes the limit, and what
+    // the others hold leased and unspent when the bucket runs dry is at most a batch each.
+    let allowed = 100;
+    let refused = 0;
+    for (let round = 0; round < 21_000; round++) {
+      const answers = await Promise.all(replicas.map((r) => r.take("k")));
+      for (const a of answers) a === 0 ? allowed++ : refused++;
+    }
+    expect(allowed).toBeLessThanOrEqual(60_000);
+    expect(allowed).toBeGreaterThanOrEqual(60_000 - 2 * 100);
+    expect(refused).toBeGreaterThan(0);
+  });
 });

@@ -64,6 +64,8 @@ describe("brand voice", () => {
       [{ hashtags: "not-a-list" }, "hashtags"],
       [{ hashtags: ["two words"] }, "hashtags.0"],
       [{ bannedWords: [""] }, "bannedWords.0"],
+      // An unpaired surrogate is not text (PostgreSQL's jsonb refuses it): a 400 on both databases.
+      [{ bannedWords: ["fine", "x\ud800"] }, "bannedWords.1"],
       [{ language: "english please" }, "language"],
       [{ tone: "x".repeat(201) }, "tone"],
       [{ hashtags: Array.from({ length: 31 }, (_, i) => `t${i}`) }, "hashtags"],

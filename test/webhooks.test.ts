@@ -11,6 +11,7 @@ import { GenerationError } from "../src/generation/generator";
 import { isoAt } from "../src/lib/clock";
 import { addConnection } from "../src/modules/connections/service";
 import { grantCredits } from "../src/modules/credits/grant";
+import { MAX_WEBHOOKS_PER_ACCOUNT } from "../src/modules/webhooks/model";
 import { runDueOnce, startDispatcher } from "../src/publishing/dispatcher";
 import { claimDueEvents, runDueEventsOnce } from "../src/publishing/event-delivery";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
@@ -110,6 +111,18 @@ describe("registration", () => {
     expect((await world.call("GET", "/api/v1/webhooks", { key: a.key })).json.webhooks).toHaveLength(1);
     const stored = await world.sql<{ body: string }>("SELECT body FROM idempotency_keys");
     expect(stored.some((r) => r.body.includes(first.json.secret))).toBe(false);
+  });
+
+  test("at most MAX_WEBHOOKS_PER_ACCOUNT per account, also when registrations arrive at once (409 too_many_webhooks)", async () => {
+    const a = await world.createAccount();
+    const register = (i: number) =>
+      world.call("POST", "/api/v1/webhooks", { key: a.key, body: { url: `${target.url}/many-${i}`, events: ["credits.low"] } });
+    const answers = await Promise.all(Array.from({ length: MAX_WEBHOOKS_PER_ACCOUNT + 5 }, (_, i) => register(i)));
+    expect(answers.filter((r) => r.status === 201)).toHaveLength(MAX_WEBHOOKS_PER_ACCOUNT);
+    const refused = answers.filter((r) => r.status !== 201);
+    expect(refused).toHaveLength(5);
+    for (const r of refused) expect({ status: r.status, error: r.json.error }).toEqual({ status: 409, error: "too_many_webhooks" });
+    expect((await world.call("GET", "/api/v1/webhooks", { key: a.key })).json.webhooks).toHaveLength(MAX_WEBHOOKS_PER_ACCOUNT);
   });
 
   test("400s: the outbound rule (SSRF) on the URL, unknown or no events; 403 without the schedule group; nothing stored", async () => {

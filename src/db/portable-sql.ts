@@ -29,3 +29,14 @@ export function forUpdateSkipLocked<Q>(dialect: "sqlite" | "postgres", query: Q)
   if (dialect !== "postgres") return query;
   return (query as unknown as { for(strength: "update", config: { skipLocked: true }): Q }).for("update", { skipLocked: true });
 }
+
+/**
+ * A select (inside a `store.write`) that locks the rows it reads until the write ends: PostgreSQL's `FOR UPDATE`, so
+ * a read-then-write decision (the last owner, the first user, an asset's references) is taken by one transaction at a
+ * time; a second one waits at this select and then reads what the first committed. On SQLite the select is returned
+ * unchanged: the write already holds the database's only write lock.
+ */
+export function forUpdate<Q>(dialect: "sqlite" | "postgres", query: Q): Q {
+  if (dialect !== "postgres") return query;
+  return (query as unknown as { for(strength: "update"): Q }).for("update");
+}

@@ -38,6 +38,12 @@ export interface Store {
   readonly db: StoreDb;
   /** Runs `body` in one write transaction (joins the enclosing one when called inside a `write()` body). */
   write<T>(body: (tx: StoreDb) => Promise<T>): Promise<T>;
+  /**
+   * One write statement that is atomic by itself (an upsert): inside a `write()` it joins it; otherwise on PostgreSQL it
+   * runs on the pool in autocommit (one round trip, no BEGIN/COMMIT: its row lock is held for the statement only),
+   * and on SQLite it is a `write()`.
+   */
+  writeOne<T>(statement: (db: StoreDb) => Promise<T>): Promise<T>;
   /** True while the calling async context is inside a `write()` body. */
   inWrite(): boolean;
   /**
@@ -153,13 +159,16 @@ export function openSqliteStore(path: string, migrated?: { sqlite: Database; db:
   const als = new AsyncLocalStorage<OpenWrite>();
   const mutex = new Mutex();
 
-  return {
+  const store: SqliteStore = {
     dialect: "sqlite",
     sqlite: reader.sqlite,
     get db(): StoreDb {
       return joinedWrite(als)?.tx ?? readerDb;
     },
     inWrite: () => als.getStore()?.done === false,
+    writeOne<T>(statement: (db: StoreDb) => Promise<T>): Promise<T> {
+      return store.write(statement);
+    },
     async write<T>(body: (tx: StoreDb) => Promise<T>): Promise<T> {
       const open = joinedWrite(als);
       if (open) return body(open.tx);
@@ -227,4 +236,5 @@ export function openSqliteStore(path: string, migrated?: { sqlite: Database; db:
       }
     },
   };
+  return store;
 }

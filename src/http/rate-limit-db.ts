@@ -1,9 +1,15 @@
 /**
  * The token bucket of rate-limit.ts kept in the database (table rate_limit_buckets), for PostgreSQL mode: every replica
  * takes from the same bucket, so a key's limit is the limit however many replicas serve it (decisions.md §11). One
- * statement per take, an upsert that refills, takes a token when a whole one is there, and answers whether it did:
- * concurrent takes of one key are serialised by the row lock, so no two replicas spend the same token.
+ * statement per take from the database, an upsert that refills, hands out tokens when whole ones are there, and
+ * answers how many: concurrent takes of one key are serialised by the row lock, so no two replicas spend one token.
  * Thousandths of a token, in integers (the same arithmetic on both dialects).
+ *
+ * A take from the database may hand out up to a tenth of a second of the limit's refill at once (`batch`; 1 token for
+ * any limit under 1,200 a minute, so small limits behave exactly like one in-memory bucket), which this replica then
+ * spends from memory for up to LEASE_MS. The cluster never lets through more than the limit; what a replica took and
+ * did not spend in time is lost to the others, at most `batch` tokens per replica and key per LEASE_MS. Without it
+ * every request of one busy key would queue on that key's row (bench/scale-out.ts).
  */
 import { lt, sql } from "drizzle-orm";
 import { lesserOf } from "../db/portable-sql";
@@ -11,42 +17,72 @@ import type { Store } from "../db/store";
 import { rateLimitBuckets } from "../db/tables";
 import type { Clock } from "../lib/clock";
 
+/** How long tokens taken from the database may be spent from memory. */
+export const LEASE_MS = 1000;
+/** Local leases kept at most (keys recently seen by this replica); beyond it the map is cleared. */
+const LEASE_LIMIT = 10_000;
+
+interface Lease {
+  tokens: number;
+  until: number;
+}
+
 export class DbRateLimiter {
   private readonly capMilli: number;
+  /** Whole tokens one take from the database may hand out. */
+  readonly batch: number;
+  private readonly leases = new Map<string, Lease>();
 
   /** `perMinute` requests a minute, with bursts up to the same number; `name` keeps limiters' keys apart. */
   constructor(
     private readonly name: string,
     private readonly perMinute: number,
-    private readonly store: Pick<Store, "write">,
+    private readonly store: Pick<Store, "writeOne">,
     private readonly clock: Clock,
   ) {
     this.capMilli = perMinute * 1000;
+    this.batch = Math.max(1, Math.floor(perMinute / 600));
   }
 
   /** Takes one token for `key`. Resolves to 0 when allowed, else the seconds to wait. */
-  async take(key: string): Promise<number> {
+  take(key: string): number | Promise<number> {
     const now = this.clock.now();
+    const lease = this.leases.get(key);
+    if (lease && lease.tokens > 0 && now < lease.until) {
+      lease.tokens--;
+      return 0;
+    }
+    return this.takeFromDatabase(key, now);
+  }
+
+  private async takeFromDatabase(key: string, now: number): Promise<number> {
     const t = rateLimitBuckets;
     // Refilled: min(cap, tokens + elapsed ms × perMinute / 60) thousandths (perMinute/60 thousandths per ms).
     const refilled = lesserOf(sql`${this.capMilli}`, sql`${t.tokensMilli} + ((${now} - ${t.updatedAt}) * ${this.perMinute}) / 60`);
-    const row = await this.store.write((tx) =>
+    // Whole tokens handed out: as many as are there, up to the batch.
+    const granted = lesserOf(sql`${this.batch}`, sql`${refilled} / 1000`);
+    const first = Math.min(this.batch, this.perMinute);
+    // One statement, atomic by itself: on PostgreSQL in autocommit, so the bucket's row is locked for that statement only.
+    const row = await this.store.writeOne((tx) =>
       tx
         .insert(t)
-        .values({ key: `${this.name}:${key}`, tokensMilli: this.capMilli - 1000, updatedAt: now, allowed: true })
+        .values({ key: `${this.name}:${key}`, tokensMilli: this.capMilli - first * 1000, updatedAt: now, granted: first })
         .onConflictDoUpdate({
           target: t.key,
-          set: {
-            tokensMilli: sql`case when ${refilled} >= 1000 then ${refilled} - 1000 else ${refilled} end`,
-            updatedAt: sql`${now}`,
-            allowed: sql`${refilled} >= 1000`,
-          },
+          set: { tokensMilli: sql`${refilled} - ${granted} * 1000`, updatedAt: sql`${now}`, granted },
         })
-        .returning({ tokensMilli: t.tokensMilli, allowed: t.allowed })
+        .returning({ tokensMilli: t.tokensMilli, granted: t.granted })
         .get(),
     );
-    if (!row || row.allowed) return 0;
-    const missingMilli = 1000 - Number(row.tokensMilli);
+    const got = Number(row?.granted ?? 0);
+    if (got > 0) {
+      if (got > 1) {
+        if (this.leases.size >= LEASE_LIMIT) this.leases.clear();
+        this.leases.set(key, { tokens: got - 1, until: now + LEASE_MS });
+      } else this.leases.delete(key);
+      return 0;
+    }
+    const missingMilli = 1000 - Number(row?.tokensMilli ?? 0);
     return Math.max(1, Math.ceil((missingMilli * 60) / this.perMinute / 1000));
   }
 }
@@ -55,9 +91,9 @@ export class DbRateLimiter {
 export const RATE_LIMIT_IDLE_MS = 60_000;
 
 /** Deletes the buckets no take has touched for a minute (they would be full); answers how many. The tidy job runs it. */
-export async function tidyRateLimits(deps: { store: Pick<Store, "write">; clock: Clock }): Promise<number> {
+export async function tidyRateLimits(deps: { store: Pick<Store, "writeOne">; clock: Clock }): Promise<number> {
   const cutoff = deps.clock.now() - RATE_LIMIT_IDLE_MS;
-  const gone = await deps.store.write((tx) =>
+  const gone = await deps.store.writeOne((tx) =>
     tx.delete(rateLimitBuckets).where(lt(rateLimitBuckets.updatedAt, cutoff)).returning({ key: rateLimitBuckets.key }).all(),
   );
   return gone.length;

@@ -112,7 +112,8 @@ export async function claimDueTargets(
       claims.push({ targetId: row.id, leaseToken, outcomeUnknown: row.sendStartedAt !== null });
       posts.add(row.postId);
     }
-    for (const postId of posts) await refreshPostStatus(tx, postId, now);
+    // In id order: on PostgreSQL each refresh locks its post row, and writers taking several take them in one order.
+    for (const postId of [...posts].sort()) await refreshPostStatus(tx, postId, now);
     return claims;
   });
 }

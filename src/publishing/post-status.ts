@@ -5,7 +5,7 @@
 import { eq } from "drizzle-orm";
 import type { PostStatus } from "../db/schema/scheduled-posts";
 import type { StoreDb } from "../db/store";
-import { scheduledPosts, scheduledPostTargets } from "../db/tables";
+import { scheduledPosts, scheduledPostTargets, tablesDialect } from "../db/tables";
 import { recordEvent } from "../store/events";
 import { postToApi } from "./post-view";
 
@@ -27,6 +27,14 @@ export function derivePostStatus(targets: ReadonlyArray<{ status: string }>): Po
  * (published, failed, partially_failed), the matching event is recorded for event webhooks in the same transaction.
  */
 export async function refreshPostStatus(tx: StoreDb, postId: string, now: number): Promise<PostStatus> {
+  // PostgreSQL: two deliveries of one post record their targets in concurrent transactions, and under READ COMMITTED
+  // neither would see the other's target: both would store "publishing" and the post never become final (no event).
+  // Locking the post row first orders them; the second then reads the targets after the first committed. SQLite's
+  // writes are serialised already.
+  if (tablesDialect() === "postgres") {
+    const lock = tx.select({ id: scheduledPosts.id }).from(scheduledPosts).where(eq(scheduledPosts.id, postId));
+    await (lock as unknown as { for(strength: "update"): typeof lock }).for("update").all();
+  }
   const status = derivePostStatus(
     await tx.select({ status: scheduledPostTargets.status }).from(scheduledPostTargets).where(eq(scheduledPostTargets.postId, postId)).all(),
   );

@@ -106,7 +106,9 @@ rgw_data = ${dir}/rgw
     daemons.push(proc);
     return proc;
   };
-  // A test run that dies without stop() (a crash, a timeout) must not leave the daemons behind.
+  // A process that dies without stop() (a crash, a signal) must not leave the daemons behind. NB: `bun test` fires no
+  // process "exit" event, so under it only the signals are covered: test files call stop() in afterAll (the run's shared
+  // one is stopped by test/helpers/run-end.ts).
   const killOnExit = () => {
     for (const proc of daemons) proc.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });

@@ -85,6 +85,9 @@ export function openPgStore(url: string, options: { max?: number } = {}): PgStor
       return joinedWrite(als)?.tx ?? pool;
     },
     inWrite: () => als.getStore()?.done === false,
+    writeOne<T>(statement: (db: StoreDb) => Promise<T>): Promise<T> {
+      return statement(joinedWrite(als)?.tx ?? pool);
+    },
     async write<T>(body: (tx: StoreDb) => Promise<T>): Promise<T> {
       const open = joinedWrite(als);
       if (open) return body(open.tx);

@@ -1,6 +1,9 @@
 /** Accounts, users and memberships: created by the CLI and the dashboard, never by the API. */
 import { and, asc, count, eq, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
-import { accounts, members, scheduledPostTargets, users } from "../../db/tables";
+import { forUpdate } from "../../db/portable-sql";
+import { INSTANCE_IDENTITY_ID } from "../../db/schema/instance-identity";
+import type { StoreDb } from "../../db/store";
+import { accounts, instanceIdentity, members, scheduledPostTargets, users } from "../../db/tables";
 import { refreshPostStatus } from "../../publishing/post-status";
 import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
@@ -29,16 +32,32 @@ const NAME_MAX = 120;
 async function insertUser(deps: Pick<Deps, "store" | "clock">, email: string, password: string, name: string): Promise<string> {
   const normalized = checkEmail(email);
   checkPassword(password);
+  const inUse = () => invalidField("email", "is already in use");
   const existing = await deps.store.db.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = lower(${normalized})`).get();
-  if (existing) throw invalidField("email", "is already in use");
+  if (existing) throw inUse();
   const passwordHash = await Bun.password.hash(password, { algorithm: "argon2id" });
   const id = newId();
   await deps.store.write(async (tx) => {
-    const isFirst = ((await tx.select({ n: count() }).from(users).get())?.n ?? 0) === 0;
-    await tx
+    // "No user yet" is decided under a lock: on PostgreSQL two first sign-ups would both count zero users, so the
+    // instance's one identity row (written at start, before any request) is locked first and the count taken after
+    // it, seeing what the sign-up that held it committed. Once there is a user nothing is locked.
+    let isFirst = ((await tx.select({ n: count() }).from(users).get())?.n ?? 0) === 0;
+    if (isFirst) {
+      await forUpdate(
+        deps.store.dialect,
+        tx.select({ id: instanceIdentity.id }).from(instanceIdentity).where(eq(instanceIdentity.id, INSTANCE_IDENTITY_ID)),
+      ).all();
+      isFirst = ((await tx.select({ n: count() }).from(users).get())?.n ?? 0) === 0;
+    }
+    // The email was free when read above; a sign-up with the same email that committed since is refused the same way
+    // (the unique index decides, on conflict nothing is inserted) instead of failing on the constraint.
+    const inserted = await tx
       .insert(users)
       .values({ id, email: normalized, name, passwordHash, isInstanceAdmin: isFirst, createdAt: deps.clock.now() })
-      .run();
+      .onConflictDoNothing()
+      .returning({ id: users.id })
+      .all();
+    if (inserted.length === 0) throw inUse();
   });
   return id;
 }
@@ -88,26 +107,49 @@ export async function addMember(
   return { userId };
 }
 
-/** Changes a member's role in every account they belong to (or one account when given). Keys follow at once. */
+/**
+ * Inside a write: refuses (400, as the dashboard always answered) when `userId` is the only owner of `accountId`, with
+ * the account's row locked first. Every change that can take an owner away (removal, demotion) goes through here, so
+ * on PostgreSQL two of them for one account run one after the other and the second counts what the first committed
+ * (a plain count would let two owners remove or demote each other at once and leave no owner). On SQLite the write
+ * already holds the only writer.
+ */
+async function keepLastOwner(deps: Pick<Deps, "store">, tx: StoreDb, accountId: string, userId: string): Promise<void> {
+  await forUpdate(deps.store.dialect, tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId))).all();
+  const owners = await tx
+    .select({ userId: members.userId })
+    .from(members)
+    .where(and(eq(members.accountId, accountId), eq(members.role, "owner")))
+    .all();
+  if (owners.length === 1 && owners[0]?.userId === userId) {
+    throw new AppError("invalid_request", "An account keeps at least one owner.");
+  }
+}
+
+/**
+ * Changes a member's role in every account they belong to (or one account when given). Keys follow at once. A change
+ * that would leave an account without an owner is refused as a whole (400 "An account keeps at least one owner.").
+ */
 export async function setMemberRole(deps: Pick<Deps, "store">, userId: string, role: string, accountId?: string): Promise<void> {
   if (!isRole(role)) throw invalidField("role", "must be owner, editor or viewer");
   const where = accountId ? and(eq(members.userId, userId), eq(members.accountId, accountId)) : eq(members.userId, userId);
-  const changed = await deps.store.write((tx) => tx.update(members).set({ role }).where(where).returning({ userId: members.userId }).all());
+  const changed = await deps.store.write(async (tx) => {
+    if (role !== "owner") {
+      // Each account where the person is (or may meanwhile have become) an owner, locked in id order (no deadlock).
+      const theirs = await tx.select({ accountId: members.accountId }).from(members).where(where).orderBy(asc(members.accountId)).all();
+      for (const { accountId: id } of theirs) await keepLastOwner(deps, tx, id, userId);
+    }
+    return tx.update(members).set({ role }).where(where).returning({ userId: members.userId }).all();
+  });
   if (changed.length === 0) throw notFound("member");
 }
 
 /** Removes a member from an account; their keys answer 401 from the next request on. */
 export async function removeMember(deps: Pick<Deps, "store">, accountId: string, userId: string): Promise<void> {
-  // The owner check and the delete share one write, so two removals cannot each leave the other as the last owner.
+  // The owner check and the delete share one write, with the account's row locked (keepLastOwner), so two removals
+  // cannot each leave the other as the last owner, on PostgreSQL either.
   await deps.store.write(async (tx) => {
-    const owners = await tx
-      .select({ userId: members.userId })
-      .from(members)
-      .where(and(eq(members.accountId, accountId), eq(members.role, "owner")))
-      .all();
-    if (owners.length === 1 && owners[0]?.userId === userId) {
-      throw new AppError("invalid_request", "An account keeps at least one owner.");
-    }
+    await keepLastOwner(deps, tx, accountId, userId);
     const removed = await tx
       .delete(members)
       .where(and(eq(members.accountId, accountId), eq(members.userId, userId)))

@@ -7,12 +7,14 @@
  *  - `ingestImageBytes(deps, accountId, {bytes, fileName})` → AssetRecord (generated images, uploads)
  *  - `getAsset(deps, accountId, id)` → AssetRecord (404 for missing or other-account ids)
  *  - `findAsset(deps, accountId, id)` → AssetRecord | null
+ *  - `lockAsset(deps, accountId, id)` → AssetRecord | null, inside a write: locked against a concurrent delete
  *  - `assetToApi(deps, record)` → the Asset object of interface.md
  *  - `assetUrl(deps, record)` → `{base_url}/media/<id>.<ext>`
  *  - `registerAssetReferenceCheck(table, fn)` / `assetReferenceCount(deps, id)` (see references.ts)
  */
 import { and, desc, eq, lt, or } from "drizzle-orm";
 import type { Deps } from "../../deps";
+import { forUpdate } from "../../db/portable-sql";
 import { assets } from "../../db/tables";
 import { isoAt } from "../../lib/clock";
 import { AppError, notFound } from "../../lib/errors";
@@ -97,13 +99,28 @@ export async function listAssets(
 }
 
 /**
+ * Inside a write: the account's asset with its row locked until the write ends (PostgreSQL `FOR UPDATE`; SQLite's
+ * write holds the only writer), or null when it is not there (or was deleted by a write that held the lock first).
+ * Both sides of "is this asset in use?" take it: a delete (deleteAsset, creations' discard) before counting the
+ * references, and a write that starts referring to an asset before it saves the reference. So on PostgreSQL either the
+ * delete counts the committed reference (409) or the referring write finds the asset gone; never both committed.
+ */
+export async function lockAsset(deps: Pick<Deps, "store">, accountId: string, id: string): Promise<AssetRecord | null> {
+  if (!deps.store.inWrite()) throw new Error("lockAsset() outside a write: the lock would end with its own statement");
+  if (!isUuid(id)) return null;
+  const tx = deps.store.db;
+  return (await forUpdate(deps.store.dialect, tx.select().from(assets).where(and(eq(assets.id, id), eq(assets.accountId, accountId)))).get()) ?? null;
+}
+
+/**
  * Deletes the account's asset: 404 when it is not there, 409 asset_in_use while anything refers to it. The check and
- * the delete share one write transaction, so a seed saved concurrently cannot slip between them. The file goes
- * after the row: a crash in between leaves an unreferenced file, never a row without its file.
+ * the delete share one write transaction, with the asset's row locked (lockAsset), so a seed or creation saved
+ * concurrently cannot slip between them. The file goes after the row: a crash in between leaves an unreferenced
+ * file, never a row without its file.
  */
 export async function deleteAsset(deps: Deps, accountId: string, id: string): Promise<{ id: string; deleted: true }> {
   const removed = await deps.store.write(async (tx) => {
-    const record = await findAsset(deps, accountId, id);
+    const record = await lockAsset(deps, accountId, id);
     if (!record) throw notFound("asset");
     const references = await assetReferenceCount(deps, record.id);
     if (references > 0) {
@@ -111,7 +128,12 @@ export async function deleteAsset(deps: Deps, accountId: string, id: string): Pr
         references,
       });
     }
-    await tx.delete(assets).where(and(eq(assets.id, record.id), eq(assets.accountId, accountId))).run();
+    const deleted = await tx
+      .delete(assets)
+      .where(and(eq(assets.id, record.id), eq(assets.accountId, accountId)))
+      .returning({ id: assets.id })
+      .all();
+    if (deleted.length === 0) throw notFound("asset");
     return record;
   });
   await deps.storage.delete(removed.storageKey);

@@ -242,7 +242,8 @@ export async function removeConnection(deps: Deps, accountId: string, connection
       .all();
     // A target claimed by a delivery after our claim pass: give up as a whole (the transaction rolls back).
     if (claimedSince.length > 0) throw busy();
-    for (const postId of new Set(failed.map((f) => f.postId))) await refreshPostStatus(tx, postId, now);
+    // In id order: on PostgreSQL each refresh locks its post row, and writers taking several take them in one order.
+    for (const postId of [...new Set(failed.map((f) => f.postId))].sort()) await refreshPostStatus(tx, postId, now);
     const removed = await tx.delete(connections).where(and(eq(connections.id, row.id), eq(connections.accountId, accountId))).returning().all();
     if (removed.length === 0) throw notFound("connection");
   });

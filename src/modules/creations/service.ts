@@ -29,7 +29,7 @@ import { AppError, invalidField, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { type CheckedImage, checkImageBytes } from "../assets/ingest";
 import { assetFileName } from "../assets/file-name";
-import { type AssetRecord, assetReferenceCount, assetUrl, findAsset, ingestFromUrl, storeImage } from "../assets/service";
+import { type AssetRecord, assetReferenceCount, assetUrl, findAsset, ingestFromUrl, lockAsset, storeImage } from "../assets/service";
 import { captureHold, releaseHold, reserveCredits } from "../credits/service";
 import { getOwnedSeed } from "../seeds/service";
 import { getVoice } from "../voice/service";
@@ -276,9 +276,19 @@ async function assetBytes(deps: Deps, asset: AssetRecord): Promise<Uint8Array> {
   return deps.storage.read(asset.storageKey);
 }
 
-/** Alt text for an existing library image, written by the generator (vision for openai). */
-async function describeAsset(deps: Deps, asset: AssetRecord, seed: SeedText, voice: BrandVoice): Promise<string> {
-  const bytes = await assetBytes(deps, asset);
+/**
+ * Alt text for an existing library image, written by the generator (vision for openai). `named`: the request named the
+ * asset itself (see assetGone).
+ */
+async function describeAsset(deps: Deps, asset: AssetRecord, seed: SeedText, voice: BrandVoice, named: boolean): Promise<string> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await assetBytes(deps, asset);
+  } catch (error) {
+    // Deleted since it was read (the file goes right after the row): answered as the save answers it.
+    if (!(await findAsset(deps, asset.accountId, asset.id))) throw assetGone(named);
+    throw error;
+  }
   return generating(deps, "alt text", () => deps.generator.describeImage({ bytes, mimeType: asset.mimeType, seed, voice }));
 }
 
@@ -353,13 +363,16 @@ async function assetForSeedUrl(deps: Deps, accountId: string, url: string): Prom
 
 /**
  * Undoes what a failed request stored: an asset ingested for it from the seed's image_url. NB: a concurrent generate
- * of the same seed may already have found and used that asset; it is only removed while nothing refers to it.
+ * of the same seed may already have found and used that asset; it is only removed while nothing refers to it, counted
+ * with the asset's row locked (lockAsset), so a generate saving it at the same moment either is counted or finds it
+ * gone (useLibraryAsset), on PostgreSQL too.
  */
 async function discard(deps: Deps, image: ChosenImage | null): Promise<void> {
   if (image?.kind !== "library" || !image.ingestedNow) return;
   const { id, accountId, storageKey } = image.asset;
   try {
     const removed = await deps.store.write(async (tx) => {
+      if (!(await lockAsset(deps, accountId, id))) return false;
       if ((await assetReferenceCount(deps, id)) > 0) return false;
       await tx.delete(assets).where(and(eq(assets.id, id), eq(assets.accountId, accountId))).run();
       return true;
@@ -368,6 +381,25 @@ async function discard(deps: Deps, image: ChosenImage | null): Promise<void> {
   } catch (error) {
     deps.log.error("could not discard an asset of a failed creation save", { assetId: id, error: String(error) });
   }
+}
+
+/**
+ * Inside the save's write, before a creation refers to a library asset: locks the asset's row (lockAsset) and refuses
+ * when it is gone, deleted since it was read (DELETE /assets, or a failed request's discard). With the lock a delete
+ * running at the same moment either waits and then counts this creation (409) or has removed the row first; the
+ * creation never points at a deleted asset. An asset the request named itself answers as when it was checked (404);
+ * one the seed brought was taken away by someone else (502, retryable, nothing charged).
+ */
+async function useLibraryAsset(deps: Deps, accountId: string, image: LibraryImage, named: boolean): Promise<void> {
+  if (!(await lockAsset(deps, accountId, image.asset.id))) throw assetGone(named);
+}
+
+/** The refusal for a library asset deleted while a generate was using it (useLibraryAsset). */
+function assetGone(named: boolean): AppError {
+  if (named) return notFound("asset");
+  return new AppError("generation_failed", "The seed's image was deleted while the creation was being saved; nothing was charged. Try again.", {
+    retryable: true,
+  });
 }
 
 /**
@@ -453,7 +485,7 @@ export async function generateCreation(
       if (seedAsset) image = { kind: "library", asset: seedAsset, altText: "", ingestedNow: false };
     }
     if (!image && seedRow.imageUrl) image = await assetForSeedUrl(deps, accountId, seedRow.imageUrl);
-    if (image?.kind === "library") image.altText = await describeAsset(deps, image.asset, seed, voice);
+    if (image?.kind === "library") image.altText = await describeAsset(deps, image.asset, seed, voice, requestedAsset !== null);
 
     const now = deps.clock.now();
     const base = {
@@ -469,7 +501,9 @@ export async function generateCreation(
       createdAt: now,
       updatedAt: now,
     };
+    const chosen = image;
     const saved = await save(deps, accountId, image, async (asset) => {
+      if (chosen?.kind === "library") await useLibraryAsset(deps, accountId, chosen, requestedAsset !== null);
       const row: CreationRow = { ...base, imageAssetId: asset?.id ?? null };
       await deps.store.db.insert(creations).values(row).run();
       const charged = await captureHold(deps, holdId, `creation:${row.id}`);

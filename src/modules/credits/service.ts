@@ -110,10 +110,10 @@ async function resolveHold(tx: StoreDb, deps: CreditDeps, holdId: string, to: "c
 }
 
 /**
- * Captures an open hold (the credits are spent) and returns the amount captured. Works inside the caller's own
- * `deps.store.write(...)` (joined through the store) so the saved result and the capture commit together. Throws if the hold is not open
- * (already captured or released, or unknown): a capture must never silently succeed twice. `subject` (optional)
- * names what was paid for, e.g. `creation:<id>`, and is appended to the ledger note.
+ * Captures an open hold (the credits are spent) and returns the amount captured. Called inside the caller's own
+ * `deps.store.write(...)` it joins that write, so the saved result and the capture commit together. Throws if the hold
+ * is not open (already captured or released, or unknown): a capture must never silently succeed twice. `subject`
+ * (optional) names what was paid for, e.g. `creation:<id>`, and is appended to the ledger note.
  */
 export async function captureHold(deps: CreditDeps, holdId: string, subject?: string): Promise<number> {
   return deps.store.write(async (tx) => {
@@ -196,7 +196,7 @@ const summaryStatements = new WeakMap<StoreDb, ReturnType<typeof prepareSummary>
 /** The account's spendable balance and reserved total. 404 when the account does not exist. */
 export async function creditSummary(deps: Pick<Deps, "store">, accountId: string): Promise<CreditSummary> {
   // NB: keyed by the db the store answers (the reader, or the open write's transaction), so a summary read inside a
-  // write sees that write's own rows, as it does today on the one connection.
+  // write sees that write's own rows.
   const db = deps.store.db;
   let statement = summaryStatements.get(db);
   if (!statement) {

@@ -127,7 +127,7 @@ export function mcpEndpoint(deps: Deps): (request: Request) => Promise<Response>
       if (outside) return insufficientScopeResponse(baseUrl, outside.group, outside.tool);
     }
 
-    const wait = takeGrantRequest(deps, principal.grantId);
+    const wait = await takeGrantRequest(deps, principal.grantId);
     if (wait > 0) {
       const limited = new AppError("rate_limited", `Too many requests for this connection; retry in ${wait} s.`, { retryAfterSeconds: wait });
       return appErrorResponse(limited, { "retry-after": String(wait) });

@@ -16,7 +16,7 @@
  */
 import type { ChangeWatch, Store } from "../../db/store";
 import type { Deps } from "../../deps";
-import { RateLimiter } from "../../http/rate-limit";
+import { type Limiter, createRateLimiter } from "../../http/rate-limit";
 import { type Role, type Scope, effectiveScopes, parseStoredScopes } from "../../auth/scopes";
 import { type TokenLookupRow, statements } from "./statements";
 import { ACCESS_TOKEN_PREFIX, hashSecret, isSecret } from "./token-format";
@@ -104,17 +104,18 @@ function touchGrant(deps: Pick<Deps, "store" | "log">, grantId: string, now: num
     .catch((error: unknown) => deps.log.error("could not record an OAuth grant's last use", { grantId, error: String(error) }));
 }
 
-const limiters = new WeakMap<Store, RateLimiter>();
+const limiters = new WeakMap<Store, Limiter>();
 
 /**
- * Takes one request from a grant's budget (RATE_LIMIT_PER_MINUTE, the same as a key's). Returns 0 when allowed, else
- * the seconds to wait (answer 429 `rate_limited` with Retry-After).
+ * Takes one request from a grant's budget (RATE_LIMIT_PER_MINUTE, the same as a key's; shared by every replica in
+ * PostgreSQL mode, http/rate-limit.ts). Resolves to 0 when allowed, else the seconds to wait (answer 429
+ * `rate_limited` with Retry-After).
  */
-export function takeGrantRequest(deps: Pick<Deps, "store" | "clock" | "config">, grantId: string): number {
+export async function takeGrantRequest(deps: Pick<Deps, "store" | "clock" | "config">, grantId: string): Promise<number> {
   let limiter = limiters.get(deps.store);
   if (!limiter) {
-    limiter = new RateLimiter(deps.config.rateLimitPerMinute, deps.clock);
+    limiter = createRateLimiter(deps, "grant", deps.config.rateLimitPerMinute);
     limiters.set(deps.store, limiter);
   }
-  return limiter.take(`grant:${grantId}`);
+  return limiter.take(grantId);
 }

@@ -4,7 +4,7 @@
  */
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
-import { RateLimiter } from "../../http/rate-limit";
+import { createRateLimiter } from "../../http/rate-limit";
 import { clientAddress } from "../../http/client-address";
 import { type DashboardCtx, bodyRefusedPage } from "../../web/guard";
 import type { Form } from "../../web/http";
@@ -27,7 +27,7 @@ const doc = (summary: string, description: string, extra: object = {}) => ({ sum
 /** Builds the OAuth module. */
 export function oauthModule(deps: Deps) {
   const ctx: DashboardCtx = { deps };
-  const registrations = new RateLimiter(REGISTRATIONS_PER_MINUTE, deps.clock);
+  const registrations = createRateLimiter(deps, "register", REGISTRATIONS_PER_MINUTE);
   const metadataAnswer = (body: Record<string, unknown>) =>
     withCors(new Response(JSON.stringify(body), { headers: { "content-type": "application/json", "cache-control": "public, max-age=3600" } }));
   const prm = doc("Protected resource metadata (RFC 9728)", "Where the MCP endpoint's tokens come from.", protectedResourceDoc);

@@ -2,7 +2,7 @@
  * POST /oauth/register (RFC 7591): open dynamic registration, limited per client address so nobody fills the table.
  */
 import type { Deps } from "../../deps";
-import type { RateLimiter } from "../../http/rate-limit";
+import type { Limiter } from "../../http/rate-limit";
 import { registerClient } from "./clients";
 import { OAuthError, oauthErrorResponse, oauthJson } from "./errors";
 import { rawText } from "./form";
@@ -12,13 +12,13 @@ export const REGISTRATIONS_PER_MINUTE = 20;
 
 export async function registerEndpoint(
   deps: Deps,
-  limiter: RateLimiter,
+  limiter: Limiter,
   address: string,
   request: Request,
   body: unknown,
 ): Promise<Response> {
   try {
-    const wait = limiter.take(`register:${address}`);
+    const wait = await limiter.take(address);
     if (wait > 0) {
       return oauthErrorResponse(new OAuthError("temporarily_unavailable", `Too many registrations from this address; retry in ${wait} s.`), {
         "retry-after": String(wait),

@@ -45,8 +45,19 @@ function cleanHashtags(values: readonly string[]): string[] {
   return cleanList(bare).map((word) => `#${word}`);
 }
 
+/**
+ * 400 for a banned word holding an unpaired UTF-16 surrogate: not text, and the list is stored as a JSON document,
+ * which PostgreSQL's jsonb refuses with such an escape in it (SQLite kept it), so both databases answer the same.
+ */
+function refuseUnpairedSurrogates(field: string, values: readonly string[]): void {
+  values.forEach((value, i) => {
+    if (/\p{Cs}/u.test(value)) throw invalidField(`${field}.${i}`, "must be valid Unicode text (it holds an unpaired surrogate)");
+  });
+}
+
 /** Saves the voice: fields given replace the current ones, fields omitted keep them. Returns the stored voice. */
 export async function putVoice(deps: Pick<Deps, "store" | "clock">, accountId: string, changes: Partial<BrandVoice>): Promise<BrandVoice> {
+  if (changes.bannedWords) refuseUnpairedSurrogates("bannedWords", changes.bannedWords);
   const current = await getVoice(deps, accountId);
   const language = (changes.language ?? current.language).trim();
   if (!/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/.test(language)) throw invalidField("language", "must be a language tag such as en or pt-BR");

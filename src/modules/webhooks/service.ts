@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { and, count, desc, eq, lt, notExists } from "drizzle-orm";
 import { type EventType, EVENT_TYPES } from "../../db/schema/event-webhooks";
-import { eventWebhooks, webhookDeliveries, webhookEvents } from "../../db/tables";
+import { accounts, eventWebhooks, webhookDeliveries, webhookEvents } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { isoAt } from "../../lib/clock";
 import { AppError, notFound } from "../../lib/errors";
@@ -58,6 +58,12 @@ export async function createWebhook(deps: Deps, accountId: string, body: CreateW
     createdAt: deps.clock.now(),
   };
   await deps.store.write(async (tx) => {
+    // PostgreSQL: the count decides the insert, so concurrent registrations of one account queue on its row (SQLite's
+    // writes are serialised already).
+    if (deps.store.dialect === "postgres") {
+      const lock = tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId));
+      await (lock as unknown as { for(strength: "update"): typeof lock }).for("update").all();
+    }
     const existing = await tx.select({ n: count() }).from(eventWebhooks).where(eq(eventWebhooks.accountId, accountId)).get();
     if ((existing?.n ?? 0) >= MAX_WEBHOOKS_PER_ACCOUNT) {
       throw new AppError("too_many_webhooks", `An account can register at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first.`, {

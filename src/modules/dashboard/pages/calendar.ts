@@ -5,7 +5,9 @@
  * views (the page script) or with the date and time fields on the post's page (no script), retry a failed post, and
  * cancel one that has not gone out.
  */
+import { and, eq, inArray } from "drizzle-orm";
 import type { PostStatus } from "../../../db/schema/scheduled-posts";
+import { creations } from "../../../db/tables";
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { ROLE_SCOPES } from "../../../auth/scopes";
@@ -70,13 +72,16 @@ function statusBadge(status: string): Html {
   return html`<span class="badge status status-${status}"><span aria-hidden="true">${st.symbol}</span> ${st.label}</span>`;
 }
 
-/** The captions of the creations `creationIds` (by creation id; "" for one that is gone), read before rendering. */
+/** The captions of the account's creations `creationIds` (absent: gone), in one read before rendering. */
 async function captionsOf(ctx: DashboardCtx, accountId: string, creationIds: readonly string[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  for (const id of creationIds) {
-    if (!out.has(id)) out.set(id, (await findCreationRow(ctx.deps, accountId, id))?.caption ?? "");
-  }
-  return out;
+  const ids = [...new Set(creationIds)];
+  if (ids.length === 0) return new Map();
+  const rows = await ctx.deps.store.db
+    .select({ id: creations.id, caption: creations.caption })
+    .from(creations)
+    .where(and(eq(creations.accountId, accountId), inArray(creations.id, ids)))
+    .all();
+  return new Map(rows.map((r) => [r.id, r.caption]));
 }
 
 /** A creation's caption, shortened, so a person recognises the post. */

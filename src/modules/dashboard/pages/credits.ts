@@ -2,7 +2,9 @@
 import { isoAt } from "../../../lib/clock";
 import { grantCredits } from "../../credits/grant";
 import { type LedgerEntry, creditSummary, listLedger } from "../../credits/service";
-import { findCreationRow } from "../../creations/service";
+import { and, eq, inArray } from "drizzle-orm";
+import { creations } from "../../../db/tables";
+import { isUuid } from "../../../lib/ids";
 import { zoneOf } from "../../../web/preferences";
 import { zonedParts } from "../zoned";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
@@ -25,33 +27,44 @@ interface ActionLine {
 
 const PART_WORDS: Record<string, string> = { caption: "the caption", image: "the image", both: "the caption and image" };
 
-async function postLink(ctx: DashboardCtx, accountId: string, note: string): Promise<Html> {
-  const id = /creation:([0-9a-f-]{36})/.exec(note)?.[1];
+/** The creation a ledger note names (`creation:<id>`), if any. */
+function creationOf(note: string): string | undefined {
+  return /creation:([0-9a-f-]{36})/.exec(note)?.[1];
+}
+
+/** The captions of the account's creations the entries name (absent: deleted since), in one read. */
+async function captionsOf(ctx: DashboardCtx, accountId: string, entries: readonly LedgerEntry[]): Promise<Map<string, string>> {
+  const ids = [...new Set(entries.map((e) => creationOf(e.note)).filter(isUuid))];
+  if (ids.length === 0) return new Map();
+  const rows = await ctx.deps.store.db
+    .select({ id: creations.id, caption: creations.caption })
+    .from(creations)
+    .where(and(eq(creations.accountId, accountId), inArray(creations.id, ids)))
+    .all();
+  return new Map(rows.map((r) => [r.id, r.caption]));
+}
+
+function postLink(captions: ReadonlyMap<string, string>, note: string): Html {
+  const id = creationOf(note);
   if (!id) return html`a post`;
-  const row = await findCreationRow(ctx.deps, accountId, id);
-  if (!row) return html`a post since deleted`;
-  const words = row.caption.replace(/\s+/g, " ").trim();
+  const caption = captions.get(id);
+  if (caption === undefined) return html`a post since deleted`;
+  const words = caption.replace(/\s+/g, " ").trim();
   const short = [...words].length > 50 ? `${[...words].slice(0, 50).join("")}…` : words;
   return html`<a href="/dashboard/creations/${id}">“${short}”</a>`;
 }
 
-async function describeAction(
-  ctx: DashboardCtx,
-  accountId: string,
-  purpose: string,
-  note: string,
-  outcome: "captured" | "released" | "open",
-): Promise<Html> {
+function describeAction(captions: ReadonlyMap<string, string>, purpose: string, note: string, outcome: "captured" | "released" | "open"): Html {
   const regenerate = /^regenerate:(\w+)/.exec(purpose);
   const doing = purpose.startsWith("generate:") ? "Generating a post" : regenerate ? `Regenerating ${PART_WORDS[regenerate[1] ?? ""] ?? "a post"}` : purpose;
   if (outcome === "open") return html`${doing}: in progress, credits held`;
   if (outcome === "released") return html`${doing} did not finish; the credits held came back`;
-  if (purpose.startsWith("generate:")) return html`Generated ${await postLink(ctx, accountId, note)}`;
-  if (regenerate) return html`Regenerated ${PART_WORDS[regenerate[1] ?? ""] ?? "a post"} of ${await postLink(ctx, accountId, note)}`;
+  if (purpose.startsWith("generate:")) return html`Generated ${postLink(captions, note)}`;
+  if (regenerate) return html`Regenerated ${PART_WORDS[regenerate[1] ?? ""] ?? "a post"} of ${postLink(captions, note)}`;
   return html`${purpose}`;
 }
 
-async function actionLines(ctx: DashboardCtx, accountId: string, entries: readonly LedgerEntry[], zone: string): Promise<ActionLine[]> {
+function actionLines(captions: ReadonlyMap<string, string>, entries: readonly LedgerEntry[], zone: string): ActionLine[] {
   const byHold = new Map<string, LedgerEntry[]>();
   for (const e of entries) if (e.holdId) byHold.set(e.holdId, [...(byHold.get(e.holdId) ?? []), e]);
   const lines: ActionLine[] = [];
@@ -75,7 +88,7 @@ async function actionLines(ctx: DashboardCtx, accountId: string, entries: readon
     const latest = group.reduce((a, b) => (b.createdAt > a.createdAt ? b : a));
     lines.push({
       when: when(latest.createdAt),
-      what: await describeAction(ctx, accountId, purpose, settled?.note ?? "", outcome),
+      what: describeAction(captions, purpose, settled?.note ?? "", outcome),
       change: outcome === "released" ? 0 : -(reserve?.amount ?? settled?.amount ?? 0),
       balanceAfter: latest.balanceAfter,
     });
@@ -91,7 +104,7 @@ async function creditsPage(ctx: DashboardCtx, s: SessionContext, accountId: stri
   } catch {
     ledger = await listLedger(ctx.deps, accountId, { limit: LEDGER_PAGE, cursor: null });
   }
-  const lines = ledger.entries.length === 0 ? [] : await actionLines(ctx, accountId, ledger.entries, zoneOf(s));
+  const captions = await captionsOf(ctx, accountId, ledger.entries);
   return page(
     s,
     { title: "Credits", current: CURRENT, notices },
@@ -104,7 +117,7 @@ async function creditsPage(ctx: DashboardCtx, s: SessionContext, accountId: stri
   ${
     ledger.entries.length === 0
       ? html`<p class="muted">No movements yet.</p>`
-      : html`<ul class="plain ledger">${lines.map(
+      : html`<ul class="plain ledger">${actionLines(captions, ledger.entries, zoneOf(s)).map(
           (line) => html`<li><span class="when">${line.when}</span> <span class="what">${line.what}</span> <span class="amount${line.change < 0 ? " spent" : line.change > 0 ? " added" : ""}">${line.change === 0 ? "no charge" : `${line.change > 0 ? "+" : "−"}${Math.abs(line.change)} credit${Math.abs(line.change) === 1 ? "" : "s"}`}</span> <span class="muted">· ${line.balanceAfter} left</span></li>`,
         )}</ul>`
   }
