@@ -219,7 +219,8 @@ export async function setAccountDisabled(deps: Pick<Deps, "store" | "clock">, ac
       )
       .returning({ postId: scheduledPostTargets.postId })
       .all();
-    for (const postId of new Set(missed.map((m) => m.postId))) await refreshPostStatus(tx, postId, now);
+    // Sorted: refreshPostStatus locks each post row, always in id order (no deadlock with another refresher).
+    for (const postId of [...new Set(missed.map((m) => m.postId))].sort()) await refreshPostStatus(tx, postId, now);
     return missed.length;
   });
 }

@@ -8,7 +8,6 @@ import type { AnyPgDb } from "../../db/pg/handle";
 import { isSqliteStore, type SqliteStore, type Store } from "../../db/store";
 import { decodeSeedCursor, encodeSeedCursor } from "./cursor";
 import { searchSeedSeqs } from "./search";
-import { listSeedsPg } from "./search-pg";
 import { matchExpressionOf, searchTokens } from "./search-query";
 import type { Seed, SeedPage } from "./service";
 
@@ -27,8 +26,14 @@ export interface SeedSearch {
 export function seedSearchOf(store: Store): SeedSearch {
   if (isSqliteStore(store)) return { list: async (accountId, opts) => listSeedsSqlite(store, accountId, opts) };
   // NB: on PostgreSQL `store.db` is a drizzle Bun.sql database (or, inside a write, its transaction) typed as SQLite's
-  // (db/pg/store.ts); the PostgreSQL search builds pg-core queries on it.
-  return { list: (accountId, opts) => listSeedsPg(store.db as unknown as AnyPgDb, accountId, opts) };
+  // (db/pg/store.ts); the PostgreSQL search builds pg-core queries on it. Loaded only in that mode (the pg-core schema
+  // stays out of the appliance's start).
+  return {
+    list: async (accountId, opts) => {
+      const { listSeedsPg } = await import("./search-pg");
+      return listSeedsPg(store.db as unknown as AnyPgDb, accountId, opts);
+    },
+  };
 }
 
 interface RawSeedRow {

@@ -4,7 +4,8 @@
  */
 import { and, eq } from "drizzle-orm";
 import type { SeedRow } from "../../db/schema";
-import type { StoreDb } from "../../db/store";
+import { forUpdate } from "../../db/portable-sql";
+import type { Store, StoreDb } from "../../db/store";
 import { assets, seeds } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { isoAt } from "../../lib/clock";
@@ -87,13 +88,13 @@ export async function getOwnedSeed(deps: Pick<Deps, "store">, accountId: string,
 }
 
 /** 404 not_found("asset") unless `assetId` is an asset of `accountId`. Runs on the reader or inside a write. */
-async function assertOwnedAsset(db: StoreDb, accountId: string, assetId: string): Promise<void> {
+/**
+ * Inside the seed's write: the asset is the account's, and its row stays locked (PostgreSQL) until the seed is saved,
+ * so a concurrent deleteAsset (which locks it too before counting references) cannot remove it in between.
+ */
+async function assertOwnedAsset(dialect: Store["dialect"], db: StoreDb, accountId: string, assetId: string): Promise<void> {
   if (!isUuid(assetId)) throw notFound("asset");
-  const row = await db
-    .select({ id: assets.id })
-    .from(assets)
-    .where(and(eq(assets.id, assetId), eq(assets.accountId, accountId)))
-    .get();
+  const row = await forUpdate(dialect, db.select({ id: assets.id }).from(assets).where(and(eq(assets.id, assetId), eq(assets.accountId, accountId)))).get();
   if (!row) throw notFound("asset");
 }
 
@@ -150,7 +151,7 @@ export async function createSeed(deps: SeedDeps, accountId: string, input: SeedI
   // NB: check and insert in one write, so an asset cannot be deleted between the two (the assets module counts
   // references inside its own write).
   await deps.store.write(async (tx) => {
-    if (imageAssetId !== null) await assertOwnedAsset(tx, accountId, imageAssetId);
+    if (imageAssetId !== null) await assertOwnedAsset(deps.store.dialect, tx, accountId, imageAssetId);
     await tx.insert(seeds).values(seed).run();
   });
   return seed;
@@ -167,7 +168,7 @@ export async function patchSeed(deps: SeedDeps, accountId: string, seedId: strin
   if (patch.image_asset_id !== undefined) next.imageAssetId = patch.image_asset_id;
   next.updatedAt = deps.clock.now();
   await deps.store.write(async (tx) => {
-    if (patch.image_asset_id) await assertOwnedAsset(tx, accountId, patch.image_asset_id);
+    if (patch.image_asset_id) await assertOwnedAsset(deps.store.dialect, tx, accountId, patch.image_asset_id);
     const updated = await tx
       .update(seeds)
       .set({
