@@ -335,13 +335,6 @@ CREATE TABLE "instance_identity" (
 	CONSTRAINT "instance_identity_single_row" CHECK ("instance_identity"."id" = 1)
 );
 --> statement-breakpoint
-CREATE TABLE "rate_limit_buckets" (
-	"key" text PRIMARY KEY NOT NULL,
-	"tokens_milli" bigint NOT NULL,
-	"updated_at" bigint NOT NULL,
-	"granted" bigint NOT NULL
-);
---> statement-breakpoint
 ALTER TABLE "members" ADD CONSTRAINT "members_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "members" ADD CONSTRAINT "members_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
@@ -412,5 +405,4 @@ CREATE INDEX "event_webhooks_account_idx" ON "event_webhooks" USING btree ("acco
 CREATE INDEX "webhook_deliveries_due_idx" ON "webhook_deliveries" USING btree ("status","next_attempt_at");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_webhook_idx" ON "webhook_deliveries" USING btree ("webhook_id");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_event_idx" ON "webhook_deliveries" USING btree ("event_id");--> statement-breakpoint
-CREATE INDEX "webhook_events_account_idx" ON "webhook_events" USING btree ("account_id","created_at");--> statement-breakpoint
-CREATE INDEX "rate_limit_buckets_updated_idx" ON "rate_limit_buckets" USING btree ("updated_at");
+CREATE INDEX "webhook_events_account_idx" ON "webhook_events" USING btree ("account_id","created_at");

@@ -363,6 +363,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       "DATABASE_URL (PostgreSQL mode) needs INSTANCE_SECRET: every replica must hash API keys and seal credentials under the same secret, so it cannot be a file in one DATA_DIR. Run `seedcast secret new` once, and give its output to every replica as INSTANCE_SECRET (base64, at least 32 bytes).",
     );
   }
+  if (config.database.kind === "postgres" && config.backup.cron) {
+    throw new ConfigError(
+      "BACKUP_CRON cannot be used with DATABASE_URL: seedcast backup archives an appliance's SQLite database. Back up PostgreSQL with pg_dump (or your provider's snapshots) and the media with bucket versioning, and unset BACKUP_CRON.",
+    );
+  }
   if (config.media.kind === "s3" && config.backup.cron) {
     throw new ConfigError(
       "BACKUP_CRON cannot be used with MEDIA_STORE=s3: a backup archive holds media from DATA_DIR only. Back up the bucket with its own versioning or replication, and unset BACKUP_CRON.",

@@ -389,6 +389,21 @@ describe("the configuration holding both", () => {
   });
 });
 
+describe("BACKUP_CRON with DATABASE_URL", () => {
+  test("is refused at configuration, naming pg_dump, without the URL's password", () => {
+    const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64");
+    let message = "";
+    try {
+      loadConfig({ DATA_DIR: "/tmp/seedcast-config-test", DATABASE_URL: "postgres://app:Cron-Pass-7@db.internal/seedcast", INSTANCE_SECRET: secret, BACKUP_CRON: "0 0 3 * * *" });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain("BACKUP_CRON cannot be used with DATABASE_URL");
+    expect(message).toContain("pg_dump");
+    expect(message).not.toContain("Cron-Pass-7");
+  });
+});
+
 describe("DATABASE_URL", () => {
   const PASSWORD = "Pg-Pass-7f3a9c";
   const URL_WITH_PASSWORD = `postgres://seedcast:${PASSWORD}@127.0.0.1:5432/seedcast`;
