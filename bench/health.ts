@@ -6,38 +6,12 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { freePort, run, waitReady } from "./lib/process";
 
 // BENCH_BIN: another build to compare in the same session (e.g. main's), default this checkout's.
 const BIN = resolve(process.env.BENCH_BIN ?? "dist/seedcast");
 const DURATION = process.env.BENCH_DURATION ?? "10s";
 const json = process.argv.includes("--json");
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, fetch: () => new Response() });
-  const port = s.port ?? 0;
-  s.stop(true);
-  return port;
-}
-
-async function run(cmd: string[], env: Record<string, string>): Promise<string> {
-  const p = Bun.spawn(cmd, { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe", cwd: "/" });
-  const out = await new Response(p.stdout).text();
-  if ((await p.exited) !== 0) throw new Error(`${cmd.join(" ")} failed: ${await new Response(p.stderr).text()}`);
-  return out;
-}
-
-async function waitReady(url: string, deadlineMs = 10_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (Date.now() < end) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      /* not listening yet */
-    }
-    await Bun.sleep(2);
-  }
-  throw new Error(`${url} never became ready`);
-}
 
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");

@@ -24,7 +24,7 @@ import { silentLogger } from "../src/lib/log";
 import { startDispatcher } from "../src/publishing/dispatcher";
 import { systemJobs } from "../src/system-jobs";
 import { readWebhookLog } from "../test/peers/webhook-receiver";
-import { spawnReceiver } from "./lib/receiver";
+import { spawnReceiver } from "../test/helpers/receiver-process";
 
 const ROOT = resolve(import.meta.dir, "..");
 const arg = (name: string, fallback: number): number => {

@@ -17,6 +17,7 @@ import { loadConfig } from "../src/config";
 import { silentLogger } from "../src/lib/log";
 import { registerClient } from "../src/modules/oauth/clients";
 import { createGrant } from "../src/modules/oauth/service";
+import { freePort, run, waitReady } from "./lib/process";
 
 const BIN = resolve("dist/seedcast");
 const DURATION = process.env.BENCH_DURATION ?? "10s";
@@ -24,33 +25,6 @@ const GOAL = 0.5;
 const json = process.argv.includes("--json");
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these. */
 const CLOCK_TICKS = 100;
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, fetch: () => new Response() });
-  const port = s.port ?? 0;
-  s.stop(true);
-  return port;
-}
-
-async function run(cmd: string[], env: Record<string, string>): Promise<string> {
-  const p = Bun.spawn(cmd, { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe", cwd: "/" });
-  const out = await new Response(p.stdout).text();
-  if ((await p.exited) !== 0) throw new Error(`${cmd.join(" ")} failed: ${await new Response(p.stderr).text()}`);
-  return out;
-}
-
-async function waitReady(url: string, deadlineMs = 10_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (Date.now() < end) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      /* not listening yet */
-    }
-    await Bun.sleep(2);
-  }
-  throw new Error(`${url} never became ready`);
-}
 
 interface Load {
   method: "GET" | "POST";

@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { FormBrowser, locationOf, parseForms } from "../test/helpers/oauth";
+import { freePort, run, waitReady } from "./lib/process";
 
 const ROOT = resolve(import.meta.dir, "..");
 const BIN = resolve(ROOT, "dist/seedcast");
@@ -23,33 +24,6 @@ const json = process.argv.includes("--json");
 const EMAIL = "bench@example.test";
 const PASSWORD = "bench-password";
 const REDIRECT = "http://127.0.0.1:1/callback";
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port ?? 0;
-  s.stop(true);
-  return port;
-}
-
-async function run(cmd: string[], env: Record<string, string>): Promise<string> {
-  const p = Bun.spawn(cmd, { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe", cwd: ROOT });
-  const out = await new Response(p.stdout).text();
-  if ((await p.exited) !== 0) throw new Error(`${cmd.join(" ")} failed: ${await new Response(p.stderr).text()}`);
-  return out;
-}
-
-async function waitReady(url: string, deadlineMs = 20_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (Date.now() < end) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      /* not listening yet */
-    }
-    await Bun.sleep(20);
-  }
-  throw new Error(`${url} never became ready`);
-}
 
 function s256(verifier: string): string {
   return new Bun.CryptoHasher("sha256").update(verifier).digest("base64url");
@@ -116,7 +90,7 @@ let server: ReturnType<typeof Bun.spawn> | null = null;
 try {
   await run([...COMMAND, "account", "create", "--name", "Bench", "--email", EMAIL, "--password", PASSWORD, "--json"], env);
   server = Bun.spawn([...COMMAND, "serve"], { env: { ...process.env, ...env }, cwd: ROOT, stdout: "ignore", stderr: "inherit" });
-  await waitReady(`${base}/livez`);
+  await waitReady(`${base}/livez`, 20_000);
   const registered = await fetch(`${base}/oauth/register`, {
     method: "POST",
     headers: { "content-type": "application/json" },

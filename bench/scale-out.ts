@@ -22,7 +22,8 @@ import { readWebhookLog } from "../test/peers/webhook-receiver";
 import { WEBHOOK_SECRET } from "../test/publishing-fixtures";
 import { startPostgres } from "../test/helpers/postgres";
 import { TEST_INSTANCE_SECRET } from "../test/helpers/test-database";
-import { spawnReceiver } from "./lib/receiver";
+import { spawnReceiver } from "../test/helpers/receiver-process";
+import { freePort, run, waitReady } from "./lib/process";
 
 const ROOT = resolve(import.meta.dir, "..");
 const BIN = resolve(process.env.BENCH_BIN ?? "dist/seedcast");
@@ -37,33 +38,6 @@ const POSTS = argOf("posts", 3000);
 // All due within one second: the time to drain them is what the replicas sustain, not the rate they came due at.
 const WINDOW_MS = argOf("window-ms", 1000);
 const LEAD_MS = 6000;
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, fetch: () => new Response() });
-  const port = s.port ?? 0;
-  s.stop(true);
-  return port;
-}
-
-async function run(cmd: string[], env: Record<string, string>, cwd = "/"): Promise<string> {
-  const p = Bun.spawn(cmd, { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env }, stdout: "pipe", stderr: "pipe", cwd });
-  const out = await new Response(p.stdout).text();
-  if ((await p.exited) !== 0) throw new Error(`${cmd.join(" ")} failed: ${await new Response(p.stderr).text()}`);
-  return out;
-}
-
-async function waitReady(url: string, deadlineMs = 30_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (Date.now() < end) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      /* not listening yet */
-    }
-    await Bun.sleep(10);
-  }
-  throw new Error(`${url} never became ready`);
-}
 
 async function wrk(url: string, headers: string[] = []): Promise<number> {
   const out = await run(["wrk", "-t2", "-c50", `-d${DURATION}`, ...headers.flatMap((h) => ["-H", h]), url], {});
@@ -83,7 +57,7 @@ async function healthRps(env: Record<string, string>): Promise<number> {
   const port = freePort();
   const app = Bun.spawn([BIN, "serve"], { env: { PATH: process.env.PATH ?? "", ...env, PORT: String(port) }, cwd: "/", stdout: "ignore", stderr: "inherit" });
   try {
-    await waitReady(`http://127.0.0.1:${port}/readyz`);
+    await waitReady(`http://127.0.0.1:${port}/readyz`, 30_000);
     await Bun.sleep(500);
     return await wrk(`http://127.0.0.1:${port}/api/v1/health`, [`Authorization: Bearer ${key}`]);
   } finally {
@@ -120,7 +94,7 @@ async function dispatch(env: Record<string, string>, replicas: number, dir: stri
           stderr: "inherit",
         }),
       );
-      await waitReady(`http://127.0.0.1:${port}/readyz`);
+      await waitReady(`http://127.0.0.1:${port}/readyz`, 30_000);
     }
     const firstDue = Date.now() + LEAD_MS;
     await run(
@@ -155,7 +129,16 @@ async function dispatch(env: Record<string, string>, replicas: number, dir: stri
 const dir = mkdtempSync(join(tmpdir(), "seedcast-bench-scale-"));
 const pg = await startPostgres();
 try {
-  const sqliteEnv = { DATA_DIR: mkdtempSync(join(dir, "sqlite-")), LOG_LEVEL: "warn", HOST: "127.0.0.1", RATE_LIMIT_PER_MINUTE: "100000000" };
+  // Empty values unset what the caller's shell may export (an empty DATABASE_URL is SQLite mode).
+  const sqliteEnv = {
+    DATA_DIR: mkdtempSync(join(dir, "sqlite-")),
+    DATABASE_URL: "",
+    INSTANCE_SECRET: "",
+    MEDIA_STORE: "local",
+    LOG_LEVEL: "warn",
+    HOST: "127.0.0.1",
+    RATE_LIMIT_PER_MINUTE: "100000000",
+  };
   const pgEnv = { ...sqliteEnv, DATA_DIR: mkdtempSync(join(dir, "pg-")), DATABASE_URL: await pg.createDatabase(), INSTANCE_SECRET: TEST_INSTANCE_SECRET };
   // Alternate, so neither mode always runs on the warmer machine.
   const sqliteRps1 = await healthRps(sqliteEnv);

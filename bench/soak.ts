@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { readWebhookLog } from "../test/peers/webhook-receiver";
-import { spawnReceiver } from "./lib/receiver";
+import { spawnReceiver } from "../test/helpers/receiver-process";
 
 const ROOT = resolve(import.meta.dir, "..");
 const BIN = resolve(ROOT, "dist/seedcast");

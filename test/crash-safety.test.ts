@@ -15,7 +15,7 @@
  * SQLite only (the server runs on the DATA_DIR's database file; its counts are read on the store's reader).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type Subprocess, spawn } from "bun";
+import type { Subprocess } from "bun";
 import { type ChildServer, startChildServer } from "./helpers/child-server";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,6 +32,7 @@ import { createAccount } from "../src/modules/accounts/service";
 import { addConnection } from "../src/modules/connections/service";
 import { TEST_DIALECT } from "./helpers/world";
 import { readWebhookLog } from "./peers/webhook-receiver";
+import { spawnReceiver } from "./helpers/receiver-process";
 import { WEBHOOK_SECRET, makeCreation } from "./publishing-fixtures";
 import { insertDuePosts } from "./publishing-load";
 
@@ -46,36 +47,9 @@ const READY_TIMEOUT_MS = 20_000;
 const FINISH_TIMEOUT_MS = 60_000;
 
 let dataDir: string;
-let receiverProc: Subprocess<"ignore", "pipe", "inherit">;
+let receiverProc: Subprocess;
 let receiverUrl: string;
 let logFile: string;
-
-/** Keeps reading a child's stdout so it never blocks on a full pipe. */
-function drain(stream: ReadableStream<Uint8Array>): void {
-  void (async () => {
-    for await (const _ of stream) {
-      // discard
-    }
-  })().catch(() => {});
-}
-
-/** The first line of a child's stdout that `match`es (the receiver announces its URL this way). */
-async function firstLine(stream: ReadableStream<Uint8Array>, match: (line: string) => boolean): Promise<string> {
-  const decoder = new TextDecoder();
-  let buffered = "";
-  const reader = stream.getReader();
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`the child closed its output before printing the expected line; it printed:\n${buffered}`);
-      buffered += decoder.decode(value, { stream: true });
-      const line = buffered.split("\n").find(match);
-      if (line !== undefined) return line;
-    }
-  } finally {
-    reader.releaseLock();
-  }
-}
 
 let runs = 0;
 /** `seedcast serve` from source with only the variables it needs (nothing else of the runner's environment). */
@@ -109,14 +83,7 @@ function targetStates(deps: Deps): Record<string, number> {
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "seedcast-crash-"));
   logFile = join(dataDir, "receiver.jsonl");
-  receiverProc = spawn([BUN, "test/peers/webhook-receiver.ts", "--port", "0", "--secret", WEBHOOK_SECRET, "--log", logFile], {
-    cwd: ROOT,
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  receiverUrl = (await firstLine(receiverProc.stdout, (l) => l.startsWith("listening "))).slice("listening ".length).trim();
-  drain(receiverProc.stdout);
+  ({ process: receiverProc, url: receiverUrl } = await spawnReceiver({ port: 0, secret: WEBHOOK_SECRET, log: logFile }));
 });
 
 afterAll(() => {

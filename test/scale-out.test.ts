@@ -27,6 +27,7 @@ import { join, resolve } from "node:path";
 import { type ChildServer, startChildServer } from "./helpers/child-server";
 import type { Postgres } from "./helpers/postgres";
 import type { Radosgw } from "./helpers/radosgw";
+import { spawnReceiver } from "./helpers/receiver-process";
 import { TEST_INSTANCE_SECRET, testPostgres, testRadosgw } from "./helpers/test-database";
 import { readWebhookLog } from "./peers/webhook-receiver";
 import { WEBHOOK_SECRET, solidPng } from "./publishing-fixtures";
@@ -45,7 +46,7 @@ let s3: Radosgw;
 let databaseUrl: string;
 let sql: SQL;
 let dir: string;
-let receiver: Subprocess<"ignore", "pipe", "inherit">;
+let receiver: Subprocess;
 let receiverUrl: string;
 let receiverLog: string;
 let env: Record<string, string>;
@@ -57,32 +58,6 @@ const replica = (i: number): ChildServer => {
   return r;
 };
 let starts = 0;
-
-/** The first line of a child's stdout that `match`es. */
-async function firstLine(stream: ReadableStream<Uint8Array>, match: (line: string) => boolean): Promise<string> {
-  const decoder = new TextDecoder();
-  let buffered = "";
-  const reader = stream.getReader();
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`the child closed its output first; it printed:\n${buffered}`);
-      buffered += decoder.decode(value, { stream: true });
-      const line = buffered.split("\n").find(match);
-      if (line !== undefined) return line;
-    }
-  } finally {
-    reader.releaseLock();
-  }
-}
-
-function drain(stream: ReadableStream<Uint8Array>): void {
-  void (async () => {
-    for await (const _ of stream) {
-      // discard
-    }
-  })().catch(() => {});
-}
 
 /** One replica: `seedcast serve` from source, its own data dir, the cluster's database and bucket. */
 function startReplica(): Promise<ChildServer> {
@@ -149,14 +124,7 @@ beforeAll(async () => {
   const bucket = `cluster-${process.pid}`;
   await s3.createBucket(bucket);
   receiverLog = join(dir, "receiver.jsonl");
-  receiver = spawn([BUN, "test/peers/webhook-receiver.ts", "--port", "0", "--secret", WEBHOOK_SECRET, "--log", receiverLog], {
-    cwd: ROOT,
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  receiverUrl = (await firstLine(receiver.stdout, (l) => l.startsWith("listening "))).slice("listening ".length).trim();
-  drain(receiver.stdout);
+  ({ process: receiver, url: receiverUrl } = await spawnReceiver({ port: 0, secret: WEBHOOK_SECRET, log: receiverLog }));
   env = {
     DATABASE_URL: databaseUrl,
     INSTANCE_SECRET: TEST_INSTANCE_SECRET,

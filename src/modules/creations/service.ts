@@ -10,7 +10,7 @@
  *  - `getCreation(deps, accountId, id)` → Creation (404 for missing or other-account ids)
  *  - `findCreationRow(deps, accountId, id)` → the stored row or null (scheduling reads caption/alt/asset from it)
  */
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, desc, eq, inArray, lt } from "drizzle-orm";
 import type { CreationRow } from "../../db/schema";
 import { assets, creations } from "../../db/tables";
 import type { Deps } from "../../deps";
@@ -119,6 +119,18 @@ async function viewOf(deps: Deps, row: CreationRow): Promise<CreationView> {
 export async function findCreationRow(deps: Pick<Deps, "store">, accountId: string, id: string): Promise<CreationRow | null> {
   if (!isUuid(id)) return null;
   return (await deps.store.db.select().from(creations).where(and(eq(creations.id, id), eq(creations.accountId, accountId))).get()) ?? null;
+}
+
+/** The captions of the account's creations `ids` (ids that are not UUIDs or are gone: absent), in one read. */
+export async function creationCaptions(deps: Pick<Deps, "store">, accountId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  const wanted = [...new Set(ids.filter(isUuid))];
+  if (wanted.length === 0) return new Map();
+  const rows = await deps.store.db
+    .select({ id: creations.id, caption: creations.caption })
+    .from(creations)
+    .where(and(eq(creations.accountId, accountId), inArray(creations.id, wanted)))
+    .all();
+  return new Map(rows.map((r) => [r.id, r.caption]));
 }
 
 /** The account's creation; 404 not_found for a missing id or another account's (identical answers). */

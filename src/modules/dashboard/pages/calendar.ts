@@ -5,13 +5,11 @@
  * views (the page script) or with the date and time fields on the post's page (no script), retry a failed post, and
  * cancel one that has not gone out.
  */
-import { and, eq, inArray } from "drizzle-orm";
 import type { PostStatus } from "../../../db/schema/scheduled-posts";
-import { creations } from "../../../db/tables";
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { ROLE_SCOPES } from "../../../auth/scopes";
-import { findCreationRow } from "../../creations/service";
+import { creationCaptions, findCreationRow } from "../../creations/service";
 import { MIN_LEAD_MS, type PostApi, cancelPost, getPost, listPosts, reschedulePost, schedulePost } from "../../schedule/service";
 import { type FieldErrors, FormState } from "../fields";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
@@ -70,18 +68,6 @@ function canSchedule(s: SessionContext): boolean {
 function statusBadge(status: string): Html {
   const st = STATUS[status] ?? { label: status, symbol: "•" };
   return html`<span class="badge status status-${status}"><span aria-hidden="true">${st.symbol}</span> ${st.label}</span>`;
-}
-
-/** The captions of the account's creations `creationIds` (absent: gone), in one read before rendering. */
-async function captionsOf(ctx: DashboardCtx, accountId: string, creationIds: readonly string[]): Promise<Map<string, string>> {
-  const ids = [...new Set(creationIds)];
-  if (ids.length === 0) return new Map();
-  const rows = await ctx.deps.store.db
-    .select({ id: creations.id, caption: creations.caption })
-    .from(creations)
-    .where(and(eq(creations.accountId, accountId), inArray(creations.id, ids)))
-    .all();
-  return new Map(rows.map((r) => [r.id, r.caption]));
 }
 
 /** A creation's caption, shortened, so a person recognises the post. */
@@ -205,7 +191,7 @@ async function calendarPage(ctx: DashboardCtx, s: SessionContext, account: Membe
     accountId: account.accountId,
     zone,
     thumbs: await postThumbnails(ctx.deps, account.accountId, posts.map((p) => p.id)),
-    captions: await captionsOf(ctx, account.accountId, posts.map((p) => p.creationId)),
+    captions: await creationCaptions(ctx.deps, account.accountId, posts.map((p) => p.creationId)),
     back: link({}),
   };
   const prev = view === "month" ? addMonths(anchor, -1) : addDays(anchor, view === "week" ? -7 : -1);

@@ -2,9 +2,7 @@
 import { isoAt } from "../../../lib/clock";
 import { grantCredits } from "../../credits/grant";
 import { type LedgerEntry, creditSummary, listLedger } from "../../credits/service";
-import { and, eq, inArray } from "drizzle-orm";
-import { creations } from "../../../db/tables";
-import { isUuid } from "../../../lib/ids";
+import { creationCaptions } from "../../creations/service";
 import { zoneOf } from "../../../web/preferences";
 import { zonedParts } from "../zoned";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
@@ -30,18 +28,6 @@ const PART_WORDS: Record<string, string> = { caption: "the caption", image: "the
 /** The creation a ledger note names (`creation:<id>`), if any. */
 function creationOf(note: string): string | undefined {
   return /creation:([0-9a-f-]{36})/.exec(note)?.[1];
-}
-
-/** The captions of the account's creations the entries name (absent: deleted since), in one read. */
-async function captionsOf(ctx: DashboardCtx, accountId: string, entries: readonly LedgerEntry[]): Promise<Map<string, string>> {
-  const ids = [...new Set(entries.map((e) => creationOf(e.note)).filter(isUuid))];
-  if (ids.length === 0) return new Map();
-  const rows = await ctx.deps.store.db
-    .select({ id: creations.id, caption: creations.caption })
-    .from(creations)
-    .where(and(eq(creations.accountId, accountId), inArray(creations.id, ids)))
-    .all();
-  return new Map(rows.map((r) => [r.id, r.caption]));
 }
 
 function postLink(captions: ReadonlyMap<string, string>, note: string): Html {
@@ -104,7 +90,7 @@ async function creditsPage(ctx: DashboardCtx, s: SessionContext, accountId: stri
   } catch {
     ledger = await listLedger(ctx.deps, accountId, { limit: LEDGER_PAGE, cursor: null });
   }
-  const captions = await captionsOf(ctx, accountId, ledger.entries);
+  const captions = await creationCaptions(ctx.deps, accountId, ledger.entries.map((e) => creationOf(e.note) ?? ""));
   return page(
     s,
     { title: "Credits", current: CURRENT, notices },

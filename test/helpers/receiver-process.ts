@@ -1,5 +1,6 @@
 /**
- * The webhook receiver (test/peers/webhook-receiver.ts) in its own process, as the soak and the leak probe run it:
+ * The webhook receiver (test/peers/webhook-receiver.ts) in its own process, so it keeps counting while servers under
+ * test are killed (crash-safety, scale-out) and as the soak and the leak probe run it:
  * answers once it prints its address, and keeps its stdout drained so the pipe never fills.
  */
 import { type Subprocess, spawn } from "bun";
