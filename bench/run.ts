@@ -46,6 +46,7 @@ const BENCHES: { name: string; args: [string[], string[]]; env: [Record<string, 
     env: [{}, {}],
   },
   { name: "soak", args: [["bench/soak.ts"], ["bench/soak.ts"]], env: [{ SOAK_MINUTES: "1", SOAK_WARMUP_MINUTES: "0" }, {}] },
+  { name: "scale-out", args: [["bench/scale-out.ts", "--posts", "600"], ["bench/scale-out.ts"]], env: [{ BENCH_DURATION: "3s" }, {}] },
 ];
 
 /** Scripts in bench/ that are not benchmarks themselves (leak-probe: a diagnostic that prints counts, no figures). */
