@@ -30,6 +30,7 @@ export let oauthTokens = sqlite.oauthTokens;
 export let scheduledPostTargets = sqlite.scheduledPostTargets;
 export let scheduledPosts = sqlite.scheduledPosts;
 export let seeds = sqlite.seeds;
+export let secretReveals = sqlite.secretReveals;
 export let sessions = sqlite.sessions;
 export let rateLimitBuckets = sqlite.rateLimitBuckets;
 export let uploadLinks = sqlite.uploadLinks;
@@ -40,7 +41,7 @@ export let webhookEvents = sqlite.webhookEvents;
 
 /** Every table by its export name (asset reference counting walks them). */
 export function allTables() {
-  return { accounts, apiKeys, assets, brandVoices, connections, creations, creditHolds, creditLedger, eventWebhooks, idempotencyKeys, instanceIdentity, loginThrottle, members, oauthClients, oauthCodes, oauthGrants, oauthTokens, scheduledPostTargets, scheduledPosts, seeds, sessions, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
+  return { accounts, apiKeys, assets, brandVoices, connections, creations, creditHolds, creditLedger, eventWebhooks, idempotencyKeys, instanceIdentity, loginThrottle, members, oauthClients, oauthCodes, oauthGrants, oauthTokens, scheduledPostTargets, scheduledPosts, seeds, secretReveals, sessions, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
 }
 
 let current: "sqlite" | "postgres" = "sqlite";
@@ -72,6 +73,7 @@ export async function useDialect(dialect: "sqlite" | "postgres"): Promise<void> 
   scheduledPostTargets = from.scheduledPostTargets;
   scheduledPosts = from.scheduledPosts;
   seeds = from.seeds;
+  secretReveals = from.secretReveals;
   sessions = from.sessions;
   rateLimitBuckets = from.rateLimitBuckets;
   uploadLinks = from.uploadLinks;

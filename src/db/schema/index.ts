@@ -17,3 +17,4 @@ export * from "./event-webhooks";
 export * from "./user-preferences";
 export * from "./instance-identity";
 export * from "./rate-limits";
+export * from "./secret-reveals";

@@ -22,3 +22,4 @@ export * from "./user-preferences";
 export * from "./auth-generation";
 export * from "./instance-identity";
 export * from "./rate-limits";
+export * from "./secret-reveals";
