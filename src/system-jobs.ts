@@ -9,6 +9,7 @@ import { MEDIA_SWEEP_JOB_ID, sweepOrphanMedia } from "./modules/assets/sweep";
 import { tidyUploadLinks } from "./modules/uploads/service";
 import { publishingJobs } from "./modules/schedule/jobs";
 import { dashboardJobs } from "./modules/dashboard/jobs";
+import { tidySecretReveals } from "./modules/dashboard/reveal";
 import { oauthJobs } from "./modules/oauth/tidy";
 import { tidyWebhookEvents } from "./modules/webhooks/service";
 import type { JobDefinition } from "./jobs/registry";
@@ -18,6 +19,7 @@ export const JOB_IDS = {
   uploadLinksTidy: "__upload_links_tidy__",
   webhookEventsTidy: "__webhook_events_tidy__",
   rateLimitsTidy: "__rate_limits_tidy__",
+  secretRevealsTidy: "__secret_reveals_tidy__",
 } as const;
 
 /** The jobs `seedcast serve` starts. */
@@ -61,6 +63,15 @@ export const systemJobs: readonly JobDefinition[] = [
     run: async (deps) => {
       const removed = await tidyRateLimits(deps);
       if (removed > 0) deps.log.debug("tidied rate-limit buckets", { removed });
+    },
+  },
+  {
+    // Pending one-time reveals (src/modules/dashboard/reveal.ts) whose ten minutes have passed: their GET never came.
+    id: JOB_IDS.secretRevealsTidy,
+    schedule: "15 */10 * * * *",
+    run: async (deps) => {
+      const removed = await tidySecretReveals(deps);
+      if (removed > 0) deps.log.debug("tidied secret reveals", { removed });
     },
   },
   ...publishingJobs,

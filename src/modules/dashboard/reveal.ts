@@ -1,14 +1,29 @@
 /**
  * Shows a new secret exactly once after a redirect (POST → 303 → GET), so a reload never mints again and the secret
- * never travels in a URL. The minting POST stashes it here under a random one-time token bound to the session; the
- * GET takes it (and deletes it). Nothing is written to disk: a restart, or ten minutes, forgets it. With several
- * replicas the GET may reach another process, which then says the secret was already shown (documented).
+ * never travels in a URL. The minting POST stores it in the database (table `secret_reveals`) under a random one-time
+ * token bound to the session, and redirects with the token; the GET takes it with one conditional
+ * `DELETE … WHERE token_hash AND session_id AND expires_at > now RETURNING sealed`, so whichever replica the GET
+ * reaches shows it, and two requests racing on one token (two replicas, a double reload) show it at most once.
+ *
+ * The row holds neither the token nor the secret in clear: an HMAC of the token under the instance secret, and the
+ * value sealed (AES-256-GCM, its own derived key, the token hash as additional data). Ten minutes after the POST, or
+ * when the session is deleted (sign-out), the value is gone; expired rows are deleted by the next stash and by the
+ * `__secret_reveals_tidy__` job (src/system-jobs.ts). Neither the token's hash nor the value is ever logged.
  */
+import { and, eq, gt, lte } from "drizzle-orm";
+import type { Deps } from "../../deps";
+import { secretReveals } from "../../db/tables";
+import { deriveKey, hmacHex } from "../../lib/instance-secret";
+import { openJson, sealJson } from "../../store/sealing";
 import { randomToken } from "../../web/session";
 
 /** How long a stashed secret waits for its GET. */
 export const REVEAL_TTL_MS = 10 * 60 * 1000;
-const MAX_PENDING = 1000;
+/** Purpose labels of the derived keys: the token's HMAC and the value's sealing. */
+const TOKEN_KEY_LABEL = "dashboard:secret-reveal:token:v1";
+const SEAL_KEY_LABEL = "dashboard:secret-reveal:value:v1";
+/** A token is randomToken()'s 32 bytes in base64url; anything else is not looked up. */
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 export interface Revealed {
   title: string;
@@ -17,29 +32,52 @@ export interface Revealed {
   note?: string;
 }
 
-const pending = new Map<string, { sessionId: string; expiresAt: number; value: Revealed }>();
+type RevealDeps = Pick<Deps, "store" | "clock" | "instanceSecret" | "log">;
 
-function sweep(now: number): void {
-  for (const [token, entry] of pending) if (entry.expiresAt <= now) pending.delete(token);
-  while (pending.size >= MAX_PENDING) {
-    const oldest = pending.keys().next().value;
-    if (oldest === undefined) break;
-    pending.delete(oldest);
-  }
+function tokenHash(deps: RevealDeps, token: string): string {
+  return hmacHex(deriveKey(deps.instanceSecret, TOKEN_KEY_LABEL), token);
 }
 
-/** Keeps `value` for one GET by the same session; answers the token for the redirect. */
-export function stashSecret(sessionId: string, value: Revealed, now = Date.now()): string {
-  sweep(now);
+/** Keeps `value` for one GET by the same session (on any replica); answers the token for the redirect. */
+export async function stashSecret(deps: RevealDeps, sessionId: string, value: Revealed): Promise<string> {
+  const now = deps.clock.now();
   const token = randomToken();
-  pending.set(token, { sessionId, expiresAt: now + REVEAL_TTL_MS, value });
+  const hash = tokenHash(deps, token);
+  const sealed = sealJson(deps.instanceSecret, hash, value, SEAL_KEY_LABEL);
+  await deps.store.write(async (tx) => {
+    await tx.delete(secretReveals).where(lte(secretReveals.expiresAt, now)).run();
+    await tx.insert(secretReveals).values({ tokenHash: hash, sessionId, sealed, expiresAt: now + REVEAL_TTL_MS }).run();
+  });
   return token;
 }
 
 /** The stashed value, once: null when unknown, already taken, expired, or stashed by another session. */
-export function takeSecret(sessionId: string, token: string, now = Date.now()): Revealed | null {
-  const entry = pending.get(token);
-  if (!entry || entry.sessionId !== sessionId) return null;
-  pending.delete(token);
-  return entry.expiresAt > now ? entry.value : null;
+export async function takeSecret(deps: RevealDeps, sessionId: string, token: string): Promise<Revealed | null> {
+  if (!TOKEN_SHAPE.test(token)) return null;
+  const now = deps.clock.now();
+  const hash = tokenHash(deps, token);
+  const taken = await deps.store.write((tx) =>
+    tx
+      .delete(secretReveals)
+      .where(and(eq(secretReveals.tokenHash, hash), eq(secretReveals.sessionId, sessionId), gt(secretReveals.expiresAt, now)))
+      .returning({ sealed: secretReveals.sealed })
+      .all(),
+  );
+  const row = taken[0];
+  if (!row) return null;
+  try {
+    return openJson<Revealed>(deps.instanceSecret, hash, row.sealed, SEAL_KEY_LABEL);
+  } catch {
+    deps.log.warn("a pending secret reveal did not open (tampered with, or sealed under another instance secret)");
+    return null;
+  }
+}
+
+/** Deletes reveals whose ten minutes have passed (the periodic job; a stash also does it). Answers how many. */
+export async function tidySecretReveals(deps: Pick<Deps, "store" | "clock">): Promise<number> {
+  const now = deps.clock.now();
+  const removed = await deps.store.write((tx) =>
+    tx.delete(secretReveals).where(lte(secretReveals.expiresAt, now)).returning({ tokenHash: secretReveals.tokenHash }).all(),
+  );
+  return removed.length;
 }

@@ -1,6 +1,7 @@
 /**
- * API keys: list, mint (groups limited by the person's role), rotate and revoke. A secret appears exactly once, in the
- * answer to the mint or rotate POST (no-store), and is never stored or rendered again.
+ * API keys: list, mint (groups limited by the person's role), rotate and revoke. A secret appears exactly once, on the
+ * page the mint or rotate POST redirects to (no-store; ../reveal.ts keeps it sealed in the database until that GET, on
+ * any replica, for at most ten minutes), and is never rendered again.
  */
 import { EXPIRY_CHOICES, DEFAULT_EXPIRY_DAYS, type KeyView, listKeys, mintKey, parseExpiryDays, revokeKey, rotateKey, KEY_NAME_MAX } from "../../auth/keys-service";
 import { eq } from "drizzle-orm";
@@ -139,7 +140,7 @@ export async function getKeys(ctx: DashboardCtx, s: SessionContext, request: Req
   if (account instanceof Response) return account;
   const shown = new URL(request.url).searchParams.get("shown");
   if (shown) {
-    const revealed = takeSecret(s.sessionId, shown);
+    const revealed = await takeSecret(ctx.deps, s.sessionId, shown);
     if (revealed) {
       return htmlResponse(await keysPage(ctx, s, account.accountId, { top: secretBlock(revealed.title, revealed.secret, revealed.note ? html`<p>${revealed.note}</p>` : "") }));
     }
@@ -162,7 +163,7 @@ export async function postMint(ctx: DashboardCtx, s: SessionContext, form: Form 
       groups: values.groups,
       expiresDays: parseExpiryDays(values.expires),
     });
-    const token = stashSecret(s.sessionId, { title: `Key “${values.name.trim()}” minted`, secret: minted.key });
+    const token = await stashSecret(ctx.deps, s.sessionId, { title: `Key “${values.name.trim()}” minted`, secret: minted.key });
     return redirect(`${CURRENT}?shown=${token}`);
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_request") {
@@ -190,7 +191,7 @@ export async function postRotate(ctx: DashboardCtx, s: SessionContext, keyId: st
   try {
     const rotated = await rotateKey(ctx.deps, key.id, account.accountId);
     const graceEnd = rotated.previousKeyGraceUntil ? `${rotated.previousKeyGraceUntil.slice(0, 10)} ${rotated.previousKeyGraceUntil.slice(11, 16)} UTC` : "the end of its grace period";
-    const token = stashSecret(s.sessionId, {
+    const token = await stashSecret(ctx.deps, s.sessionId, {
       title: `Key “${key.name}” rotated`,
       secret: rotated.key,
       note: `The old key (${key.prefix}…) keeps working until ${graceEnd}, then answers 401. Switch your tools over before then.`,

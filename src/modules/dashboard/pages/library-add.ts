@@ -54,10 +54,10 @@ export function addForms(s: SessionContext, errors: FieldErrors = {}, values: { 
 }
 
 /** The freshly made upload link, once (`?link=` names it). */
-export function linkBlock(s: SessionContext, request: Request): Html | null {
+export async function linkBlock(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Html | null> {
   const token = new URL(request.url).searchParams.get("link");
   if (!token) return null;
-  const made = takeSecret(s.sessionId, token);
+  const made = await takeSecret(ctx.deps, s.sessionId, token);
   if (!made) return html`<p class="notice notice-warn" role="status">That upload link was shown once and is not shown again. Make a new one if it was not copied.</p>`;
   return html`<section class="secret" aria-labelledby="new-link-title">
   <h2 id="new-link-title">${made.title}</h2>
@@ -88,7 +88,7 @@ export async function ingestUrl(ctx: DashboardCtx, account: Membership, form: Fo
 export async function makeUploadLink(ctx: DashboardCtx, s: SessionContext, account: Membership): Promise<Response> {
   const link = await createUploadLink(ctx.deps, account.accountId, null);
   const ends = zonedParts(Date.parse(link.expiresAt), zoneOf(s));
-  const token = stashSecret(s.sessionId, {
+  const token = await stashSecret(ctx.deps, s.sessionId, {
     title: "Upload link made",
     secret: link.uploadUrl,
     note: `Send this link to the person with the image. It takes one image and stops working at ${ends.time} (${zoneOf(s)}), ${ends.date}. The image then appears below.`,

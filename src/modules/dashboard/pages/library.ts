@@ -121,7 +121,7 @@ export async function getLibrary(ctx: DashboardCtx, s: SessionContext, request: 
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   const cursor = new URL(request.url).searchParams.get("cursor") ?? undefined;
-  return htmlResponse(await libraryPage(ctx, s, account, cursor, noticeFrom(request), { top: linkBlock(s, request) }));
+  return htmlResponse(await libraryPage(ctx, s, account, cursor, noticeFrom(request), { top: await linkBlock(ctx, s, request) }));
 }
 
 /** POST /dashboard/library/from-url */
