@@ -195,9 +195,13 @@ describe("one-time secrets across replicas", () => {
     const fresh = await mint(a, "fresh");
     await job.run(world.deps);
     expect((await world.sql("SELECT token_hash FROM secret_reveals")).length).toBe(1);
-    // A stash also drops the expired rows on its way.
+    // A stash also drops its session's expired rows on its way, and only its session's.
+    const elsewhere = await signedIn(world);
+    await mint(elsewhere, "another session's");
     world.clock.advance(REVEAL_TTL_MS);
     const newest = await mint(a, "newest");
+    expect((await world.sql("SELECT token_hash FROM secret_reveals")).length).toBe(2);
+    await job.run(world.deps);
     expect((await world.sql("SELECT token_hash FROM secret_reveals")).length).toBe(1);
     expect(secretOf((await a.get(fresh)).text)).toBeUndefined();
     expect(secretOf((await a.get(newest)).text)).toMatch(/^svc_/);

@@ -7,8 +7,8 @@
  *
  * The row holds neither the token nor the secret in clear: an HMAC of the token under the instance secret, and the
  * value sealed (AES-256-GCM, its own derived key, the token hash as additional data). Ten minutes after the POST, or
- * when the session is deleted (sign-out), the value is gone; expired rows are deleted by the next stash and by the
- * `__secret_reveals_tidy__` job (src/system-jobs.ts). Neither the token's hash nor the value is ever logged.
+ * when the session is deleted (sign-out), the value is gone; expired rows are deleted by the session's next stash and
+ * by the `__secret_reveals_tidy__` job (src/system-jobs.ts). Neither the token's hash nor the value is ever logged.
  */
 import { and, eq, gt, lte } from "drizzle-orm";
 import type { Deps } from "../../deps";
@@ -44,10 +44,17 @@ export async function stashSecret(deps: RevealDeps, sessionId: string, value: Re
   const token = randomToken();
   const hash = tokenHash(deps, token);
   const sealed = sealJson(deps.instanceSecret, hash, value, SEAL_KEY_LABEL);
-  await deps.store.write(async (tx) => {
-    await tx.delete(secretReveals).where(lte(secretReveals.expiresAt, now)).run();
-    await tx.insert(secretReveals).values({ tokenHash: hash, sessionId, sealed, expiresAt: now + REVEAL_TTL_MS }).run();
-  });
+  await deps.store.write((tx) => tx.insert(secretReveals).values({ tokenHash: hash, sessionId, sealed, expiresAt: now + REVEAL_TTL_MS }).run());
+  // On the way, this session's expired rows (never another's: two replicas deleting one set of rows in different orders
+  // could deadlock on PostgreSQL). Best effort, after the insert committed: the key is already minted, and a failure
+  // here must not lose its one showing.
+  try {
+    await deps.store.write((tx) =>
+      tx.delete(secretReveals).where(and(eq(secretReveals.sessionId, sessionId), lte(secretReveals.expiresAt, now))).run(),
+    );
+  } catch (error) {
+    deps.log.warn("could not delete a session's expired secret reveals", { error: String(error) });
+  }
   return token;
 }
 
