@@ -40,7 +40,7 @@ Commands (each takes --json):
                              INSTANCE_SECRET set to DATA_DIR/instance.secret's content, an empty database and an
                              empty bucket. Stop the server first: a running one is read through a consistent
                              snapshot (VACUUM INTO), but what it writes afterwards is not copied. --verify-only
-                             compares again and writes nothing. (Serving from PostgreSQL is not in this version.)
+                             compares again and writes nothing. Then serve with the same variables.
   version
 
 Configuration is read from the environment; see the README.`;

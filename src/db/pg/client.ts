@@ -1,7 +1,7 @@
 /**
  * Opens PostgreSQL through Bun.sql (Bun's built-in client) and drizzle's `bun-sql` driver: measured against
  * postgres.js in bench/pg-driver.ts, and why it is the pick, in docs/choices.md ("PostgreSQL data layer (issue 15)").
- * Not wired into bootstrap yet: the storage layer that makes services async is the next change.
+ * The store (store.ts) runs on it in PostgreSQL mode.
  */
 import { SQL } from "bun";
 import { drizzle } from "drizzle-orm/bun-sql";
