@@ -12,6 +12,7 @@ import { dashboardJobs } from "./modules/dashboard/jobs";
 import { tidySecretReveals } from "./modules/dashboard/reveal";
 import { oauthJobs } from "./modules/oauth/tidy";
 import { tidyWebhookEvents } from "./modules/webhooks/service";
+import type { Deps } from "./deps";
 import type { JobDefinition } from "./jobs/registry";
 
 export const JOB_IDS = {
@@ -22,24 +23,22 @@ export const JOB_IDS = {
   secretRevealsTidy: "__secret_reveals_tidy__",
 } as const;
 
+/** A job that deletes what has run out and logs how many rows went, when any did. */
+function tidyJob(id: string, schedule: string, what: string, tidy: (deps: Deps) => Promise<number>, level: "info" | "debug" = "info"): JobDefinition {
+  return {
+    id,
+    schedule,
+    run: async (deps) => {
+      const removed = await tidy(deps);
+      if (removed > 0) deps.log[level](`tidied ${what}`, { removed });
+    },
+  };
+}
+
 /** The jobs `seedcast serve` starts. */
 export const systemJobs: readonly JobDefinition[] = [
-  {
-    id: JOB_IDS.keysTidy,
-    schedule: "0 17 * * * *",
-    run: async (deps) => {
-      const removed = await tidyKeys(deps);
-      if (removed > 0) deps.log.info("tidied keys", { removed });
-    },
-  },
-  {
-    id: JOB_IDS.uploadLinksTidy,
-    schedule: "0 */10 * * * *",
-    run: async (deps) => {
-      const removed = await tidyUploadLinks(deps);
-      if (removed > 0) deps.log.info("tidied upload links", { removed });
-    },
-  },
+  tidyJob(JOB_IDS.keysTidy, "0 17 * * * *", "keys", tidyKeys),
+  tidyJob(JOB_IDS.uploadLinksTidy, "0 */10 * * * *", "upload links", tidyUploadLinks),
   {
     id: MEDIA_SWEEP_JOB_ID,
     schedule: "0 41 * * * *",
@@ -47,33 +46,12 @@ export const systemJobs: readonly JobDefinition[] = [
       await sweepOrphanMedia(deps);
     },
   },
-  {
-    id: JOB_IDS.webhookEventsTidy,
-    schedule: "0 53 * * * *",
-    run: async (deps) => {
-      const removed = await tidyWebhookEvents(deps);
-      if (removed > 0) deps.log.info("tidied webhook events", { removed });
-    },
-  },
-  {
-    // The shared rate-limit buckets (PostgreSQL mode: http/rate-limit-db.ts) of keys idle for a minute are full again:
-    // dropped. On SQLite the limiters live in memory and the table stays empty.
-    id: JOB_IDS.rateLimitsTidy,
-    schedule: "30 */5 * * * *",
-    run: async (deps) => {
-      const removed = await tidyRateLimits(deps);
-      if (removed > 0) deps.log.debug("tidied rate-limit buckets", { removed });
-    },
-  },
-  {
-    // Pending one-time reveals (src/modules/dashboard/reveal.ts) whose ten minutes have passed: their GET never came.
-    id: JOB_IDS.secretRevealsTidy,
-    schedule: "15 */10 * * * *",
-    run: async (deps) => {
-      const removed = await tidySecretReveals(deps);
-      if (removed > 0) deps.log.debug("tidied secret reveals", { removed });
-    },
-  },
+  tidyJob(JOB_IDS.webhookEventsTidy, "0 53 * * * *", "webhook events", tidyWebhookEvents),
+  // The shared rate-limit buckets (PostgreSQL mode: http/rate-limit-db.ts) of keys idle for a minute are full again:
+  // dropped. On SQLite the limiters live in memory and the table stays empty.
+  tidyJob(JOB_IDS.rateLimitsTidy, "30 */5 * * * *", "rate-limit buckets", tidyRateLimits, "debug"),
+  // Pending one-time reveals (src/modules/dashboard/reveal.ts) whose ten minutes have passed: their GET never came.
+  tidyJob(JOB_IDS.secretRevealsTidy, "15 */10 * * * *", "secret reveals", tidySecretReveals, "debug"),
   ...publishingJobs,
   ...idempotencyJobs,
   ...dashboardJobs,

@@ -23,7 +23,7 @@ import { isoAt } from "../src/lib/clock";
 import { type Answer, ContractRecorder, type Served, serveApp } from "./helpers/openapi-contract";
 import { type TestCa, type TestHttpsServer, createTestCa, startHttpsServer } from "./helpers/test-ca";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
-import { FIVE_MIN, WEBHOOK_SECRET, makeCreation, postRows, solidPng } from "./publishing-fixtures";
+import { FIVE_MIN, WEBHOOK_SECRET, leaveDeadWorker, makeCreation, postRows, solidPng } from "./publishing-fixtures";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 import { DEFAULT_TOKEN, startMastodonServer } from "./peers/mastodon-server";
 import { FormBrowser, ownerWithAccount, reachConsent } from "./helpers/oauth";
@@ -340,7 +340,7 @@ describe("each operation's success and its own errors", () => {
     const unknown = await send("post /api/v1/schedule", { key: acct.key, json: body(creationId) });
     world.clock.advance(FIVE_MIN + 60_000);
     const target = (await postRows(world.deps, unknown.json.post.id)).targets[0]!;
-    await world.sql("UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?", world.clock.now() + 600_000, world.clock.now() - 5000, target.id);
+    await leaveDeadWorker(world, target.id, world.clock.now() + 600_000);
     await runDueOnce(world.deps);
     await world.sql("UPDATE scheduled_post_targets SET lease_expires_at = ? WHERE id = ?", world.clock.now() - 1, target.id);
     expectStatus(await send("delete /api/v1/schedule/{id}", { key: acct.key, params: { id: published.json.post.id } }), 409, "already published");

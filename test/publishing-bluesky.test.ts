@@ -13,7 +13,7 @@ import { BLUESKY_MAX_IMAGE_BYTES } from "../src/publishing/bluesky";
 import { runDueOnce } from "../src/publishing/dispatcher";
 import { type BlueskyPds, type BlueskyTestAccount, isBlueskyPdsInstalled, startBlueskyPds } from "./helpers/bluesky-pds";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
-import { FIVE_MIN, makeCreation, noisePng, postRows, solidPng } from "./publishing-fixtures";
+import { FIVE_MIN, leaveDeadWorker, makeCreation, noisePng, postRows, solidPng } from "./publishing-fixtures";
 
 const START_TIMEOUT_MS = 60_000;
 const COLLECTION = "app.bsky.feed.post";
@@ -211,12 +211,7 @@ describe("publish", () => {
     const id = res.json.post.id;
     world.clock.advance(FIVE_MIN + 1000);
     const target = (await postRows(world.deps, id)).targets[0]!;
-    await world.sql(
-      "UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?",
-      world.clock.now() - 1,
-      world.clock.now() - 5000,
-      target.id,
-    );
+    await leaveDeadWorker(world, target.id);
     const cancel = await world.call("DELETE", `/api/v1/schedule/${id}`, { key: acct.key });
     expect(cancel.status).toBe(200);
     expect(cancel.json).toEqual({ id, cancelled: true, providerPostWithdrawn: false });

@@ -5,6 +5,7 @@
 import { eq } from "drizzle-orm";
 import { creations, scheduledPosts, scheduledPostTargets } from "../src/db/tables";
 import type { Deps } from "../src/deps";
+import type { World } from "./helpers/world";
 import { newId } from "../src/lib/ids";
 import { loadSharp } from "../src/lib/sharp";
 import { ingestImageBytes } from "../src/modules/assets/service";
@@ -67,6 +68,19 @@ export async function postRows(deps: Deps, postId: string) {
 /** How many posts the database holds in all. */
 export async function countPosts(deps: Deps): Promise<number> {
   return (await deps.store.db.select().from(scheduledPosts).all()).length;
+}
+
+/**
+ * Leaves `targetId` as a worker that died after sending would: publishing, its lease (a foreign token) expiring at
+ * `leaseExpiresAt` (default: already expired), the send started 5 s ago, the outcome never recorded.
+ */
+export async function leaveDeadWorker(world: World, targetId: string, leaseExpiresAt = world.clock.now() - 1): Promise<void> {
+  await world.sql(
+    "UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?",
+    leaseExpiresAt,
+    world.clock.now() - 5000,
+    targetId,
+  );
 }
 
 export const FIVE_MIN = 5 * 60 * 1000;

@@ -12,7 +12,7 @@ import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { TEST_DIALECT, type TestAccount, type World, createWorld } from "./helpers/world";
 import { type MastodonServer, startMastodonServer } from "./peers/mastodon-server";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
-import { FIVE_MIN, WEBHOOK_SECRET, countPosts, makeCreation, postRows, solidPng } from "./publishing-fixtures";
+import { FIVE_MIN, leaveDeadWorker, WEBHOOK_SECRET, countPosts, makeCreation, postRows, solidPng } from "./publishing-fixtures";
 
 let world: World;
 let receiver: WebhookReceiver;
@@ -625,12 +625,7 @@ describe("cancel after an unknown outcome", () => {
     world.clock.advance(FIVE_MIN + 60_000);
     const target = (await postRows(world.deps, id)).targets[0]!;
     // A worker died after sending: lease expired, send started, outcome never recorded.
-    await world.sql(
-      "UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ? WHERE id = ?",
-      world.clock.now() - 1,
-      world.clock.now() - 5000,
-      target.id,
-    );
+    await leaveDeadWorker(world, target.id);
     const first = await world.call("DELETE", `/api/v1/schedule/${id}`, { key: a.key });
     expect(first.status).toBe(502);
     expect(first.json).toMatchObject({ error: "distribution_failed", retryable: true });
