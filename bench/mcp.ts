@@ -8,6 +8,10 @@
  *
  * The access token comes from the OAuth service (a grant made on the data dir before the server starts): the bench
  * measures /mcp, not the sign-in, which test/mcp-oauth.test.ts and scripts/mcp-conformance.sh drive for real.
+ *
+ * Also in the same run, the SDK's floor (bench/mcp-sdk-floor.ts): the SDK's handler alone on a bare Bun.serve, a
+ * constant answer and nothing else. /mcp is built on that handler, so it can never be faster: when the floor's ratio
+ * to REST is under the goal, the goal is out of reach of any /mcp on the SDK, whatever Seedcast does above it.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -73,9 +77,24 @@ async function wrk(url: string, script: string, serverPid: number): Promise<{ rp
   return { rps: Number(rps), cpuUs: (used * 1000) / requests };
 }
 
+/** Waits for the floor server to listen, then checks its answer like the others'. */
+async function waitFloor(url: string, load: Load): Promise<void> {
+  const end = Date.now() + 10_000;
+  for (;;) {
+    try {
+      await check(url, load);
+      return;
+    } catch (error) {
+      if (Date.now() > end) throw error;
+      await Bun.sleep(20);
+    }
+  }
+}
+
 const dataDir = mkdtempSync(join(tmpdir(), "seedcast-bench-mcp-"));
 const env = { DATA_DIR: dataDir, LOG_LEVEL: "warn", HOST: "127.0.0.1", RATE_LIMIT_PER_MINUTE: "100000000" };
 let app: ReturnType<typeof Bun.spawn> | null = null;
+let floor: ReturnType<typeof Bun.spawn> | null = null;
 try {
   const account = JSON.parse(await run([BIN, "account", "create", "--name", "Bench", "--email", "bench@example.test", "--password", "bench-password", "--json"], env));
   const key = JSON.parse(await run([BIN, "keys", "mint", "--account", account.accountId, "--name", "bench", "--groups", "read", "--json"], env)).key as string;
@@ -118,12 +137,22 @@ try {
     headers: { ...mcpHeaders, "mcp-protocol-version": "2025-11-25" },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_credits", arguments: {} } }),
   };
+  const floorPort = freePort();
+  const floorUrl = `http://127.0.0.1:${floorPort}/mcp`;
+  floor = Bun.spawn([process.execPath, "bench/mcp-sdk-floor.ts"], { env: { ...process.env, PORT: String(floorPort) }, stdout: "ignore", stderr: "inherit" });
   for (const [url, load] of [[`${base}/api/v1/credits`, rest], [`${base}/mcp`, modern], [`${base}/mcp`, legacy]] as const) await check(url, load);
+  // The floor has no credential to check: the same requests without one.
+  const withoutCredential = ({ headers: { authorization: _token, ...headers }, ...load }: Load): Load => ({ ...load, headers });
+  const [floorModern, floorLegacy] = [withoutCredential(modern), withoutCredential(legacy)];
+  await waitFloor(floorUrl, floorModern);
+  await check(floorUrl, floorLegacy);
 
   const pid = app.pid;
   const restRun = await wrk(`${base}/api/v1/credits`, wrkScript(rest, dataDir, "rest"), pid);
   const modernRun = await wrk(`${base}/mcp`, wrkScript(modern, dataDir, "modern"), pid);
   const legacyRun = await wrk(`${base}/mcp`, wrkScript(legacy, dataDir, "legacy"), pid);
+  const floorModernRun = await wrk(floorUrl, wrkScript(floorModern, dataDir, "floor-modern"), floor.pid);
+  const floorLegacyRun = await wrk(floorUrl, wrkScript(floorLegacy, dataDir, "floor-legacy"), floor.pid);
   const [restRps, modernRps, legacyRps] = [restRun.rps, modernRun.rps, legacyRun.rps];
 
   const ratio = (value: number) => Number((value / restRps).toFixed(3));
@@ -140,8 +169,12 @@ try {
           { label: "tools/call get_credits via /mcp (2026-07-28)", value: Math.round(modernRps), unit: "req/s", goal: `≥ ${GOAL} × ceiling`, ok: ratio(modernRps) >= GOAL, ceiling: Math.round(restRps) },
           { label: "tools/call get_credits via /mcp (2025 stateless)", value: Math.round(legacyRps), unit: "req/s", goal: `≥ ${GOAL} × ceiling`, ok: ratio(legacyRps) >= GOAL, ceiling: Math.round(restRps) },
           { label: "GET /api/v1/credits (ceiling)", value: Math.round(restRps), unit: "req/s", goal: "", ok: null },
+          { label: "the SDK's handler alone, a constant answer (2026-07-28)", value: Math.round(floorModernRun.rps), unit: "req/s", goal: "", ok: null, ceiling: Math.round(restRps) },
+          { label: "the SDK's handler alone, a constant answer (2025 stateless)", value: Math.round(floorLegacyRun.rps), unit: "req/s", goal: "", ok: null, ceiling: Math.round(restRps) },
           { label: "server CPU per tools/call via /mcp (2026-07-28)", value: us(modernRun.cpuUs), unit: "µs", goal: "", ok: null, ceiling: us(restRun.cpuUs) },
           { label: "server CPU per tools/call via /mcp (2025 stateless)", value: us(legacyRun.cpuUs), unit: "µs", goal: "", ok: null, ceiling: us(restRun.cpuUs) },
+          { label: "server CPU per call, the SDK's handler alone (2026-07-28)", value: us(floorModernRun.cpuUs), unit: "µs", goal: "", ok: null, ceiling: us(restRun.cpuUs) },
+          { label: "server CPU per call, the SDK's handler alone (2025 stateless)", value: us(floorLegacyRun.cpuUs), unit: "µs", goal: "", ok: null, ceiling: us(restRun.cpuUs) },
         ],
       }),
     );
@@ -153,11 +186,17 @@ try {
       `server CPU per request: REST ${us(restRun.cpuUs)} µs, 2026-07-28 ${us(modernRun.cpuUs)} µs (REST ÷ MCP ${cpuRatio(modernRun.cpuUs)}), ` +
         `2025 stateless ${us(legacyRun.cpuUs)} µs (${cpuRatio(legacyRun.cpuUs)})`,
     );
+    console.log(
+      `the SDK's handler alone (constant answer): 2026-07-28 ${Math.round(floorModernRun.rps)} req/s = ${ratio(floorModernRun.rps)} × REST, ` +
+        `${us(floorModernRun.cpuUs)} µs CPU; 2025 stateless ${Math.round(floorLegacyRun.rps)} req/s = ${ratio(floorLegacyRun.rps)} × REST, ` +
+        `${us(floorLegacyRun.cpuUs)} µs CPU: no /mcp on the SDK can do better`,
+    );
   }
 } finally {
-  if (app) {
-    app.kill("SIGTERM");
-    await app.exited;
+  for (const child of [app, floor]) {
+    if (!child) continue;
+    child.kill("SIGTERM");
+    await child.exited;
   }
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -49,8 +49,8 @@ const BENCHES: { name: string; args: [string[], string[]]; env: [Record<string, 
   { name: "scale-out", args: [["bench/scale-out.ts", "--posts", "600"], ["bench/scale-out.ts"]], env: [{ BENCH_DURATION: "3s" }, {}] },
 ];
 
-/** Scripts in bench/ that are not benchmarks themselves (leak-probe: a diagnostic that prints counts, no figures). */
-const NOT_BENCHES = new Set(["run.ts", "bare-server.ts", "leak-probe.ts"]);
+/** Scripts in bench/ that are not benchmarks themselves (the two ceiling servers; leak-probe: a diagnostic that prints counts, no figures). */
+const NOT_BENCHES = new Set(["run.ts", "bare-server.ts", "mcp-sdk-floor.ts", "leak-probe.ts"]);
 // Every other bench script runs too, with its own defaults, so a new bench is never silently left out.
 for (const file of readdirSync(join(ROOT, "bench")).filter((f) => f.endsWith(".ts") && !NOT_BENCHES.has(f)).sort()) {
   const name = file.replace(/\.ts$/, "");
