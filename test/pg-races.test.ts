@@ -13,11 +13,14 @@ import { configureIngestFetch } from "../src/modules/assets/ingest";
 import { AppError } from "../src/lib/errors";
 import { createAccount, removeMember, setMemberRole } from "../src/modules/accounts/service";
 import { deleteAsset, ingestImageBytes } from "../src/modules/assets/service";
-import { generateCreation } from "../src/modules/creations/service";
+import { addConnection } from "../src/modules/connections/service";
+import { generateCreation, regenerateCreation } from "../src/modules/creations/service";
 import { ADDRESS_MAX_FAILURES, LOGIN_MAX_FAILURES, beginLoginAttempt } from "../src/modules/dashboard/login-limit";
+import { schedulePost } from "../src/modules/schedule/service";
 import { createSeed } from "../src/modules/seeds/service";
 import { createTestCa, startHttpsServer } from "./helpers/test-ca";
 import { type World, createWorld } from "./helpers/world";
+import { startWebhookReceiver } from "./peers/webhook-receiver";
 
 const PASSWORD = "correct horse battery";
 
@@ -335,6 +338,64 @@ describe("a failed generate discards the seed image it ingested while others sta
       await w.close();
       await server.stop();
       ca.dispose();
+    }
+  });
+});
+
+describe("a creation's image replaced and deleted while posts of it are being scheduled", () => {
+  test("10 schedules have read and checked the old image when it is replaced and deleted: every post gets the new image", async () => {
+    const secret = "whsec-0123456789abcdef";
+    const w = await createWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1,localhost" } });
+    const receiver = await startWebhookReceiver({ secret });
+    const storage = w.deps.storage;
+    const read = storage.read.bind(storage);
+    try {
+      const acct = await w.createAccount({ credits: 100_000 });
+      const hook = await addConnection(w.deps, { accountId: acct.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret });
+      const png = new Uint8Array(await sharp({ create: { width: 64, height: 48, channels: 3, background: "#785634" } }).png().toBuffer());
+      const old = await ingestImageBytes(w.deps, acct.accountId, { bytes: png, fileName: "old.png", source: "upload" });
+      const seed = await createSeed(w.deps, acct.accountId, { title: "Swap", content: "An image swapped while scheduling." });
+      const { creation } = await generateCreation(w.deps, acct.accountId, { type: "social_post", seed_id: seed.id, image_asset_id: old.id } as never);
+
+      // Each schedule's check reads the old image's bytes; they come back only once the image is replaced and deleted,
+      // so every schedule stands between its check and its write with a snapshot whose image is gone.
+      const gate = Promise.withResolvers<void>();
+      const allRead = Promise.withResolvers<void>();
+      let reads = 0;
+      storage.read = async (key) => {
+        const bytes = await read(key);
+        if (key === old.storageKey) {
+          reads += 1;
+          if (reads === 10) allRead.resolve();
+          await gate.promise;
+        }
+        return bytes;
+      };
+      const at = new Date(w.clock.now() + 10 * 60 * 1000).toISOString();
+      const schedules = settle(
+        Array.from({ length: 10 }, () => schedulePost(w.deps, acct.accountId, { creationId: creation.id, scheduledTime: at, targets: [hook.accountId] })),
+      );
+      await allRead.promise;
+      await regenerateCreation(w.deps, acct.accountId, { creation_id: creation.id, parts: "image" });
+      const [replaced] = await w.sql<{ image_asset_id: string }>("SELECT image_asset_id FROM creations WHERE id = ?", creation.id);
+      expect(replaced?.image_asset_id).not.toBe(old.id);
+      // Nothing uses the old image now: the creation has the new one and no post is stored yet.
+      await deleteAsset(w.deps, acct.accountId, old.id);
+      gate.resolve();
+
+      const { ok, refused } = await schedules;
+      expect(refused).toEqual([]);
+      expect(ok.length).toBe(10);
+      const posts = await w.sql<{ image_asset_id: string | null }>("SELECT image_asset_id FROM scheduled_posts WHERE creation_id = ?", creation.id);
+      expect(posts.map((p) => p.image_asset_id)).toEqual(Array(10).fill(replaced?.image_asset_id));
+      const dangling = await w.sql(
+        "SELECT p.id FROM scheduled_posts p LEFT JOIN assets a ON a.id = p.image_asset_id WHERE p.image_asset_id IS NOT NULL AND a.id IS NULL",
+      );
+      expect(dangling).toEqual([]);
+    } finally {
+      storage.read = read;
+      await w.close();
+      await receiver.stop();
     }
   });
 });

@@ -5,6 +5,7 @@
  * statuses.
  */
 import { and, count, desc, eq, gte, inArray, lt, or, sql } from "drizzle-orm";
+import type { CreationRow } from "../../db/schema";
 import type { PostStatus } from "../../db/schema/scheduled-posts";
 import type { StoreDb } from "../../db/store";
 import { connections, scheduledPosts, scheduledPostTargets } from "../../db/tables";
@@ -24,6 +25,7 @@ import { recordEvent } from "../../store/events";
 import { withdrawPendingTargets } from "../../publishing/withdraw";
 import { connectorFor } from "../../publishing/registry";
 import { decodeCursor, encodeCursor } from "../assets/cursor";
+import { lockAsset } from "../assets/service";
 import { registerAssetReferenceCheck } from "../assets/references";
 import { connectionView, listConnections } from "../connections/service";
 import { type ConnectionRow, openConnection } from "../../store/connections";
@@ -227,6 +229,9 @@ async function insertTargets(
   return handOver;
 }
 
+/** How often schedulePost reads and checks the creation again when its image was deleted since the last read. */
+const SNAPSHOT_ATTEMPTS = 3;
+
 /**
  * POST /schedule. Checks in the order of decisions.md §1, stores the post with its content snapshot, then hands
  * provider-held targets (Mastodon) over at once: a provider's refusal answers 200 with that target failed.
@@ -236,12 +241,37 @@ export async function schedulePost(deps: Deps, accountId: string, input: Schedul
   const scheduledTime = parseScheduledTime(input.scheduledTime);
   assertLeadTime(scheduledTime, now);
   const chosen = resolveTargets(await listConnections(deps, accountId), input.targets);
-  const creation = await findCreationRow(deps, accountId, input.creationId);
-  if (!creation) throw notFound("creation");
-  await assertSchedulable(deps, chosen, creation);
-
   const postId = newId();
-  const handOver = await deps.store.write(async (tx) => {
+  let handOver: string[] | null = null;
+  for (let attempt = 1; handOver === null; attempt++) {
+    if (attempt > SNAPSHOT_ATTEMPTS) {
+      const problem = "the creation's image changed while it was being scheduled; try again";
+      throw new AppError("not_schedulable", `The creation cannot be scheduled: ${problem}.`, { problems: [{ field: "image", problem }] });
+    }
+    const creation = await findCreationRow(deps, accountId, input.creationId);
+    if (!creation) throw notFound("creation");
+    await assertSchedulable(deps, chosen, creation);
+    handOver = await insertPost(deps, { id: postId, accountId, scheduledTime, now }, creation, chosen);
+  }
+  if (handOver.length > 0) await runDueOnce(deps, {}, handOver);
+  return { post: (await getPost(deps, accountId, postId)).post };
+}
+
+/**
+ * Stores the post with the snapshot of `creation` (read and checked before this write) and its targets. Answers the
+ * targets to hand over, or null when the snapshot's image is gone: the creation's image was replaced and the old one
+ * deleted after the read (the caller reads the creation again). The image is locked for the write, so a delete of it
+ * waits for this write and then finds the post using it (asset_in_use).
+ */
+async function insertPost(
+  deps: Deps,
+  post: { id: string; accountId: string; scheduledTime: number; now: number },
+  creation: CreationRow,
+  chosen: readonly ConnectionRow[],
+): Promise<string[] | null> {
+  const { id: postId, accountId, scheduledTime, now } = post;
+  return deps.store.write(async (tx) => {
+    if (creation.imageAssetId && !(await lockAsset(deps, accountId, creation.imageAssetId))) return null;
     await tx
       .insert(scheduledPosts)
       .values({
@@ -259,8 +289,6 @@ export async function schedulePost(deps: Deps, accountId: string, input: Schedul
       .run();
     return insertTargets(tx, { id: postId, accountId }, chosen, scheduledTime, now);
   });
-  if (handOver.length > 0) await runDueOnce(deps, {}, handOver);
-  return { post: (await getPost(deps, accountId, postId)).post };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
