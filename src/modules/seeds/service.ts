@@ -87,10 +87,10 @@ export async function getOwnedSeed(deps: Pick<Deps, "store">, accountId: string,
   return row;
 }
 
-/** 404 not_found("asset") unless `assetId` is an asset of `accountId`. Runs on the reader or inside a write. */
 /**
- * Inside the seed's write: the asset is the account's, and its row stays locked (PostgreSQL) until the seed is saved,
- * so a concurrent deleteAsset (which locks it too before counting references) cannot remove it in between.
+ * 404 not_found("asset") unless `assetId` is an asset of `accountId`. Runs inside the seed's write, and the asset's row
+ * stays locked (PostgreSQL) until the seed is saved, so a concurrent deleteAsset (which locks it too before counting
+ * references) cannot remove it in between.
  */
 async function assertOwnedAsset(dialect: Store["dialect"], db: StoreDb, accountId: string, assetId: string): Promise<void> {
   if (!isUuid(assetId)) throw notFound("asset");
