@@ -137,13 +137,8 @@ export async function postSetRole(ctx: DashboardCtx, s: SessionContext, userId: 
   const account = ownerOnly(s);
   if (account instanceof Response) return account;
   try {
-    const role = field(form, "role");
-    const rows = await listMembers(ctx, account.accountId);
-    const owners = rows.filter((m) => m.role === "owner");
-    if (role !== "owner" && owners.length === 1 && owners[0]?.userId === userId) {
-      return htmlResponse(await membersPage(ctx, s, account.accountId, [{ kind: "error", text: "An account keeps at least one owner." }]), 400);
-    }
-    await setMemberRole(ctx.deps, userId, role, account.accountId);
+    // The last owner's demotion is refused by the service (400 "An account keeps at least one owner."), shown below.
+    await setMemberRole(ctx.deps, userId, field(form, "role"), account.accountId);
     return redirect(`${CURRENT}?notice=member-updated`);
   } catch (error) {
     const { notice, status } = refusal(error);
