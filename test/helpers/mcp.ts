@@ -58,6 +58,8 @@ export interface ToolResult {
 /** What the tests need of a connected client, v1 or v2. */
 export interface McpClient {
   label: string;
+  /** The protocol era it is served in: `modern` (2026-07-28) or `legacy` (2025-era, stateless). */
+  era: "modern" | "legacy";
   callTool(name: string, args?: Record<string, unknown>): Promise<ToolResult>;
   listTools(): Promise<{ name: string; annotations?: Record<string, unknown>; inputSchema: unknown; outputSchema?: unknown }[]>;
   close(): Promise<void>;
@@ -71,8 +73,10 @@ function bearer(token: string): RequestInit {
 export async function connectV2(url: string, token: string, mode: "auto" | "legacy" = "auto"): Promise<McpClient> {
   const client = new ClientV2({ name: "seedcast-test-v2", version: "1.0.0" }, mode === "auto" ? { versionNegotiation: { mode: "auto" } } : {});
   await client.connect(new TransportV2(new URL(url), { requestInit: bearer(token) }));
+  const era = client.getProtocolEra();
   return {
-    label: `v2 client (${client.getProtocolEra()})`,
+    label: `v2 client (${era})`,
+    era: era === "modern" ? "modern" : "legacy",
     callTool: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as ToolResult,
     listTools: async () => (await client.listTools()).tools as Awaited<ReturnType<McpClient["listTools"]>>,
     close: () => client.close(),
@@ -85,10 +89,26 @@ export async function connectV1(url: string, token: string): Promise<McpClient> 
   await client.connect(new TransportV1(new URL(url), { requestInit: bearer(token) }));
   return {
     label: "v1 client (legacy)",
+    era: "legacy",
     callTool: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as ToolResult,
     listTools: async () => (await client.listTools()).tools as Awaited<ReturnType<McpClient["listTools"]>>,
     close: () => client.close(),
   };
+}
+
+/**
+ * The REST error envelope a refusal carries: its structuredContent for a client on 2026-07-28; for a 2025-era client
+ * (whose SDK checks even a refusal's structuredContent against the success schema) the JSON of its second text block,
+ * with no structuredContent at all. Throws when `result` is not a refusal of that shape.
+ */
+// biome-ignore lint: tests read arbitrary JSON shapes.
+export function refusalOf(client: Pick<McpClient, "era">, result: ToolResult): any {
+  if (result.isError !== true) throw new Error(`not a refusal: ${JSON.stringify(result)}`);
+  if (client.era === "modern") return result.structuredContent;
+  if (result.structuredContent !== undefined) throw new Error("a 2025-era refusal carries no structuredContent");
+  const envelope = result.content[1]?.text;
+  if (envelope === undefined) throw new Error(`a 2025-era refusal carries its envelope as a second text block: ${JSON.stringify(result)}`);
+  return JSON.parse(envelope);
 }
 
 /** A raw JSON-RPC POST to /mcp (for the HTTP-level answers the clients turn into exceptions). */
