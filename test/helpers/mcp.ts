@@ -131,20 +131,21 @@ export function toolsCall(name: string, args: Record<string, unknown> = {}, id =
 }
 
 /**
- * Calls every tool of §9 once, in an order where each finds what it needs (a seed to generate from, a creation to
- * schedule, a post to cancel). The account must have a ready target named `webhook` and credits for one generation
- * and one caption regeneration; `imageUrl` is an https image the server may fetch. Throws naming the first tool
- * whose result is a refusal. Answers every result by tool name.
+ * Calls every tool once (§9 and §10), in an order where each finds what it needs (a seed to generate from, a creation
+ * to schedule, a post to move and cancel). The account must have a ready target named `webhook` and credits for one
+ * generation and one caption regeneration; `imageUrl` is an https image the server may fetch (its origin also takes
+ * the event webhook). Throws naming the first tool whose result is a refusal. Answers every result by tool name.
  */
 export async function callEveryTool(client: McpClient, opts: { imageUrl: string; scheduledTime: string }): Promise<Map<string, ToolResult>> {
   const results = new Map<string, ToolResult>();
   const call = async (name: string, args: Record<string, unknown> = {}) => {
     const result = await client.callTool(name, args);
-    if (result.isError) throw new Error(`${name} was refused: ${JSON.stringify(result.structuredContent)}`);
+    if (result.isError) throw new Error(`${name} was refused: ${JSON.stringify(result.content)}`);
     results.set(name, result);
     return result.structuredContent;
   };
   await call("get_credits");
+  await call("list_credit_ledger", { limit: 5 });
   await call("set_voice", { tone: "friendly", emoji: "some" });
   await call("get_voice");
   const seed = await call("create_seed", { title: "Autumn opening hours", content: "From October we open at eight and close at six, Monday to Saturday.", idempotency_key: crypto.randomUUID() });
@@ -153,16 +154,24 @@ export async function callEveryTool(client: McpClient, opts: { imageUrl: string;
   await call("update_seed", { id: seed.id, category: "news" });
   const asset = (await call("ingest_image", { url: opts.imageUrl, label: "Shop front" })).asset;
   await call("list_assets", { limit: 10 });
-  await call("create_upload_link");
+  const link = await call("create_upload_link");
+  await call("get_upload_link", { id: link.id });
   const creation = (await call("generate_creation", { seed_id: seed.id, image_asset_id: asset.id })).creation;
-  await call("regenerate_creation", { creation_id: creation.id, parts: "caption", change_instructions: "shorter" });
+  await call("regenerate_creation", { id: creation.id, parts: "caption", change_instructions: "shorter" });
   await call("list_creations", { seed_id: seed.id });
   await call("get_creation", { id: creation.id });
+  await call("update_creation", { id: creation.id, caption: "From October: open eight to six, Monday to Saturday." });
   await call("list_targets");
   const post = (await call("schedule_post", { creation_id: creation.id, scheduled_time: opts.scheduledTime, targets: ["webhook"] })).post;
   await call("list_posts", { status: "scheduled" });
   await call("get_post", { id: post.id });
-  await call("cancel_post", { post_id: post.id });
+  await call("reschedule_post", { id: post.id, scheduled_time: new Date(Date.parse(opts.scheduledTime) + 3_600_000).toISOString() });
+  await call("cancel_post", { id: post.id });
+  await call("delete_creation", { id: creation.id });
+  await call("delete_asset", { id: asset.id });
+  const hook = await call("create_webhook", { url: `${new URL(opts.imageUrl).origin}/events`, events: ["post.published"] });
+  await call("list_webhooks");
+  await call("delete_webhook", { id: hook.webhook.id });
   await call("delete_seed", { id: seed.id });
   return results;
 }
