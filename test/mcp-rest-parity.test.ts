@@ -352,6 +352,8 @@ for (const [label, connect] of connectors) {
       const creation = (await ok("generate_creation", { seed_id: seed.id })).creation;
       const force = await client.callTool("delete_creation", { id: creation.id, force: true });
       expect(refusalOf(client, force)).toMatchObject({ error: "invalid_request", details: [{ field: "force" }] });
+      // The other name of id is accepted, not advertised: the message names id alone.
+      expect(refusalOf(client, force).message).toBe("delete_creation has no argument `force`; it takes: id.");
       // REST's body field `type` is not an argument of the tools either.
       const typed = await client.callTool("regenerate_creation", { id: creation.id, type: "social_post" });
       expect(refusalOf(client, typed).details).toEqual([{ field: "type", problem: "is not an argument of this tool" }]);

@@ -49,7 +49,7 @@ interface PreparedTool {
 }
 
 /** A tool's whole input schema: its definition's, plus the other name of `id` when it has one. */
-export function inputSchemaOf(definition: ToolDefinition): TObject {
+function inputSchemaOf(definition: ToolDefinition): TObject {
   const schema = definition.input as TObject;
   return definition.formerId ? withFormerId(schema, definition.formerId) : schema;
 }
@@ -93,7 +93,7 @@ function declaredArguments(prepared: PreparedTool, raw: unknown): Record<string,
   const given: Record<string, unknown> = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>) } : {};
   const undeclared = Object.keys(given).filter((name) => !prepared.declared.has(name));
   if (undeclared.length > 0) {
-    const takes = [...prepared.declared].join(", ") || "no arguments";
+    const takes = [...prepared.declared].filter((name) => name !== prepared.definition.formerId).join(", ") || "no arguments";
     const names = undeclared.map((name) => `\`${name}\``).join(", ");
     throw new AppError(
       "invalid_request",
