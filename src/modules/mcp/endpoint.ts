@@ -86,9 +86,9 @@ export function mcpEndpoint(deps: Deps): (request: Request) => Promise<Response>
   const ownOrigin = new URL(baseUrl).origin;
   const resource = new URL(`${baseUrl}${MCP_PATH}`);
   const handler = createMcpHandler(
-    ({ authInfo }) => {
+    ({ authInfo, era }) => {
       const { principal, calls } = (authInfo as PrincipalAuthInfo).extra;
-      return createToolServer(deps, principal, authInfo?.token ?? "", calls);
+      return createToolServer(deps, principal, authInfo?.token ?? "", calls, era);
     },
     {
       onerror: (error) => deps.log.debug("mcp request refused by the SDK", { error: error.message }),

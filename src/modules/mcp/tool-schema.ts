@@ -33,8 +33,9 @@ function plainNode(value: unknown): unknown {
     const rest = node.anyOf.filter((branch) => !isNumericTextBranch(branch));
     delete node.anyOf;
     delete node.default;
-    if (rest.length === 1) Object.assign(node, rest[0]);
-    else node.anyOf = rest;
+    // The one branch left takes the node's place, and is cleaned like it (its `error` text included).
+    if (rest.length === 1) return plainNode({ ...node, ...(rest[0] as Record<string, unknown>) });
+    node.anyOf = rest;
   }
   for (const [key, child] of Object.entries(node)) node[key] = plainNode(child);
   return node;
@@ -45,9 +46,12 @@ export function advertisedJsonSchema(schema: TSchema): Record<string, unknown> {
   return plainNode(JSON.parse(JSON.stringify(schema))) as Record<string, unknown>;
 }
 
-/** `schema` as a Standard Schema the SDK accepts; `validate` is the identity (see the file comment). */
-export function standardSchemaOf<T extends TSchema>(schema: T): StandardSchemaWithJSON<Static<T>, Static<T>> {
-  const json = advertisedJsonSchema(schema);
+/**
+ * `schema` as a Standard Schema the SDK accepts; `validate` is the identity (see the file comment). `closed`: the
+ * object takes no property it does not declare (`additionalProperties: false`, what the argument check enforces).
+ */
+export function standardSchemaOf<T extends TSchema>(schema: T, options: { closed?: boolean } = {}): StandardSchemaWithJSON<Static<T>, Static<T>> {
+  const json = options.closed ? { ...advertisedJsonSchema(schema), additionalProperties: false } : advertisedJsonSchema(schema);
   return {
     "~standard": {
       version: 1,
