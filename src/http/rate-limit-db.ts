@@ -44,24 +44,25 @@ export class DbRateLimiter {
     this.batch = Math.max(1, Math.floor(perMinute / 600));
   }
 
-  /** Takes one token for `key`. Resolves to 0 when allowed, else the seconds to wait. */
-  take(key: string): number | Promise<number> {
+  /** Takes `cost` tokens for `key`, all or none. Resolves to 0 when allowed, else the seconds to wait. */
+  take(key: string, cost = 1): number | Promise<number> {
     const now = this.clock.now();
     const lease = this.leases.get(key);
-    if (lease && lease.tokens > 0 && now < lease.until) {
-      lease.tokens--;
+    if (lease && lease.tokens >= cost && now < lease.until) {
+      lease.tokens -= cost;
       return 0;
     }
-    return this.takeFromDatabase(key, now);
+    return this.takeFromDatabase(key, now, cost);
   }
 
-  private async takeFromDatabase(key: string, now: number): Promise<number> {
+  private async takeFromDatabase(key: string, now: number, cost: number): Promise<number> {
     const t = rateLimitBuckets;
     // Refilled: min(cap, tokens + elapsed ms × perMinute / 60) thousandths (perMinute/60 thousandths per ms).
     const refilled = lesserOf(sql`${this.capMilli}`, sql`${t.tokensMilli} + ((${now} - ${t.updatedAt}) * ${this.perMinute}) / 60`);
-    // Whole tokens handed out: as many as are there, up to the batch.
-    const granted = lesserOf(sql`${this.batch}`, sql`${refilled} / 1000`);
-    const first = Math.min(this.batch, this.perMinute);
+    // Whole tokens handed out: one take, as many as are there up to the batch; several (a JSON-RPC batch), all or none.
+    const granted =
+      cost === 1 ? lesserOf(sql`${this.batch}`, sql`${refilled} / 1000`) : sql<number>`(CASE WHEN ${refilled} >= ${cost * 1000} THEN ${cost} ELSE 0 END)`;
+    const first = cost === 1 ? Math.min(this.batch, this.perMinute) : cost <= this.perMinute ? cost : 0;
     // One statement, atomic by itself: on PostgreSQL in autocommit, so the bucket's row is locked for that statement only.
     const row = await this.store.writeOne((tx) =>
       tx
@@ -75,14 +76,16 @@ export class DbRateLimiter {
         .get(),
     );
     const got = Number(row?.granted ?? 0);
-    if (got > 0) {
+    if (cost > 1) {
+      if (got === cost) return 0;
+    } else if (got > 0) {
       if (got > 1) {
         if (this.leases.size >= LEASE_LIMIT) this.leases.clear();
         this.leases.set(key, { tokens: got - 1, until: now + LEASE_MS });
       } else this.leases.delete(key);
       return 0;
     }
-    const missingMilli = 1000 - Number(row?.tokensMilli ?? 0);
+    const missingMilli = cost * 1000 - Number(row?.tokensMilli ?? 0);
     return Math.max(1, Math.ceil((missingMilli * 60) / this.perMinute / 1000));
   }
 }

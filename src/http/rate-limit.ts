@@ -8,9 +8,13 @@ import type { Deps } from "../deps";
 import type { Clock } from "../lib/clock";
 import { DbRateLimiter } from "./rate-limit-db";
 
-/** Takes one token for a key: 0 when allowed, else the seconds to wait (a promise when the bucket is in the database). */
+/**
+ * Takes `cost` tokens (default one) for a key, all or none: 0 when allowed, else the seconds to wait until that many
+ * are there (a promise when the bucket is in the database). A cost above the per-minute limit never fits: callers
+ * refuse such a request themselves.
+ */
 export interface Limiter {
-  take(key: string): number | Promise<number>;
+  take(key: string, cost?: number): number | Promise<number>;
 }
 
 /** The limiter for `name` at `perMinute`: in memory on SQLite, in the database on PostgreSQL. */
@@ -37,8 +41,8 @@ export class RateLimiter implements Limiter {
     this.perMs = perMinute / 60_000;
   }
 
-  /** Takes one token for `key`. Returns 0 when allowed, else the seconds to wait. */
-  take(key: string): number {
+  /** Takes `cost` tokens for `key`, all or none. Returns 0 when allowed, else the seconds to wait. */
+  take(key: string, cost = 1): number {
     const now = this.clock.now();
     let bucket = this.buckets.get(key);
     if (!bucket) {
@@ -48,11 +52,11 @@ export class RateLimiter implements Limiter {
     bucket.tokens = Math.min(this.perMinute, bucket.tokens + (now - bucket.updatedAt) * this.perMs);
     bucket.updatedAt = now;
     if (++this.calls % 1000 === 0) this.prune(now);
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
+    if (bucket.tokens >= cost) {
+      bucket.tokens -= cost;
       return 0;
     }
-    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.perMs / 1000));
+    return Math.max(1, Math.ceil((cost - bucket.tokens) / this.perMs / 1000));
   }
 
   /** Drops full buckets so the map stays as small as the set of recently active keys. */

@@ -3,13 +3,16 @@
  * Standard Schema that can also produce JSON Schema, so this wraps one in that interface.
  *
  * Arguments are validated here, by the same compiled validator Elysia builds for the REST route's body (defaults
- * filled, unknown fields dropped, the same `error` texts), and a refusal is the REST `invalid_request` envelope. The
- * SDK's own input check is therefore a pass-through: it would answer a bare text instead of the envelope.
+ * filled, unknown fields dropped, the same `error` texts, lone surrogates refused by name as json-body.ts does), and a
+ * refusal is the REST `invalid_request` envelope. The SDK's own input check is therefore a pass-through: it would
+ * answer a bare text instead of the envelope.
  */
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { type Static, type TSchema, ValidationError, getSchemaValidator } from "elysia";
 import { Value } from "@sinclair/typebox/value";
 import { validationToAppError } from "../../http/error-response";
+import { invalidField } from "../../lib/errors";
+import { loneSurrogateField } from "../../lib/unicode-text";
 
 /** Elysia's string branch of `t.Integer`/`t.Numeric` (numeric text, for query strings): not part of a JSON argument. */
 function isNumericTextBranch(value: unknown): boolean {
@@ -76,6 +79,8 @@ export function argumentCheck<T extends TSchema>(schema: T): ArgumentCheck<T> {
   const defaults = validator.hasDefault ? (Value.Default(schema, {}) as Record<string, unknown>) : null;
   return {
     parse(value) {
+      const unpaired = loneSurrogateField(value);
+      if (unpaired) throw invalidField(unpaired.field, unpaired.problem);
       const given = value !== null && typeof value === "object" && !Array.isArray(value) ? value : {};
       let args: unknown = defaults ? Object.assign(structuredClone(defaults), given) : { ...given };
       if (validator.Clean) args = validator.Clean(args);

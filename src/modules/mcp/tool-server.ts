@@ -126,11 +126,12 @@ async function answerOf(deps: Deps, principal: McpPrincipal, prepared: PreparedT
 
 /**
  * The idempotency key a call carries, when it is one the claim can take; null when there is none or when it is not
- * text of the allowed length (the argument check then refuses it). Blank: refused as REST refuses a blank header.
+ * well-formed text of the allowed length (the argument check then refuses it). Blank: refused as REST refuses a
+ * blank header.
  */
 function usableKey(given: Record<string, unknown>): string | null {
   const key = given[IDEMPOTENCY_ARGUMENT];
-  if (typeof key !== "string" || key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) return null;
+  if (typeof key !== "string" || key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !key.isWellFormed()) return null;
   if (key.trim() === "") throw invalidField(IDEMPOTENCY_ARGUMENT, "must not be empty");
   return key;
 }
