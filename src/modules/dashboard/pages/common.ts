@@ -10,11 +10,6 @@ export function plainMessage(error: AppError): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-/** Warnings chosen by key after a redirect. */
-const WARNINGS: Record<string, string> = {
-  "connected-attention": "The connection was added, but it needs attention before it can post: see what to fix below, then check it again or reconnect.",
-};
-
 /** A service refusal as a notice plus the status to answer; anything else is a bug and is rethrown. */
 export function refusal(error: unknown): { notice: Notice; status: number } {
   if (error instanceof AppError) return { notice: { kind: "error", text: plainMessage(error) }, status: error.status };
@@ -54,8 +49,6 @@ const NOTICES: Record<string, string> = {
 /** The notice named by `?notice=` on this request, if it is one of ours. */
 export function noticeFrom(request: Request): Notice[] {
   const key = new URL(request.url).searchParams.get("notice");
-  const warning = key ? WARNINGS[key] : undefined;
-  if (warning) return [{ kind: "warn", text: warning }];
   const text = key ? NOTICES[key] : undefined;
   return text ? [{ kind: "ok", text }] : [];
 }
