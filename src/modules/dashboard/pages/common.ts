@@ -46,9 +46,19 @@ const NOTICES: Record<string, string> = {
   generated: "The post was generated. Check the caption, then schedule it.",
 };
 
+/** Success messages about several things at once, for `?notice=<key>&count=<n>` with n ≥ 2 (only the number comes from the URL). */
+const COUNTED: Record<string, (n: number) => string> = {
+  uploaded: (n) => `${n} images were added to the library.`,
+};
+const MAX_COUNT = 10_000;
+
 /** The notice named by `?notice=` on this request, if it is one of ours. */
 export function noticeFrom(request: Request): Notice[] {
-  const key = new URL(request.url).searchParams.get("notice");
+  const params = new URL(request.url).searchParams;
+  const key = params.get("notice");
+  const count = Number(params.get("count") ?? "");
+  const counted = key ? COUNTED[key] : undefined;
+  if (counted && Number.isInteger(count) && count >= 2 && count <= MAX_COUNT) return [{ kind: "ok", text: counted(count) }];
   const text = key ? NOTICES[key] : undefined;
   return text ? [{ kind: "ok", text }] : [];
 }

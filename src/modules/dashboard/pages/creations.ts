@@ -126,7 +126,9 @@ async function counters(ctx: DashboardCtx, accountId: string): Promise<Counter[]
   return out;
 }
 
-function counted(caption: string, c: Counter): number {
+/** The length the server checks: the caption as stored (trimmed, creations/edit.ts), links at the platform's length. */
+function counted(typed: string, c: Counter): number {
+  const caption = typed.trim();
   return graphemeCount(c.urlLength === null ? caption : caption.replace(URL_RE, "x".repeat(c.urlLength)));
 }
 
