@@ -44,8 +44,8 @@ function authHeaders(connection: OpenConnection): Record<string, string> {
 async function failure(res: Response, what: string): Promise<DeliveryError> {
   const message = await providerMessage(res);
   const kind = failureKindOf(res.status);
-  if (kind === "auth") return new DeliveryError("auth", `The Mastodon instance refused the access token (${message}). ${TOKEN_HINT}`);
-  return new DeliveryError(kind, `The Mastodon instance refused the ${what}: ${message}`);
+  if (kind === "auth") return new DeliveryError("auth", `The Mastodon server refused the access token (${message}). ${TOKEN_HINT}`);
+  return new DeliveryError(kind, `The Mastodon server refused the ${what}: ${message}`);
 }
 
 async function sleep(ms: number): Promise<void> {
@@ -76,7 +76,7 @@ async function uploadMedia(deps: Deps, connection: OpenConnection, content: Deli
     if (poll.status !== 206) throw await failure(poll, "image upload");
     await poll.body?.cancel();
   }
-  throw new DeliveryError("transient", "The Mastodon instance is still processing the image; will try again.");
+  throw new DeliveryError("transient", "The Mastodon server is still processing the image; will try again.");
 }
 
 function stripHtml(html: string): string {

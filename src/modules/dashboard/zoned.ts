@@ -169,3 +169,8 @@ export function zoneNameOver(first: string, last: string, timeZone: string): str
   }
   return start;
 }
+
+/** A zone's name for reading: "America/New York" for America/New_York. */
+export function zoneLabel(timeZone: string): string {
+  return timeZone.replace(/_/g, " ");
+}

@@ -10,6 +10,8 @@ import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { ROLE_SCOPES } from "../../../auth/scopes";
 import { creationCaptions, findCreationRow } from "../../creations/service";
+import { listConnections } from "../../connections/service";
+import type { ConnectionRow } from "../../../store/connections";
 import { MIN_LEAD_MS, type PostApi, cancelPost, getPost, listPosts, reschedulePost, schedulePost } from "../../schedule/service";
 import { type FieldErrors, FormState } from "../fields";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
@@ -32,6 +34,7 @@ import {
   monthTitle,
   shortDate,
   zoneAbbreviation,
+  zoneLabel,
   zoneNameOver,
   zonedParts,
   zonedDateValid,
@@ -253,7 +256,7 @@ async function calendarPage(ctx: DashboardCtx, s: SessionContext, account: Membe
   <a class="button small secondary" href="${link({ date: today })}">Today</a>
   <a class="button small secondary" href="${link({ date: next })}">Next<span class="sr-only"> ${view}</span> →</a>
 </div>
-<h2>${heading} <span class="muted zone-note">times in ${zone.replace(/_/g, " ")} (${zoneNameOver(view === "month" ? firstOfMonth(anchor) : first, view === "month" ? monthLast : last, zone)}) · <a href="/dashboard/account">change</a></span></h2>
+<h2>${heading} <span class="muted zone-note">times in ${zoneLabel(zone)} (${zoneNameOver(view === "month" ? firstOfMonth(anchor) : first, view === "month" ? monthLast : last, zone)}) · <a href="/dashboard/account">change</a></span></h2>
 ${
   view === "day"
     ? html`<section class="single-day" data-date="${anchor}" aria-label="${longDate(anchor)}">${(byDay.get(anchor) ?? []).length === 0 ? html`<p class="muted">Nothing on this day.</p>` : (byDay.get(anchor) ?? []).map((p) => block(v, p))}</section>`
@@ -319,18 +322,24 @@ async function postPage(ctx: DashboardCtx, s: SessionContext, account: Membershi
   const creationExists = creation !== null;
   const caption = (await postCaption(ctx.deps, account.accountId, p.id)) ?? creation?.caption ?? "";
   const retries = (await pendingRetries(ctx.deps, [p.id])).get(p.id) ?? [];
+  const connections = new Map((await listConnections(ctx.deps, account.accountId)).map((c) => [c.id, c]));
+  const blocked = p.targets
+    .filter((t) => t.status === "scheduled" || t.status === "publishing")
+    .map((t) => connections.get(t.accountId))
+    .filter((c): c is ConnectionRow => c !== undefined && !c.readyToPost);
   const timeFields = html`<div class="grid2 tight">${f.input({ name: "date", label: "Date", type: "date", value: values.date, required: true })}
-    ${f.input({ name: "time", label: "Time", type: "time", value: values.time, required: true, hint: `${zone} (${zoneAbbreviation(Date.parse(p.scheduledTime), zone)})` })}</div>`;
+    ${f.input({ name: "time", label: "Time", type: "time", value: values.time, required: true, hint: `${zoneLabel(zone)} (${zoneAbbreviation(Date.parse(p.scheduledTime), zone)})` })}</div>`;
   return page(
     s,
     { title: POST_TITLES[p.status] ?? "Scheduled post", current: CURRENT, notices: state.notices },
     html`<p><a href="${dayLink(zone, p)}">← Back to the calendar</a></p>
 <article class="card post">
   <div class="post-row">${thumb ? html`<img class="thumb" src="${thumb}" alt="" width="96" height="96">` : ""}
-  <div><p><strong>${longDate(at.date)}, <time datetime="${p.scheduledTime}">${at.time}</time></strong> <span class="muted">${zone}</span> ${statusBadge(p.status)}</p>
+  <div><p><strong>${longDate(at.date)}, <time datetime="${p.scheduledTime}">${at.time}</time></strong> <span class="muted">${zoneLabel(zone)}</span> ${statusBadge(p.status)}</p>
   <p class="post-caption caption">${caption}</p>
   ${creationExists ? html`<p><a href="/dashboard/creations/${p.creationId}">Open the post it was made from</a></p>` : ""}</div></div>
   ${p.errorMessage ? html`<p class="notice notice-error">${p.errorMessage}</p>` : ""}
+  ${blocked.map((c) => html`<p class="notice notice-warn">${c.label} needs attention: ${c.blockedReason ?? "it is not ready to post."} <a href="/dashboard/connections#connection-${c.id}">Fix it on the Connections page</a>.</p>`)}
   <h2>Where it goes</h2>
   ${targetsList(p, retries, zone, ctx.deps.clock.now())}
 </article>
@@ -441,7 +450,7 @@ export async function getCancel(ctx: DashboardCtx, s: SessionContext, id: string
     confirmPage(s, {
       title: "Cancel this post?",
       current: CURRENT,
-      question: html`Cancel the post scheduled for ${longDate(at.date)} at ${at.time} (${zone}) to ${post.targets.map((t) => t.label).join(", ")}? It is withdrawn from every provider that holds it, then removed from the calendar.`,
+      question: html`Cancel the post scheduled for ${longDate(at.date)} at ${at.time} (${zoneLabel(zone)}) to ${post.targets.map((t) => t.label).join(", ")}? It is withdrawn from every provider that holds it, then removed from the calendar.`,
       action: `${CURRENT}/${post.id}/cancel`,
       confirmLabel: "Cancel this post",
       keepLabel: "Keep it",

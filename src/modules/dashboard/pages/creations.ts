@@ -22,7 +22,7 @@ import { type Form, field, fields, htmlResponse, redirect } from "../../../web/h
 import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
 import { zoneOf } from "../../../web/preferences";
 import type { Membership, SessionContext } from "../../../web/session";
-import { addDays, zoneAbbreviation, zonedParts, zonedToUtc } from "../zoned";
+import { addDays, zoneAbbreviation, zoneLabel, zonedParts, zonedToUtc } from "../zoned";
 import { noticeFrom, refusal } from "./common";
 
 const CURRENT = "/dashboard/creations";
@@ -169,7 +169,7 @@ async function schedulePart(ctx: DashboardCtx, s: SessionContext, account: Membe
   ${f.group("targets", "Post to", boxes)}
   <div class="grid2 tight">
     ${f.input({ name: "date", label: "Date", type: "date", value: v.date, required: true })}
-    ${f.input({ name: "time", label: "Time", type: "time", value: v.time, required: true, hint: `${zone} (${zoneAbbreviation(now, zone)}). Change it in your settings.` })}
+    ${f.input({ name: "time", label: "Time", type: "time", value: v.time, required: true, hint: `${zoneLabel(zone)} (${zoneAbbreviation(now, zone)}). Change it in your settings.` })}
   </div>
   <p class="hint">At least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now. The post keeps the caption and image as they are when you schedule.</p>
   <button type="submit">Schedule</button>

@@ -10,7 +10,7 @@ import { ROLE_SCOPES, SCOPE_LABELS, SCOPES } from "../../../auth/scopes";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html, timeTag } from "../../../lib/html";
 import { zoneOf } from "../../../web/preferences";
-import { zonedParts } from "../zoned";
+import { zoneLabel, zonedParts } from "../zoned";
 import { type Form, field, fields, htmlResponse, redirect } from "../../../web/http";
 import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
 import type { SessionContext } from "../../../web/session";
@@ -193,7 +193,7 @@ export async function postRotate(ctx: DashboardCtx, s: SessionContext, keyId: st
   try {
     const rotated = await rotateKey(ctx.deps, key.id, account.accountId);
     const graceAt = rotated.previousKeyGraceUntil ? zonedParts(Date.parse(rotated.previousKeyGraceUntil), zoneOf(s)) : null;
-    const graceEnd = graceAt ? `${graceAt.date} ${graceAt.time} (${zoneOf(s).replace(/_/g, " ")} time)` : "the end of its grace period";
+    const graceEnd = graceAt ? `${graceAt.date} ${graceAt.time} (${zoneLabel(zoneOf(s))} time)` : "the end of its grace period";
     const token = await stashSecret(ctx.deps, s.sessionId, {
       title: `Key “${key.name}” rotated`,
       secret: rotated.key,

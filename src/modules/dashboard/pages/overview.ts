@@ -7,7 +7,7 @@ import { listKeys } from "../../auth/keys-service";
 import { listConnections } from "../../connections/service";
 import { listPosts } from "../../schedule/service";
 import type { DashboardCtx } from "../../../web/guard";
-import { html } from "../../../lib/html";
+import { type Html, html } from "../../../lib/html";
 import { htmlResponse } from "../../../web/http";
 import { page } from "../../../web/layout";
 import type { SessionContext } from "../../../web/session";
@@ -15,7 +15,6 @@ import { connectorCard } from "./connector-card";
 import { listSeeds } from "../../seeds/service";
 import { listCreations } from "../../creations/service";
 import { zoneOf } from "../../../web/preferences";
-import { type Html } from "../../../lib/html";
 import { troubleCard } from "./overview-trouble";
 
 interface Step {
@@ -69,7 +68,7 @@ export async function getOverview(ctx: DashboardCtx, s: SessionContext): Promise
       html`<p class="muted">Signed in as ${s.email}, ${account.role} of this account${s.isAdmin ? " and administrator of this instance" : ""}.</p>
 ${await troubleCard(ctx, account.accountId, zoneOf(s))}
 <div class="stats">
-  <a class="stat" href="/dashboard/calendar"><div class="value">${upcoming === 200 ? "200+" : upcoming}</div><div class="label">posts coming up</div></a>
+  <a class="stat" href="/dashboard/calendar"><div class="value">${upcoming === 200 ? "200+" : upcoming}</div><div class="label">${upcoming === 1 ? "post" : "posts"} coming up</div></a>
   <a class="stat" href="/dashboard/connections"><div class="value">${ready} / ${connections.length}</div><div class="label">connections ready</div></a>
   <a class="stat" href="/dashboard/credits"><div class="value">${credits.balance}</div><div class="label">credits available</div></a>
   <a class="stat" href="/dashboard/keys"><div class="value">${activeKeys}</div><div class="label">working API keys</div></a>
