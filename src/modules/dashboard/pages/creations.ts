@@ -30,6 +30,7 @@ const PAGE_SIZE = 24;
 const EXCERPT = 160;
 /** Mastodon and others count every link as this many characters (matches the schedule service's rule). */
 const URL_RE = /https?:\/\/[^\s<>"]+/g;
+const PLATFORM_NAMES = { bluesky: "Bluesky", mastodon: "Mastodon", webhook: "Webhook" } as const;
 const PART_LABELS: Record<RegeneratePart, string> = { caption: "The caption", image: "The image", both: "Both" };
 
 /** A library URL made same-origin, so the page shows it whatever BASE_URL says. */
@@ -161,7 +162,9 @@ async function schedulePart(ctx: DashboardCtx, s: SessionContext, account: Membe
     ? html`<p>No connections yet. <a href="/dashboard/connections">Connect an account</a> to post to.</p>`
     : html`${connections.map(
         (row) => html`<label><input type="checkbox" name="targets" value="${row.id}"${v.targets.includes(row.id) ? html` checked` : ""}${row.readyToPost ? "" : html` disabled`}>
-          ${row.label} <span class="muted">(${row.platform})</span>${row.readyToPost ? "" : html` <span class="badge state-warn">needs attention</span> <span class="hint">${row.blockedReason ?? ""}</span>`}</label>`,
+          <span>${row.label} <span class="muted">(${PLATFORM_NAMES[row.platform]})</span>${row.readyToPost ? "" : html` <span class="badge state-warn">needs attention</span>`}</span></label>${
+            row.readyToPost ? "" : html`<p class="hint target-why">${row.blockedReason ?? ""} <a href="/dashboard/connections#connection-${row.id}">Fix it on the Connections page</a>.</p>`
+          }`,
       )}`;
   return html`<form method="post" action="${CURRENT}/${c.id}/schedule" class="card" aria-labelledby="schedule-title" novalidate>
   <h2 id="schedule-title">Schedule</h2>
