@@ -119,6 +119,16 @@ describe("the service (dashboard and CLI)", () => {
     expect(again.extra.details).toEqual([{ field: "handle", problem: expect.stringContaining("@bakery.pds.test is already connected; use Reconnect") }]);
   });
 
+  test("two adds of the same account at once: one is added, the other refused", async () => {
+    const other = await world.createAccount();
+    const input = { accountId: other.accountId, platform: "mastodon" as const, instance: mastodon.url, token: DEFAULT_TOKEN };
+    const outcomes = await Promise.allSettled([addConnection(world.deps, input), addConnection(world.deps, input)]);
+    expect(outcomes.map((o) => o.status).sort()).toEqual(["fulfilled", "rejected"]);
+    const refused = outcomes.find((o) => o.status === "rejected") as PromiseRejectedResult;
+    expect((refused.reason as AppError).extra.connectionId).toBeString();
+    expect(await countFor(other.accountId)).toBe(1);
+  });
+
   test("a server address without a scheme means https://", async () => {
     const other = await world.createAccount();
     // A plain-HTTP server answers there, so the https:// check cannot reach it: stored (CLI's way) with the https address.

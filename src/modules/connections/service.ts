@@ -6,6 +6,7 @@
  */
 import { and, asc, eq, inArray, isNull, lte, or } from "drizzle-orm";
 import { type ConnectionPlatform, CONNECTION_PLATFORMS } from "../../db/schema/connections";
+import { forUpdate } from "../../db/portable-sql";
 import { accounts, connections, scheduledPostTargets } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
@@ -163,7 +164,9 @@ export async function addConnection(deps: Deps, input: AddConnectionInput, opts:
   const now = deps.clock.now();
   const finalLabel = result.label ?? label;
   await deps.store.write(async (tx) => {
-    // Again inside the write, so two submits of the same form cannot both add it.
+    // Again inside the write, with the account row locked (PostgreSQL; SQLite has one writer), so two submits of the
+    // same form cannot both add it.
+    await forUpdate(deps.store.dialect, tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, input.accountId))).all();
     const rows = await tx.select().from(connections).where(eq(connections.accountId, input.accountId)).all();
     const twin = sameAccount(deps, rows, { ...candidate, label: finalLabel, checked: result.ready });
     if (twin) throw alreadyConnected(input.platform, twin);
