@@ -313,7 +313,7 @@ describe("dashboard in Chromium on the built binary", () => {
     await page.goto(`${base}/dashboard/instance`);
     await shoot("16-instance");
     await page.goto(`${base}/dashboard`);
-    expect(await page.locator(".stat .value").nth(2).textContent()).toBe("1 / 1");
+    expect(await page.locator(".stat", { hasText: "connections ready" }).locator(".value").textContent()).toBe("1 / 1");
     await shoot("19-overview-with-data");
     await page.goto(`${base}/dashboard/no-such-page`);
     await shoot("20-not-found");
