@@ -1,5 +1,6 @@
 /**
- * Connections: add (CLI and dashboard only; the API never creates them), check, list, remove. Credentials are
+ * Connections: add (CLI and dashboard only; the API never creates them; an account is connected once, an address
+ * without a scheme means https, a server that does not answer like its network is refused), check, list, remove. Credentials are
  * sealed at rest; every check (at connect, every 30 minutes, after an authentication failure while publishing)
  * stores `readyToPost` and a `blockedReason` that tells a person what to fix. Removal withdraws and fails what the
  * connection still had to send (removeConnection).
