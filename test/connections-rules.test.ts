@@ -180,6 +180,14 @@ describe("the dashboard's connect form", () => {
     expect(again.text).toContain(`<a href="/dashboard/connections/${row?.id}/reconnect">reconnect it</a>`);
     expect(again.text).toContain(`class="post connection highlight" id="connection-${row?.id}"`);
     expect(await countFor(accountId)).toBe(1);
+    // Reconnecting it to something that is not Mastodon changes nothing and says why beside the server field.
+    const reconnect = `/dashboard/connections/${row?.id}/reconnect`;
+    const wrongPlace = await client.submit(reconnect, reconnect, { instance: urlOf(anythingGoes), token: DEFAULT_TOKEN });
+    expect(wrongPlace.status).toBe(400);
+    expect(wrongPlace.text).toMatch(/id="mastodon-instance-error">http:\/\/127\.0\.0\.1:\d+ does not answer like a Mastodon server/);
+    expect(wrongPlace.text).toContain(`value="${urlOf(anythingGoes)}"`);
+    const [kept] = await world.sql<{ endpoint: string; ready: unknown }>("SELECT endpoint, ready_to_post AS ready FROM connections WHERE id = ?", row?.id);
+    expect([kept?.endpoint, Boolean(kept?.ready)]).toEqual([mastodon.url, true]);
     // The card speaks of the server, not of ids.
     const page = await client.get("/dashboard/connections");
     expect(page.text).not.toContain("target id");

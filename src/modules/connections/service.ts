@@ -196,7 +196,7 @@ export async function addConnection(deps: Deps, input: AddConnectionInput, opts:
 }
 
 /**
- * Replaces a connection's credentials (and endpoint) in place and checks them at once. The connection keeps its
+ * Checks new credentials (and endpoint) for a connection, then stores them in place with the check's outcome. The connection keeps its
  * id, so posts already scheduled to it go out with the new credentials. The platform cannot change.
  */
 export async function replaceConnectionCredentials(deps: Deps, accountId: string, connectionId: string, input: AddConnectionInput): Promise<ConnectionView> {
@@ -204,23 +204,19 @@ export async function replaceConnectionCredentials(deps: Deps, accountId: string
   if (!row) throw notFound("connection");
   if (input.platform !== row.platform) throw invalidField("platform", `must stay ${row.platform}; add a new connection for another platform`);
   const { endpoint, label, credentials } = prepare(deps, input);
-  const credentialsSealed = sealJson(deps.instanceSecret, row.id, credentials);
-  await deps.store.write((tx) =>
+  const result = await connectorFor(row.platform).check(deps, { id: row.id, accountId, platform: row.platform, label, endpoint, credentials, session: null, meta: {} });
+  // An address that is not the network at all is refused and the old credentials stay; a failed check is stored.
+  if (!result.ready && result.notThisNetwork) throw checkRefused(row.platform, result);
+  const updated = await deps.store.write((tx) =>
     tx
       .update(connections)
-      .set({
-        endpoint,
-        label,
-        credentialsSealed,
-        sessionSealed: null,
-        readyToPost: false,
-        blockedReason: "Not checked yet.",
-        updatedAt: deps.clock.now(),
-      })
+      .set({ endpoint, label, credentialsSealed: sealJson(deps.instanceSecret, row.id, credentials), sessionSealed: null, updatedAt: deps.clock.now() })
       .where(eq(connections.id, row.id))
-      .run(),
+      .returning()
+      .get(),
   );
-  return checkConnection(deps, row.id);
+  if (!updated) throw notFound("connection");
+  return connectionView(await recordCheck(deps, updated, result));
 }
 
 /** Stores the outcome of a check. */

@@ -7,7 +7,8 @@ export function plainMessage(error: AppError): string {
   const details = Array.isArray(error.extra.details) ? (error.extra.details as { field?: unknown }[]) : [];
   const fieldName = typeof details[0]?.field === "string" ? details[0].field : null;
   const text = fieldName && error.message.startsWith(`${fieldName}: `) ? error.message.slice(fieldName.length + 2) : error.message;
-  return text.charAt(0).toUpperCase() + text.slice(1);
+  // A sentence starting with an address or a handle keeps it as written.
+  return /^(https?:\/\/|@)/.test(text) ? text : text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** A service refusal as a notice plus the status to answer; anything else is a bug and is rethrown. */

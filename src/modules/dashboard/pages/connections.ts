@@ -224,6 +224,16 @@ export async function postCheck(ctx: DashboardCtx, s: SessionContext, id: string
   return redirect(`${CURRENT}?notice=checked#connection-${id}`);
 }
 
+function reconnectPage(s: SessionContext, row: ConnectionRow, values: Record<string, string>, errors: FieldErrors = {}, notices: Notice[] = []): Html {
+  return page(
+    s,
+    { title: `Reconnect ${row.label}`, current: CURRENT, notices },
+    html`<p class="muted">Enter the credentials again. They replace the old ones and are checked at once; posts already scheduled to this connection go out with the new ones.</p>
+${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconnect ${PLATFORM_LABELS[row.platform]}`, errors)}
+<p><a href="${CURRENT}">Back to connections</a></p>`,
+  );
+}
+
 /** GET /dashboard/connections/:id/reconnect: the platform's form for new credentials. */
 export async function getReconnect(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = managed(s);
@@ -232,20 +242,13 @@ export async function getReconnect(ctx: DashboardCtx, s: SessionContext, id: str
   if (!row) return missing(s);
   const values: Record<string, string> =
     row.platform === "bluesky" ? { handle: row.label.replace(/^@/, ""), service: row.endpoint } : row.platform === "mastodon" ? { instance: row.endpoint } : { url: row.endpoint };
-  return htmlResponse(
-    page(
-      s,
-      { title: `Reconnect ${row.label}`, current: CURRENT },
-      html`<p class="muted">Enter the credentials again. They replace the old ones and are checked at once; posts already scheduled to this connection go out with the new ones.</p>
-${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconnect ${PLATFORM_LABELS[row.platform]}`)}
-<p><a href="${CURRENT}">Back to connections</a></p>`,
-    ),
-  );
+  return htmlResponse(reconnectPage(s, row, values));
 }
 
 /**
  * POST /dashboard/connections/:id/reconnect: replaces the credentials in place (never remove + add, which would
- * change the id and orphan the posts scheduled to it). A failed check keeps the new credentials, not ready, and says why.
+ * change the id and orphan the posts scheduled to it). A failed check keeps the new credentials, not ready, and says
+ * why; a refused form (a field missing, an address that is not the network) comes back with what was typed.
  */
 export async function postReconnect(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
   const account = managed(s);
@@ -262,6 +265,11 @@ export async function postReconnect(ctx: DashboardCtx, s: SessionContext, id: st
     }
     return redirect(`${CURRENT}?notice=connected`);
   } catch (error) {
+    if (error instanceof AppError && error.code === "invalid_request") {
+      const words = error.extra.checkFailed === true ? (_f: string, problem: string, message: string) => problem || message : connectWords;
+      const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, words);
+      return htmlResponse(reconnectPage(s, row, safeValues(form), errors, general ? [{ kind: "error", text: general }] : []), 400);
+    }
     const { notice, status } = refusal(error);
     return htmlResponse(await connectionsPage(ctx, s, account, [notice]), status);
   }
