@@ -14,7 +14,7 @@ import { createAccount } from "../src/modules/accounts/service";
 import { METADATA_FETCHES_PER_MINUTE, configureClientMetadataFetch } from "../src/modules/oauth/client-metadata";
 import { s256 } from "../src/modules/oauth/codes";
 import { DashboardClient, PASSWORD } from "./helpers/dashboard-client";
-import { grantFor, rawMcpPost, registerTestClient, toolsCall } from "./helpers/mcp";
+import { grantFor, rawMcpPost, refusalOf, registerTestClient, toolsCall } from "./helpers/mcp";
 import { FormBrowser, type Person, type ServedWorld, locationOf, ownerWithAccount, reachConsent, servedWorld } from "./helpers/oauth";
 import { type TestHttpsServer, startHttpsServer } from "./helpers/test-ca";
 import { BASE, createWorld } from "./helpers/world";
@@ -303,9 +303,9 @@ describe("finding 6: lone UTF-16 surrogates", () => {
     const res = await rawMcpPost(`${world.base}/mcp`, toolsCall("create_seed", { title: "a\uDBFF", content: "b" }), { authorization: `Bearer ${grant.accessToken}`, accept: "application/json, text/event-stream" });
     expect(res.status).toBe(200);
     const result = JSON.parse(/data: (.*)/.exec(res.text)?.[1] ?? res.text).result;
-    expect(result.isError).toBe(true);
-    expect(result.structuredContent.error).toBe("invalid_request");
-    expect(result.structuredContent.details[0].field).toBe("title");
+    const refusal = refusalOf({ era: "legacy" }, result);
+    expect(refusal.error).toBe("invalid_request");
+    expect(refusal.details[0].field).toBe("title");
     expect((await world.call("GET", "/api/v1/seeds", { key: account.key })).json.seeds).toEqual([]);
   });
 
