@@ -1,6 +1,6 @@
 /**
  * The served OpenAPI document under a tool nobody here wrote: `@redocly/cli lint` with its recommended ruleset,
- * 0 errors, and exactly the warnings README.md lists (section "The API description") with their reasons. Redocly
+ * 0 errors, and exactly the warnings docs/api.md lists (section "The API description") with their reasons. Redocly
  * runs offline: telemetry and the update check are off by environment.
  *
  * Also the promises of decisions.md §10 the linter does not know: OpenAPI 3.1 only (no `nullable`), no validator
@@ -17,7 +17,7 @@ import { type Served, serveApp } from "./helpers/openapi-contract";
 import { type World, createWorld } from "./helpers/world";
 
 const BASE_URL = "https://posts.seedcast.test";
-/** The warnings README.md explains, as `rule pointer`. */
+/** The warnings docs/api.md explains, as `rule pointer`. */
 const EXPECTED_WARNINGS = [
   "info-license #/info",
   "operation-4xx-response #/paths/~1.well-known~1oauth-authorization-server/get/responses",
@@ -56,7 +56,7 @@ function walk(node: any, visit: (node: any, path: string) => void, path = "#"): 
 }
 
 describe("redocly lint (recommended)", () => {
-  test("0 errors; the warnings are exactly the ones README.md explains", async () => {
+  test("0 errors; the warnings are exactly the ones docs/api.md explains", async () => {
     const file = join(dir, "openapi.json");
     writeFileSync(file, text);
     const proc = Bun.spawn(["node", "node_modules/@redocly/cli/bin/cli.js", "lint", "--extends=recommended", "--format=json", file], {
@@ -78,7 +78,7 @@ describe("redocly lint (recommended)", () => {
     expect(report.totals.errors).toBe(0);
     const warnings = report.problems.filter((p) => p.severity === "warn").map((p) => `${p.ruleId} ${p.location[0]?.pointer}`);
     expect(warnings.sort()).toEqual([...EXPECTED_WARNINGS].sort());
-    const readme = readFileSync(join(import.meta.dir, "..", "README.md"), "utf8");
+    const readme = readFileSync(join(import.meta.dir, "..", "docs", "api.md"), "utf8");
     for (const rule of new Set(EXPECTED_WARNINGS.map((w) => w.split(" ")[0]!))) expect(readme).toContain(`\`${rule}\``);
   });
 });
