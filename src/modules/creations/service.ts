@@ -34,6 +34,7 @@ import { captureHold, releaseHold, reserveCredits } from "../credits/service";
 import { getOwnedSeed } from "../seeds/service";
 import { getVoice } from "../voice/service";
 import { recordEvent } from "../../store/events";
+import { HAND_SOURCE, keepVersion } from "./versions";
 import {
   CREATION_TYPE,
   type Creation,
@@ -100,6 +101,7 @@ export function creationToApi(deps: Pick<Deps, "config">, view: CreationView): C
     },
     seedId: row.seedId,
     imageAssetId: row.imageAssetId,
+    editedByHand: { caption: row.captionSource === HAND_SOURCE, altText: asset !== null && row.altTextSource === HAND_SOURCE },
     aspectRatio: row.aspectRatio,
     mediaStyle: row.mediaStyle,
     createdAt: isoAt(row.createdAt),
@@ -506,7 +508,9 @@ export async function generateCreation(
       type: CREATION_TYPE,
       seedId: seedRow.id,
       caption,
+      captionSource: deps.generator.name,
       altText: image ? image.altText : null,
+      altTextSource: image ? deps.generator.name : null,
       aspectRatio,
       mediaStyle,
       variant: 0,
@@ -602,7 +606,14 @@ export async function regenerateCreation(
 
       const updatedAt = deps.clock.now();
       const saved = await save(deps, accountId, image, async (asset) => {
-        const changes = { caption, variant, updatedAt, ...(image && asset ? { imageAssetId: asset.id, altText: image.altText } : {}) };
+        const changes = {
+          caption,
+          variant,
+          updatedAt,
+          ...(part !== "image" ? { captionSource: deps.generator.name } : {}),
+          ...(image && asset ? { imageAssetId: asset.id, altText: image.altText, altTextSource: deps.generator.name } : {}),
+        };
+        await keepVersion(deps, current);
         const updated = await deps.store.db
           .update(creations)
           .set(changes)
