@@ -13,13 +13,13 @@ import { type Form, cookieNames, field, htmlResponse, readCookies, redirect } fr
 import { page } from "../../web/layout";
 import { getLogin, getSetup, postLogin, postLogout, postSetup } from "./pages/auth";
 import { getCredits, postGrant } from "./pages/credits";
-import { getInstance, getDisable, postCreateAccount, postGrantTo, postSetDisabled } from "./pages/instance";
+import { getInstance, getDisable, postCreateAccount, postGrantTo, postModel, postModelClear, postModelTest, postSetDisabled } from "./pages/instance";
 import { getKeys, getRevoke, getRotate, postMint, postRevoke, postRotate } from "./pages/keys";
 import { getMembers, getRemoveMember, postAddMember, postRemoveMember, postSetRole } from "./pages/members";
 import { getOverview } from "./pages/overview";
 import { getConnectedApps, getRevokeApp, postRevokeApp } from "./pages/connected-apps";
-import { getCalendar, getCancel, getPostPage, postCancel, postReschedule, postRetry } from "./pages/calendar";
-import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postScheduleCreation } from "./pages/creations";
+import { getCalendar, getCancel, getPostPage, postCancel, postContent, postReschedule, postRetry } from "./pages/calendar";
+import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postRestoreVersion, postScheduleCreation } from "./pages/creations";
 import { getVoicePage, postVoice } from "./pages/voice";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
 import { getAccount, postPassword, postTimeZone } from "./pages/account";
@@ -143,6 +143,9 @@ export function dashboardModule(deps: Deps) {
     // Instance
     .get("/dashboard/instance", view((s, r) => getInstance(ctx, s, r)), { detail })
     .post("/dashboard/instance/accounts", action((s, f) => postCreateAccount(ctx, s, f)), signedInForm)
+    .post("/dashboard/instance/model", action((s, f) => postModel(ctx, s, f)), signedInForm)
+    .post("/dashboard/instance/model/test", action((s, f) => postModelTest(ctx, s, f)), signedInForm)
+    .post("/dashboard/instance/model/clear", action((s) => postModelClear(ctx, s)), signedInForm)
     .post("/dashboard/instance/accounts/:id/grant", action((s, f, p) => postGrantTo(ctx, s, p.id ?? "", f)), signedInForm)
     .get("/dashboard/instance/accounts/:id/disable", view((s, _r, p) => getDisable(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/instance/accounts/:id/disable", action((s, _f, p) => postSetDisabled(ctx, s, p.id ?? "", true)), signedInForm)
@@ -169,6 +172,7 @@ export function dashboardModule(deps: Deps) {
     .get("/dashboard/calendar", view((s, r) => getCalendar(ctx, s, r)), { detail })
     .get("/dashboard/calendar/posts/:id", view((s, r, p) => getPostPage(ctx, s, p.id ?? "", r)), { detail })
     .post("/dashboard/calendar/posts/:id/reschedule", action((s, f, p) => postReschedule(ctx, s, p.id ?? "", f)), signedInForm)
+    .post("/dashboard/calendar/posts/:id/content", action((s, f, p) => postContent(ctx, s, p.id ?? "", f)), signedInForm)
     .post("/dashboard/calendar/posts/:id/retry", action((s, f, p) => postRetry(ctx, s, p.id ?? "", f)), signedInForm)
     .get("/dashboard/calendar/:id/cancel", view((s, _r, p) => getCancel(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/calendar/:id/cancel", action((s, _f, p, r) => postCancel(ctx, s, p.id ?? "", r)), signedInForm)
@@ -190,6 +194,7 @@ export function dashboardModule(deps: Deps) {
     .post("/dashboard/creations/:id", action((s, f, p) => postEditCreation(ctx, s, p.id ?? "", f)), signedInForm)
     .post("/dashboard/creations/:id/schedule", action((s, f, p) => postScheduleCreation(ctx, s, p.id ?? "", f)), signedInForm)
     .post("/dashboard/creations/:id/regenerate", action((s, f, p) => postRegenerate(ctx, s, p.id ?? "", f)), signedInForm)
+    .post("/dashboard/creations/:id/versions/:versionId/restore", action((s, _f, p) => postRestoreVersion(ctx, s, p.id ?? "", p.versionId ?? "")), signedInForm)
     .get("/dashboard/creations/:id/delete", view((s, _r, p) => getDeleteCreation(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/creations/:id/delete", action((s, _f, p) => postDeleteCreation(ctx, s, p.id ?? "")), signedInForm)
     // Anything else under /dashboard: still no answer without a session.
