@@ -14,6 +14,7 @@ import { deleteCreation, editCreation } from "../../creations/edit";
 import { type Creation, REGENERATE_PARTS, type RegeneratePart } from "../../creations/model";
 import { findCreationRow, getCreation, graphemeCount, listCreations, regenerateCreation, regeneratePrice } from "../../creations/service";
 import { listVersions, restoreVersion } from "../../creations/versions";
+import { BUILTIN_GENERATOR_NAME } from "../../../generation/builtin";
 import type { CreationVersion } from "../../creations/model";
 import { MIN_LEAD_MS, schedulePost } from "../../schedule/service";
 import { getOwnedSeed } from "../../seeds/service";
@@ -225,7 +226,7 @@ async function creationPage(ctx: DashboardCtx, s: SessionContext, account: Membe
     <h2 id="preview-title">As it will appear</h2>
     ${img ? html`<img src="${img}" alt="${c.body.altText ?? ""}">` : html`<p class="muted">Text only, no image.</p>`}
     <p class="caption">${c.body.caption}</p>
-    ${row?.captionSource === "builtin" ? offlineNote(s) : ""}
+    ${row?.captionSource === BUILTIN_GENERATOR_NAME ? offlineNote(s) : ""}
     ${c.seedId ? html`<p class="hint">A different image? Pick one from the library (or add one: upload, web address, upload link) when you <a href="/dashboard/seeds/${c.seedId}#generate-title">generate from the seed</a>.</p>` : ""}
   </article>
   ${
