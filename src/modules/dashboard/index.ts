@@ -40,6 +40,11 @@ interface RouteContext {
 
 /** Every dashboard form but the image upload: a few short text fields (the longest, brand voice, is under 8 KiB). */
 export const FORM_MAX_BYTES = 16 * 1024;
+/**
+ * The forms that carry a caption written by hand (a post's edit, a scheduled post's text): up to 63,206 characters
+ * (decisions.md §13), URL-encoded (a 4-byte character is 12 bytes), plus the alt text.
+ */
+const CAPTION_FORM_MAX_BYTES = 1024 * 1024;
 /** Room for the multipart framing around the image of the library upload. */
 const UPLOAD_FRAMING_BYTES = 64 * 1024;
 
@@ -55,6 +60,7 @@ export function dashboardModule(deps: Deps) {
     return token !== undefined && (await sessionExists(deps, token));
   };
   const signedInForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES, signedIn) };
+  const captionForm = { detail: { hide: true } as const, parse: formParser(CAPTION_FORM_MAX_BYTES, signedIn) };
   const publicForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES) };
   const uploadForm = { detail: { hide: true } as const, parse: formParser(deps.config.maxImageBytes + UPLOAD_FRAMING_BYTES, signedIn) };
 
@@ -172,7 +178,7 @@ export function dashboardModule(deps: Deps) {
     .get("/dashboard/calendar", view((s, r) => getCalendar(ctx, s, r)), { detail })
     .get("/dashboard/calendar/posts/:id", view((s, r, p) => getPostPage(ctx, s, p.id ?? "", r)), { detail })
     .post("/dashboard/calendar/posts/:id/reschedule", action((s, f, p) => postReschedule(ctx, s, p.id ?? "", f)), signedInForm)
-    .post("/dashboard/calendar/posts/:id/content", action((s, f, p) => postContent(ctx, s, p.id ?? "", f)), signedInForm)
+    .post("/dashboard/calendar/posts/:id/content", action((s, f, p) => postContent(ctx, s, p.id ?? "", f)), captionForm)
     .post("/dashboard/calendar/posts/:id/retry", action((s, f, p) => postRetry(ctx, s, p.id ?? "", f)), signedInForm)
     .get("/dashboard/calendar/:id/cancel", view((s, _r, p) => getCancel(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/calendar/:id/cancel", action((s, _f, p, r) => postCancel(ctx, s, p.id ?? "", r)), signedInForm)
@@ -191,7 +197,7 @@ export function dashboardModule(deps: Deps) {
     // Creations
     .get("/dashboard/creations", view((s, r) => getCreations(ctx, s, r)), { detail })
     .get("/dashboard/creations/:id", view((s, r, p) => getCreationPage(ctx, s, p.id ?? "", r)), { detail })
-    .post("/dashboard/creations/:id", action((s, f, p) => postEditCreation(ctx, s, p.id ?? "", f)), signedInForm)
+    .post("/dashboard/creations/:id", action((s, f, p) => postEditCreation(ctx, s, p.id ?? "", f)), captionForm)
     .post("/dashboard/creations/:id/schedule", action((s, f, p) => postScheduleCreation(ctx, s, p.id ?? "", f)), signedInForm)
     .post("/dashboard/creations/:id/regenerate", action((s, f, p) => postRegenerate(ctx, s, p.id ?? "", f)), signedInForm)
     .post("/dashboard/creations/:id/versions/:versionId/restore", action((s, _f, p) => postRestoreVersion(ctx, s, p.id ?? "", p.versionId ?? "")), signedInForm)

@@ -11,7 +11,7 @@ import { ROLE_SCOPES } from "../../../auth/scopes";
 import { listConnections } from "../../connections/service";
 import { openConnection } from "../../../store/connections";
 import { deleteCreation, editCreation } from "../../creations/edit";
-import { type Creation, REGENERATE_PARTS, type RegeneratePart } from "../../creations/model";
+import { type Creation, MAX_HAND_CAPTION_GRAPHEMES, REGENERATE_PARTS, type RegeneratePart } from "../../creations/model";
 import { findCreationRow, getCreation, graphemeCount, listCreations, regenerateCreation, regeneratePrice } from "../../creations/service";
 import { listVersions, restoreVersion } from "../../creations/versions";
 import { BUILTIN_GENERATOR_NAME } from "../../../generation/builtin";
@@ -119,9 +119,10 @@ interface Counter {
   urlLength: number | null;
 }
 
-/** One counter per connected platform with a limit (Bluesky 300, each Mastodon instance's own), plus Seedcast's. */
+/** One counter per connected platform with a limit (Bluesky 300, each Mastodon instance's own), plus Seedcast's own for hand-written captions. */
 async function counters(ctx: DashboardCtx, accountId: string): Promise<Counter[]> {
-  const out: Counter[] = [{ name: "Seedcast limit", max: ctx.deps.config.captionMaxGraphemes, urlLength: null }];
+  // A caption written by hand may be as long as the longest network takes (decisions.md §13).
+  const out: Counter[] = [{ name: "Seedcast limit", max: MAX_HAND_CAPTION_GRAPHEMES, urlLength: null }];
   for (const row of await listConnections(ctx.deps, accountId)) {
     const limit = connectorFor(row.platform).captionLimit(openConnection(ctx.deps, row));
     if (limit) out.push({ name: `${limit.platformName} · ${row.label}`, max: limit.maxGraphemes, urlLength: limit.urlLength ?? null });
