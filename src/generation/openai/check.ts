@@ -17,7 +17,7 @@ export async function checkChatModel(cfg: Omit<ClientConfig, "timeoutMs"> & { ti
       { ...cfg, timeoutMs: cfg.timeoutMs ?? CHECK_TIMEOUT_MS },
       CHAT_PATH,
       { model, messages: [{ role: "user", content: "Reply with OK." }], max_tokens: 16 },
-      "The test request",
+      "The test",
     );
     const choices = (answer as { choices?: unknown } | null)?.choices;
     const content = Array.isArray(choices) ? (choices[0] as { message?: { content?: unknown } } | undefined)?.message?.content : undefined;

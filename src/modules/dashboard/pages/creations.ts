@@ -190,7 +190,7 @@ function versionsPart(ctx: DashboardCtx, s: SessionContext, c: Creation, version
   const zone = zoneOf(s);
   return html`<details class="card" id="versions"><summary><h2 class="inline-h">Earlier versions (${versions.length})</h2></summary>
   <p class="hint">Every regenerate, edit and restore keeps what it replaced; the last 10 stay.</p>
-  <ol class="plain versions">${versions.map((v, i) => {
+  <ol class="versions">${versions.map((v, i) => {
     const img = sameOrigin(ctx, v.imageUrl);
     const hand = v.editedByHand.caption || v.editedByHand.altText;
     return html`<li class="version">

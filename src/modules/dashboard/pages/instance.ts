@@ -50,7 +50,7 @@ async function modelPart(ctx: DashboardCtx, s: SessionContext, state: ModelFormS
   const check = state.check
     ? state.check.ok
       ? html`<p class="notice notice-success" role="status">The server answered: model ${state.check.model} replied “${state.check.reply}”.</p>`
-      : html`<p class="notice notice-error" role="alert">The test failed: ${state.check.message}</p>`
+      : html`<p class="notice notice-error" role="alert">${state.check.message}</p>`
     : "";
   return html`<form method="post" action="${CURRENT}/model" class="card form-card" aria-labelledby="model-title">
   <h2 id="model-title">Language model</h2>
