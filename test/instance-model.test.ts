@@ -5,6 +5,9 @@
  * On SQLite and PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { DB_FILE_NAME } from "../src/db/client";
+import { type Store, openSqliteStore } from "../src/db/store";
 import { generateCreation } from "../src/modules/creations/service";
 import { clearModelSettings, effectiveModel, modelSettingsView, saveModelSettings, testModelServer } from "../src/modules/instance-settings/service";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
@@ -106,6 +109,36 @@ describe("the language model server on the Instance page", () => {
     expect(await modelSettingsView(world.deps)).toMatchObject({ baseUrl: "", apiKeySet: false, inUse: "builtin" });
     const offline = await generateCreation(world.deps, acct.accountId, { type: "social_post", seed_id: await seedId() });
     expect((await world.sql("SELECT caption_source FROM creations WHERE id = ?", offline.creation.id))[0].caption_source).toBe("builtin");
+  });
+});
+
+/** Another replica's connections to the same database (SQLite file, or PostgreSQL). */
+async function openSecondStore(): Promise<Store> {
+  if (world.dialect === "postgres") {
+    const { openPgStore } = await import("../src/db/pg/store");
+    const url = world.env().DATABASE_URL;
+    if (!url) throw new Error("no DATABASE_URL in the PostgreSQL world");
+    return openPgStore(url, { max: 2 });
+  }
+  return openSqliteStore(join(world.dataDir, DB_FILE_NAME));
+}
+
+describe("across replicas", () => {
+  test("a server saved through one replica is used by another's next generate, and its removal too", async () => {
+    const second = await openSecondStore();
+    try {
+      const replica = { ...world.deps, store: second };
+      await saveModelSettings(world.deps, { baseUrl: server.baseUrl, apiKey: server.apiKey, textModel: "on-replica-one", imageModel: "" });
+      server.queueChat(JSON.stringify({ caption: "Written by the model, generated on the other replica." }));
+      const made = await generateCreation(replica, acct.accountId, { type: "social_post", seed_id: await seedId() });
+      expect(made.creation.body.caption).toBe("Written by the model, generated on the other replica.");
+      expect(server.requests.at(-1)!.body?.model).toBe("on-replica-one");
+      await clearModelSettings(world.deps);
+      const offline = await generateCreation(replica, acct.accountId, { type: "social_post", seed_id: await seedId() });
+      expect((await world.sql("SELECT caption_source FROM creations WHERE id = ?", offline.creation.id))[0].caption_source).toBe("builtin");
+    } finally {
+      await second.close();
+    }
   });
 });
 
