@@ -7,6 +7,9 @@ import { INSTANCE_SECRET_MIN_BYTES, decodeBase64Secret } from "./lib/instance-se
 import { LOG_LEVELS, type LogLevel } from "./lib/log";
 
 export const GENERATOR_KINDS = ["builtin", "openai"] as const;
+/** The environment variables that choose the language model server; each wins over the Instance page's value. */
+export const MODEL_ENV_VARS = ["GENERATOR", "OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_TEXT_MODEL", "OPENAI_IMAGE_MODEL"] as const;
+export type ModelEnvVar = (typeof MODEL_ENV_VARS)[number];
 export type GeneratorKind = (typeof GENERATOR_KINDS)[number];
 export const MEDIA_STORES = ["local", "s3"] as const;
 export type MediaStoreKind = (typeof MEDIA_STORES)[number];
@@ -112,7 +115,18 @@ export interface Config {
   creditsInitial: number;
   allowPrivateHosts: ReadonlySet<string>;
   generator: GeneratorKind;
-  openai: { baseUrl: string; apiKey: string; textModel: string; imageModel: string; timeoutMs: number };
+  openai: {
+    baseUrl: string;
+    apiKey: string;
+    textModel: string;
+    imageModel: string;
+    timeoutMs: number;
+    /**
+     * Which of MODEL_ENV_VARS the environment sets: each wins over the same value set on the dashboard's Instance
+     * page (GENERATOR set: the environment chooses the generator, and the page's server is not used at all).
+     */
+    setInEnvironment: readonly ModelEnvVar[];
+  };
   logLevel: LogLevel;
   /** Requests per minute per API key before 429. */
   rateLimitPerMinute: number;
@@ -327,6 +341,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       textModel: env.OPENAI_TEXT_MODEL?.trim() || "gpt-4o-mini",
       imageModel: env.OPENAI_IMAGE_MODEL?.trim() || "gpt-image-1",
       timeoutMs: intVar(env, "OPENAI_TIMEOUT_MS", 60_000, 100),
+      setInEnvironment: MODEL_ENV_VARS.filter((name) => (env[name] ?? "").trim() !== ""),
     },
     logLevel: enumVar(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     rateLimitPerMinute: intVar(env, "RATE_LIMIT_PER_MINUTE", 1200, 1),

@@ -154,6 +154,7 @@ describe("generate", () => {
     expect(c).toEqual({
       id: expect.any(String),
       type: "social_post",
+      editedByHand: { caption: false, altText: false },
       url: `${BASE}/c/${c.id}`,
       body: { type: "social_post", caption: expect.any(String), altText: null, imageUrl: null },
       seedId,

@@ -358,6 +358,8 @@ describe("edits, reschedule and event webhooks", () => {
     const c = await makeCreation(world.deps, a.accountId, { caption: "first words" });
     expectStatus(await send("patch /api/v1/creations/{id}", { key: a.key, params: { id: c.id }, json: { caption: "better words" } }), 200, "edit");
     expectStatus(await send("patch /api/v1/creations/{id}", { key: a.key, params: { id: RANDOM_ID }, json: { caption: "x" } }), 404, "edit 404");
+    expectStatus(await send("get /api/v1/creations/{id}/versions", { key: a.key, params: { id: c.id } }), 200, "versions");
+    expectStatus(await send("get /api/v1/creations/{id}/versions", { key: a.key, params: { id: RANDOM_ID } }), 404, "versions 404");
     await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(c.id, ["webhook"]) });
     expectStatus(await send("delete /api/v1/creations/{id}", { key: a.key, params: { id: c.id } }), 409, "creation in use");
     const free = await makeCreation(world.deps, a.accountId, { caption: "free" });

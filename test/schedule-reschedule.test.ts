@@ -282,3 +282,54 @@ describe("reschedule a Mastodon-held post", () => {
     }
   });
 });
+
+describe("edit a scheduled post's content (decisions §15)", () => {
+  test("a Mastodon-held post: withdrawn and placed again with the new text; the creation keeps its own", async () => {
+    const a = await world.createAccount();
+    const m = await addConnection(world.deps, { accountId: a.accountId, platform: "mastodon", instance: mastodon.url, token: DEFAULT_TOKEN });
+    const post = await schedule(a, "first words", at(HOUR), [m.accountId]);
+    const firstId = post.targets[0].providerPostId;
+    const res = await patch(a, post.id, { content: { caption: "better words" } });
+    expect(res.status).toBe(200);
+    expect(res.json.post.content).toEqual({ caption: "better words", altText: null });
+    expect(res.json.post.scheduledTime).toBe(post.scheduledTime);
+    const secondId = res.json.post.targets[0].providerPostId;
+    expect(secondId).not.toBe(firstId);
+    expect(mastodon.state.deletedScheduled).toContain(firstId);
+    expect(mastodon.state.scheduled.get(secondId)?.params.text).toBe("better words");
+    const creation = await world.call("GET", `/api/v1/creations/${post.creationId}`, { key: a.key });
+    expect(creation.json.creation.body.caption).toBe("first words");
+  });
+
+  test("a service-held post sends the edited text; checks as scheduling: limits per target (409), empty, no image for alt text (400)", async () => {
+    const { a, hook } = await accountWithWebhook();
+    const m = await addConnection(world.deps, { accountId: a.accountId, platform: "mastodon", instance: mastodon.url, token: DEFAULT_TOKEN });
+    const post = await schedule(a, "short", at(HOUR), [hook.accountId, m.accountId]);
+    const tooLong = await patch(a, post.id, { content: { caption: "x".repeat(101) } });
+    expect(tooLong.status).toBe(409);
+    expect(tooLong.json.error).toBe("not_schedulable");
+    expect(tooLong.json.problems.map((p: { platform: string }) => p.platform)).toEqual(["mastodon"]);
+    const empty = await patch(a, post.id, { content: { caption: "  " } });
+    expect(empty.status).toBe(400);
+    expect(empty.json.details[0].field).toBe("content.caption");
+    const alt = await patch(a, post.id, { content: { alt_text: "a picture" } });
+    expect(alt.status).toBe(400);
+    expect(alt.json.details[0].field).toBe("content.alt_text");
+    const unknown = await patch(a, post.id, { content: { images: [] } });
+    expect(unknown.status).toBe(400);
+    expect((await postRows(world.deps, post.id)).post?.caption).toBe("short");
+
+    // Three minutes before its time a content-only edit is still allowed (no new lead needed).
+    const soon = await schedule(a, "soon", at(6 * 60 * 1000), [hook.accountId]);
+    world.clock.advance(3 * 60 * 1000);
+    const edited = await patch(a, soon.id, { content: { caption: "soon, edited" } });
+    expect(edited.status).toBe(200);
+    world.clock.advance(4 * 60 * 1000);
+    await runDueOnce(world.deps);
+    const sent = deliveriesOf(soon.id).map((d) => (d.body as { post: { caption: string } }).post.caption);
+    expect(sent).toEqual(["soon, edited"]);
+    const again = await patch(a, soon.id, { content: { caption: "too late" } });
+    expect(again.status).toBe(409);
+    expect(["already_published", "not_reschedulable"]).toContain(again.json.error);
+  });
+});

@@ -16,11 +16,13 @@ export let assets = sqlite.assets;
 export let brandVoices = sqlite.brandVoices;
 export let connections = sqlite.connections;
 export let creations = sqlite.creations;
+export let creationVersions = sqlite.creationVersions;
 export let creditHolds = sqlite.creditHolds;
 export let creditLedger = sqlite.creditLedger;
 export let eventWebhooks = sqlite.eventWebhooks;
 export let idempotencyKeys = sqlite.idempotencyKeys;
 export let instanceIdentity = sqlite.instanceIdentity;
+export let instanceSettings = sqlite.instanceSettings;
 export let loginThrottle = sqlite.loginThrottle;
 export let members = sqlite.members;
 export let oauthClients = sqlite.oauthClients;
@@ -41,7 +43,7 @@ export let webhookEvents = sqlite.webhookEvents;
 
 /** Every table by its export name (asset reference counting walks them). */
 export function allTables() {
-  return { accounts, apiKeys, assets, brandVoices, connections, creations, creditHolds, creditLedger, eventWebhooks, idempotencyKeys, instanceIdentity, loginThrottle, members, oauthClients, oauthCodes, oauthGrants, oauthTokens, scheduledPostTargets, scheduledPosts, seeds, secretReveals, sessions, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
+  return { accounts, apiKeys, assets, brandVoices, connections, creations, creationVersions, creditHolds, creditLedger, eventWebhooks, idempotencyKeys, instanceIdentity, instanceSettings, loginThrottle, members, oauthClients, oauthCodes, oauthGrants, oauthTokens, scheduledPostTargets, scheduledPosts, seeds, secretReveals, sessions, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
 }
 
 let current: "sqlite" | "postgres" = "sqlite";
@@ -59,11 +61,13 @@ export async function useDialect(dialect: "sqlite" | "postgres"): Promise<void> 
   brandVoices = from.brandVoices;
   connections = from.connections;
   creations = from.creations;
+  creationVersions = from.creationVersions;
   creditHolds = from.creditHolds;
   creditLedger = from.creditLedger;
   eventWebhooks = from.eventWebhooks;
   idempotencyKeys = from.idempotencyKeys;
   instanceIdentity = from.instanceIdentity;
+  instanceSettings = from.instanceSettings;
   loginThrottle = from.loginThrottle;
   members = from.members;
   oauthClients = from.oauthClients;

@@ -25,6 +25,8 @@ export interface PostApi {
   scheduledTime: string;
   status: PostStatus;
   errorMessage?: string;
+  /** What the post sends (its snapshot): a PATCH with `content` changes it, the creation stays as it is. */
+  content: { caption: string; altText: string | null };
   targets: PostTargetApi[];
   createdAt: string;
 }
@@ -50,6 +52,7 @@ export function postToApi(post: PostRow, targets: TargetRow[]): PostApi {
     creationId: post.creationId,
     scheduledTime: isoAt(post.scheduledTime),
     status: post.status,
+    content: { caption: post.caption, altText: post.imageAssetId ? (post.altText ?? "") : null },
     targets: targets.map(targetToApi),
     createdAt: isoAt(post.createdAt),
   };

@@ -31,6 +31,13 @@ export const creations = sqliteTable(
     imageAssetId: text("image_asset_id"),
     aspectRatio: text("aspect_ratio").notNull(),
     mediaStyle: text("media_style").notNull(),
+    /**
+     * Who wrote the caption: the generator's name (`builtin`, `openai`), or `hand` after an edit by hand (PATCH, the
+     * dashboard). A regenerate asks first in the dashboard before replacing text written by hand.
+     */
+    captionSource: text("caption_source").notNull().default("generated"),
+    /** Who wrote the alt text, like captionSource; null when the creation has no image. */
+    altTextSource: text("alt_text_source"),
     /** 0 at generate; +1 on every regenerate. */
     variant: integer("variant").notNull().default(0),
     createdAt: integer("created_at").notNull(),

@@ -1,6 +1,7 @@
 /**
- * The words the caption writer wraps around the seed's own sentences: openers, closers and questions per
- * category and register, and emoji per category. Data only. English only: for another language the writer
+ * The words the caption writer puts around the seed's own sentences: openers and questions per category and
+ * register, and emoji per category. No closing lines: a closer the seed did not ask for ("Thanks for reading.",
+ * "More soon!") is filler (decisions.md §15). Data only. English only: for another language the writer
  * uses the seed's sentences without these.
  */
 
@@ -158,45 +159,6 @@ export const OPENERS: Record<Category, PerRegister<Opener>> = {
       { withTitle: "Quick one: {title}", plain: "Quick one!" },
       { withTitle: "Okay, so: {title}", plain: "Okay, so." },
     ],
-  },
-};
-
-/** One closing line (call to action) per category and register; rotated by variant. */
-export const CLOSERS: Record<Category, PerRegister<string>> = {
-  announcement: {
-    formal: ["Further details are available on our site.", "We look forward to your feedback.", "Thank you for your continued support."],
-    neutral: ["More details on our site.", "Let us know what you think.", "Thanks for being part of this."],
-    casual: ["Go check it out!", "Tell us what you think!", "We can't wait for you to try it!"],
-  },
-  tip: {
-    formal: ["We hope this proves useful.", "Consider sharing this with your team.", "Further guidance is available on our site."],
-    neutral: ["Save this for later.", "Share it with someone who needs it.", "Give it a try this week."],
-    casual: ["Bookmark this one!", "Send this to a friend who needs it!", "Try it and tell us how it goes!"],
-  },
-  question: {
-    formal: ["We welcome your perspective in the replies.", "Please share your view below.", "Your answers help us improve."],
-    neutral: ["Tell us in the replies.", "Drop your answer below.", "We read every reply."],
-    casual: ["Replies are open!", "Go on, tell us!", "No wrong answers!"],
-  },
-  story: {
-    formal: ["Thank you for being part of our story.", "We are grateful to everyone involved.", "More to come."],
-    neutral: ["Thanks for following along.", "More soon.", "Here's to the next chapter."],
-    casual: ["What a ride!", "More soon, promise!", "Thanks for being here for it!"],
-  },
-  event: {
-    formal: ["Registration details are available on our site.", "We look forward to welcoming you.", "Please share with interested colleagues."],
-    neutral: ["See you there.", "Bring a friend.", "Details and sign-up on our site."],
-    casual: ["See you there!", "Bring your friends!", "It's going to be fun!"],
-  },
-  product: {
-    formal: ["Available now on our site.", "Learn more on our site.", "We look forward to your feedback."],
-    neutral: ["Available now.", "Take a look on our site.", "Let us know what you think."],
-    casual: ["Grab yours now!", "Go take a look!", "We think you'll love it!"],
-  },
-  other: {
-    formal: ["More information is available on our site.", "Thank you for reading.", "We welcome your feedback."],
-    neutral: ["More on our site.", "Thanks for reading.", "Let us know what you think."],
-    casual: ["More soon!", "Thanks for reading!", "Thoughts? Tell us!"],
   },
 };
 

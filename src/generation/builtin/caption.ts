@@ -1,14 +1,15 @@
 /**
- * The builtin caption writer: extractive and deterministic, no model. It picks the strongest sentences of
- * the seed, wraps them in an opener/closer shaped by category and register, applies the brand voice
- * (emoji level, hashtags, signature, banned words) and fits the grapheme limit. `variant` rotates the
- * wording so every regenerate reads differently.
+ * The builtin caption writer: extractive and deterministic, no model. It keeps every sentence of the seed that
+ * states a time, date, price, address, phone number or link (facts.ts) and adds the strongest of the others, puts an
+ * opener shaped by category and register in front, applies the brand voice (emoji level, hashtags, signature, banned
+ * words) and fits the grapheme limit, giving up a fact only when even the fact alone does not fit. It adds no filler
+ * ("Thanks for reading."): every sentence is the seed's own, the opener, or a question the seed or the person asked
+ * for. `variant` rotates the wording so every regenerate reads differently.
  */
 import type { BrandVoice, CaptionRequest, EmojiLevel, SeedText } from "../generator.ts";
 import {
   CASUAL_TONES,
   CATEGORIES,
-  CLOSERS,
   EMOJI,
   FORMAL_TONES,
   OPENERS,
@@ -16,6 +17,7 @@ import {
   type Category,
   type Register,
 } from "./caption-templates.ts";
+import { type Fact, factClauses, findFacts } from "./facts.ts";
 import { parseInstructions, type ChangeFlags } from "./instructions.ts";
 import {
   graphemeCount,
@@ -138,10 +140,6 @@ export function hashtagFits(tag: string, seed: SeedText, category: Category): bo
   return parts.some((w) => seedWords.has(stem(w)) || CATEGORY_WORDS[category].includes(w));
 }
 
-/** Closers that point somewhere ("on our site", "check it out") are honest only when the seed gives a link. */
-const POINTS_ELSEWHERE = /\bour site\b|\bcheck it out\b|\btake a look\b|\bsign-up\b|\bregistration details\b/i;
-const LINK_RE = /https?:\/\/\S+|\bwww\.\S+/i;
-
 function contract(text: string): string {
   return text
     .replace(/\bWe are\b/g, "We're").replace(/\bwe are\b/g, "we're")
@@ -175,57 +173,99 @@ function terminate(s: string): string {
   return /[.!?…:)"”’]$/u.test(s) ? s : `${s}.`;
 }
 
+/** A sentence of the caption's body: its text, the facts it states, and its rank among the seed's sentences. */
+interface BodySentence {
+  text: string;
+  facts: Fact[];
+  rank: number;
+}
+
 /** The parts a caption is assembled from; the fitter drops/trims them in a fixed order. */
 interface Parts {
   opener: string;
-  body: string[];
-  closer: string;
+  /** True when the opener states a fact the body does not (the title's own time, price, ...): it is kept. */
+  openerHasFacts: boolean;
+  body: BodySentence[];
+  /** Emoji after the body ("lots"). */
+  trailingEmoji: string;
   question: string;
   signature: string;
   hashtags: string[];
 }
 
 function assemble(p: Parts): string {
-  const head = [p.opener, p.body.join(" ")].filter(Boolean).join(PARAGRAPH);
-  const tail = [p.closer, p.question].filter(Boolean).join(" ");
-  const paragraphs = [head, tail, p.signature, p.hashtags.join(" ")].filter((x) => x.length > 0);
+  const body = [...p.body.map((s) => s.text), p.body.length > 0 ? p.trailingEmoji : ""].filter(Boolean).join(" ");
+  const head = [p.opener, body].filter(Boolean).join(PARAGRAPH);
+  const paragraphs = [head, p.question, p.signature, p.hashtags.join(" ")].filter((x) => x.length > 0);
   return paragraphs.join(PARAGRAPH);
 }
 
-/** Shrinks the parts in a fixed order of what matters least until the caption fits `max` graphemes. */
+/**
+ * Shrinks the parts until the caption fits `max` graphemes, in a fixed order of what matters least: sentences
+ * without a fact (weakest first), hashtags, the question, the signature, an opener without a fact; then sentences
+ * with facts are cut to the clauses that carry them, then to the facts alone, and only then does a fact go (the
+ * last ones first). A body without facts keeps its best sentence, trimmed at a word boundary.
+ */
 function fit(parts: Parts, max: number): string {
-  const p: Parts = { ...parts, body: [...parts.body], hashtags: [...parts.hashtags] };
+  const p: Parts = { ...parts, body: parts.body.map((s) => ({ ...s })), hashtags: [...parts.hashtags] };
   const fits = () => graphemeCount(assemble(p)) <= max;
-  while (!fits() && p.body.length > 1) p.body.pop();
-  if (!fits() && p.closer) p.closer = "";
+  const weakestPlain = () => {
+    const plain = p.body.filter((s) => s.facts.length === 0);
+    return plain.length === 0 ? null : plain.reduce((a, b) => (b.rank > a.rank ? b : a));
+  };
+  while (!fits() && p.body.length > 1) {
+    const weakest = weakestPlain();
+    if (!weakest) break;
+    p.body.splice(p.body.indexOf(weakest), 1);
+  }
   while (!fits() && p.hashtags.length > 1) p.hashtags.pop();
-  if (!fits() && p.body.length > 0) {
-    // Trim the one remaining sentence at a word boundary with an ellipsis to the room that is left.
+  if (!fits()) p.hashtags = [];
+  if (!fits()) p.trailingEmoji = "";
+  if (!fits()) p.question = "";
+  if (!fits()) p.signature = "";
+  if (!fits() && !p.openerHasFacts && p.body.length > 0) p.opener = "";
+  const withFacts = () => p.body.filter((s) => s.facts.length > 0).sort((a, b) => graphemeCount(b.text) - graphemeCount(a.text));
+  for (const sentence of withFacts()) {
+    if (fits()) break;
+    sentence.text = terminate(factClauses(sentence.text, sentence.facts));
+  }
+  for (const sentence of withFacts()) {
+    if (fits()) break;
+    sentence.text = sentence.facts.map((f) => f.text).join(" · ");
+  }
+  while (!fits() && p.body.some((s) => s.facts.length > 1)) {
+    const last = [...p.body].reverse().find((s) => s.facts.length > 1)!;
+    last.facts = last.facts.slice(0, -1);
+    last.text = last.facts.map((f) => f.text).join(" · ");
+  }
+  while (!fits() && p.body.filter((s) => s.facts.length > 0).length > 1) {
+    p.body.splice(p.body.lastIndexOf([...p.body].reverse().find((s) => s.facts.length > 0)!), 1);
+  }
+  if (!fits() && p.body.length === 1 && p.body[0]!.facts.length === 0) {
     const withoutBody = graphemeCount(assemble({ ...p, body: [] }));
     const separator = p.opener ? PARAGRAPH.length : 0;
     const room = max - withoutBody - separator;
-    const body = p.body[0]!;
-    if (room >= 20) p.body = [truncateGraphemes(body, room)];
-    else p.body = [];
-  }
-  if (!fits()) p.hashtags = [];
-  if (!fits()) p.question = "";
-  if (!fits()) p.signature = "";
-  if (!fits() && p.body.length === 0) {
-    p.body = parts.body.slice(0, 1);
-    p.opener = "";
+    if (room >= 20) p.body = [{ ...p.body[0]!, text: truncateGraphemes(p.body[0]!.text, room) }];
+    else if (p.opener) p.opener = "";
   }
   const text = assemble(p);
   return graphemeCount(text) <= max ? text : truncateGraphemes(text.replace(/\s+/g, " "), max);
 }
 
-/** Picks `n` sentences starting at a variant-dependent rank, then restores their reading order. */
-function pickBody(ranked: ScoredSentence[], n: number, rotation: number): string[] {
+/**
+ * The body: every sentence that states a fact, plus `n` of the others (at least one) starting at a variant-dependent
+ * rank, in reading order.
+ */
+function pickBody(ranked: ScoredSentence[], n: number, rotation: number): ScoredSentence[] {
   if (ranked.length === 0) return [];
-  const offset = rotation % ranked.length;
-  const picked: ScoredSentence[] = [];
-  for (let i = 0; i < Math.min(n, ranked.length); i++) picked.push(ranked[(offset + i) % ranked.length]!);
-  return picked.sort((a, b) => a.index - b.index).map((s) => terminate(s.text));
+  const factual = ranked.filter((s) => findFacts(s.text).length > 0);
+  const plain = ranked.filter((s) => findFacts(s.text).length === 0);
+  const picked: ScoredSentence[] = [...factual];
+  // One of the seed's other sentences at least: facts alone read like a notice board (fit drops it when room runs out).
+  const wanted = Math.max(n - factual.length, 1);
+  const offset = plain.length === 0 ? 0 : rotation % plain.length;
+  for (let i = 0; i < Math.min(wanted, plain.length); i++) picked.push(plain[(offset + i) % plain.length]!);
+  return picked.sort((a, b) => a.index - b.index);
 }
 
 /** Writes one caption for exactly this variant (no collision handling). */
@@ -244,15 +284,21 @@ function composeVariant(req: CaptionRequest, variant: number): string {
   const openerIndex = variant % openerList.length;
   const round = Math.floor(variant / openerList.length);
   const length = flags.length ?? "normal";
-  const body = pickBody(ranked, BODY_SENTENCES[length], round).map((s) => clean(applyRegister(s, register))).filter(Boolean);
+  const rankOf = new Map(ranked.map((s, rank) => [s.index, rank]));
+  const body: BodySentence[] = pickBody(ranked, BODY_SENTENCES[length], round)
+    .map((s) => {
+      const text = clean(applyRegister(terminate(s.text), register));
+      return { text, facts: findFacts(text), rank: rankOf.get(s.index) ?? 0 };
+    })
+    .filter((s) => s.text.length > 0);
 
   // Keep a title's own "?" or "!": they carry meaning ("Tabs or spaces?").
   const title = clean(seed.title.trim().replace(/[.:;,]+$/, ""));
   const titleWords = keywords(title);
-  const firstWords = keywords(body[0] ?? "");
+  const firstWords = keywords(body[0]?.text ?? "");
   const shared = [...titleWords].filter((w) => firstWords.has(w)).length;
   // When the first sentence already says the title, use the plain opener to avoid saying it twice.
-  const firstLower = (body[0] ?? "").toLowerCase();
+  const firstLower = (body[0]?.text ?? "").toLowerCase();
   const saysTitle = (title.length > 0 && firstLower.includes(title.toLowerCase())) || (titleWords.size >= 3 && shared / titleWords.size >= 0.6);
   const template = openerList[openerIndex]!;
   let opener = "";
@@ -260,26 +306,17 @@ function composeVariant(req: CaptionRequest, variant: number): string {
   else if (title && !saysTitle) opener = terminate(title);
   if (body.length === 0 && !title && english) opener = template.plain;
 
-  const hasLink = LINK_RE.test(seed.content);
-  const allClosers = CLOSERS[category][register];
-  const honest = allClosers.filter((c) => hasLink || !POINTS_ELSEWHERE.test(c));
-  const closers = honest.length > 0 ? honest : allClosers.filter((c) => !POINTS_ELSEWHERE.test(c));
   const questions = QUESTIONS[category][register];
-  let closer = english && length !== "shorter" && closers.length > 0 ? closers[(variant + round) % closers.length]! : "";
-  if (length === "longer" && english && closers.length > 1) closer = [closer, closers[(variant + round + 1) % closers.length]!].join(" ");
-  const wantsQuestion = flags.addQuestion === true || (category === "question" && !body.some((s) => s.endsWith("?")));
+  const wantsQuestion = flags.addQuestion === true || (category === "question" && !body.some((s) => s.text.endsWith("?")));
   const question = english && wantsQuestion ? questions[variant % questions.length]! : "";
 
   const emoji = EMOJI[category];
   const pick = (k: number) => emoji[(variant + k) % emoji.length]!;
   if (emojiLevel !== "none") {
     opener = opener ? `${opener} ${pick(0)}` : opener;
-    if (!opener && body.length > 0) body[0] = `${body[0]} ${pick(0)}`;
+    if (!opener && body.length > 0) body[0]!.text = `${body[0]!.text} ${pick(0)}`;
   }
-  if (emojiLevel === "lots") {
-    if (body.length > 0) body[body.length - 1] = `${body[body.length - 1]} ${pick(1)}${pick(2)}`;
-    closer = closer ? `${closer} ${pick(3)}` : closer;
-  }
+  const trailingEmoji = emojiLevel === "lots" ? `${pick(1)} ${pick(2)}` : "";
 
   const hashtags = flags.noHashtags
     ? []
@@ -289,10 +326,13 @@ function composeVariant(req: CaptionRequest, variant: number): string {
           !banned.some((w) => w.trim() && h.toLowerCase().includes(w.trim().toLowerCase())) &&
           hashtagFits(h, seed, category),
       );
+  const cleanOpener = clean(applyRegister(opener, register));
+  const bodyText = body.map((s) => s.text).join(" ");
   const parts: Parts = {
-    opener: clean(applyRegister(opener, register)),
+    opener: cleanOpener,
+    openerHasFacts: findFacts(cleanOpener).some((f) => !bodyText.includes(f.text)),
     body,
-    closer: clean(applyRegister(closer, register)),
+    trailingEmoji,
     question: clean(question),
     signature: clean(voice.signature.trim()),
     hashtags,

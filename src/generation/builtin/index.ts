@@ -9,7 +9,9 @@ import { designCard } from "./card.ts";
 import { describeImageBytes } from "./describe.ts";
 import { MAX_CARD_BYTES, rasterizeCard } from "./rasterize.ts";
 
-const NAME = "builtin";
+/** The builtin generator's name (creations record it as who wrote a caption). */
+export const BUILTIN_GENERATOR_NAME = "builtin";
+const NAME = BUILTIN_GENERATOR_NAME;
 const PNG = "image/png";
 /** Variants to try when one renders the exact bytes being replaced. */
 const MAX_IMAGE_TRIES = 8;

@@ -29,14 +29,28 @@ export function tidy(text: string): string {
     .trim();
 }
 
+/**
+ * Abbreviations after which the segmenter ends a sentence that goes on ("Tel. +49 30 1234567", "Dr. Jones", "No. 5"):
+ * such a piece is joined to the next one.
+ */
+const ABBREVIATION_END = /(?:^|[\s(])(?:Tel|Tél|Ph|Fax|Mob|No|Nr|St|Dr|Mr|Mrs|Ms|Prof|approx|ca|incl|excl|e\.g|i\.e|vs|etc|Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.$/i;
+
 /** Splits prose into trimmed sentences (Intl.Segmenter), dropping empty ones; line breaks also end sentences. */
 export function splitSentences(text: string): string[] {
   const out: string[] = [];
   for (const para of text.split(/\n+/)) {
+    let pending = "";
     for (const { segment } of sentenceSegmenter.segment(para)) {
-      const s = tidy(segment);
-      if (s.length > 0) out.push(s);
+      const s = tidy(pending ? `${pending} ${segment}` : segment);
+      if (s.length === 0) continue;
+      if (ABBREVIATION_END.test(s)) {
+        pending = s;
+        continue;
+      }
+      pending = "";
+      out.push(s);
     }
+    if (pending) out.push(pending);
   }
   return out;
 }

@@ -14,35 +14,40 @@ import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { isUuid } from "../../lib/ids";
 import { findAsset } from "../assets/service";
-import { MAX_ALT_TEXT_GRAPHEMES, type Creation } from "./model";
+import { MAX_ALT_TEXT_GRAPHEMES, MAX_HAND_CAPTION_GRAPHEMES, type Creation } from "./model";
 import { creationToApi, findCreationRow, graphemeCount, serialized } from "./service";
+import { HAND_SOURCE, keepVersion } from "./versions";
 
 export interface CreationEdit {
   caption?: string;
   altText?: string;
 }
 
-/** The caption as it will be stored: trimmed, non-empty, within the generated captions' limit. */
-function cleanCaption(deps: Pick<Deps, "config">, caption: string): string {
+/**
+ * A caption written by hand as it will be stored: trimmed, non-empty, at most MAX_HAND_CAPTION_GRAPHEMES
+ * (decisions.md §13; each network's own limit is checked at scheduling). `field` names it in the refusal.
+ */
+export function cleanHandCaption(caption: string, field = "caption"): string {
   const trimmed = caption.trim();
-  if (trimmed === "") throw invalidField("caption", "must not be empty");
-  const max = deps.config.captionMaxGraphemes;
+  if (trimmed === "") throw invalidField(field, "must not be empty");
   const length = graphemeCount(trimmed);
-  if (length > max) throw invalidField("caption", `must be at most ${max} characters (this one has ${length})`);
+  if (length > MAX_HAND_CAPTION_GRAPHEMES) throw invalidField(field, `must be at most ${MAX_HAND_CAPTION_GRAPHEMES} characters (this one has ${length})`);
   return trimmed;
 }
 
-function cleanAltText(altText: string): string {
+/** Alt text written by hand as it will be stored: trimmed, at most MAX_ALT_TEXT_GRAPHEMES. */
+export function cleanAltText(altText: string, field = "altText"): string {
   const trimmed = altText.trim();
   const length = graphemeCount(trimmed);
   if (length > MAX_ALT_TEXT_GRAPHEMES) {
-    throw invalidField("altText", `must be at most ${MAX_ALT_TEXT_GRAPHEMES} characters (this one has ${length})`);
+    throw invalidField(field, `must be at most ${MAX_ALT_TEXT_GRAPHEMES} characters (this one has ${length})`);
   }
   return trimmed;
 }
 
 /**
- * PATCH /creations/{id}: sets the caption and/or the alt text by hand. Free, nothing else changes (the image, the
+ * PATCH /creations/{id}: sets the caption and/or the alt text by hand, marks them written by hand and keeps the content
+ * they replace as a version (versions.ts). Free, nothing else changes (the image, the
  * variant regenerate counts from, and every scheduled post's snapshot stay as they are). Runs in the creation's
  * regenerate queue, so an edit never interleaves with a regenerate of the same creation.
  */
@@ -52,7 +57,7 @@ export async function editCreation(deps: Deps, accountId: string, id: string, in
       details: [{ field: "body", problem: "must contain caption or altText" }],
     });
   }
-  const caption = input.caption === undefined ? undefined : cleanCaption(deps, input.caption);
+  const caption = input.caption === undefined ? undefined : cleanHandCaption(input.caption);
   const altText = input.altText === undefined ? undefined : cleanAltText(input.altText);
   if (!(await findCreationRow(deps, accountId, id))) throw notFound("creation");
   return serialized(id, async () => {
@@ -60,19 +65,24 @@ export async function editCreation(deps: Deps, accountId: string, id: string, in
     if (!current) throw notFound("creation");
     const asset = current.imageAssetId ? await findAsset(deps, accountId, current.imageAssetId) : null;
     if (altText !== undefined && !asset) throw invalidField("altText", "cannot be set: the creation has no image");
+    const captionChanges = caption !== undefined && caption !== current.caption;
+    const altTextChanges = altText !== undefined && altText !== (current.altText ?? "");
+    // Saving the same text again changes nothing: no version, and who wrote it stays as it was.
+    if (!captionChanges && !altTextChanges) return creationToApi(deps, { row: current, asset });
     const changes = {
-      ...(caption !== undefined ? { caption } : {}),
-      ...(altText !== undefined ? { altText } : {}),
+      ...(captionChanges ? { caption, captionSource: HAND_SOURCE } : {}),
+      ...(altTextChanges ? { altText, altTextSource: HAND_SOURCE } : {}),
       updatedAt: deps.clock.now(),
     };
-    const row = await deps.store.write((tx) =>
-      tx
+    const row = await deps.store.write(async (tx) => {
+      await keepVersion(deps, current);
+      return tx
         .update(creations)
         .set(changes)
         .where(and(eq(creations.id, id), eq(creations.accountId, accountId)))
         .returning()
-        .get(),
-    );
+        .get();
+    });
     if (!row) throw notFound("creation"); // deleted meanwhile
     return creationToApi(deps, { row, asset });
   });

@@ -11,6 +11,7 @@ import {
   creationListResponse,
   creationResponse,
   creationDeletedResponse,
+  creationVersionsResponse,
   creationWithChargeResponse,
   editBody,
   generateBody,
@@ -21,6 +22,7 @@ import {
 import { INGEST_REFUSALS } from "../assets/model";
 import { deleteCreation, editCreation } from "./edit";
 import { previewPage } from "./preview-page";
+import { listVersions } from "./versions";
 import { PREVIEW_PATH, generateCreation, getCreation, listCreations, regenerateCreation } from "./service";
 
 const TAGS = ["creations"];
@@ -95,6 +97,22 @@ export function creationsModule(deps: Deps) {
         detail: { summary: "Get one creation", tags: TAGS },
       },
     )
+    .get(
+      "/api/v1/creations/:id/versions",
+      async ({ request, params }) => ({ versions: await listVersions(deps, authOf(request).accountId, params.id) }),
+      {
+        scope: "read",
+        errors: ["not_found"],
+        params: idParams,
+        response: { 200: creationVersionsResponse },
+        detail: {
+          summary: "List a creation's earlier versions (the last 10)",
+          description:
+            "Whenever a regenerate, an edit by hand or a restore (dashboard) replaces a creation's caption, alt text or image, the content replaced is kept here, newest first. imageUrl is null when the version had no image or its image was deleted from the library since.",
+          tags: TAGS,
+        },
+      },
+    )
     .patch(
       "/api/v1/creations/:id",
       async ({ request, params, body }) => ({ creation: await editCreation(deps, authOf(request).accountId, params.id, body) }),
@@ -108,7 +126,8 @@ export function creationsModule(deps: Deps) {
         detail: {
           summary: "Edit a creation's caption and/or alt text by hand (free)",
           description:
-            "caption: not empty, within the limit of generated captions. altText: only for a creation with an image. " +
+            "caption: not empty, at most 63,206 characters (each network's own limit is checked when it is scheduled). altText: only for a creation with an image. " +
+            "The texts are marked editedByHand and the content they replace is kept as a version (GET /creations/{id}/versions). " +
             "The image never changes, and posts already scheduled keep the snapshot they were scheduled with.",
           tags: TAGS,
         },

@@ -15,8 +15,13 @@ export const DEFAULT_REGENERATE_PART: RegeneratePart = "both";
 export const MAX_CHANGE_INSTRUCTIONS = 1000;
 /** Alt text written by hand: Mastodon's description limit, the strictest of the platforms. */
 export const MAX_ALT_TEXT_GRAPHEMES = 1500;
-/** A byte-ish bound before the grapheme checks of the service (which know the configured caption limit). */
-const MAX_EDIT_CHARS = 20_000;
+/**
+ * A caption written by hand (PATCH, a scheduled post's content) may be this long (decisions.md §13: the longest any
+ * network takes); each network's own limit is checked at scheduling. CAPTION_MAX_GRAPHEMES bounds generated ones only.
+ */
+export const MAX_HAND_CAPTION_GRAPHEMES = 63_206;
+/** A bound in UTF-16 units before the grapheme checks of the service (a grapheme is at least one unit). */
+const MAX_EDIT_CHARS = MAX_HAND_CAPTION_GRAPHEMES * 4;
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
 
@@ -81,8 +86,8 @@ export const editBody = t.Object({
   caption: t.Optional(
     t.String({
       maxLength: MAX_EDIT_CHARS,
-      error: "must be text within the caption limit",
-      description: "The new caption: not empty, within the caption limit of generated ones (300 characters by default).",
+      error: `must be text of at most ${MAX_HAND_CAPTION_GRAPHEMES} characters`,
+      description: `The new caption: not empty, at most ${MAX_HAND_CAPTION_GRAPHEMES} characters (each network's own limit is checked when it is scheduled).`,
     }),
   ),
   altText: t.Optional(
@@ -96,6 +101,14 @@ export const editBody = t.Object({
 
 export const creationDeletedResponse = t.Object({ id: uuid(), deleted: t.Literal(true) }, { title: "Deleted" });
 
+const editedByHandSchema = t.Object(
+  {
+    caption: t.Boolean({ description: "True when the caption was last written by hand (PATCH or the dashboard), not by the generator." }),
+    altText: t.Boolean({ description: "True when the alt text was last written by hand." }),
+  },
+  { title: "EditedByHand", description: "Which texts a person wrote; a regenerate replacing them asks first in the dashboard." },
+);
+
 export const creationSchema = t.Object({
   id: uuid(),
   type: t.Literal(CREATION_TYPE),
@@ -108,6 +121,7 @@ export const creationSchema = t.Object({
   }),
   seedId: uuid(),
   imageAssetId: orNull(uuid()),
+  editedByHand: editedByHandSchema,
   aspectRatio: t.String(),
   mediaStyle: t.String(),
   createdAt: timestamp(),
@@ -121,6 +135,25 @@ export const creationListResponse = t.Object({
   nextCursor: orNull(t.String()),
 }, { title: "CreationList" });
 
+export const creationVersionSchema = t.Object(
+  {
+    id: uuid(),
+    caption: t.String(),
+    altText: orNull(t.String(), { description: "Null when the version had no image." }),
+    imageAssetId: orNull(uuid(), { description: "The version's image; null when it had none." }),
+    imageUrl: orNull(t.String(), { description: "Null when the version had no image, or its image was deleted from the library since." }),
+    editedByHand: editedByHandSchema,
+    replacedAt: timestamp({ description: "When a regenerate, an edit or a restore replaced this content." }),
+  },
+  { title: "CreationVersion" },
+);
+export const creationVersionsResponse = t.Object(
+  { versions: t.Array(creationVersionSchema, { description: `Newest first; the last 10 are kept.` }) },
+  { title: "CreationVersionList" },
+);
+
+/** An earlier version of a creation as the API shows it. */
+export type CreationVersion = typeof creationVersionSchema.static;
 /** A creation as the API shows it. */
 export type Creation = typeof creationSchema.static;
 export type GenerateBody = typeof generateBody.static;

@@ -20,6 +20,7 @@ import {
   DEFAULT_MEDIA_STYLE,
   type BrandVoice,
   type GeneratedImage,
+  type Generator,
   GenerationError,
   type MediaStyle,
   type SeedText,
@@ -32,8 +33,10 @@ import { assetFileName } from "../assets/file-name";
 import { type AssetRecord, assetReferenceCount, assetUrl, findAsset, ingestFromUrl, lockAsset, storeImage } from "../assets/service";
 import { captureHold, releaseHold, reserveCredits } from "../credits/service";
 import { getOwnedSeed } from "../seeds/service";
+import { generatorFor } from "../instance-settings/service";
 import { getVoice } from "../voice/service";
 import { recordEvent } from "../../store/events";
+import { HAND_SOURCE, keepVersion } from "./versions";
 import {
   CREATION_TYPE,
   type Creation,
@@ -100,6 +103,7 @@ export function creationToApi(deps: Pick<Deps, "config">, view: CreationView): C
     },
     seedId: row.seedId,
     imageAssetId: row.imageAssetId,
+    editedByHand: { caption: row.captionSource === HAND_SOURCE, altText: asset !== null && row.altTextSource === HAND_SOURCE },
     aspectRatio: row.aspectRatio,
     mediaStyle: row.mediaStyle,
     createdAt: isoAt(row.createdAt),
@@ -201,12 +205,12 @@ export function graphemeCount(text: string): number {
 }
 
 /** Turns a generator failure into 502 generation_failed (retryable); anything else is a bug and stays a 500. */
-async function generating<T>(deps: Deps, what: string, work: () => Promise<T>): Promise<T> {
+async function generating<T>(deps: Deps, generator: Generator, what: string, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (error instanceof GenerationError) {
-      deps.log.warn("generation failed", { what, generator: deps.generator.name, error: error.message });
+      deps.log.warn("generation failed", { what, generator: generator.name, error: error.message });
       throw new AppError("generation_failed", `The ${what} could not be generated; nothing was charged or changed. Try again.`, {
         retryable: true,
       });
@@ -256,13 +260,13 @@ export function bannedWordIn(caption: string, bannedWords: readonly string[]): s
 /** Writes a caption that fits the limit and (on regenerate) differs from `previous`; 502 otherwise. */
 async function writeCaption(
   deps: Deps,
-  input: { seed: SeedText; voice: BrandVoice; variant: number; previous?: string; changeInstructions?: string },
+  input: { generator: Generator; seed: SeedText; voice: BrandVoice; variant: number; previous?: string; changeInstructions?: string },
 ): Promise<string> {
   const maxGraphemes = deps.config.captionMaxGraphemes;
-  return generating(deps, "caption", async () => {
+  return generating(deps, input.generator, "caption", async () => {
     for (let attempt = 0; attempt < MAX_CAPTION_TRIES; attempt++) {
       const caption = (
-        await deps.generator.writeCaption({
+        await input.generator.writeCaption({
           seed: input.seed,
           voice: input.voice,
           maxGraphemes,
@@ -292,7 +296,7 @@ async function assetBytes(deps: Deps, asset: AssetRecord): Promise<Uint8Array> {
  * Alt text for an existing library image, written by the generator (vision for openai). `named`: the request named the
  * asset itself (see assetGone).
  */
-async function describeAsset(deps: Deps, asset: AssetRecord, seed: SeedText, voice: BrandVoice, named: boolean): Promise<string> {
+async function describeAsset(deps: Deps, generator: Generator, asset: AssetRecord, seed: SeedText, voice: BrandVoice, named: boolean): Promise<string> {
   let bytes: Uint8Array;
   try {
     bytes = await assetBytes(deps, asset);
@@ -301,13 +305,14 @@ async function describeAsset(deps: Deps, asset: AssetRecord, seed: SeedText, voi
     if (!(await findAsset(deps, asset.accountId, asset.id))) throw assetGone(named);
     throw error;
   }
-  return generating(deps, "alt text", () => deps.generator.describeImage({ bytes, mimeType: asset.mimeType, seed, voice }));
+  return generating(deps, generator, "alt text", () => generator.describeImage({ bytes, mimeType: asset.mimeType, seed, voice }));
 }
 
 /** Renders an image and checks its bytes like any image entering the library (nothing is stored yet). */
 async function renderImage(
   deps: Deps,
   input: {
+    generator: Generator;
     seed: SeedText;
     voice: BrandVoice;
     aspectRatio: AspectRatio;
@@ -318,8 +323,8 @@ async function renderImage(
     changeInstructions?: string;
   },
 ): Promise<NewImage> {
-  return generating(deps, "image", async () => {
-    const image: GeneratedImage = await deps.generator.renderImage({
+  return generating(deps, input.generator, "image", async () => {
+    const image: GeneratedImage = await input.generator.renderImage({
       seed: input.seed,
       voice: input.voice,
       aspectRatio: input.aspectRatio,
@@ -468,6 +473,8 @@ export async function generateCreation(
   accountId: string,
   body: GenerateBody,
 ): Promise<{ creation: Creation; creditsCharged: number }> {
+  // The model server set on the Instance page applies from the next generate on, on every replica.
+  const generator = await generatorFor(deps);
   if (body.include_visual === true && body.image_asset_id !== undefined) {
     throw new AppError("invalid_request", "Send either include_visual or image_asset_id, not both.", {
       details: [{ field: "image_asset_id", problem: "cannot be combined with include_visual: true" }],
@@ -486,18 +493,18 @@ export async function generateCreation(
   try {
     const seed = seedTextOf(seedRow);
     const voice = await getVoice(deps, accountId);
-    const caption = await writeCaption(deps, { seed, voice, variant: 0 });
+    const caption = await writeCaption(deps, { generator, seed, voice, variant: 0 });
 
     if (requestedAsset) {
       image = { kind: "library", asset: requestedAsset, altText: "", ingestedNow: false };
     } else if (body.include_visual === true) {
-      image = await renderImage(deps, { seed, voice, aspectRatio, mediaStyle, caption, variant: 0 });
+      image = await renderImage(deps, { generator, seed, voice, aspectRatio, mediaStyle, caption, variant: 0 });
     } else if (seedRow.imageAssetId) {
       const seedAsset = await findAsset(deps, accountId, seedRow.imageAssetId);
       if (seedAsset) image = { kind: "library", asset: seedAsset, altText: "", ingestedNow: false };
     }
     if (!image && seedRow.imageUrl) image = await assetForSeedUrl(deps, accountId, seedRow.imageUrl);
-    if (image?.kind === "library") image.altText = await describeAsset(deps, image.asset, seed, voice, requestedAsset !== null);
+    if (image?.kind === "library") image.altText = await describeAsset(deps, generator, image.asset, seed, voice, requestedAsset !== null);
 
     const now = deps.clock.now();
     const base = {
@@ -506,7 +513,9 @@ export async function generateCreation(
       type: CREATION_TYPE,
       seedId: seedRow.id,
       caption,
+      captionSource: generator.name,
       altText: image ? image.altText : null,
+      altTextSource: image ? generator.name : null,
       aspectRatio,
       mediaStyle,
       variant: 0,
@@ -568,6 +577,7 @@ export async function regenerateCreation(
   accountId: string,
   body: RegenerateBody,
 ): Promise<{ creation: Creation; creditsCharged: number }> {
+  const generator = await generatorFor(deps);
   const part = body.parts ?? DEFAULT_REGENERATE_PART;
   if (!(await findCreationRow(deps, accountId, body.creation_id))) throw notFound("creation");
   return serialized(body.creation_id, async () => {
@@ -585,10 +595,11 @@ export async function regenerateCreation(
 
       let caption = current.caption;
       if (part !== "image") {
-        caption = await writeCaption(deps, { seed, voice, variant, previous: current.caption, changeInstructions });
+        caption = await writeCaption(deps, { generator, seed, voice, variant, previous: current.caption, changeInstructions });
       }
       if (part !== "caption") {
         image = await renderImage(deps, {
+          generator,
           seed,
           voice,
           aspectRatio: current.aspectRatio as AspectRatio,
@@ -602,7 +613,14 @@ export async function regenerateCreation(
 
       const updatedAt = deps.clock.now();
       const saved = await save(deps, accountId, image, async (asset) => {
-        const changes = { caption, variant, updatedAt, ...(image && asset ? { imageAssetId: asset.id, altText: image.altText } : {}) };
+        const changes = {
+          caption,
+          variant,
+          updatedAt,
+          ...(part !== "image" ? { captionSource: generator.name } : {}),
+          ...(image && asset ? { imageAssetId: asset.id, altText: image.altText, altTextSource: generator.name } : {}),
+        };
+        await keepVersion(deps, current);
         const updated = await deps.store.db
           .update(creations)
           .set(changes)

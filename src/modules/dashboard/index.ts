@@ -13,14 +13,14 @@ import { type Form, cookieNames, field, htmlResponse, readCookies, redirect } fr
 import { page } from "../../web/layout";
 import { getLogin, getSetup, postLogin, postLogout, postSetup } from "./pages/auth";
 import { getCredits, postGrant } from "./pages/credits";
-import { getInstance, getDisable, postCreateAccount, postGrantTo, postSetDisabled } from "./pages/instance";
+import { getInstance, getDisable, postCreateAccount, postGrantTo, postModel, postModelClear, postModelTest, postSetDisabled } from "./pages/instance";
 import { getKeys, getRevoke, getRotate, postMint, postRevoke, postRotate } from "./pages/keys";
 import { getMembers, getRemoveMember, postAddMember, postRemoveMember, postSetRole } from "./pages/members";
 import { getOverview } from "./pages/overview";
 import { getSettings } from "./pages/settings";
 import { getConnectedApps, getRevokeApp, postRevokeApp } from "./pages/connected-apps";
-import { getCalendar, getCancel, getPostPage, postCancel, postReschedule, postRetry } from "./pages/calendar";
-import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postScheduleCreation } from "./pages/creations";
+import { getCalendar, getCancel, getPostPage, postCancel, postContent, postReschedule, postRetry } from "./pages/calendar";
+import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postRestoreVersion, postScheduleCreation } from "./pages/creations";
 import { getVoicePage, postVoice } from "./pages/voice";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
 import { getAccount, postPassword, postTimeZone } from "./pages/account";
@@ -41,6 +41,11 @@ interface RouteContext {
 
 /** Every dashboard form but the image upload: a few short text fields (the longest, brand voice, is under 8 KiB). */
 export const FORM_MAX_BYTES = 16 * 1024;
+/**
+ * The forms that carry a caption written by hand (a post's edit, a scheduled post's text): up to 63,206 characters
+ * (decisions.md §13), URL-encoded (a 4-byte character is 12 bytes), plus the alt text.
+ */
+const CAPTION_FORM_MAX_BYTES = 1024 * 1024;
 /** Room for the multipart framing around the image of the library upload. */
 const UPLOAD_FRAMING_BYTES = 64 * 1024;
 
@@ -56,6 +61,7 @@ export function dashboardModule(deps: Deps) {
     return token !== undefined && (await sessionExists(deps, token));
   };
   const signedInForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES, signedIn) };
+  const captionForm = { detail: { hide: true } as const, parse: formParser(CAPTION_FORM_MAX_BYTES, signedIn) };
   const publicForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES) };
   const uploadForm = { detail: { hide: true } as const, parse: formParser(deps.config.maxImageBytes + UPLOAD_FRAMING_BYTES, signedIn) };
 
@@ -145,6 +151,9 @@ export function dashboardModule(deps: Deps) {
     // Instance
     .get("/dashboard/instance", view((s, r) => getInstance(ctx, s, r)), { detail })
     .post("/dashboard/instance/accounts", action((s, f) => postCreateAccount(ctx, s, f)), signedInForm)
+    .post("/dashboard/instance/model", action((s, f) => postModel(ctx, s, f)), signedInForm)
+    .post("/dashboard/instance/model/test", action((s, f) => postModelTest(ctx, s, f)), signedInForm)
+    .post("/dashboard/instance/model/clear", action((s) => postModelClear(ctx, s)), signedInForm)
     .post("/dashboard/instance/accounts/:id/grant", action((s, f, p) => postGrantTo(ctx, s, p.id ?? "", f)), signedInForm)
     .get("/dashboard/instance/accounts/:id/disable", view((s, _r, p) => getDisable(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/instance/accounts/:id/disable", action((s, _f, p) => postSetDisabled(ctx, s, p.id ?? "", true)), signedInForm)
@@ -171,6 +180,7 @@ export function dashboardModule(deps: Deps) {
     .get("/dashboard/calendar", view((s, r) => getCalendar(ctx, s, r)), { detail })
     .get("/dashboard/calendar/posts/:id", view((s, r, p) => getPostPage(ctx, s, p.id ?? "", r)), { detail })
     .post("/dashboard/calendar/posts/:id/reschedule", action((s, f, p) => postReschedule(ctx, s, p.id ?? "", f)), signedInForm)
+    .post("/dashboard/calendar/posts/:id/content", action((s, f, p) => postContent(ctx, s, p.id ?? "", f)), captionForm)
     .post("/dashboard/calendar/posts/:id/retry", action((s, f, p) => postRetry(ctx, s, p.id ?? "", f)), signedInForm)
     .get("/dashboard/calendar/:id/cancel", view((s, _r, p) => getCancel(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/calendar/:id/cancel", action((s, _f, p, r) => postCancel(ctx, s, p.id ?? "", r)), signedInForm)
@@ -189,9 +199,10 @@ export function dashboardModule(deps: Deps) {
     // Creations
     .get("/dashboard/creations", view((s, r) => getCreations(ctx, s, r)), { detail })
     .get("/dashboard/creations/:id", view((s, r, p) => getCreationPage(ctx, s, p.id ?? "", r)), { detail })
-    .post("/dashboard/creations/:id", action((s, f, p) => postEditCreation(ctx, s, p.id ?? "", f)), signedInForm)
+    .post("/dashboard/creations/:id", action((s, f, p) => postEditCreation(ctx, s, p.id ?? "", f)), captionForm)
     .post("/dashboard/creations/:id/schedule", action((s, f, p) => postScheduleCreation(ctx, s, p.id ?? "", f)), signedInForm)
     .post("/dashboard/creations/:id/regenerate", action((s, f, p) => postRegenerate(ctx, s, p.id ?? "", f)), signedInForm)
+    .post("/dashboard/creations/:id/versions/:versionId/restore", action((s, _f, p) => postRestoreVersion(ctx, s, p.id ?? "", p.versionId ?? "")), signedInForm)
     .get("/dashboard/creations/:id/delete", view((s, _r, p) => getDeleteCreation(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/creations/:id/delete", action((s, _f, p) => postDeleteCreation(ctx, s, p.id ?? "")), signedInForm)
     // Anything else under /dashboard: still no answer without a session.

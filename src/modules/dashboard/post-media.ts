@@ -20,13 +20,3 @@ export async function postThumbnails(deps: Pick<Deps, "store">, accountId: strin
   for (const r of rows) out.set(r.postId, `${MEDIA_PATH}/${r.assetId}.${r.ext}`);
   return out;
 }
-
-/** The caption a post carries (its snapshot, line breaks and all), or null for a post not in the account. */
-export async function postCaption(deps: Pick<Deps, "store">, accountId: string, postId: string): Promise<string | null> {
-  const row = await deps.store.db
-    .select({ caption: scheduledPosts.caption })
-    .from(scheduledPosts)
-    .where(and(eq(scheduledPosts.accountId, accountId), eq(scheduledPosts.id, postId)))
-    .get();
-  return row?.caption ?? null;
-}

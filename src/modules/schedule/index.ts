@@ -12,6 +12,12 @@ import { cancelPost, getPost, listPosts, listTargets, reschedulePost, schedulePo
 
 const TAGS = ["schedule"];
 
+/** The PATCH body's content as the service takes it (`alt_text`, or `altText` as PATCH /creations spells it). */
+function contentOf(content: { caption?: string; alt_text?: string; altText?: string }): { caption?: string; altText?: string } {
+  const altText = content.alt_text ?? content.altText;
+  return { ...(content.caption !== undefined ? { caption: content.caption } : {}), ...(altText !== undefined ? { altText } : {}) };
+}
+
 /** Mounts the scheduling routes. */
 export function scheduleModule(deps: Deps) {
   return new Elysia()
@@ -49,6 +55,7 @@ export function scheduleModule(deps: Deps) {
         reschedulePost(deps, authOf(request).accountId, params.id, {
           ...(body.scheduled_time !== undefined ? { scheduledTime: body.scheduled_time } : {}),
           ...(body.targets !== undefined ? { targets: body.targets } : {}),
+          ...(body.content !== undefined ? { content: contentOf(body.content) } : {}),
         }),
       {
         parse: parseJsonBody,
@@ -68,9 +75,9 @@ export function scheduleModule(deps: Deps) {
         body: rescheduleBody,
         response: postResponse,
         detail: {
-          summary: "Reschedule a post that has not started publishing (time and/or targets)",
+          summary: "Change a post that has not started publishing: its time, its targets and/or its content",
           description:
-            "Same rules as POST /schedule: scheduled_time at least 5 minutes ahead (400 scheduled_time_too_soon), targets resolved the same way (400 unknown_target, ambiguous_target), 409 target_not_ready, 409 not_schedulable against the post's snapshot. Provider-held targets (Mastodon) are withdrawn and placed again. 409 already_published once the post went out, 409 not_reschedulable while it is publishing; 502 distribution_failed (retryable) when a provider cannot be reached, nothing changed.",
+            "content {caption?, alt_text?} changes what the post sends (its snapshot; the creation stays as it is); a caption written by hand may be up to 63,206 characters and is checked against each target's limit (409 not_schedulable). A content-only change keeps the time and needs no new lead. Same rules as POST /schedule: scheduled_time at least 5 minutes ahead (400 scheduled_time_too_soon), targets resolved the same way (400 unknown_target, ambiguous_target), 409 target_not_ready, 409 not_schedulable against the post's snapshot. Provider-held targets (Mastodon) are withdrawn and placed again. 409 already_published once the post went out, 409 not_reschedulable while it is publishing; 502 distribution_failed (retryable) when a provider cannot be reached, nothing changed.",
           tags: TAGS,
         },
       },

@@ -43,6 +43,13 @@ export const postSchema = t.Object({
   scheduledTime: timestamp(),
   status: postStatus,
   errorMessage: t.Optional(t.String({ description: "Present when status is failed or partially_failed" })),
+  content: t.Object(
+    {
+      caption: t.String(),
+      altText: orNull(t.String(), { description: "Null when the post has no image." }),
+    },
+    { title: "PostContent", description: "What the post sends (its snapshot of the creation, or its own content after a PATCH)." },
+  ),
   targets: t.Array(postTargetSchema),
   createdAt: timestamp(),
 }, { title: "Post" });
@@ -62,6 +69,46 @@ export const scheduleBody = t.Object({
   }),
 });
 
+/** A bound in UTF-16 units before the service's grapheme checks (decisions.md §13: 63,206 characters by hand). */
+const MAX_CONTENT_CHARS = 63_206 * 4;
+
+/**
+ * The content a PATCH may change in the post's snapshot (decisions.md §15). Today's content model: the caption and
+ * the one image's alt text; images, thread parts and per-network versions join this object with the content model
+ * of decisions.md §13.
+ */
+export const postContentBody = t.Object(
+  {
+    caption: t.Optional(
+      t.String({
+        maxLength: MAX_CONTENT_CHARS,
+        error: "must be text of at most 63206 characters",
+        description: "The post's new caption: not empty; checked against each target's limit like POST /schedule (409 not_schedulable).",
+      }),
+    ),
+    alt_text: t.Optional(
+      t.String({
+        maxLength: MAX_CONTENT_CHARS,
+        error: "must be text of at most 1500 characters",
+        description: "The image's new alt text (at most 1500 characters); only for a post with an image.",
+      }),
+    ),
+    altText: t.Optional(
+      t.String({
+        maxLength: MAX_CONTENT_CHARS,
+        error: "must be text of at most 1500 characters",
+        description: "The same as alt_text (the spelling of PATCH /creations/{id}); send one of them.",
+      }),
+    ),
+  },
+  {
+    title: "PostContentEdit",
+    additionalProperties: false,
+    error: "must be an object with caption and/or alt_text",
+    description: "Changes what this post sends; the creation it was scheduled from does not change.",
+  },
+);
+
 export const rescheduleBody = t.Object({
   scheduled_time: t.Optional(
     t.String({
@@ -79,6 +126,7 @@ export const rescheduleBody = t.Object({
       description: "Replaces the post's targets; each a platform name or an accountId from GET /schedule/targets",
     }),
   ),
+  content: t.Optional(postContentBody),
 });
 
 export const postResponse = t.Object({ post: postSchema }, { title: "PostEnvelope" });

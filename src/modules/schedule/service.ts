@@ -29,6 +29,7 @@ import { lockAsset } from "../assets/service";
 import { registerAssetReferenceCheck } from "../assets/references";
 import { connectionView, listConnections } from "../connections/service";
 import { type ConnectionRow, openConnection } from "../../store/connections";
+import { cleanAltText, cleanHandCaption } from "../creations/edit";
 import { findCreationRow, graphemeCount } from "../creations/service";
 import { LIST_LIMIT_DEFAULT } from "./model";
 
@@ -407,6 +408,15 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
 export interface RescheduleInput {
   scheduledTime?: string;
   targets?: readonly string[];
+  /** New content for the post's snapshot (decisions.md §15); the creation does not change. */
+  content?: { caption?: string; altText?: string };
+}
+
+/** The snapshot a PATCH leaves: the post's own, with the content it sends replaced. */
+interface Snapshot {
+  caption: string;
+  altText: string | null;
+  imageAssetId: string | null;
 }
 
 const DONE_STATUSES: readonly PostStatus[] = ["published", "partially_failed", "failed"];
@@ -439,12 +449,13 @@ async function replaceTargets(
   chosen: readonly ConnectionRow[],
   scheduledTime: number,
   remove: { dropFailed: boolean } | { ids: readonly string[] },
+  content?: Snapshot,
 ): Promise<string[]> {
   const now = deps.clock.now();
   return deps.store.write(async (tx) => {
     const moved = await tx
       .update(scheduledPosts)
-      .set({ scheduledTime, updatedAt: now })
+      .set({ scheduledTime, updatedAt: now, ...(content ? { caption: content.caption, altText: content.altText } : {}) })
       .where(eq(scheduledPosts.id, post.id))
       .returning({ id: scheduledPosts.id })
       .all();
@@ -473,9 +484,29 @@ function connectionsOf(all: readonly ConnectionRow[], targets: readonly TargetRo
 }
 
 /**
- * PATCH /schedule/{id}: moves a post that has not started publishing to another time and/or other targets, under
- * the rules of POST (5-minute lead, targets resolved the same way, the same 409s, checked against the post's own
- * snapshot). Every pending target is withdrawn first (provider-held ones deleted at their provider) through the
+ * The post's snapshot with `content` applied: the caption as written by hand (not empty, at most 63,206 characters),
+ * the alt text only for a post with an image. Null when `content` changes nothing.
+ */
+function editedSnapshot(post: PostRow, content: RescheduleInput["content"]): Snapshot | null {
+  if (content === undefined) return null;
+  if (content.caption === undefined && content.altText === undefined) {
+    throw invalidField("content", "must contain caption or alt_text");
+  }
+  const caption = content.caption === undefined ? post.caption : cleanHandCaption(content.caption, "content.caption");
+  let altText = post.altText;
+  if (content.altText !== undefined) {
+    if (!post.imageAssetId) throw invalidField("content.alt_text", "cannot be set: the post has no image");
+    altText = cleanAltText(content.altText, "content.alt_text");
+  }
+  if (caption === post.caption && altText === post.altText) return null;
+  return { caption, altText, imageAssetId: post.imageAssetId };
+}
+
+/**
+ * PATCH /schedule/{id}: moves a post that has not started publishing to another time and/or other targets, and/or
+ * changes what it sends (`content`: the snapshot changes, the creation does not), under the rules of POST
+ * (5-minute lead, targets resolved the same way, the same 409s, checked against the post's snapshot as it will be).
+ * A content-only edit keeps the post's time, so it needs no new lead: it is allowed until publishing starts. Every pending target is withdrawn first (provider-held ones deleted at their provider) through the
  * cancel's withdraw, then fresh targets are placed and provider-held ones handed over again. Without `targets`, the
  * pending targets move; with them, the post's target set is replaced (its failed targets go too).
  *
@@ -483,9 +514,9 @@ function connectionsOf(all: readonly ConnectionRow[], targets: readonly TargetRo
  * was: whatever was already withdrawn is placed again at the old time.
  */
 export async function reschedulePost(deps: Deps, accountId: string, postId: string, input: RescheduleInput): Promise<{ post: PostApi }> {
-  if (input.scheduledTime === undefined && input.targets === undefined) {
-    throw new AppError("invalid_request", "Send scheduled_time, targets or both.", {
-      details: [{ field: "body", problem: "must contain scheduled_time or targets" }],
+  if (input.scheduledTime === undefined && input.targets === undefined && input.content === undefined) {
+    throw new AppError("invalid_request", "Send scheduled_time, targets, content or several of them.", {
+      details: [{ field: "body", problem: "must contain scheduled_time, targets or content" }],
     });
   }
   const now = deps.clock.now();
@@ -498,12 +529,15 @@ export async function reschedulePost(deps: Deps, accountId: string, postId: stri
   if (!post) throw notFound("scheduled post");
   const targets = (await targetsOf(deps, [post.id])).get(post.id) ?? [];
   assertReschedulable(post, targets, now);
+  const content = editedSnapshot(post, input.content);
   const scheduledTime = newTime ?? post.scheduledTime;
   // Moving only the targets re-places them: the time they go out at must leave the same lead as POST.
-  assertLeadTime(scheduledTime, now);
+  if (newTime !== undefined || requested !== undefined) assertLeadTime(scheduledTime, now);
   const chosen = requested ?? connectionsOf(all, targets.filter((t) => t.status === "scheduled" || t.status === "withdrawn"));
   if (chosen.length === 0) throw invalidField("targets", "the post has no target left to move; name at least one");
-  await assertSchedulable(deps, chosen, post);
+  await assertSchedulable(deps, chosen, content ?? post);
+  // Nothing to change (the same content, no time, no targets): the post as it is.
+  if (content === null && newTime === undefined && requested === undefined) return getPost(deps, accountId, post.id);
 
   const pending = targets.filter((t) => t.status === "scheduled" || t.status === "publishing");
   try {
@@ -518,7 +552,7 @@ export async function reschedulePost(deps: Deps, accountId: string, postId: stri
     await restoreWithdrawn(deps, accountId, post, pending);
     throw error;
   }
-  const handOver = await replaceTargets(deps, post, chosen, scheduledTime, { dropFailed: requested !== undefined });
+  const handOver = await replaceTargets(deps, post, chosen, scheduledTime, { dropFailed: requested !== undefined }, content ?? undefined);
   if (handOver.length > 0) await runDueOnce(deps, {}, handOver);
   return { post: (await getPost(deps, accountId, post.id)).post };
 }

@@ -18,7 +18,7 @@ import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/g
 import { type Html, html } from "../../../lib/html";
 import { type Form, field, htmlResponse, redirect } from "../../../web/http";
 import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
-import { postCaption, postThumbnails } from "../post-media";
+import { postThumbnails } from "../post-media";
 import { type PendingRetry, pendingRetries } from "../../../publishing/retries";
 import { zoneOf } from "../../../web/preferences";
 import type { Membership, SessionContext } from "../../../web/session";
@@ -307,6 +307,8 @@ interface PostPageState {
   notices?: Notice[];
   errors?: FieldErrors;
   values?: { date: string; time: string };
+  contentErrors?: FieldErrors;
+  contentValues?: { caption: string; altText: string };
 }
 
 /** The post's page: everything about it, and the keyboard way to reschedule (date and time fields). */
@@ -320,7 +322,7 @@ async function postPage(ctx: DashboardCtx, s: SessionContext, account: Membershi
   const values = state.values ?? (failed ? { date: soon.date, time: soon.time } : { date: at.date, time: at.time });
   const creation = await findCreationRow(ctx.deps, account.accountId, p.creationId);
   const creationExists = creation !== null;
-  const caption = (await postCaption(ctx.deps, account.accountId, p.id)) ?? creation?.caption ?? "";
+  const caption = p.content.caption;
   const retries = (await pendingRetries(ctx.deps, [p.id])).get(p.id) ?? [];
   const connections = new Map((await listConnections(ctx.deps, account.accountId)).map((c) => [c.id, c]));
   const blocked = p.targets
@@ -343,6 +345,21 @@ async function postPage(ctx: DashboardCtx, s: SessionContext, account: Membershi
   <h2>Where it goes</h2>
   ${targetsList(p, retries, zone, ctx.deps.clock.now())}
 </article>
+${
+  canSchedule(s) && movable(p)
+    ? (() => {
+        const cf = new FormState(state.contentErrors);
+        const cv = state.contentValues ?? { caption: p.content.caption, altText: p.content.altText ?? "" };
+        return html`<form method="post" action="${CURRENT}/posts/${p.id}/content" class="card form-card" aria-labelledby="content-title" novalidate>
+  <h2 id="content-title">Edit what it sends</h2>
+  ${csrfField(s.csrfToken)}
+  ${cf.textarea({ name: "caption", label: "Caption", value: cv.caption, rows: 7, required: true, hint: "Checked against each connection's limit. The post it was made from stays as it is." })}
+  ${p.content.altText !== null ? cf.textarea({ name: "altText", label: "Alt text (describes the image for people who cannot see it)", value: cv.altText, rows: 3 }) : ""}
+  <button type="submit">Save the post's text</button>
+</form>`;
+      })()
+    : ""
+}
 ${
   canSchedule(s) && movable(p)
     ? html`<form method="post" action="${CURRENT}/posts/${p.id}/reschedule" class="card form-card" aria-labelledby="move-title" novalidate>
@@ -416,6 +433,35 @@ export async function postReschedule(ctx: DashboardCtx, s: SessionContext, id: s
     const fresh = await findPostOrNull(ctx, account.accountId, id);
     if (!fresh) return missing(s);
     return htmlResponse(await postPage(ctx, s, account, fresh, { notices: [notice], values }), status);
+  }
+}
+
+/** POST /dashboard/calendar/posts/:id/content: changes the caption and alt text the post sends (its snapshot). */
+export async function postContent(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
+  const account = scheduler(s);
+  if (account instanceof Response) return account;
+  const p = await findPostOrNull(ctx, account.accountId, id);
+  if (!p) return missing(s);
+  const values = { caption: field(form, "caption"), altText: field(form, "altText") };
+  try {
+    await reschedulePost(ctx.deps, account.accountId, id, {
+      content: { caption: values.caption, ...(p.content.altText !== null ? { altText: values.altText } : {}) },
+    });
+    return redirect(`${CURRENT}/posts/${id}?notice=post-content-saved`);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    const fresh = (await findPostOrNull(ctx, account.accountId, id)) ?? p;
+    const problems = Array.isArray(error.extra.problems) ? (error.extra.problems as { problem?: string }[]) : [];
+    const details = Array.isArray(error.extra.details) ? (error.extra.details as { field?: string; problem?: string }[]) : [];
+    const errors: FieldErrors = {};
+    for (const d of details) {
+      if (d.field === "content.caption") errors.caption = /empty/.test(d.problem ?? "") ? "Write a caption; it cannot be empty." : `The caption ${d.problem}.`;
+      if (d.field === "content.alt_text") errors.altText = `The alt text ${d.problem}.`;
+    }
+    if (error.code === "not_schedulable") errors.caption = `It cannot go out as it is: ${problems.map((x) => x.problem).filter(Boolean).join("; ") || error.message}.`;
+    if (Object.keys(errors).length > 0) return htmlResponse(await postPage(ctx, s, account, fresh, { contentErrors: errors, contentValues: values }), error.status);
+    const { notice, status } = refusal(error);
+    return htmlResponse(await postPage(ctx, s, account, fresh, { notices: [notice], contentValues: values }), status);
   }
 }
 

@@ -11,8 +11,11 @@ import { ROLE_SCOPES } from "../../../auth/scopes";
 import { listConnections } from "../../connections/service";
 import { openConnection } from "../../../store/connections";
 import { deleteCreation, editCreation } from "../../creations/edit";
-import { type Creation, REGENERATE_PARTS, type RegeneratePart } from "../../creations/model";
+import { type Creation, MAX_HAND_CAPTION_GRAPHEMES, REGENERATE_PARTS, type RegeneratePart } from "../../creations/model";
 import { findCreationRow, getCreation, graphemeCount, listCreations, regenerateCreation, regeneratePrice } from "../../creations/service";
+import { listVersions, restoreVersion } from "../../creations/versions";
+import { BUILTIN_GENERATOR_NAME } from "../../../generation/builtin";
+import type { CreationVersion } from "../../creations/model";
 import { MIN_LEAD_MS, schedulePost } from "../../schedule/service";
 import { getOwnedSeed } from "../../seeds/service";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
@@ -117,9 +120,10 @@ interface Counter {
   urlLength: number | null;
 }
 
-/** One counter per connected platform with a limit (Bluesky 300, each Mastodon instance's own), plus Seedcast's. */
+/** One counter per connected platform with a limit (Bluesky 300, each Mastodon instance's own), plus Seedcast's own for hand-written captions. */
 async function counters(ctx: DashboardCtx, accountId: string): Promise<Counter[]> {
-  const out: Counter[] = [{ name: "Seedcast limit", max: ctx.deps.config.captionMaxGraphemes, urlLength: null }];
+  // A caption written by hand may be as long as the longest network takes (decisions.md §13).
+  const out: Counter[] = [{ name: "Seedcast limit", max: MAX_HAND_CAPTION_GRAPHEMES, urlLength: null }];
   for (const row of await listConnections(ctx.deps, accountId)) {
     const limit = connectorFor(row.platform).captionLimit(openConnection(ctx.deps, row));
     if (limit) out.push({ name: `${limit.platformName} · ${row.label}`, max: limit.maxGraphemes, urlLength: limit.urlLength ?? null });
@@ -179,8 +183,37 @@ async function schedulePart(ctx: DashboardCtx, s: SessionContext, account: Membe
 </form>`;
 }
 
+/** The sentence of decisions.md §15 for a caption the builtin writer wrote (no language model). */
+function offlineNote(s: SessionContext): Html {
+  const settings = s.isAdmin ? html`<a href="/dashboard/instance#model-title">Settings → Instance</a>` : "Settings → Instance";
+  return html`<p class="hint offline-note">Written offline from your own words; connect a language model in ${settings} for new wording.</p>`;
+}
+
+/** Earlier versions (the last 10), each with "Restore" for people who may change posts. */
+function versionsPart(ctx: DashboardCtx, s: SessionContext, c: Creation, versions: readonly CreationVersion[], writable: boolean): Html {
+  if (versions.length === 0) return html``;
+  const zone = zoneOf(s);
+  return html`<details class="card" id="versions"><summary><h2 class="inline-h">Earlier versions (${versions.length})</h2></summary>
+  <p class="hint">Every regenerate, edit and restore keeps what it replaced; the last 10 stay.</p>
+  <ol class="versions">${versions.map((v, i) => {
+    const img = sameOrigin(ctx, v.imageUrl);
+    const hand = v.editedByHand.caption || v.editedByHand.altText;
+    return html`<li class="version">
+    ${img ? html`<img class="thumb" src="${img}" alt="${v.altText ?? ""}" width="72" height="72">` : ""}
+    <div><p class="caption-excerpt">${excerpt(v.caption, 280)}</p>
+    <p class="muted">Replaced ${timeTag(v.replacedAt, "—", zone)}${hand ? html` · <span class="badge">written by hand</span>` : ""}${v.imageAssetId && !img ? " · its image was deleted from the library" : ""}</p>
+    ${
+      writable
+        ? html`<form method="post" action="${CURRENT}/${c.id}/versions/${v.id}/restore">${csrfField(s.csrfToken)}<button type="submit" class="small secondary">Restore<span class="sr-only"> version ${i + 1}</span></button></form>`
+        : ""
+    }</div></li>`;
+  })}</ol></details>`;
+}
+
 async function creationPage(ctx: DashboardCtx, s: SessionContext, account: Membership, c: Creation, state: PageState): Promise<Html> {
   const title = await seedTitle(ctx, account.accountId, c.seedId);
+  const row = await findCreationRow(ctx.deps, account.accountId, c.id);
+  const versions = await listVersions(ctx.deps, account.accountId, c.id);
   const img = sameOrigin(ctx, c.body.imageUrl);
   const ev = state.editValues ?? { caption: c.body.caption, altText: c.body.altText ?? "" };
   const edit = new FormState(state.editErrors);
@@ -199,6 +232,7 @@ async function creationPage(ctx: DashboardCtx, s: SessionContext, account: Membe
     <h2 id="preview-title">As it will appear</h2>
     ${img ? html`<img src="${img}" alt="${c.body.altText ?? ""}">` : html`<p class="muted">Text only, no image.</p>`}
     <p class="caption">${c.body.caption}</p>
+    ${row?.captionSource === BUILTIN_GENERATOR_NAME ? offlineNote(s) : ""}
     ${c.seedId ? html`<p class="hint">A different image? Pick one from the library (or add one: upload, web address, upload link) when you <a href="/dashboard/seeds/${c.seedId}#generate-title">generate from the seed</a>.</p>` : ""}
   </article>
   ${
@@ -215,6 +249,7 @@ async function creationPage(ctx: DashboardCtx, s: SessionContext, account: Membe
   }
 </div>
 ${scheduling}
+${versionsPart(ctx, s, c, versions, writable)}
 ${
   writable
     ? html`<details class="card"${state.regenErrors ? html` open` : ""}><summary><h2 class="inline-h">Regenerate</h2></summary>
@@ -222,6 +257,7 @@ ${
     ${csrfField(s.csrfToken)}
     ${regen.group("parts", "What to write again", html`${REGENERATE_PARTS.map((p) => html`<label><input type="radio" name="parts" value="${p}"${rv.parts === p ? html` checked` : ""}> ${PART_LABELS[p]}</label>`)}`, `Credits: ${prices}.`)}
     ${regen.input({ name: "change_instructions", label: "What to change (optional)", value: rv.change_instructions, hint: "For example: shorter, more formal, add a question, no emoji.", attrs: html` maxlength="1000"` })}
+    ${c.editedByHand.caption || c.editedByHand.altText ? html`<p class="hint">You edited ${c.editedByHand.caption ? "the caption" : "the alt text"} by hand: you will be asked before it is replaced, and it stays under Earlier versions.</p>` : ""}
     <button type="submit" class="secondary">Regenerate</button>
   </form></details>
 <p><a class="button danger small" href="${CURRENT}/${c.id}/delete">Delete this post…</a></p>`
@@ -328,6 +364,9 @@ export async function postRegenerate(ctx: DashboardCtx, s: SessionContext, id: s
   if (!(REGENERATE_PARTS as readonly string[]).includes(values.parts)) {
     return htmlResponse(await creationPage(ctx, s, account, c, { regenErrors: { parts: "Choose what to write again." }, regenValues: values }), 400);
   }
+  const part = values.parts as RegeneratePart;
+  const replacesHand = (part !== "image" && c.editedByHand.caption) || (part !== "caption" && c.editedByHand.altText);
+  if (replacesHand && field(form, "confirm") !== "yes") return htmlResponse(regenerateConfirmPage(s, c, part, values.change_instructions));
   try {
     await regenerateCreation(ctx.deps, account.accountId, {
       creation_id: id,
@@ -338,6 +377,46 @@ export async function postRegenerate(ctx: DashboardCtx, s: SessionContext, id: s
   } catch (error) {
     const { notice, status } = refusal(error);
     return htmlResponse(await creationPage(ctx, s, account, c, { notices: [notice], regenValues: values }), status);
+  }
+}
+
+/**
+ * The step before a regenerate replaces text written by hand (decisions.md §15): a form that sends the same request
+ * again with `confirm=yes`, so it works without script.
+ */
+function regenerateConfirmPage(s: SessionContext, c: Creation, part: RegeneratePart, changeInstructions: string): Html {
+  const what = [part !== "image" && c.editedByHand.caption ? "caption" : "", part !== "caption" && c.editedByHand.altText ? "alt text" : ""].filter(Boolean).join(" and ");
+  return page(
+    s,
+    { title: "Replace your own words?", current: CURRENT },
+    html`<section class="card">
+  <p>You wrote this post's ${what} by hand. Regenerating replaces it with new wording.</p>
+  <blockquote class="caption">${excerpt(c.body.caption, 400)}</blockquote>
+  <p>Your version is kept under <strong>Earlier versions</strong> on the post's page, where you can restore it.</p>
+  <form method="post" action="${CURRENT}/${c.id}/regenerate" class="actions">
+    ${csrfField(s.csrfToken)}
+    <input type="hidden" name="parts" value="${part}">
+    <input type="hidden" name="change_instructions" value="${changeInstructions}">
+    <input type="hidden" name="confirm" value="yes">
+    <button type="submit" class="danger">Replace and regenerate</button>
+    <a class="button secondary" href="${CURRENT}/${c.id}">Keep my ${what}</a>
+  </form>
+</section>`,
+  );
+}
+
+/** POST /dashboard/creations/:id/versions/:versionId/restore: the version becomes the current one. */
+export async function postRestoreVersion(ctx: DashboardCtx, s: SessionContext, id: string, versionId: string): Promise<Response> {
+  const account = gate(s, "create");
+  if (account instanceof Response) return account;
+  const c = await load(ctx, account.accountId, id);
+  if (!c) return missing(s);
+  try {
+    await restoreVersion(ctx.deps, account.accountId, id, versionId);
+    return redirect(`${CURRENT}/${id}?notice=version-restored`);
+  } catch (error) {
+    const { notice, status } = refusal(error);
+    return htmlResponse(await creationPage(ctx, s, account, c, { notices: [notice] }), status);
   }
 }
 

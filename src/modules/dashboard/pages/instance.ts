@@ -1,4 +1,7 @@
-/** Instance (admin only): every account, creating one with its owner, disabling/enabling, granting credits. */
+/**
+ * Instance (admin only): every account, creating one with its owner, disabling/enabling, granting credits; and the
+ * language model server (an OpenAI-compatible one: Ollama, llama.cpp, vLLM, OpenAI), set and tested without a restart.
+ */
 import { asc, count, eq } from "drizzle-orm";
 import { accounts, members } from "../../../db/tables";
 import { isoAt } from "../../../lib/clock";
@@ -11,6 +14,8 @@ import { type Form, field, htmlResponse, redirect } from "../../../web/http";
 import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
 import type { SessionContext } from "../../../web/session";
 import { noticeFrom, refusal } from "./common";
+import type { ModelCheck } from "../../../generation/openai/check";
+import { type ModelSettingsInput, clearModelSettings, modelSettingsView, saveModelSettings, testModelServer } from "../../instance-settings/service";
 import { parseAmount } from "./credits";
 
 const CURRENT = "/dashboard/instance";
@@ -28,12 +33,54 @@ async function allAccounts(ctx: DashboardCtx) {
   }));
 }
 
-async function instancePage(ctx: DashboardCtx, s: SessionContext, notices: Notice[], values: Record<string, string> = {}): Promise<Html> {
+interface ModelFormState {
+  values?: { baseUrl: string; textModel: string; imageModel: string };
+  check?: ModelCheck;
+}
+
+/** The language model form: values, "set"/"not set" for the key, which environment variables win. */
+async function modelPart(ctx: DashboardCtx, s: SessionContext, state: ModelFormState): Promise<Html> {
+  const view = await modelSettingsView(ctx.deps);
+  const v = state.values ?? { baseUrl: view.baseUrl, textModel: view.textModel, imageModel: view.imageModel };
+  const inUse =
+    view.inUse === "environment"
+      ? html`GENERATOR is set in the environment (${ctx.deps.config.generator}): it decides, and the server below is not used until it is unset.`
+      : view.inUse === "instance"
+        ? html`Posts are written by the server below.`
+        : html`No language model is connected: posts are written offline from your own words, and images are designed cards.`;
+  const check = state.check
+    ? state.check.ok
+      ? html`<p class="notice notice-success" role="status">The server answered: model ${state.check.model} replied “${state.check.reply}”.</p>`
+      : html`<p class="notice notice-error" role="alert">${state.check.message}</p>`
+    : "";
+  return html`<form method="post" action="${CURRENT}/model" class="card form-card" aria-labelledby="model-title">
+  <h2 id="model-title">Language model</h2>
+  ${csrfField(s.csrfToken)}
+  <p>${inUse}</p>
+  ${view.environment.length > 0 ? html`<p class="hint">Set in the environment, and winning over the fields here: ${view.environment.join(", ")}.</p>` : ""}
+  ${check}
+  <p class="hint">Any OpenAI-compatible server: Ollama (http://localhost:11434/v1), llama.cpp, vLLM or OpenAI (https://api.openai.com/v1). The next post generated uses it, on every server of this instance.</p>
+  <div class="row"><label for="m-base">Server address</label><input id="m-base" name="baseUrl" type="url" required maxlength="500" value="${v.baseUrl}" placeholder="http://localhost:11434/v1"></div>
+  <div class="row"><label for="m-key">API key <span class="muted">(${view.apiKeySet ? "set" : "not set"})</span></label><input id="m-key" name="apiKey" type="password" autocomplete="off" maxlength="2000" aria-describedby="m-key-hint"><p class="hint" id="m-key-hint">${view.apiKeySet ? "Leave empty to keep the key that is set." : "Ollama and llama.cpp need none."}</p></div>
+  ${view.apiKeySet ? html`<div class="row"><label><input type="checkbox" name="clearApiKey" value="yes"> Remove the key that is set</label></div>` : ""}
+  <div class="row"><label for="m-text">Text model</label><input id="m-text" name="textModel" type="text" required maxlength="500" value="${v.textModel}" placeholder="llama3.2"></div>
+  <div class="row"><label for="m-image">Image model <span class="muted">(optional)</span></label><input id="m-image" name="imageModel" type="text" maxlength="500" value="${v.imageModel}" placeholder="gpt-image-1"></div>
+  <div class="actions">
+    <button type="submit">Save</button>
+    <button type="submit" class="secondary" formaction="${CURRENT}/model/test">Test</button>
+    ${view.inUse === "instance" ? html`<button type="submit" class="secondary danger" formaction="${CURRENT}/model/clear" formnovalidate>Remove the server</button>` : ""}
+  </div>
+</form>`;
+}
+
+async function instancePage(ctx: DashboardCtx, s: SessionContext, notices: Notice[], values: Record<string, string> = {}, model: ModelFormState = {}): Promise<Html> {
   const rows = await allAccounts(ctx);
+  const modelForm = await modelPart(ctx, s, model);
   return page(
     s,
     { title: "Instance", current: CURRENT, notices },
-    html`<section class="card" aria-labelledby="accounts-title">
+    html`${modelForm}
+<section class="card" aria-labelledby="accounts-title">
   <h2 id="accounts-title">Accounts</h2>
   <div class="table-wrap"><table class="stack">
   <thead><tr><th scope="col">Account</th><th scope="col">Created</th><th scope="col">People</th><th scope="col">Credits</th><th scope="col">State</th><th scope="col">Grant credits</th><th scope="col"><span class="sr-only">Disable or enable</span></th></tr></thead>
@@ -139,4 +186,50 @@ export async function postSetDisabled(ctx: DashboardCtx, s: SessionContext, acco
     const { notice, status } = refusal(error);
     return htmlResponse(await instancePage(ctx, s, [notice]), status);
   }
+}
+
+function modelInput(form: Form | undefined): ModelSettingsInput {
+  return {
+    baseUrl: field(form, "baseUrl"),
+    textModel: field(form, "textModel"),
+    imageModel: field(form, "imageModel"),
+    apiKey: field(form, "apiKey"),
+    clearApiKey: field(form, "clearApiKey") === "yes",
+  };
+}
+
+/** POST /dashboard/instance/model: saves the language model server (the key sealed, never shown again). */
+export async function postModel(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Promise<Response> {
+  const refused = adminOnly(s);
+  if (refused) return refused;
+  const input = modelInput(form);
+  try {
+    await saveModelSettings(ctx.deps, input);
+    return redirect(`${CURRENT}?notice=model-saved#model-title`);
+  } catch (error) {
+    const { notice, status } = refusal(error);
+    return htmlResponse(await instancePage(ctx, s, [notice], {}, { values: input }), status);
+  }
+}
+
+/** POST /dashboard/instance/model/test: one chat completion with the values as typed; the answer or why not. */
+export async function postModelTest(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Promise<Response> {
+  const refused = adminOnly(s);
+  if (refused) return refused;
+  const input = modelInput(form);
+  try {
+    const check = await testModelServer(ctx.deps, input);
+    return htmlResponse(await instancePage(ctx, s, [], {}, { values: input, check }), check.ok ? 200 : 502);
+  } catch (error) {
+    const { notice, status } = refusal(error);
+    return htmlResponse(await instancePage(ctx, s, [notice], {}, { values: input }), status);
+  }
+}
+
+/** POST /dashboard/instance/model/clear: forgets the server and its key; posts are written offline again. */
+export async function postModelClear(ctx: DashboardCtx, s: SessionContext): Promise<Response> {
+  const refused = adminOnly(s);
+  if (refused) return refused;
+  await clearModelSettings(ctx.deps);
+  return redirect(`${CURRENT}?notice=model-cleared`);
 }

@@ -4,6 +4,8 @@
  * the seeds and creations services the API uses; owners and editors write (the roles that may hold Content creation).
  */
 import { ASPECT_RATIOS, DEFAULT_ASPECT_RATIO, DEFAULT_MEDIA_STYLE, MEDIA_STYLES } from "../../../generation/generator";
+import { BUILTIN_GENERATOR_NAME } from "../../../generation/builtin";
+import { generatorFor } from "../../instance-settings/service";
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { ROLE_SCOPES } from "../../../auth/scopes";
@@ -20,6 +22,15 @@ import { noticeFrom, refusal } from "./common";
 import { zoneOf } from "../../../web/preferences";
 
 const CURRENT = "/dashboard/seeds";
+
+/** How the picker names a media style: as a card style when the builtin writer renders it (it draws no photos). */
+function styleLabel(style: (typeof MEDIA_STYLES)[number], cardsOnly: boolean): string {
+  const name = style[0]!.toUpperCase() + style.slice(1);
+  if (!cardsOnly) return name;
+  if (style === "photorealistic") return "Photo-look card (a text card; photos need an image model)";
+  if (style === "illustration") return "Illustrated card (shapes and text)";
+  return `${name} card`;
+}
 const PAGE_SIZE = 20;
 const EXCERPT = 280;
 
@@ -196,12 +207,14 @@ async function generateForm(
   const choice = v.image ?? "generate";
   const price = ctx.deps.config.prices.generateSocialPost;
   const picker = await imagePicker(ctx.deps, account.accountId, "image_asset_id", v.image_asset_id ?? "", "Library image (when “from the library” is chosen)");
+  // Without a model server the images are designed cards: every style is named as the card it gives (decisions §15).
+  const cardsOnly = (await generatorFor(ctx.deps)).name === BUILTIN_GENERATOR_NAME;
   return html`<form method="post" action="${CURRENT}/${seed.id}/generate" class="card" aria-labelledby="generate-title">
   <h2 id="generate-title">Generate a post</h2>
   ${csrfField(s.csrfToken)}
   <div class="grid2 tight">
     ${f.select({ name: "aspect_ratio", label: "Shape", value: v.aspect_ratio ?? DEFAULT_ASPECT_RATIO, options: Object.keys(ASPECT_RATIOS).map((k) => [k, ASPECT_LABELS[k] ?? k] as const) })}
-    ${f.select({ name: "media_style", label: "Style", value: v.media_style ?? DEFAULT_MEDIA_STYLE, options: MEDIA_STYLES.map((m) => [m, m[0]?.toUpperCase() + m.slice(1)] as const) })}
+    ${f.select({ name: "media_style", label: "Style", value: v.media_style ?? DEFAULT_MEDIA_STYLE, options: MEDIA_STYLES.map((m) => [m, styleLabel(m, cardsOnly)] as const) })}
   </div>
   ${f.group(
     "image",

@@ -1,0 +1,226 @@
+/**
+ * Nothing typed is lost, and the offline writer is honest (decisions.md §15), in real Chromium against the BUILT
+ * executable: the post page's offline sentence and the style picker's card names, the confirm step before a regenerate
+ * replaces a hand-written caption, earlier versions with Restore, editing a scheduled post's text, and the Instance
+ * page setting and testing an OpenAI-compatible server (the test peer: a bad key's 401 in words, then success), after
+ * which the next post is written by that server. axe-core on every page at 1280 and 390 px; screenshots in
+ * test-artifacts/dashboard-writer/.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { compile } from "../scripts/compile";
+import { launchChromium } from "./helpers/browser";
+import { type ChildServer, freePort, startChildServer } from "./helpers/child-server";
+import { type OpenAiServer, startOpenAiServer } from "./peers/openai-server";
+import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
+
+const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/dashboard-writer");
+const PASSWORD = "correct horse battery";
+const WEBHOOK_SECRET = "whsec-0123456789abcdef";
+const ZONE = "Europe/Berlin";
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const OFFLINE = "Written offline from your own words; connect a language model in Settings → Instance for new wording.";
+const MINE = "Winter hours from 1 December: Mon–Sat 8:00–14:00. Rye loaf €4.50. Written by Anna, by hand.";
+
+let work: string;
+let server: ChildServer | null = null;
+let base = "";
+let receiver: WebhookReceiver;
+let model: OpenAiServer;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+
+/** axe-core's findings of impact critical or serious on the page shown (axe is evaluated through CDP, not CSP). */
+async function axeProblems(): Promise<string[]> {
+  await page.evaluate(`${AXE_SOURCE}\n;0`);
+  const result = (await page.evaluate(`axe.run(document, { resultTypes: ["violations"] })`)) as {
+    violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[];
+  };
+  return result.violations
+    .filter((v) => v.impact === "critical" || v.impact === "serious")
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
+}
+
+/** Checks of one page at both widths: axe, one h1, no horizontal scroll; then full-page screenshots. */
+async function shoot(name: string): Promise<void> {
+  for (const [size, viewport] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
+    await page.setViewportSize(viewport);
+    const layout = await page.evaluate(() => ({
+      h1: document.querySelectorAll("h1").length,
+      overflow: document.documentElement.scrollWidth - window.innerWidth,
+    }));
+    expect([name, size, layout.h1, layout.overflow <= 0 ? "no horizontal scroll" : `${layout.overflow}px too wide`]).toEqual([name, size, 1, "no horizontal scroll"]);
+    expect([name, size, await axeProblems()]).toEqual([name, size, []]);
+    await page.screenshot({ path: join(ARTIFACTS, `${name}-${size}.png`), fullPage: true });
+  }
+  await page.setViewportSize(DESKTOP);
+}
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  work = mkdtempSync(join(tmpdir(), "seedcast-writer-e2e-"));
+  let bin = process.env.SEEDCAST_BIN ?? "";
+  if (!bin) {
+    bin = join(work, "seedcast");
+    await compile(resolve(import.meta.dir, "../src/main.ts"), bin);
+  }
+  receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
+  model = await startOpenAiServer({ apiKey: "sk-local-5e6f7a8b9c0d" });
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  // No GENERATOR in the environment: the Instance page decides which writer is used.
+  server = await startChildServer([bin, "serve"], {
+    cwd: work,
+    port,
+    logFile: join(work, "server.log"),
+    env: { BASE_URL: base, DATA_DIR: join(work, "data"), ALLOW_PRIVATE_HOSTS: "127.0.0.1", LOG_LEVEL: "warn" },
+  });
+  browser = await launchChromium();
+  context = await browser.newContext({ viewport: DESKTOP, timezoneId: ZONE, locale: "en-GB" });
+  page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (server) {
+    server.proc.kill("SIGTERM");
+    await server.proc.exited;
+  }
+  await receiver?.stop();
+  await model?.stop();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe("nothing lost, an honest offline writer, the model page", () => {
+  let creationPath = "";
+  let seedPath = "";
+  let postId = "";
+
+  test("sets up the instance and connects a webhook", async () => {
+    await page.goto(`${base}/dashboard`);
+    await page.getByLabel("Account name").fill("Corner Bakery");
+    await page.getByLabel("Your email").fill("anna@bakery.test");
+    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+    await page.getByLabel("Password again").fill(PASSWORD);
+    await page.getByRole("button", { name: "Create account" }).click();
+    await page.waitForURL(`${base}/dashboard`);
+    await page.waitForFunction(() => !document.body.hasAttribute("data-set-zone"));
+    await page.goto(`${base}/dashboard/connections`);
+    const form = page.locator("form", { has: page.getByRole("heading", { name: "Connect Webhook" }) });
+    await form.getByLabel("Webhook URL").fill(`${receiver.url}/bakery`);
+    await form.getByLabel("Signing secret").fill(WEBHOOK_SECRET);
+    await form.getByRole("button", { name: "Connect" }).click();
+    await page.waitForURL(/notice=connected/);
+  }, 60_000);
+
+  test("the style picker names card styles; the offline writer keeps the seed's facts and says what it is", async () => {
+    await page.goto(`${base}/dashboard/seeds`);
+    await page.getByLabel("Title").fill("Winter opening hours");
+    await page.getByLabel("What is the post about?").fill("From 1 December we open Mon–Sat 8:00–14:00. Rye loaf €4.50. Find us at 12 Market Street, Springfield. Tel. +49 30 1234567.");
+    await page.getByRole("button", { name: "Save seed" }).click();
+    await page.waitForURL(/\/dashboard\/seeds\/[0-9a-f-]{36}\?notice=seed-saved$/);
+    seedPath = new URL(page.url()).pathname;
+    const styles = await page.getByLabel("Style").locator("option").allTextContents();
+    expect(styles).toContain("Photo-look card (a text card; photos need an image model)");
+    expect(styles).toContain("Minimal card");
+    await shoot("01-seed-style-picker");
+    await page.getByRole("button", { name: "Generate" }).click();
+    await page.waitForURL(/\/dashboard\/creations\/[0-9a-f-]{36}\?notice=generated$/);
+    creationPath = new URL(page.url()).pathname;
+    const caption = (await page.locator(".post-preview .caption").textContent()) ?? "";
+    for (const fact of ["Mon–Sat 8:00–14:00", "€4.50", "12 Market Street, Springfield", "Tel. +49 30 1234567"]) expect(caption).toContain(fact);
+    expect(caption).not.toMatch(/thanks for reading/i);
+    expect(await page.locator(".offline-note").textContent()).toBe(OFFLINE);
+    await shoot("02-post-offline");
+  }, 90_000);
+
+  test("regenerating a hand-written caption asks first; the earlier versions list restores it", async () => {
+    await page.getByLabel("Caption", { exact: true }).fill(MINE);
+    await page.getByRole("button", { name: /Save caption/ }).click();
+    await page.waitForURL(/notice=creation-saved/);
+    await page.locator("summary", { hasText: "Regenerate" }).click();
+    await page.getByLabel("The caption").check();
+    await page.getByRole("button", { name: "Regenerate", exact: true }).click();
+    await page.waitForURL(`${base}${creationPath}/regenerate`);
+    expect(await page.locator("main").textContent()).toContain("You wrote this post's caption by hand.");
+    await shoot("03-regenerate-confirm");
+    await page.getByRole("button", { name: "Replace and regenerate" }).click();
+    await page.waitForURL(/notice=regenerated/);
+    expect(await page.locator(".post-preview .caption").textContent()).not.toBe(MINE);
+    await page.locator("#versions summary").click();
+    const mine = page.locator("#versions li.version", { hasText: "Written by Anna" });
+    expect(await mine.locator(".badge").textContent()).toBe("written by hand");
+    await shoot("04-versions");
+    await mine.getByRole("button", { name: /Restore/ }).click();
+    await page.waitForURL(/notice=version-restored/);
+    expect(await page.locator(".post-preview .caption").textContent()).toBe(MINE);
+    await shoot("05-restored");
+  }, 90_000);
+
+  test("a scheduled post's text is edited from its page; the post it was made from stays", async () => {
+    await page.locator('input[name="targets"]').check();
+    await page.getByLabel("Time").fill("09:00");
+    await page.getByRole("button", { name: "Schedule" }).click();
+    await page.waitForURL(/\/dashboard\/calendar\?view=month/);
+    postId = ((await page.locator("article.chip").first().getAttribute("id")) ?? "").replace(/^post-/, "");
+    await page.goto(`${base}/dashboard/calendar/posts/${postId}`);
+    const edit = page.locator("form", { has: page.getByRole("heading", { name: "Edit what it sends" }) });
+    await edit.getByLabel("Caption").fill("  ");
+    await edit.getByRole("button", { name: "Save the post's text" }).click();
+    await page.waitForSelector("#caption-error");
+    expect(await page.locator("#caption-error").textContent()).toBe("Write a caption; it cannot be empty.");
+    await shoot("06-scheduled-edit-error");
+    await page.locator("form", { has: page.getByRole("heading", { name: "Edit what it sends" }) }).getByLabel("Caption").fill("Winter hours start tomorrow: Mon–Sat 8:00–14:00.");
+    await page.getByRole("button", { name: "Save the post's text" }).click();
+    await page.waitForURL(/notice=post-content-saved/);
+    expect(await page.locator(".post-caption").textContent()).toBe("Winter hours start tomorrow: Mon–Sat 8:00–14:00.");
+    await shoot("07-scheduled-edited");
+    await page.goto(`${base}${creationPath}`);
+    expect(await page.locator(".post-preview .caption").textContent()).toBe(MINE);
+  }, 60_000);
+
+  test("the Instance page: a bad key fails in words, the right one answers, saved as set; the next post is the model's", async () => {
+    await page.goto(`${base}/dashboard/instance`);
+    const form = page.locator("form", { has: page.getByRole("heading", { name: "Language model" }) });
+    expect(await form.textContent()).toContain("No language model is connected");
+    await form.getByLabel("Server address").fill(model.baseUrl);
+    await form.getByLabel(/API key/).fill("sk-wrong-111111111111");
+    await form.getByLabel("Text model").fill("llama3.2");
+    await form.getByRole("button", { name: "Test" }).click();
+    await page.waitForSelector(".notice-error");
+    const failure = (await page.locator(".notice-error").textContent()) ?? "";
+    expect(failure).toContain("HTTP 401");
+    expect(failure).not.toContain("sk-wrong-111111111111");
+    await shoot("08-instance-test-failed");
+    const again = page.locator("form", { has: page.getByRole("heading", { name: "Language model" }) });
+    await again.getByLabel(/API key/).fill(model.apiKey);
+    await again.getByRole("button", { name: "Test" }).click();
+    await page.waitForSelector(".notice-success");
+    expect(await page.locator(".notice-success").textContent()).toContain("The server answered");
+    await page.locator("form", { has: page.getByRole("heading", { name: "Language model" }) }).getByLabel(/API key/).fill(model.apiKey);
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.waitForURL(/notice=model-saved/);
+    const saved = page.locator("form", { has: page.getByRole("heading", { name: "Language model" }) });
+    expect(await saved.locator('label[for="m-key"]').textContent()).toContain("(set)");
+    expect(await page.content()).not.toContain(model.apiKey);
+    await shoot("09-instance-saved");
+
+    model.queueChat(JSON.stringify({ caption: "Winter hours from the model: Mon–Sat 8:00–14:00." }));
+    await page.goto(`${base}${seedPath}`);
+    expect(await page.getByLabel("Style").locator("option").allTextContents()).toContain("Photorealistic");
+    // Text only: the test server's images are not what this checks.
+    await page.getByLabel("No image (text only)").check();
+    await page.getByRole("button", { name: "Generate" }).click();
+    await page.waitForURL(/\/dashboard\/creations\/[0-9a-f-]{36}\?notice=generated$/);
+    expect(await page.locator(".post-preview .caption").textContent()).toBe("Winter hours from the model: Mon–Sat 8:00–14:00.");
+    expect(await page.locator(".offline-note").count()).toBe(0);
+  }, 90_000);
+});
