@@ -18,3 +18,5 @@ export * from "./user-preferences";
 export * from "./instance-identity";
 export * from "./rate-limits";
 export * from "./secret-reveals";
+export * from "./notices";
+export * from "./invitations";

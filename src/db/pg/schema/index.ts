@@ -23,3 +23,5 @@ export * from "./auth-generation";
 export * from "./instance-identity";
 export * from "./rate-limits";
 export * from "./secret-reveals";
+export * from "./notices";
+export * from "./invitations";
