@@ -177,7 +177,9 @@ describe("teammates in Chromium on the built binary", () => {
     await shoot(page, "10-reset-used");
 
     // The old password no longer works; the new one does.
-    await page.goto(`${base}/login`);
+    await page.goto(`${base}/dashboard`);
+    await page.getByRole("button", { name: /Sign out/ }).click();
+    await page.waitForURL(/\/login\?out=1$/);
     await page.getByLabel("Email").fill(INVITEE.email);
     await page.getByLabel("Password").fill(INVITEE.password);
     await page.getByRole("button", { name: "Sign in" }).click();

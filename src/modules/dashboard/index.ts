@@ -121,7 +121,7 @@ export function dashboardModule(deps: Deps) {
       },
       { detail },
     )
-    .get("/dashboard", view((s) => getOverview(ctx, s)), { detail })
+    .get("/dashboard", view((s, r) => getOverview(ctx, s, r)), { detail })
     .post(
       "/dashboard/switch-account",
       action(async (s, form) => {

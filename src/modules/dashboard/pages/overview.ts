@@ -9,9 +9,10 @@ import { htmlResponse } from "../../../web/http";
 import { page } from "../../../web/layout";
 import type { SessionContext } from "../../../web/session";
 import { connectorCard } from "./connector-card";
+import { noticeFrom } from "./common";
 
 /** GET /dashboard */
-export async function getOverview(ctx: DashboardCtx, s: SessionContext): Promise<Response> {
+export async function getOverview(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = s.account;
   if (!account) {
     return htmlResponse(
@@ -30,7 +31,7 @@ export async function getOverview(ctx: DashboardCtx, s: SessionContext): Promise
   return htmlResponse(
     page(
       s,
-      { title: account.accountName, current: "/dashboard" },
+      { title: account.accountName, current: "/dashboard", notices: noticeFrom(request) },
       html`<p class="muted">Signed in as ${s.email}, ${account.role} of this account${s.isAdmin ? " and administrator of this instance" : ""}.</p>
 <div class="stats">
   <a class="stat" href="/dashboard/credits"><div class="value">${credits.balance}</div><div class="label">credits available</div></a>
