@@ -19,6 +19,7 @@ import { AppError } from "../../../lib/errors";
 import { type PendingInvitation, createInvitation, pendingInvitations, revokeInvitation } from "../../accounts/invitations";
 import { ownerResetLink } from "../../accounts/password-resets";
 import { stashSecret, takeSecret } from "../reveal";
+import { zoneOf } from "../../../web/preferences";
 
 const CURRENT = "/dashboard/members";
 
@@ -77,7 +78,7 @@ function invitationsList(s: SessionContext, pending: PendingInvitation[]): Html 
     (i) => html`<tr>
     <td data-label="Email">${i.email}</td>
     <td data-label="Role">${i.role}</td>
-    <td data-label="Link works until">${timeTag(isoAt(i.expiresAt))}</td>
+    <td data-label="Link works until">${timeTag(isoAt(i.expiresAt), "—", zoneOf(s))}</td>
     <td data-label="Withdraw"><form method="post" action="${CURRENT}/invitations/${i.id}/revoke" class="actions">${csrfField(s.csrfToken)}<button type="submit" class="small secondary">Withdraw<span class="sr-only"> the invitation of ${i.email}</span></button></form></td>
   </tr>`,
   )}</tbody></table></div>
