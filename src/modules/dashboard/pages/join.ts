@@ -84,7 +84,7 @@ export async function getInvite(ctx: DashboardCtx, request: Request, linkToken: 
   if (opened.state !== "valid") return refused(opened.state, opened.accountName);
   const s = await signedIn(ctx, request);
   const { token, cookie } = formToken(ctx, request);
-  const headers = { "set-cookie": cookie, "referrer-policy": "no-referrer" };
+  const headers = { "set-cookie": cookie };
   if (s) {
     if (s.email.toLowerCase() !== opened.email.toLowerCase()) return refused("other_email", opened.accountName, opened.email);
     return htmlResponse(acceptAsMeForm(token, linkToken, opened, s), 200, headers);

@@ -94,7 +94,7 @@ export async function getReset(ctx: DashboardCtx, request: Request, linkToken: s
   const opened = await openReset(ctx.deps, linkToken);
   if (opened.state !== "valid") return refusedLink(opened.state);
   const { token, cookie } = formToken(ctx, request);
-  return htmlResponse(resetForm(token, linkToken, opened.email), 200, { "set-cookie": cookie, "referrer-policy": "no-referrer" });
+  return htmlResponse(resetForm(token, linkToken, opened.email), 200, { "set-cookie": cookie });
 }
 
 /** POST /reset/:token: sets the password (once), ends the person's sessions, signs them in here. */
