@@ -1,5 +1,5 @@
 /**
- * Invitations and password-reset links (decisions.md §15), owned by src/modules/people/. Each link is single-use and
+ * Invitations and password-reset links (decisions.md §15), owned by src/modules/accounts/ (invitations.ts, password-resets.ts). Each link is single-use and
  * carries a random token; only its HMAC under the instance secret is stored, so a copy of the database opens nothing.
  * Using one is a conditional UPDATE (`… WHERE used_at IS NULL AND revoked_at IS NULL AND expires_at > now`), so two
  * uses racing on any replicas succeed once.

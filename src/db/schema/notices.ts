@@ -1,5 +1,5 @@
 /**
- * Notices to people (decisions.md §15), owned by src/notices/. One row per notice per recipient: shown in the
+ * Notices to people (decisions.md §15): recorded by src/store/notices.ts, mailed by src/modules/notices/. One row per notice per recipient: shown in the
  * dashboard (the event kinds, on "Notices"), and mailed through SMTP_URL when it is set and the person has not turned
  * that kind off. The row is its own mail outbox: it is written in the transaction of the change it reports, and the
  * mailer claims it with a fenced lease (lease_token + lease_expires_at), so one replica sends it, retried with backoff.
@@ -12,7 +12,7 @@ import { accounts, users } from "./accounts";
 
 /**
  * Every kind of notice. `post_unconfirmed` and `post_awaiting_approval` have no source yet (those states do not exist);
- * the kind, its words and its switch are ready for the change that introduces them (src/notices/kinds.ts).
+ * the kind, its words and its switch are ready for the change that introduces them (src/modules/notices/kinds.ts).
  */
 export const NOTICE_KINDS = [
   "post_failed",

@@ -171,8 +171,3 @@ export async function useReset(
     return { ok: true as const, userId: used.userId };
   });
 }
-
-/** Whether "Forgot password" can mail a link on this instance (SMTP_URL set). */
-export function canMailResets(deps: Pick<Deps, "config">): boolean {
-  return deps.config.smtp !== null;
-}

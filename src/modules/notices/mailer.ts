@@ -24,6 +24,7 @@ import { newId } from "../../lib/ids";
 import { type MailMessage, type SmtpSender, smtpSender } from "../../lib/smtp";
 import { NOTICE_MAIL_KEY_LABEL, type NoticeMail } from "../../store/notices";
 import { openJson } from "../../store/sealing";
+import { KIND_SWITCH_LABELS } from "./kinds";
 
 export const MAIL_MAX_ATTEMPTS = 5;
 /** Pause after the 1st, 2nd, 3rd, 4th failed attempt. */
@@ -103,15 +104,6 @@ function eventMail(baseUrl: string, kind: NoticeKind, title: string, path: strin
   return { subject: title, text: lines.join("\n") };
 }
 
-/** The switch label of each kind on "Your settings" (the page and the emails use the same words). */
-export const KIND_SWITCH_LABELS: Record<NoticeKind, string> = {
-  post_failed: "A post failed",
-  post_unconfirmed: "A post could not be confirmed",
-  connection_needs_attention: "A connection needs attention",
-  post_awaiting_approval: "A post waits for approval (owners)",
-  invitation: "You are invited to another account",
-  password_reset: "Password reset links",
-};
 
 /** Sends one claimed notice (or, without a sender, marks it dashboard-only) and records the outcome. Never throws. */
 export async function deliverMail(deps: Pick<Deps, "store" | "clock" | "config" | "log" | "instanceSecret">, claim: MailClaim, sender: SmtpSender | null): Promise<void> {

@@ -1,6 +1,6 @@
 // PostgreSQL mirror of src/db/schema/notices.ts: the same tables, columns, JavaScript types and constraints.
 /**
- * Notices to people (decisions.md §15), owned by src/notices/. One row per notice per recipient: shown in the
+ * Notices to people (decisions.md §15): recorded by src/store/notices.ts, mailed by src/modules/notices/. One row per notice per recipient: shown in the
  * dashboard (the event kinds, on "Notices"), and mailed through SMTP_URL when it is set and the person has not turned
  * that kind off. The row is its own mail outbox: it is written in the transaction of the change it reports, and the
  * mailer claims it with a fenced lease (lease_token + lease_expires_at), so one replica sends it, retried with backoff.

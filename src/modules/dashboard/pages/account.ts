@@ -16,7 +16,7 @@ import type { SessionContext } from "../../../web/session";
 import { zonedParts } from "../zoned";
 import { noticeFrom } from "./common";
 import { NOTICE_KINDS } from "../../../db/schema/notices";
-import { KIND_SWITCH_LABELS } from "../../notices/mailer";
+import { KIND_SWITCH_LABELS } from "../../notices/kinds";
 import { mailedKinds, setMailedKinds } from "../../notices/service";
 import { NOTICES_PATH } from "./notices";
 
