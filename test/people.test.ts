@@ -188,4 +188,29 @@ describe("without SMTP", () => {
     expect(page.text).toContain("Tide tables");
     expect(page.text).toContain("this Seedcast sends no email");
   });
+
+  test("the tidy jobs delete notices after 90 days and dead links after 30 more days, nothing younger", async () => {
+    const { JOB_IDS, systemJobs } = await import("../src/system-jobs");
+    const run = async (id: string) => {
+      const job = systemJobs.find((j) => j.id === id);
+      if (!job) throw new Error(`no job ${id}`);
+      await job.run(world.deps);
+    };
+    const owner = await signedIn(OWNER);
+    await owner.submit("/dashboard/members", "/dashboard/members/invite", { email: "late@quay.test", role: "viewer" });
+    const notices = await countOf("SELECT count(*) AS n FROM notices");
+    const invitations = await countOf("SELECT count(*) AS n FROM invitations");
+    const resets = await countOf("SELECT count(*) AS n FROM password_resets");
+    expect(notices * invitations * resets).toBeGreaterThan(0);
+    // 36 days on: the invitation made now died a day ago (7 + 30 days not yet passed), every reset link has.
+    world.clock.advance(36 * 24 * 3_600_000);
+    for (const id of [JOB_IDS.noticesTidy, JOB_IDS.invitationsTidy, JOB_IDS.passwordResetsTidy]) await run(id);
+    expect(await countOf("SELECT count(*) AS n FROM notices")).toBe(notices);
+    expect(await countOf("SELECT count(*) AS n FROM invitations WHERE email = 'late@quay.test'")).toBe(1);
+    expect(await countOf("SELECT count(*) AS n FROM password_resets")).toBe(0);
+    world.clock.advance(60 * 24 * 3_600_000);
+    for (const id of [JOB_IDS.noticesTidy, JOB_IDS.invitationsTidy, JOB_IDS.passwordResetsTidy]) await run(id);
+    expect(await countOf("SELECT count(*) AS n FROM notices")).toBe(0);
+    expect(await countOf("SELECT count(*) AS n FROM invitations")).toBe(0);
+  });
 });

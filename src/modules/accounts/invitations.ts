@@ -5,7 +5,7 @@
  * name; an address that already has a login joins after signing in, as that same user. Accepting is one conditional
  * UPDATE, so a link is used once however many tabs or replicas try.
  */
-import { and, desc, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, gt, isNull, lt, sql } from "drizzle-orm";
 import type { StoreDb } from "../../db/store";
 import { accounts, invitations, members, users } from "../../db/tables";
 import type { Deps } from "../../deps";
@@ -14,7 +14,7 @@ import { invalidField, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { recordPersonNotice } from "../../store/notices";
 import { NAME_MAX, checkEmail, checkPassword } from "./service";
-import { type LinkRefusal, linkState, linkTokenHash, newLinkToken } from "./one-time-links";
+import { DEAD_LINK_KEEP_MS, type LinkRefusal, linkState, linkTokenHash, newLinkToken } from "./one-time-links";
 
 export const INVITATION_TTL_MS = 7 * 24 * 3_600_000;
 /** The purpose label of the token HMAC's derived key. */
@@ -237,4 +237,14 @@ export async function acceptAsUser(deps: InvitationDeps, token: string, userId: 
     if (error instanceof Refused) return { ok: false, refusal: error.refusal };
     throw error;
   }
+}
+
+/**
+ * Deletes invitations whose 7 days ended more than DEAD_LINK_KEEP_MS ago, used or not (the periodic job; until then
+ * their link still says why it cannot be used). Answers how many.
+ */
+export async function tidyInvitations(deps: Pick<Deps, "store" | "clock">): Promise<number> {
+  const before = deps.clock.now() - DEAD_LINK_KEEP_MS;
+  const removed = await deps.store.write((tx) => tx.delete(invitations).where(lt(invitations.expiresAt, before)).returning({ id: invitations.id }).all());
+  return removed.length;
 }

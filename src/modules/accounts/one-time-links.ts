@@ -31,3 +31,6 @@ export function linkState(row: { usedAt: number | null; revokedAt?: number | nul
   if (row.expiresAt <= now) return "expired";
   return "valid";
 }
+
+/** How long a dead link (expired, used or withdrawn) is kept before the periodic job deletes it: it still says why. */
+export const DEAD_LINK_KEEP_MS = 30 * 24 * 3_600_000;

@@ -11,14 +11,14 @@
  * - Using a link sets the password, uses up every open link of the person, and ends all their sessions, in one write
  *   whose first statement is the conditional UPDATE of the link (so it works once).
  */
-import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, lt, sql } from "drizzle-orm";
 import { members, passwordResets, sessions, users } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { AppError, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { isMailOptedOut, recordPersonNotice } from "../../store/notices";
 import { checkPassword } from "./service";
-import { type LinkRefusal, linkState, linkTokenHash, newLinkToken } from "./one-time-links";
+import { DEAD_LINK_KEEP_MS, type LinkRefusal, linkState, linkTokenHash, newLinkToken } from "./one-time-links";
 
 export const RESET_TTL_MS = 3_600_000;
 /** The least time between two "Forgot password" links for one person. */
@@ -170,4 +170,13 @@ export async function useReset(
     await tx.delete(sessions).where(eq(sessions.userId, used.userId)).run();
     return { ok: true as const, userId: used.userId };
   });
+}
+
+/** Deletes reset links whose hour ended more than DEAD_LINK_KEEP_MS ago (the periodic job). Answers how many. */
+export async function tidyPasswordResets(deps: Pick<Deps, "store" | "clock">): Promise<number> {
+  const before = deps.clock.now() - DEAD_LINK_KEEP_MS;
+  const removed = await deps.store.write((tx) =>
+    tx.delete(passwordResets).where(lt(passwordResets.expiresAt, before)).returning({ id: passwordResets.id }).all(),
+  );
+  return removed.length;
 }

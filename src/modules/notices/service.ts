@@ -2,7 +2,7 @@
  * A person's notices and their email switches (decisions.md §15): what the dashboard's Notices page lists, and which
  * kinds of email each person turned off on "Your settings".
  */
-import { and, desc, eq, isNull, or } from "drizzle-orm";
+import { and, desc, eq, isNull, lt, ne, or } from "drizzle-orm";
 import { NOTICE_KINDS, type MailStatus, type NoticeKind } from "../../db/schema/notices";
 import { notices } from "../../db/tables";
 import type { Deps } from "../../deps";
@@ -53,4 +53,20 @@ export async function setMailedKinds(deps: Pick<Deps, "store" | "clock">, userId
   await deps.store.write(async (tx) => {
     for (const kind of NOTICE_KINDS) await setMailOptOut(tx, now, userId, kind, !on.has(kind));
   });
+}
+
+/** How long a notice is kept (shown on the Notices page) once its email is settled. */
+export const NOTICE_KEEP_MS = 90 * 24 * 3_600_000;
+
+/** Deletes notices older than NOTICE_KEEP_MS whose email is no longer pending (the periodic job). Answers how many. */
+export async function tidyNotices(deps: Pick<Deps, "store" | "clock">): Promise<number> {
+  const before = deps.clock.now() - NOTICE_KEEP_MS;
+  const removed = await deps.store.write((tx) =>
+    tx
+      .delete(notices)
+      .where(and(lt(notices.createdAt, before), ne(notices.mailStatus, "pending")))
+      .returning({ id: notices.id })
+      .all(),
+  );
+  return removed.length;
 }
