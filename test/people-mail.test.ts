@@ -159,6 +159,8 @@ describe("invitation by email", () => {
     await dora.get(opened.location ?? "");
     const login = await dora.request("POST", "/login", { _csrf: dora.csrf(), email: DORA, password: PASSWORD, next: link });
     expect(login.location).toBe(link);
+    // While still looking at her own account, her Notices page lists the invitation.
+    expect((await dora.get("/dashboard/notices")).text).toContain("invited you to join Harbour Café");
     expect((await dora.get(link)).text).toContain(`You are signed in as ${DORA}`);
     const accepted = await dora.request("POST", link, { _csrf: dora.csrf() });
     expect(accepted.location).toBe("/dashboard?notice=joined");
@@ -349,6 +351,14 @@ describe("delivery", () => {
     }
     const sealed = await world.sql("SELECT mail_sealed FROM notices WHERE email = 'rey@harbour.test'");
     expect(sealed).toEqual([{ mail_sealed: null }]);
+    // The owner sees it on Members, with what to do; asked to, Seedcast shows the link instead of mailing it.
+    const members = await owner.get("/dashboard/members");
+    expect(members.text).toContain("The email could not be delivered");
+    await owner.submit("/dashboard/members", `/dashboard/members/invitations/${(await world.sql("SELECT id FROM invitations WHERE email = 'rey@harbour.test'"))[0].id}/revoke`, {});
+    const again = await owner.submit("/dashboard/members", "/dashboard/members/invite", { email: "rey@harbour.test", role: "viewer", showLink: "1" });
+    expect(again.location).toMatch(/\?shown=/);
+    expect((await owner.get(again.location ?? "")).text).toMatch(/value="http:\/\/localhost\/invite\/[A-Za-z0-9_-]{43}"/);
+    expect(await deliverMail()).toEqual([]);
     const lines = logLines.filter((l) => l.includes("notice email"));
     expect(lines.filter((l) => l.includes("will retry"))).toHaveLength(MAIL_MAX_ATTEMPTS - 1);
     expect(lines.filter((l) => l.includes("given up"))).toHaveLength(1);

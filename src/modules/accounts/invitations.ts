@@ -5,13 +5,14 @@
  * name; an address that already has a login joins after signing in, as that same user. Accepting is one conditional
  * UPDATE, so a link is used once however many tabs or replicas try.
  */
-import { and, desc, eq, gt, isNull, lt, sql } from "drizzle-orm";
+import { and, desc, eq, gt, gte, isNull, lt, sql } from "drizzle-orm";
 import type { StoreDb } from "../../db/store";
-import { accounts, invitations, members, users } from "../../db/tables";
+import { accounts, invitations, members, notices, users } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { type Role, isRole } from "../../auth/scopes";
 import { invalidField, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
+import type { MailStatus } from "../../db/schema/notices";
 import { recordPersonNotice } from "../../store/notices";
 import { NAME_MAX, checkEmail, checkPassword } from "./service";
 import { DEAD_LINK_KEEP_MS, type LinkRefusal, linkState, linkTokenHash, newLinkToken } from "./one-time-links";
@@ -38,6 +39,8 @@ export interface PendingInvitation {
   role: Role;
   createdAt: number;
   expiresAt: number;
+  /** Its email: null when none was sent (no SMTP, or the link was shown instead); else the notice's mail status. */
+  mail: { status: MailStatus; lastError: string | null } | null;
 }
 
 /** What opening a link finds. */
@@ -58,11 +61,12 @@ function words(role: Role): string {
 
 /**
  * Invites `email` to `accountId` with `role`, by `invitedBy` (an owner). 400 when the address is not one or already
- * belongs to a member of the account.
+ * belongs to a member of the account. The link is mailed when SMTP is set, unless `showLinkInstead` (the owner passes it
+ * on themselves, e.g. while email does not arrive).
  */
 export async function createInvitation(
   deps: InvitationDeps,
-  input: { accountId: string; email: string; role: string; invitedBy: string },
+  input: { accountId: string; email: string; role: string; invitedBy: string; showLinkInstead?: boolean },
 ): Promise<CreatedInvitation> {
   const email = checkEmail(input.email);
   if (!isRole(input.role)) throw invalidField("role", "must be owner, editor or viewer");
@@ -84,7 +88,7 @@ export async function createInvitation(
   const link = `${deps.config.baseUrl}${INVITE_PATH}/${token}`;
   const who = inviter ? (inviter.name ? `${inviter.name} (${inviter.email})` : inviter.email) : "An owner";
   const title = `${who} invited you to join ${account.name} on Seedcast as ${words(role)}`;
-  const mail = deps.config.smtp
+  const mail = deps.config.smtp && !input.showLinkInstead
     ? {
         subject: `You are invited to join ${account.name} on Seedcast`,
         text: [
@@ -111,12 +115,23 @@ export async function createInvitation(
 /** The invitations of an account that can still be accepted, newest first. */
 export async function pendingInvitations(deps: Pick<Deps, "store" | "clock">, accountId: string): Promise<PendingInvitation[]> {
   const now = deps.clock.now();
-  return deps.store.db
+  const rows = await deps.store.db
     .select({ id: invitations.id, email: invitations.email, role: invitations.role, createdAt: invitations.createdAt, expiresAt: invitations.expiresAt })
     .from(invitations)
     .where(and(eq(invitations.accountId, accountId), isNull(invitations.acceptedAt), isNull(invitations.revokedAt), gt(invitations.expiresAt, now)))
     .orderBy(desc(invitations.createdAt))
     .all();
+  if (rows.length === 0) return [];
+  // Each invitation's notice was written in the same transaction: same account, address and moment.
+  const mails = await deps.store.db
+    .select({ email: notices.email, createdAt: notices.createdAt, status: notices.mailStatus, lastError: notices.lastError })
+    .from(notices)
+    .where(and(eq(notices.accountId, accountId), eq(notices.kind, "invitation"), gte(notices.createdAt, Math.min(...rows.map((r) => r.createdAt)))))
+    .all();
+  return rows.map((r) => {
+    const mail = mails.find((m) => m.email === r.email && m.createdAt === r.createdAt);
+    return { ...r, mail: mail && mail.status !== "none" && mail.status !== "off" ? { status: mail.status, lastError: mail.lastError } : null };
+  });
 }
 
 /** Revokes a pending invitation of `accountId`; 404 when there is none by that id that could still be accepted. */

@@ -21,9 +21,11 @@ export interface NoticeView {
 /** How many notices the page shows. */
 export const NOTICES_SHOWN = 50;
 
-/** The newest notices of `userId` about `accountId` (or about no account: reset links), newest first. */
+/** The newest notices of `userId` about `accountId` (and those about no account, and invitations), newest first. */
 export async function noticesFor(deps: Pick<Deps, "store">, userId: string, accountId: string | null): Promise<NoticeView[]> {
-  const scope = accountId ? or(eq(notices.accountId, accountId), isNull(notices.accountId)) : isNull(notices.accountId);
+  // An invitation is about an account the person is not in yet: shown whichever account they look at.
+  const everywhere = or(isNull(notices.accountId), eq(notices.kind, "invitation"));
+  const scope = accountId ? or(eq(notices.accountId, accountId), everywhere) : everywhere;
   return deps.store.db
     .select({
       id: notices.id,

@@ -68,6 +68,13 @@ function linkBlock(title: string, link: string, note: string): Html {
 </section>`;
 }
 
+/** Where an invitation's email is, in words; a failed one says what to do. */
+function inviteMailWords(status: string, lastError: string | null): string {
+  if (status === "sent") return "Emailed.";
+  if (status === "failed") return `The email could not be delivered${lastError ? ` (${lastError})` : ""}. Withdraw it and invite again with “Show me the link”.`;
+  return lastError ? `Email not delivered yet; trying again (${lastError}).` : "Email on its way.";
+}
+
 function invitationsList(s: SessionContext, pending: PendingInvitation[]): Html {
   if (pending.length === 0) return html``;
   return html`<section class="card" aria-labelledby="invites-title">
@@ -76,7 +83,7 @@ function invitationsList(s: SessionContext, pending: PendingInvitation[]): Html 
   <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Link works until</th><th scope="col"><span class="sr-only">Withdraw</span></th></tr></thead>
   <tbody>${pending.map(
     (i) => html`<tr>
-    <td data-label="Email">${i.email}</td>
+    <td data-label="Email">${i.email}${i.mail ? html`<br><span class="hint">${inviteMailWords(i.mail.status, i.mail.lastError)}</span>` : ""}</td>
     <td data-label="Role">${i.role}</td>
     <td data-label="Link works until">${timeTag(isoAt(i.expiresAt), "—", zoneOf(s))}</td>
     <td data-label="Withdraw"><form method="post" action="${CURRENT}/invitations/${i.id}/revoke" class="actions">${csrfField(s.csrfToken)}<button type="submit" class="small secondary">Withdraw<span class="sr-only"> the invitation of ${i.email}</span></button></form></td>
@@ -135,6 +142,7 @@ ${invitationsList(s, pending)}
   ${fi.input({ name: "email", id: "i-email", label: "Email", type: "email", value: iv.email ?? "", required: true, attrs: html` autocomplete="off"` })}
   ${fi.select({ name: "role", id: "i-role", label: "Role", value: iv.role ?? "editor", options: ROLES.map((r) => [r, r] as const) })}
   <p class="hint">${mails ? "They get an email with a link to choose their own password. The link works once, for 7 days." : "You get a link to send them (this Seedcast sends no email). It works once, for 7 days; with it they choose their own password."}</p>
+  ${mails ? html`<div class="row"><label><input type="checkbox" name="showLink" value="1"${iv.showLink ? html` checked` : ""}> Show me the link to send myself instead of emailing it</label></div>` : ""}
   <button type="submit">Invite</button>
 </form>
 ${
@@ -264,9 +272,15 @@ function inviteWords(fieldName: string, problem: string, message: string): strin
 export async function postInvite(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Promise<Response> {
   const account = ownerOnly(s);
   if (account instanceof Response) return account;
-  const values = { email: field(form, "email").trim(), role: field(form, "role") };
+  const values = { email: field(form, "email").trim(), role: field(form, "role"), showLink: field(form, "showLink") };
   try {
-    const invited = await createInvitation(ctx.deps, { accountId: account.accountId, email: values.email, role: values.role, invitedBy: s.userId });
+    const invited = await createInvitation(ctx.deps, {
+      accountId: account.accountId,
+      email: values.email,
+      role: values.role,
+      invitedBy: s.userId,
+      showLinkInstead: values.showLink === "1",
+    });
     if (invited.mailed) return redirect(`${CURRENT}?notice=invitation-sent`);
     const token = await stashSecret(ctx.deps, s.sessionId, {
       title: `Invitation for ${values.email}`,
