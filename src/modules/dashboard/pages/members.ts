@@ -142,7 +142,7 @@ ${invitationsList(s, pending)}
   ${fi.input({ name: "email", id: "i-email", label: "Email", type: "email", value: iv.email ?? "", required: true, attrs: html` autocomplete="off"` })}
   ${fi.select({ name: "role", id: "i-role", label: "Role", value: iv.role ?? "editor", options: ROLES.map((r) => [r, r] as const) })}
   <p class="hint">${mails ? "They get an email with a link to choose their own password. The link works once, for 7 days." : "You get a link to send them (this Seedcast sends no email). It works once, for 7 days; with it they choose their own password."}</p>
-  ${mails ? html`<div class="row"><label><input type="checkbox" name="showLink" value="1"${iv.showLink ? html` checked` : ""}> Show me the link to send myself instead of emailing it</label></div>` : ""}
+  ${mails ? html`<fieldset><legend>Delivery</legend><label><input type="checkbox" name="showLink" value="1"${iv.showLink ? html` checked` : ""}> Show me the link to send myself instead of emailing it</label></fieldset>` : ""}
   <button type="submit">Invite</button>
 </form>
 ${
