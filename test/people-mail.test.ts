@@ -16,6 +16,7 @@ import { createAccount } from "../src/modules/accounts/service";
 import { addConnection, checkConnection } from "../src/modules/connections/service";
 import { MAIL_BACKOFF_MS, MAIL_MAX_ATTEMPTS, runDueMailOnce, senderFor } from "../src/modules/notices/mailer";
 import { runDueOnce } from "../src/publishing/dispatcher";
+import { markConnectionBlocked } from "../src/store/connections";
 import type { SmtpSender } from "../src/lib/smtp";
 import { DashboardClient, PASSWORD } from "./helpers/dashboard-client";
 import { type World, createWorld } from "./helpers/world";
@@ -323,6 +324,17 @@ describe("notices of failed posts and connections", () => {
     expect(arrived.map((m) => m.to[0]).sort()).toEqual([DORA, EDITOR, OWNER].sort());
     expect(arrived[0]?.subject).toContain("needs attention");
     expect(arrived[0]?.text).toContain("http://localhost/dashboard/connections");
+
+    // The dispatcher's path (a provider refusing the credentials while publishing): ready again, then two deliveries
+    // report the refusal at once; the turn, and its notice, happen once.
+    expect((await checkConnection(world.deps, connection.id)).readyToPost).toBe(true);
+    await Promise.all([
+      markConnectionBlocked(world.deps, connection.id, "The receiver refused the credentials."),
+      markConnectionBlocked(world.deps, connection.id, "The receiver refused the credentials."),
+    ]);
+    const again = await deliverMail();
+    expect(again.map((m) => m.to[0]).sort()).toEqual([DORA, EDITOR, OWNER].sort());
+    expect(again[0]?.subject).toEndWith("(webhook) needs attention: The receiver refused the credentials.");
   });
 });
 
