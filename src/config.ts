@@ -103,6 +103,30 @@ export class PostgresDatabaseConfig {
   }
 }
 
+/**
+ * SMTP_URL and MAIL_FROM: where email goes out. The URL (it may hold a password) is a private field; `redacted` is the
+ * form safe for messages and logs (the password replaced by `***`).
+ */
+export class SmtpConfig {
+  readonly redacted: string;
+  readonly #url: string;
+  constructor(
+    url: string,
+    /** The From header: `noreply@example.com` or `Seedcast <noreply@example.com>`. */
+    readonly from: string,
+  ) {
+    this.#url = url;
+    this.redacted = redactUrl(url);
+    Object.freeze(this);
+  }
+  get url(): string {
+    return this.#url;
+  }
+  toJSON() {
+    return { url: this.redacted, from: this.from };
+  }
+}
+
 /** Where the tables live: SQLite in DATA_DIR (the default), or PostgreSQL (DATABASE_URL). */
 export type DatabaseConfig = { kind: "sqlite" } | PostgresDatabaseConfig;
 
@@ -152,6 +176,8 @@ export interface Config {
   database: DatabaseConfig;
   /** INSTANCE_SECRET when set; null: the secret is DATA_DIR/instance.secret (lib/instance-secret.ts). */
   instanceSecret: InstanceSecretConfig | null;
+  /** SMTP_URL + MAIL_FROM; null: no email, notices show in the dashboard only. */
+  smtp: SmtpConfig | null;
 }
 
 export class ConfigError extends Error {
@@ -317,6 +343,38 @@ function databaseVar(env: Env): DatabaseConfig {
   return new PostgresDatabaseConfig(raw);
 }
 
+const EMAIL_ADDRESS = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/;
+
+/**
+ * SMTP_URL (smtp:// or smtps://[user:pass@]host[:port]) with MAIL_FROM: both or neither. A refusal about SMTP_URL never
+ * repeats the value (it usually holds a password).
+ */
+function smtpVar(env: Env): SmtpConfig | null {
+  const raw = env.SMTP_URL?.trim();
+  const from = env.MAIL_FROM?.trim();
+  if (!raw) {
+    if (from) throw new ConfigError("MAIL_FROM is set but SMTP_URL is not: set SMTP_URL (smtp://user:pass@host:587 or smtps://user:pass@host:465) to send email, or unset MAIL_FROM.");
+    return null;
+  }
+  const rule = "SMTP_URL must be smtp://USER:PASSWORD@HOST:PORT or smtps://USER:PASSWORD@HOST:PORT (user and password optional)";
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${rule}; the value given is not a URL (it is not shown here: it may hold a password).`);
+  }
+  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") {
+    throw new ConfigError(`${rule}; the value given does not start with smtp:// or smtps:// (it is not shown here: it may hold a password).`);
+  }
+  if (!url.hostname) throw new ConfigError(`${rule}; the value given names no host (it is not shown here: it may hold a password).`);
+  if (!from) throw new ConfigError("SMTP_URL needs MAIL_FROM, the sender address, such as MAIL_FROM=\"Seedcast <noreply@example.com>\".");
+  const address = /<([^<>]*)>\s*$/.exec(from)?.[1] ?? from;
+  if (!EMAIL_ADDRESS.test(address.trim()) || /[\r\n]/.test(from)) {
+    throw new ConfigError(`MAIL_FROM must be an email address, optionally with a name: noreply@example.com or Seedcast <noreply@example.com>; got "${from}".`);
+  }
+  return new SmtpConfig(raw, from);
+}
+
 /** Reads the configuration from `env` (default: process.env). Throws ConfigError on any invalid value. */
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const port = intVar(env, "PORT", 8787, 0, 65535);
@@ -369,6 +427,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     media: mediaVar(env),
     database: databaseVar(env),
     instanceSecret: instanceSecretVar(env),
+    smtp: smtpVar(env),
   };
   if (config.generator === "openai" && !config.openai.apiKey) {
     throw new ConfigError("GENERATOR=openai needs OPENAI_API_KEY.");

@@ -12,6 +12,9 @@ import { dashboardJobs } from "./modules/dashboard/jobs";
 import { tidySecretReveals } from "./modules/dashboard/reveal";
 import { oauthJobs } from "./modules/oauth/tidy";
 import { tidyWebhookEvents } from "./modules/webhooks/service";
+import { tidyInvitations } from "./modules/accounts/invitations";
+import { tidyPasswordResets } from "./modules/accounts/password-resets";
+import { tidyNotices } from "./modules/notices/service";
 import type { Deps } from "./deps";
 import type { JobDefinition } from "./jobs/registry";
 
@@ -21,6 +24,9 @@ export const JOB_IDS = {
   webhookEventsTidy: "__webhook_events_tidy__",
   rateLimitsTidy: "__rate_limits_tidy__",
   secretRevealsTidy: "__secret_reveals_tidy__",
+  noticesTidy: "__notices_tidy__",
+  invitationsTidy: "__invitations_tidy__",
+  passwordResetsTidy: "__password_resets_tidy__",
 } as const;
 
 /** A job that deletes what has run out and logs how many rows went, when any did. */
@@ -52,6 +58,10 @@ export const systemJobs: readonly JobDefinition[] = [
   tidyJob(JOB_IDS.rateLimitsTidy, "30 */5 * * * *", "rate-limit buckets", tidyRateLimits, "debug"),
   // Pending one-time reveals (src/modules/dashboard/reveal.ts) whose ten minutes have passed: their GET never came.
   tidyJob(JOB_IDS.secretRevealsTidy, "15 */10 * * * *", "secret reveals", tidySecretReveals, "debug"),
+  // Notices 90 days old whose email is settled; invitation and reset links 30 days after they died.
+  tidyJob(JOB_IDS.noticesTidy, "0 23 3 * * *", "notices", tidyNotices),
+  tidyJob(JOB_IDS.invitationsTidy, "0 27 3 * * *", "invitations", tidyInvitations),
+  tidyJob(JOB_IDS.passwordResetsTidy, "0 29 3 * * *", "password reset links", tidyPasswordResets),
   ...publishingJobs,
   ...idempotencyJobs,
   ...dashboardJobs,

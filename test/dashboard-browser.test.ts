@@ -304,9 +304,10 @@ describe("dashboard in Chromium on the built binary", () => {
     expect(await page.getByLabel("Hashtags").inputValue()).toBe("#harbour, #festival");
     await shoot("14-voice");
     await page.goto(`${base}/dashboard/members`);
-    await page.getByLabel("Email").fill(VIEWER.email);
+    // The owner here is the instance admin, who alone may still type a teammate's password (decisions.md §15).
+    await page.locator("#m-email").fill(VIEWER.email);
     await page.getByLabel("Initial password").fill(PASSWORD);
-    await page.getByLabel("Role", { exact: true }).selectOption("viewer");
+    await page.locator("#m-role").selectOption("viewer");
     await page.getByRole("button", { name: "Add person" }).click();
     await page.waitForURL(/notice=member-added/);
     await shoot("15-members");

@@ -391,12 +391,27 @@ describe("sessions, CSRF, rate limit", () => {
   });
 
   describe("owner and admin pages", () => {
-    test("an owner adds a person, changes the role, removes them; the last owner stays", async () => {
+    test("an owner invites a person, changes the role, removes them; the last owner stays", async () => {
       const b = new Browser(world);
       await b.login("b@beta.test");
-      const add = await b.submit("/dashboard/members", "/dashboard/members", { name: "Ed", email: "ed@beta.test", password: PASSWORD, role: "editor" });
-      expect(add.location).toBe("/dashboard/members?notice=member-added");
+      // Typing a teammate's password is the instance admin's only: a plain owner has no such form and is refused.
+      expect((await b.get("/dashboard/members")).text).not.toContain("Initial password");
+      const typed = await b.submit("/dashboard/members", "/dashboard/members", { name: "Ed", email: "ed@beta.test", password: PASSWORD, role: "editor" });
+      expect(typed.status).toBe(403);
+      expect(await countOf(world, "SELECT count(*) AS n FROM users WHERE email = ?", "ed@beta.test")).toBe(0);
+      // Without SMTP the invitation link is shown to the owner once, to pass on.
+      const invited = await b.submit("/dashboard/members", "/dashboard/members/invite", { email: "ed@beta.test", role: "editor" });
+      expect(invited.location).toMatch(/^\/dashboard\/members\?shown=/);
+      const shown = await b.get(invited.location ?? "");
+      const link = /value="(http:\/\/localhost\/invite\/[A-Za-z0-9_-]{43})"/.exec(shown.text)?.[1] ?? "";
+      expect(link).not.toBe("");
+      const invitee = new Browser(world);
+      const path = link.slice("http://localhost".length);
+      expect((await invitee.get(path)).text).toContain("Join Beta Co");
+      const joined = await invitee.request("POST", path, { _csrf: invitee.csrf(), name: "Ed", password: PASSWORD, confirm: PASSWORD });
+      expect(joined.location).toBe("/dashboard?notice=joined");
       const ed = (await world.sql("SELECT id FROM users WHERE email = ?", "ed@beta.test"))[0] as { id: string };
+      expect((await world.sql("SELECT role FROM members WHERE user_id = ?", ed.id))[0]).toEqual({ role: "editor" });
       expect((await b.submit("/dashboard/members", `/dashboard/members/${ed.id}/role`, { role: "viewer" })).status).toBe(303);
       expect((await world.sql("SELECT role FROM members WHERE user_id = ?", ed.id))[0]).toEqual({ role: "viewer" });
       const last = await b.submit("/dashboard/members", `/dashboard/members/${accountB.userId}/role`, { role: "editor" });

@@ -24,6 +24,10 @@ const PUBLIC_ROUTES = [
   "/setup",
   "/login",
   "/logout",
+  // Teammates (decisions.md §15): the link's token is the credential.
+  "/forgot-password",
+  "/reset/",
+  "/invite/",
   "/dashboard",
   "/dashboard/",
   // The OAuth authorization server (decisions.md §9): discovery, registration, authorize, token, revoke.

@@ -15,6 +15,7 @@ import { metricsAccess } from "../modules/metrics";
 import { backupJobs } from "../modules/backup/job";
 import { SERVE_PID_FILE } from "../modules/backup/service";
 import { startDispatcher } from "../publishing/dispatcher";
+import { startMailer } from "../modules/notices/mailer";
 import { VERSION } from "../version";
 
 /** Extra room over the image cap for multipart framing on the upload page. */
@@ -58,6 +59,8 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const jobs = startJobs(deps, [...systemJobs, ...backupJobs(config)]);
   // Delivery runs continuously (not as a cron tick) so posts leave within a second of their time.
   const dispatcher = startDispatcher(deps, deps.config.dispatch);
+  // Notice emails (SMTP_URL): sent in the background, never inside a request (modules/notices/mailer.ts).
+  const mailer = startMailer(deps);
   deps.log.info("ready", {
     version: VERSION,
     url: `http://${server.hostname}:${server.port}`,
@@ -65,6 +68,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     dataDir: config.dataDir,
     database: config.database.kind,
     migrationsApplied: applied.length,
+    email: config.smtp ? "on" : "off (SMTP_URL not set)",
     startupMs: Math.round(performance.now() - started),
   });
 
@@ -78,6 +82,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
       await server.stop(false);
       await jobs.stop();
       await dispatcher.stop(); // finishes and records every delivery in flight
+      await mailer.stop();
       await checkpointer?.stop();
       await deps.store.close();
       rmSync(pidFile, { force: true });

@@ -21,14 +21,18 @@ export let creditHolds = sqlite.creditHolds;
 export let creditLedger = sqlite.creditLedger;
 export let eventWebhooks = sqlite.eventWebhooks;
 export let idempotencyKeys = sqlite.idempotencyKeys;
+export let invitations = sqlite.invitations;
 export let instanceIdentity = sqlite.instanceIdentity;
 export let instanceSettings = sqlite.instanceSettings;
 export let loginThrottle = sqlite.loginThrottle;
 export let members = sqlite.members;
+export let noticeMailOptOuts = sqlite.noticeMailOptOuts;
+export let notices = sqlite.notices;
 export let oauthClients = sqlite.oauthClients;
 export let oauthCodes = sqlite.oauthCodes;
 export let oauthGrants = sqlite.oauthGrants;
 export let oauthTokens = sqlite.oauthTokens;
+export let passwordResets = sqlite.passwordResets;
 export let scheduledPostTargets = sqlite.scheduledPostTargets;
 export let scheduledPosts = sqlite.scheduledPosts;
 export let seeds = sqlite.seeds;
@@ -43,7 +47,7 @@ export let webhookEvents = sqlite.webhookEvents;
 
 /** Every table by its export name (asset reference counting walks them). */
 export function allTables() {
-  return { accounts, apiKeys, assets, brandVoices, connections, creations, creationVersions, creditHolds, creditLedger, eventWebhooks, idempotencyKeys, instanceIdentity, instanceSettings, loginThrottle, members, oauthClients, oauthCodes, oauthGrants, oauthTokens, scheduledPostTargets, scheduledPosts, seeds, secretReveals, sessions, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
+  return { accounts, apiKeys, assets, brandVoices, connections, creations, creationVersions, creditHolds, creditLedger, eventWebhooks, idempotencyKeys, instanceIdentity, instanceSettings, invitations, loginThrottle, members, noticeMailOptOuts, notices, oauthClients, oauthCodes, oauthGrants, oauthTokens, passwordResets, scheduledPostTargets, scheduledPosts, seeds, secretReveals, sessions, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
 }
 
 let current: "sqlite" | "postgres" = "sqlite";
@@ -66,14 +70,18 @@ export async function useDialect(dialect: "sqlite" | "postgres"): Promise<void> 
   creditLedger = from.creditLedger;
   eventWebhooks = from.eventWebhooks;
   idempotencyKeys = from.idempotencyKeys;
+  invitations = from.invitations;
   instanceIdentity = from.instanceIdentity;
   instanceSettings = from.instanceSettings;
   loginThrottle = from.loginThrottle;
   members = from.members;
+  noticeMailOptOuts = from.noticeMailOptOuts;
+  notices = from.notices;
   oauthClients = from.oauthClients;
   oauthCodes = from.oauthCodes;
   oauthGrants = from.oauthGrants;
   oauthTokens = from.oauthTokens;
+  passwordResets = from.passwordResets;
   scheduledPostTargets = from.scheduledPostTargets;
   scheduledPosts = from.scheduledPosts;
   seeds = from.seeds;

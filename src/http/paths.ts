@@ -29,7 +29,10 @@ export function requestSearch(url: string): string {
   return query === -1 || query === beforeHash.length - 1 ? "" : beforeHash.slice(query);
 }
 
+/** The paths whose next segment is a credential: upload links, invitations, password-reset links. */
+const CREDENTIAL_PATH = /^\/(upload|invite|reset)\/[^/]+/;
+
 /** Paths that carry a credential in the URL itself are logged with it replaced. */
 export function loggablePath(path: string): string {
-  return path.startsWith("/upload/") ? path.replace(/^\/upload\/[^/]+/, "/upload/[redacted]") : path;
+  return path.replace(CREDENTIAL_PATH, "/$1/[redacted]");
 }

@@ -7,6 +7,7 @@ import type { PostStatus } from "../db/schema/scheduled-posts";
 import type { StoreDb } from "../db/store";
 import { scheduledPosts, scheduledPostTargets, tablesDialect } from "../db/tables";
 import { recordEvent } from "../store/events";
+import { noticePostFailed } from "../store/notices";
 import { postToApi } from "./post-view";
 
 /** The final statuses, each reported to event webhooks as `post.<status>` when a post reaches it. */
@@ -24,7 +25,8 @@ export function derivePostStatus(targets: ReadonlyArray<{ status: string }>): Po
 
 /**
  * Recomputes and stores the status (and errorMessage) of `postId` from its targets. When that makes the post final
- * (published, failed, partially_failed), the matching event is recorded for event webhooks in the same transaction.
+ * (published, failed, partially_failed), the matching event is recorded for event webhooks in the same transaction,
+ * and a failed or partly failed post is a notice to the account's owners and editors (store/notices.ts).
  */
 export async function refreshPostStatus(tx: StoreDb, postId: string, now: number): Promise<PostStatus> {
   // PostgreSQL: two deliveries of one post record their targets in concurrent transactions, and under READ COMMITTED
@@ -57,6 +59,7 @@ export async function refreshPostStatus(tx: StoreDb, postId: string, now: number
   if (before && before.status !== status) {
     const type = FINAL_EVENTS[status as keyof typeof FINAL_EVENTS];
     await recordEvent(tx, now, before.accountId, type, () => ({ post: postToApi({ ...before, status, errorMessage, updatedAt: now }, targets) }));
+    if (status !== "published") await noticePostFailed(tx, now, before, errorMessage, status === "partially_failed");
   }
   return status;
 }

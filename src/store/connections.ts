@@ -3,10 +3,11 @@
  * opened for use, a refreshed session saved, a connection marked as needing attention. Below publishing/ (which
  * delivers with them) and modules/connections (which adds, checks and removes them).
  */
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { ConnectionPlatform } from "../db/schema/connections";
 import { connections } from "../db/tables";
 import type { Deps } from "../deps";
+import { noticeConnectionBlocked } from "./notices";
 import { openJson, sealJson } from "./sealing";
 
 export type ConnectionRow = typeof connections.$inferSelect;
@@ -48,12 +49,24 @@ export function openConnection(deps: Pick<Deps, "instanceSecret">, row: Connecti
   };
 }
 
-/** Marks a connection as needing attention after the provider refused its credentials while publishing. */
+/**
+ * Marks a connection as needing attention after the provider refused its credentials while publishing. The update
+ * that turns it from ready to blocked (conditional on `ready_to_post`, so it happens once however many deliveries and
+ * replicas see the refusal) also records the needs-attention notice.
+ */
 export async function markConnectionBlocked(deps: Pick<Deps, "store" | "clock">, connectionId: string, reason: string): Promise<void> {
   const now = deps.clock.now();
-  await deps.store.write((tx) =>
-    tx.update(connections).set({ readyToPost: false, blockedReason: reason, checkedAt: now, updatedAt: now }).where(eq(connections.id, connectionId)).run(),
-  );
+  await deps.store.write(async (tx) => {
+    const set = { readyToPost: false, blockedReason: reason, checkedAt: now, updatedAt: now };
+    const turned = await tx
+      .update(connections)
+      .set(set)
+      .where(and(eq(connections.id, connectionId), eq(connections.readyToPost, true)))
+      .returning({ accountId: connections.accountId, label: connections.label, platform: connections.platform })
+      .get();
+    if (turned) await noticeConnectionBlocked(tx, now, turned, reason);
+    else await tx.update(connections).set(set).where(eq(connections.id, connectionId)).run();
+  });
 }
 
 /** Saves a refreshed provider session (sealed). */

@@ -21,7 +21,7 @@ export interface DashboardCtx {
  * Pages a sign-in may return to: dashboard paths and the OAuth authorization page (whose query the oauth module
  * percent-encodes to fit), never another origin (no open redirect).
  */
-const SAFE_NEXT = /^\/(?:dashboard(?:\/[A-Za-z0-9\-._~/]*)?|oauth\/authorize)(?:\?[A-Za-z0-9\-._~=&%]*)?$/;
+const SAFE_NEXT = /^\/(?:dashboard(?:\/[A-Za-z0-9\-._~/]*)?|oauth\/authorize|invite\/[A-Za-z0-9_-]+)(?:\?[A-Za-z0-9\-._~=&%]*)?$/;
 
 /** `next` when it is a dashboard path we would redirect to, else null. */
 export function safeNext(next: string | null | undefined): string | null {

@@ -47,8 +47,9 @@ export const SETTINGS_NAV: readonly NavItem[] = [
   { href: "/dashboard/keys", label: "API keys", show: hasAccount, about: "Keys for tools and scripts that use Seedcast on this account's behalf." },
   { href: "/dashboard/apps", label: "Connected apps", show: hasAccount, about: "AI assistants you allowed to use this account, and disconnecting them." },
   { href: "/dashboard/credits", label: "Credits", show: hasAccount, about: "What generating posts has cost, and what is left." },
-  { href: "/dashboard/instance", label: "Instance", show: (s) => s.isAdmin, about: "This Seedcast server: its accounts, and credits for each." },
-  { href: "/dashboard/account", label: "Your settings", show: () => true, about: "Your password and the time zone every time is shown in." },
+  { href: "/dashboard/instance", label: "Instance", show: (s) => s.isAdmin, about: "This Seedcast server: its accounts, credits for each, and the language model that writes posts." },
+  { href: "/dashboard/account", label: "Your settings", show: () => true, about: "Your password, the time zone every time is shown in, and which notices are emailed to you." },
+  { href: "/dashboard/notices", label: "Notices", show: hasAccount, about: "What needed your attention lately: failed posts, connections to fix, invitations." },
 ];
 
 /** True when `current` is one of the settings pages (or the settings index). */

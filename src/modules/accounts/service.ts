@@ -14,21 +14,23 @@ import { grantCredits } from "../credits/grant";
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD = 8;
 
-function checkEmail(email: string): string {
+/** The trimmed address, or 400 invalid_request on `email`. */
+export function checkEmail(email: string): string {
   const trimmed = email.trim();
   if (!EMAIL_RE.test(trimmed) || trimmed.length > 254) throw invalidField("email", "must be an email address");
   return trimmed;
 }
 
-function checkPassword(password: string): void {
+/** 400 invalid_request on `password` when it is shorter than MIN_PASSWORD. */
+export function checkPassword(password: string): void {
   if (password.length < MIN_PASSWORD) throw invalidField("password", `must be at least ${MIN_PASSWORD} characters`);
 }
 
-/** Creates a user row; the first user of the instance becomes its admin. */
 /** Account and person names: 1 to 120 characters after trimming. */
 const NAME_MIN = 1;
-const NAME_MAX = 120;
+export const NAME_MAX = 120;
 
+/** Creates a user row; the first user of the instance becomes its admin. */
 async function insertUser(deps: Pick<Deps, "store" | "clock">, email: string, password: string, name: string): Promise<string> {
   const normalized = checkEmail(email);
   checkPassword(password);

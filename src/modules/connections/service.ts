@@ -19,6 +19,7 @@ import { withdrawPendingTargets } from "../../publishing/withdraw";
 import { outboundProblem } from "../../publishing/outbound";
 import { connectorFor } from "../../publishing/registry";
 import { type ConnectionRow, openConnection } from "../../store/connections";
+import { noticeConnectionBlocked } from "../../store/notices";
 import { sealJson } from "../../store/sealing";
 
 
@@ -231,7 +232,24 @@ export async function recordCheck(deps: Pick<Deps, "store" | "clock" | "instance
   if (result.label) values.label = result.label;
   if (result.meta) values.meta = JSON.stringify(result.meta);
   if (result.session !== undefined) values.sessionSealed = result.session === null ? null : sealJson(deps.instanceSecret, row.id, result.session);
-  return (await deps.store.write((tx) => tx.update(connections).set(values).where(eq(connections.id, row.id)).returning().get())) ?? row;
+  const updated = await deps.store.write(async (tx) => {
+    // A check that turns a ready connection blocked is a needs-attention notice, once: the update is conditional on
+    // the state it leaves, so of two checks racing (two replicas) only one sees the turn.
+    if (!result.ready) {
+      const turned = await tx
+        .update(connections)
+        .set(values)
+        .where(and(eq(connections.id, row.id), eq(connections.readyToPost, true)))
+        .returning()
+        .get();
+      if (turned) {
+        await noticeConnectionBlocked(tx, now, turned, turned.blockedReason);
+        return turned;
+      }
+    }
+    return tx.update(connections).set(values).where(eq(connections.id, row.id)).returning().get();
+  });
+  return updated ?? row;
 }
 
 /** Checks a connection's credentials against its provider now and stores readyToPost/blockedReason. */

@@ -12,10 +12,12 @@ import { html } from "../../lib/html";
 import { type Form, cookieNames, field, htmlResponse, readCookies, redirect } from "../../web/http";
 import { page } from "../../web/layout";
 import { getLogin, getSetup, postLogin, postLogout, postSetup } from "./pages/auth";
+import { getInvite, postInvite } from "./pages/join";
+import { getForgot, getReset, postForgot, postReset } from "./pages/reset";
 import { getCredits, postGrant } from "./pages/credits";
 import { getInstance, getDisable, postCreateAccount, postGrantTo, postModel, postModelClear, postModelTest, postSetDisabled } from "./pages/instance";
 import { getKeys, getRevoke, getRotate, postMint, postRevoke, postRotate } from "./pages/keys";
-import { getMembers, getRemoveMember, postAddMember, postRemoveMember, postSetRole } from "./pages/members";
+import { getMembers, getRemoveMember, postAddMember, postInvite as postInviteMember, postRemoveMember, postResetLink, postRevokeInvitation, postSetRole } from "./pages/members";
 import { getOverview } from "./pages/overview";
 import { getSettings } from "./pages/settings";
 import { getConnectedApps, getRevokeApp, postRevokeApp } from "./pages/connected-apps";
@@ -23,7 +25,8 @@ import { getCalendar, getCancel, getPostPage, postCancel, postContent, postResch
 import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postRestoreVersion, postScheduleCreation } from "./pages/creations";
 import { getVoicePage, postVoice } from "./pages/voice";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
-import { getAccount, postPassword, postTimeZone } from "./pages/account";
+import { getAccount, postNoticeSwitches, postPassword, postTimeZone } from "./pages/account";
+import { getNotices } from "./pages/notices";
 import { getDeleteSeed, getSeedPage, getSeeds, postDeleteSeed, postEditSeed, postGenerate, postSeed } from "./pages/seeds";
 import { getDeleteAsset, getLibrary, postDeleteAsset, postFromUrl, postUpload, postUploadLink } from "./pages/library";
 import type { SessionContext } from "../../web/session";
@@ -107,6 +110,13 @@ export function dashboardModule(deps: Deps) {
     .get("/login", ({ request }) => getLogin(ctx, request), { detail })
     .post("/login", publicAction((request, f) => postLogin(ctx, request, f, clientAddress(deps.config, request))), publicForm)
     .post("/logout", publicAction((request, f) => postLogout(ctx, request, f)), signedInForm)
+    // Invitations and password resets (pages/join.ts, pages/reset.ts): public, the link's token is the credential.
+    .get("/forgot-password", ({ request }) => getForgot(ctx, request), { detail })
+    .post("/forgot-password", publicAction((request, f) => postForgot(ctx, request, f)), publicForm)
+    .get("/reset/:token", ({ request, params }) => getReset(ctx, request, params.token), { detail })
+    .post("/reset/:token", publicAction((request, f, p) => postReset(ctx, request, f, p.token ?? "")), publicForm)
+    .get("/invite/:token", ({ request, params }) => getInvite(ctx, request, params.token), { detail })
+    .post("/invite/:token", publicAction((request, f, p) => postInvite(ctx, request, f, p.token ?? "")), publicForm)
     .get(
       "/dashboard/static/:name",
       async ({ params, request }) => {
@@ -118,7 +128,7 @@ export function dashboardModule(deps: Deps) {
       },
       { detail },
     )
-    .get("/dashboard", view((s) => getOverview(ctx, s)), { detail })
+    .get("/dashboard", view((s, r) => getOverview(ctx, s, r)), { detail })
     .get("/dashboard/settings", view((s) => getSettings(s)), { detail })
     .post(
       "/dashboard/switch-account",
@@ -142,6 +152,9 @@ export function dashboardModule(deps: Deps) {
     // Members
     .get("/dashboard/members", view((s, r) => getMembers(ctx, s, r)), { detail })
     .post("/dashboard/members", action((s, f) => postAddMember(ctx, s, f)), signedInForm)
+    .post("/dashboard/members/invite", action((s, f) => postInviteMember(ctx, s, f)), signedInForm)
+    .post("/dashboard/members/invitations/:id/revoke", action((s, _f, p) => postRevokeInvitation(ctx, s, p.id ?? "")), signedInForm)
+    .post("/dashboard/members/:userId/reset-link", action((s, _f, p) => postResetLink(ctx, s, p.userId ?? "")), signedInForm)
     .post("/dashboard/members/:userId/role", action((s, f, p) => postSetRole(ctx, s, p.userId ?? "", f)), signedInForm)
     .get("/dashboard/members/:userId/remove", view((s, _r, p) => getRemoveMember(ctx, s, p.userId ?? "")), { detail })
     .post("/dashboard/members/:userId/remove", action((s, _f, p) => postRemoveMember(ctx, s, p.userId ?? "")), signedInForm)
@@ -188,6 +201,8 @@ export function dashboardModule(deps: Deps) {
     .get("/dashboard/account", view((s, r) => getAccount(ctx, s, r)), { detail })
     .post("/dashboard/account/password", action((s, f) => postPassword(ctx, s, f)), signedInForm)
     .post("/dashboard/account/time-zone", action((s, f, _p, r) => postTimeZone(ctx, s, f, r)), signedInForm)
+    .post("/dashboard/account/notices", action((s, f) => postNoticeSwitches(ctx, s, f)), signedInForm)
+    .get("/dashboard/notices", view((s) => getNotices(ctx, s)), { detail })
     // Seeds (pages/seeds.ts)
     .get("/dashboard/seeds", view((s, r) => getSeeds(ctx, s, r)), { detail })
     .post("/dashboard/seeds", action((s, f, _p, r) => postSeed(ctx, s, f, r)), signedInForm)

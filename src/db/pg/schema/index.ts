@@ -25,3 +25,5 @@ export * from "./rate-limits";
 export * from "./secret-reveals";
 export * from "./creation-versions";
 export * from "./instance-settings";
+export * from "./notices";
+export * from "./invitations";

@@ -1,6 +1,7 @@
 /**
- * Your account (the person's own settings): the time zone every dashboard time is shown and read in. The page script
- * sets it from the browser the first time (POST .../time-zone with `x-requested-with: fetch`); the form changes it.
+ * Your account (the person's own settings): the time zone every dashboard time is shown and read in (the page script
+ * sets it from the browser the first time: POST .../time-zone with `x-requested-with: fetch`; the form changes it),
+ * the password, and which kinds of notice are emailed (decisions.md §15).
  */
 import { AppError } from "../../../lib/errors";
 import { MIN_PASSWORD, changeOwnPassword } from "../../accounts/service";
@@ -8,12 +9,16 @@ import { type FieldErrors, FormState } from "../fields";
 import { endOtherSessions } from "../sessions-end";
 import type { DashboardCtx } from "../../../web/guard";
 import { type Html, html } from "../../../lib/html";
-import { type Form, field, htmlResponse, redirect } from "../../../web/http";
+import { type Form, field, fields, htmlResponse, redirect } from "../../../web/http";
 import { type Notice, csrfField, page } from "../../../web/layout";
 import { isTimeZone, saveTimeZone, storedTimeZone, timeZones, zoneOf } from "../../../web/preferences";
 import type { SessionContext } from "../../../web/session";
 import { zonedParts } from "../zoned";
 import { noticeFrom } from "./common";
+import { NOTICE_KINDS } from "../../../db/schema/notices";
+import { KIND_SWITCH_LABELS } from "../../notices/kinds";
+import { mailedKinds, setMailedKinds } from "../../notices/service";
+import { NOTICES_PATH } from "./notices";
 
 export const ACCOUNT_PATH = "/dashboard/account";
 
@@ -27,6 +32,23 @@ function passwordForm(s: SessionContext, errors: FieldErrors): Html {
   ${f.input({ name: "confirmPassword", label: "New password again", type: "password", required: true, attrs: html` autocomplete="new-password"` })}
   <p class="hint">Your other signed-in browsers are signed out when it changes.</p>
   <button type="submit">Change password</button>
+</form>`;
+}
+
+/** The per-kind email switches (checked: emailed). */
+async function emailForm(ctx: DashboardCtx, s: SessionContext): Promise<Html> {
+  const on = await mailedKinds(ctx.deps, s.userId);
+  const mails = ctx.deps.config.smtp !== null;
+  return html`<form method="post" action="${ACCOUNT_PATH}/notices" class="card form-card" aria-labelledby="emails-title">
+  <h2 id="emails-title">Emails</h2>
+  ${csrfField(s.csrfToken)}
+  <fieldset><legend>Email me when</legend>
+  ${NOTICE_KINDS.map(
+    (k) => html`<label><input type="checkbox" name="mail" value="${k}"${on.has(k) ? html` checked` : ""}> ${KIND_SWITCH_LABELS[k]}</label>`,
+  )}
+  </fieldset>
+  <p class="hint">${mails ? "" : "This Seedcast sends no email yet (SMTP is not set up); your choices apply once it does. "}Every notice also shows on your <a href="${NOTICES_PATH}">Notices</a> page. With password reset links off, “Forgot password” sends you nothing; an owner can still make you a link.</p>
+  <button type="submit">Save email choices</button>
 </form>`;
 }
 
@@ -58,7 +80,8 @@ async function accountPage(
   })}
   <button type="submit">Save time zone</button>
 </form>
-${passwordForm(s, pwErrors)}`,
+${passwordForm(s, pwErrors)}
+${await emailForm(ctx, s)}`,
   );
 }
 
@@ -101,4 +124,10 @@ export async function postPassword(ctx: DashboardCtx, s: SessionContext, form: F
     }
   }
   return htmlResponse(await accountPage(ctx, s, [], {}, undefined, errors), 400);
+}
+
+/** POST /dashboard/account/notices: the kinds checked are emailed, the others not. */
+export async function postNoticeSwitches(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Promise<Response> {
+  await setMailedKinds(ctx.deps, s.userId, new Set(fields(form, "mail")));
+  return redirect(`${ACCOUNT_PATH}?notice=notices-saved`);
 }

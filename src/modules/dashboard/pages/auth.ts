@@ -15,19 +15,20 @@ import { beginLoginAttempt, loginSucceeded } from "../login-limit";
 import { SESSION_ABSOLUTE_MS, createSession, destroySession, needsSetup, resolveSession, verifyLogin } from "../../../web/session";
 
 /** The token a pre-session form carries, and the nonce cookie to set when the request had none (or a stale one). */
-function formToken(ctx: DashboardCtx, request: Request): { token: string; cookie: string[] } {
+export function formToken(ctx: DashboardCtx, request: Request): { token: string; cookie: string[] } {
   const { nonce, cookie } = formNonce(ctx.deps, request, ctx.deps.clock.now());
   return { token: csrfToken(ctx.deps, nonce), cookie };
 }
 
 /** The form echoes the token of the nonce in its cookie, a nonce this server issued within the hour. */
-function formTokenValid(ctx: DashboardCtx, request: Request, form: Form | undefined): boolean {
+export function formTokenValid(ctx: DashboardCtx, request: Request, form: Form | undefined): boolean {
   if (postedFromElsewhere(ctx.deps.config, request)) return false;
   const nonce = currentNonce(ctx.deps.config, request, ctx.deps.clock.now());
   return nonce !== null && verifyCsrf(ctx.deps, nonce, field(form, "_csrf"));
 }
 
-function sessionCookie(ctx: DashboardCtx, token: string): string {
+/** The Set-Cookie line of a new session. */
+export function sessionCookie(ctx: DashboardCtx, token: string): string {
   return setCookie(ctx.deps.config, cookieNames(ctx.deps.config).session, token, Math.floor(SESSION_ABSOLUTE_MS / 1000));
 }
 
@@ -85,7 +86,10 @@ function setupForm(token: string, values: SetupValues, notices: Notice[] = [], e
   );
 }
 
-function loginForm(token: string, email: string, notices: Notice[] = [], next: string | null = null) {
+/** Where "Forgot your password?" leads (pages/reset.ts). */
+export const FORGOT_PATH = "/forgot-password";
+
+function loginForm(token: string, email: string, notices: Notice[] = [], next: string | null = null, mailsResets = false) {
   return publicPage(
     "Sign in",
     html`<form method="post" action="/login" class="card">
@@ -97,12 +101,17 @@ function loginForm(token: string, email: string, notices: Notice[] = [], next: s
   <div class="row"><label for="password">Password</label>
     <input id="password" name="password" type="password" required autocomplete="current-password"></div>
   <button type="submit">Sign in</button>
-</form>`,
+</form>
+${
+  mailsResets
+    ? html`<p><a href="${FORGOT_PATH}">Forgot your password?</a></p>`
+    : html`<p class="hint" id="forgot">Forgot your password? Ask an owner of your account: they can make you a reset link on the Members page.</p>`
+}`,
     notices,
   );
 }
 
-const STALE_FORM: Notice = { kind: "error", text: "The form had expired. Please try again." };
+export const STALE_FORM: Notice = { kind: "error", text: "The form had expired. Please try again." };
 
 /** GET /setup: the first-run form, only while the instance has no users. */
 export async function getSetup(ctx: DashboardCtx, request: Request): Promise<Response> {
@@ -160,11 +169,14 @@ export async function getLogin(ctx: DashboardCtx, request: Request): Promise<Res
     notices.push({ kind: "warn", text: "Your session has expired, so you were signed out. Sign in again to continue." });
   }
   if (params.get("out") === "1") notices.push({ kind: "ok", text: "You are signed out." });
+  if (safeNext(params.get("next"))?.startsWith("/invite/")) {
+    notices.push({ kind: "ok", text: "You have a Seedcast login already: sign in to accept the invitation." });
+  }
   if (safeNext(params.get("next"))?.startsWith("/oauth/authorize")) {
     notices.push({ kind: "ok", text: "An app asked to connect to Seedcast. Sign in to see what it asks for and decide." });
   }
   const { token, cookie } = formToken(ctx, request);
-  return htmlResponse(loginForm(token, "", notices, safeNext(params.get("next"))), 200, { "set-cookie": cookie });
+  return htmlResponse(loginForm(token, "", notices, safeNext(params.get("next")), ctx.deps.config.smtp !== null), 200, { "set-cookie": cookie });
 }
 
 /** POST /login: checks the rate limit, then the password; a new session token on every sign-in. */
@@ -172,18 +184,18 @@ export async function postLogin(ctx: DashboardCtx, request: Request, form: Form 
   const { token, cookie } = formToken(ctx, request);
   const email = field(form, "email").trim();
   const next = safeNext(field(form, "next"));
-  if (!formTokenValid(ctx, request, form)) return htmlResponse(loginForm(token, email, [STALE_FORM], next), 403, { "set-cookie": cookie });
+  if (!formTokenValid(ctx, request, form)) return htmlResponse(loginForm(token, email, [STALE_FORM], next, ctx.deps.config.smtp !== null), 403, { "set-cookie": cookie });
   const limited = await beginLoginAttempt(ctx.deps, email, address);
   if (limited) {
     const minutes = Math.ceil(limited.retryAfterSeconds / 60);
     const wait = `Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`;
     const text =
       limited.reason === "email" ? `Too many failed attempts for this email. ${wait}` : `Too many failed sign-ins from your network. ${wait}`;
-    return htmlResponse(loginForm(token, email, [{ kind: "error", text }], next), 429, { "retry-after": String(limited.retryAfterSeconds) });
+    return htmlResponse(loginForm(token, email, [{ kind: "error", text }], next, ctx.deps.config.smtp !== null), 429, { "retry-after": String(limited.retryAfterSeconds) });
   }
   const userId = await verifyLogin(ctx.deps, email, field(form, "password"));
   if (!userId) {
-    return htmlResponse(loginForm(token, email, [{ kind: "error", text: "That email and password do not match." }], next), 401);
+    return htmlResponse(loginForm(token, email, [{ kind: "error", text: "That email and password do not match." }], next, ctx.deps.config.smtp !== null), 401);
   }
   await loginSucceeded(ctx.deps, email, address);
   await adoptBrowserZone(ctx.deps, userId, field(form, "timeZone"));

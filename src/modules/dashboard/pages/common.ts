@@ -49,6 +49,11 @@ const NOTICES: Record<string, string> = {
   "seed-saved": "The seed was saved.",
   "seed-deleted": "The seed was deleted.",
   generated: "The post was generated. Check the caption, then schedule it.",
+  joined: "Welcome! You joined the account.",
+  "password-reset": "Your password was changed, and you are signed in. Anywhere else you were signed in, you were signed out.",
+  "invitation-sent": "The invitation is on its way by email. The link in it works once, for 7 days.",
+  "invitation-revoked": "The invitation was withdrawn; its link no longer works.",
+  "notices-saved": "Your email choices were saved.",
 };
 
 /** Success messages about several things at once, for `?notice=<key>&count=<n>` with n ≥ 2 (only the number comes from the URL). */

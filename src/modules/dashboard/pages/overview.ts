@@ -12,6 +12,7 @@ import { htmlResponse } from "../../../web/http";
 import { page } from "../../../web/layout";
 import type { SessionContext } from "../../../web/session";
 import { connectorCard } from "./connector-card";
+import { noticeFrom } from "./common";
 import { listSeeds } from "../../seeds/service";
 import { listCreations } from "../../creations/service";
 import { zoneOf } from "../../../web/preferences";
@@ -36,7 +37,7 @@ function checklist(steps: readonly Step[]): Html {
 }
 
 /** GET /dashboard */
-export async function getOverview(ctx: DashboardCtx, s: SessionContext): Promise<Response> {
+export async function getOverview(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = s.account;
   if (!account) {
     return htmlResponse(
@@ -64,7 +65,7 @@ export async function getOverview(ctx: DashboardCtx, s: SessionContext): Promise
   return htmlResponse(
     page(
       s,
-      { title: account.accountName, current: "/dashboard" },
+      { title: account.accountName, current: "/dashboard", notices: noticeFrom(request) },
       html`<p class="muted">Signed in as ${s.email}, ${account.role} of this account${s.isAdmin ? " and administrator of this instance" : ""}.</p>
 ${await troubleCard(ctx, account.accountId, zoneOf(s))}
 <div class="stats">
