@@ -36,7 +36,8 @@ export const createWebhookResponse = t.Object({
   webhook: webhookSchema,
   secret: orNull(t.String(), {
     description:
-      "The signing secret, shown once: X-Seedcast-Signature is sha256=<hex HMAC-SHA256 of the raw body under it>. " +
+      "The signing secret (`whsec_<base64>`), shown once: X-Seedcast-Signature is sha256=<hex HMAC-SHA256 of the raw body under it>; " +
+      "webhook-signature is v1,<base64 HMAC-SHA256 of \"id.timestamp.body\" under its base64-decoded bytes> (Standard Webhooks). " +
       "null in an Idempotency-Key replay (a secret is never stored for replays).",
   }),
 }, { title: "CreatedWebhook" });
