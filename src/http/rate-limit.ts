@@ -7,10 +7,18 @@
 import type { Deps } from "../deps";
 import type { Clock } from "../lib/clock";
 import { DbRateLimiter } from "./rate-limit-db";
+import { type RateState, rateState } from "./rate-limit-state";
 
-/** Takes one token for a key: 0 when allowed, else the seconds to wait (a promise when the bucket is in the database). */
+/** A token bucket per key (promises where the bucket is in the database). */
 export interface Limiter {
+  /** The requests a minute (and the burst). */
+  readonly perMinute: number;
+  /** Takes one token for a key: 0 when allowed, else the seconds to wait. */
   take(key: string): number | Promise<number>;
+  /** Takes one token for a key, answering the bucket's state after it (for the RateLimit header fields). */
+  takeState(key: string): RateState | Promise<RateState>;
+  /** The bucket's state without taking anything (an answer refused before the take still reports it). */
+  peek(key: string): RateState | Promise<RateState>;
 }
 
 /** The limiter for `name` at `perMinute`: in memory on SQLite, in the database on PostgreSQL. */
@@ -31,7 +39,7 @@ export class RateLimiter implements Limiter {
 
   /** `perMinute` requests a minute, with bursts up to the same number. */
   constructor(
-    private readonly perMinute: number,
+    readonly perMinute: number,
     private readonly clock: Clock,
   ) {
     this.perMs = perMinute / 60_000;
@@ -39,6 +47,18 @@ export class RateLimiter implements Limiter {
 
   /** Takes one token for `key`. Returns 0 when allowed, else the seconds to wait. */
   take(key: string): number {
+    return this.takeState(key).wait;
+  }
+
+  /** The bucket of `key` now, untouched. */
+  peek(key: string): RateState {
+    const bucket = this.buckets.get(key);
+    const tokens = bucket ? Math.min(this.perMinute, bucket.tokens + (this.clock.now() - bucket.updatedAt) * this.perMs) : this.perMinute;
+    return rateState(this.perMinute, tokens, 0);
+  }
+
+  /** Takes one token for `key`; answers the wait (0 when allowed) and the bucket after it. */
+  takeState(key: string): RateState {
     const now = this.clock.now();
     let bucket = this.buckets.get(key);
     if (!bucket) {
@@ -50,9 +70,9 @@ export class RateLimiter implements Limiter {
     if (++this.calls % 1000 === 0) this.prune(now);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
-      return 0;
+      return rateState(this.perMinute, bucket.tokens, 0);
     }
-    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.perMs / 1000));
+    return rateState(this.perMinute, bucket.tokens, Math.max(1, Math.ceil((1 - bucket.tokens) / this.perMs / 1000)));
   }
 
   /** Drops full buckets so the map stays as small as the set of recently active keys. */

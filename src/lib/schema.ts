@@ -22,6 +22,17 @@ export function uuid(options: Parameters<typeof t.String>[0] = {}) {
   return t.String({ format: "uuid", ...options });
 }
 
+/** The keyword under which a schema names a format it documents without checking it (see `pathId`). */
+export const DOCUMENTED_FORMAT_KEY = "x-documented-format";
+
+/**
+ * A path parameter naming something by its id: documented as `format: uuid` (the ids the API makes), checked only for
+ * length, so an id that is not a UUID answers 404 exactly like an unknown one (nothing tells them apart).
+ */
+export function pathId(maxLength = 64) {
+  return t.String({ maxLength, [DOCUMENTED_FORMAT_KEY]: "uuid" });
+}
+
 /** An RFC 3339 UTC timestamp as the API answers it (`2026-11-22T10:00:00.000Z`). */
 export function timestamp(options: Parameters<typeof t.String>[0] = {}) {
   return t.String({ format: "date-time", ...options });

@@ -31,6 +31,7 @@ export function webhooksModule(deps: Deps) {
         parse: parseJsonBody,
         scope: "schedule",
         errors: ["invalid_url", "https_required", "port_not_allowed", "host_not_public", "host_unresolvable", "too_many_webhooks"],
+        created: { path: "/api/v1/webhooks/{id}", idAt: "webhook.id" },
         body: createWebhookBody,
         response: { 201: createWebhookResponse },
         detail: {

@@ -1,6 +1,6 @@
 /** Request and response schemas of the event webhook routes (decisions.md §10): validation and OpenAPI in one place. */
 import { t } from "elysia";
-import { orNull, timestamp, uuid } from "../../lib/schema";
+import { orNull, pathId, timestamp, uuid } from "../../lib/schema";
 import { EVENT_TYPES } from "../../db/schema/event-webhooks";
 
 export const MAX_WEBHOOK_URL_LENGTH = 2000;
@@ -44,7 +44,7 @@ export const createWebhookResponse = t.Object({
 
 export const webhookListResponse = t.Object({ webhooks: t.Array(webhookSchema) }, { title: "WebhookList" });
 
-export const webhookIdParams = t.Object({ id: t.String({ maxLength: 64 }) });
+export const webhookIdParams = t.Object({ id: pathId() });
 
 export const webhookDeletedResponse = t.Object({ id: uuid(), deleted: t.Literal(true) }, { title: "Deleted" });
 
