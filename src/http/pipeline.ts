@@ -219,6 +219,7 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
       // Error answers carry the request id (the envelope and the refusals above set it; this covers the rest).
       // Success answers do not: adding a header to every response cost a tenth of the throughput. A client that wants
       // to find a successful request in the log sends its own X-Request-Id, which the log line records.
+      // NB: the RateLimit fields are the exception, on every /api/v1 answer to a valid key: decisions.md §10 asks for them.
       let response = answer.status >= 400 && !answer.headers.has("x-request-id") ? withHeaders(answer, { "x-request-id": state.id }) : answer;
       if (api && state.rate) response = withHeaders(response, rateLimitHeaders(limiter.perMinute, state.rate));
       if (cors?.covers(route, api)) response = cors.decorate(request, response);
