@@ -8,3 +8,8 @@ declare module "swagger-ui-dist/swagger-ui-bundle.js" {
   const path: string;
   export default path;
 }
+
+declare module "*.svg" {
+  const path: string;
+  export default path;
+}

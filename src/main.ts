@@ -43,7 +43,7 @@ Commands (each takes --json):
                              compares again and writes nothing. Then serve with the same variables.
   version
 
-Configuration is read from the environment; see the README.`;
+Configuration is read from the environment; see docs/configuration.md.`;
 
 type Command = (deps: Deps, argv: string[]) => Promise<void>;
 

@@ -284,9 +284,9 @@ describe("dashboard in Chromium on the built binary", () => {
     await shoot("12-calendar");
     await post.getByRole("link", { name: /Details/ }).click();
     await page.waitForURL(`${base}/dashboard/calendar/posts/${postId}`);
-    await page.getByRole("link", { name: /Cancel post/ }).click();
+    await page.getByRole("link", { name: /Cancel this post/ }).click();
     await page.waitForURL(/\/cancel$/);
-    await page.getByRole("button", { name: "Cancel post" }).click();
+    await page.getByRole("button", { name: "Cancel this post" }).click();
     await page.waitForURL(/notice=cancelled/);
     expect(await page.locator(`#post-${postId}`).count()).toBe(0);
     expect((await api("GET", `/api/v1/schedule/posts/${postId}`, automationKey)).status).toBe(404);
@@ -313,7 +313,7 @@ describe("dashboard in Chromium on the built binary", () => {
     await page.goto(`${base}/dashboard/instance`);
     await shoot("16-instance");
     await page.goto(`${base}/dashboard`);
-    expect(await page.locator(".stat .value").nth(2).textContent()).toBe("1 / 1");
+    expect(await page.locator(".stat", { hasText: "connections ready" }).locator(".value").textContent()).toBe("1 / 1");
     await shoot("19-overview-with-data");
     await page.goto(`${base}/dashboard/no-such-page`);
     await shoot("20-not-found");

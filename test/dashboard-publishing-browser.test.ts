@@ -347,10 +347,10 @@ describe("the publishing path in Chromium", () => {
 
   test("cancels it", async () => {
     await page.goto(`${base}/dashboard/calendar/posts/${postId}`);
-    await page.getByRole("link", { name: /Cancel post/ }).click();
+    await page.getByRole("link", { name: /Cancel this post/ }).click();
     await page.waitForURL(/\/cancel$/);
     await shoot("28-cancel-confirm");
-    await page.getByRole("button", { name: "Cancel post" }).click();
+    await page.getByRole("button", { name: "Cancel this post" }).click();
     await page.waitForURL(/notice=cancelled/);
     expect(await page.locator(`#post-${postId}`).count()).toBe(0);
     await shoot("29-month-after-cancel");

@@ -224,14 +224,15 @@ describe("connections", () => {
     expect(handle.text).toContain('id="bluesky-handle-error">Enter your Bluesky handle, such as alice.bsky.social.</p>');
   });
 
-  test("a connection that cannot be reached is announced as needing attention, in plain words (no ECONNREFUSED)", async () => {
+  test("a connection that cannot be reached is not added; the form says so in plain words (no ECONNREFUSED)", async () => {
     const b = await signedIn();
     const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
     const port = closed.port;
     await closed.stop(true);
     const res = await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "webhook", url: `http://127.0.0.1:${port}/hook`, secret: "whsec-0123456789abcdef" });
-    expect(res.location).toMatch(/notice=connected-attention/);
-    const shown = await b.get(res.location ?? "");
+    expect(res.status).toBe(400);
+    const shown = res;
+    expect(shown.text).toContain(`value="http://127.0.0.1:${port}/hook"`);
     expect(shown.text).toContain("nothing accepted the connection there. Is the service running, and are the address and port right?");
     expect(shown.text).not.toMatch(/ECONNREFUSED|ConnectionRefused/);
   });

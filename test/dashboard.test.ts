@@ -90,7 +90,8 @@ describe("first-run setup", () => {
     const overview = await b.get("/dashboard");
     expect(overview.status).toBe(200);
     expect(overview.text).toContain("Acme");
-    expect(overview.text).toContain('href="/dashboard/instance"');
+    expect(overview.text).toContain('href="/dashboard/settings"');
+    expect((await b.get("/dashboard/settings")).text).toContain('href="/dashboard/instance"');
 
     // Setup is closed for good now.
     const other = new Browser(world);
@@ -568,22 +569,26 @@ describe("connections, library and failed posts through the dashboard", () => {
 
   const connectionIds = async () => (await world.sql<{ id: string }>("SELECT id FROM connections ORDER BY created_at")).map((r) => r.id);
 
-  test("a webhook with the wrong secret is stored not ready with what to fix; reconnecting keeps its id and fixes it", async () => {
+  test("a webhook with the wrong secret is not added: the form says what to fix; reconnecting keeps its id and fixes it", async () => {
     const b = new Browser(world);
     await b.login("o@gamma.test");
     const res = await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "webhook", url: `${receiver.url}/hook`, secret: "whsec-wrong-secret-0002" });
-    // Added, but announced as needing attention rather than as "added".
-    expect(res.location).toMatch(/^\/dashboard\/connections\?notice=connected-attention#connection-[0-9a-f-]{36}$/);
-    const page = await b.get(res.location ?? "");
-    expect(page.text).toContain("The connection was added, but it needs attention before it can post");
-    expect(page.text).not.toContain("The connection was added.");
-    expect(page.text).toContain("needs attention");
-    expect(page.text).toContain("same signing secret");
+    // Nothing is stored: the form comes back with the address typed and what to fix beside the secret.
+    expect(res.status).toBe(400);
+    expect(res.text).toContain("Not connected: the check failed.");
+    expect(res.text).toMatch(/id="webhook-secret-error">[^<]*same signing secret/);
+    expect(res.text).toContain(`value="${receiver.url}/hook"`);
+    expect(res.text).not.toContain("whsec-wrong-secret-0002");
+    expect(await connectionIds()).toEqual([]);
+    expect((await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "webhook", url: `${receiver.url}/hook`, secret: SECRET })).location).toBe(
+      "/dashboard/connections?notice=connected",
+    );
     const [oldId] = await connectionIds();
-    // A wrong secret again: still one connection, same id, not ready, saying why.
+    // A wrong secret at reconnect: still one connection, same id, not ready, saying why.
     const refused = await b.submit(`/dashboard/connections/${oldId}/reconnect`, `/dashboard/connections/${oldId}/reconnect`, { url: `${receiver.url}/hook`, secret: "whsec-wrong-secret-0003" });
     expect(refused.status).toBe(400);
     expect(refused.text).toContain("do not work yet");
+    expect(refused.text).toContain("needs attention");
     expect(await connectionIds()).toEqual([oldId ?? ""]);
     const fixed = await b.submit(`/dashboard/connections/${oldId}/reconnect`, `/dashboard/connections/${oldId}/reconnect`, { url: `${receiver.url}/hook`, secret: SECRET });
     expect(fixed.location).toBe("/dashboard/connections?notice=connected");
@@ -592,7 +597,8 @@ describe("connections, library and failed posts through the dashboard", () => {
     expect(ids).toEqual([oldId ?? ""]);
     const after = await b.get("/dashboard/connections");
     expect(after.text).toContain("Ready to post.");
-    expect(after.text).toContain(`target id <code>${oldId}</code>`);
+    expect(after.text).toContain(`id="connection-${oldId}"`);
+    expect(after.text).not.toContain("target id");
     expect(after.text).not.toContain(SECRET);
     // Check again keeps it ready.
     expect((await b.submit("/dashboard/connections", `/dashboard/connections/${ids[0]}/check`, {})).location).toContain("notice=checked");
@@ -602,12 +608,13 @@ describe("connections, library and failed posts through the dashboard", () => {
     expect(await connectionIds()).toEqual([]);
   });
 
-  test("Mastodon: a bad token is shown as needing attention; a good one is ready; a refused post shows failed with its error", async () => {
+  test("Mastodon: a bad token is refused beside the token field; a good one is ready; a refused post shows failed with its error", async () => {
     const b = new Browser(world);
     await b.login("o@gamma.test");
-    await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "mastodon", instance: mastodon.url, token: "not-the-token" });
-    expect((await b.get("/dashboard/connections")).text).toContain("needs attention");
-    for (const id of await connectionIds()) await b.submit("/dashboard/connections", `/dashboard/connections/${id}/remove`, {});
+    const bad = await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "mastodon", instance: mastodon.url, token: "not-the-token" });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toMatch(/id="mastodon-token-error">The Mastodon server refused the access token/);
+    expect(await connectionIds()).toEqual([]);
     await b.submit("/dashboard/connections", "/dashboard/connections", { platform: "mastodon", instance: mastodon.url, token: DEFAULT_TOKEN });
     expect((await b.get("/dashboard/connections")).text).toContain("Ready to post.");
 

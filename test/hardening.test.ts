@@ -252,10 +252,12 @@ describe("finding 5: cross-site logout", () => {
   });
 
   test("in Chromium, another site's auto-submitting form does not sign the person out", async () => {
-    const w = await createWorld({ env: { HOST: "127.0.0.1" } });
-    await dashboardUser(w, "victim@f5.test");
-    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", routes: w.app.servedRoutes(), fetch: (r, s) => w.app.handle(r, s) });
+    // BASE_URL is the address the browser uses: its forms carry that Origin, and a foreign one is refused.
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("starting", { status: 503 }) });
     const base = `http://127.0.0.1:${server.port}`;
+    const w = await createWorld({ env: { HOST: "127.0.0.1", BASE_URL: base } });
+    server.reload({ routes: w.app.servedRoutes(), fetch: (r, s) => w.app.handle(r, s) });
+    await dashboardUser(w, "victim@f5.test");
     // The attacker's site: another host name (localhost is another site than 127.0.0.1).
     const evil = Bun.serve({
       port: 0,

@@ -22,6 +22,7 @@ import { isoAt } from "../src/lib/clock";
 import { configureIngestFetch } from "../src/modules/assets/ingest";
 import { configureClientMetadataFetch } from "../src/modules/oauth/client-metadata";
 import { addConnection } from "../src/modules/connections/service";
+import { TOOLS } from "../src/modules/mcp/tools";
 import { authenticateAccessToken } from "../src/modules/oauth/access-token";
 import { type McpClient, callEveryTool } from "./helpers/mcp";
 import { FormBrowser, type Person, locationOf, ownerWithAccount, reachConsent } from "./helpers/oauth";
@@ -168,6 +169,7 @@ const flows: [string, Flow][] = [
           await client.connect(transport);
           return {
             label: `v2 (${client.getProtocolEra()})`,
+            era: client.getProtocolEra() === "modern" ? "modern" : "legacy",
             callTool: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as never,
             listTools: async () => (await client.listTools()).tools as never,
             close: () => client.close(),
@@ -191,6 +193,7 @@ const flows: [string, Flow][] = [
           await client.connect(transport);
           return {
             label: "v1",
+            era: "legacy",
             callTool: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as never,
             listTools: async () => (await client.listTools()).tools as never,
             close: () => client.close(),
@@ -229,9 +232,9 @@ async function wholeFlow(flow: Flow, provider: AssistantProvider): Promise<void>
 
   const client = await flow.connect(provider);
   try {
-    expect((await client.listTools()).length).toBe(20);
+    expect((await client.listTools()).length).toBe(TOOLS.length);
     const results = await callEveryTool(client, { imageUrl: `${source.url}/shop.png`, scheduledTime: isoAt(world.clock.now() + 3_600_000) });
-    expect(results.size).toBe(20);
+    expect(results.size).toBe(TOOLS.length);
     expect(results.get("get_credits")?.structuredContent).toEqual({ balance: 100, reserved: 0 });
     expect(results.get("generate_creation")?.structuredContent.creditsCharged).toBe(5);
 

@@ -10,6 +10,7 @@ import type { CaptionRequest, Generator } from "../src/generation/generator";
 import { isoAt } from "../src/lib/clock";
 import { removeMember, setAccountDisabled } from "../src/modules/accounts/service";
 import { addConnection } from "../src/modules/connections/service";
+import { TOOLS } from "../src/modules/mcp/tools";
 import { revokeAccountGrant } from "../src/modules/oauth/service";
 import {
   type McpClient,
@@ -18,6 +19,7 @@ import {
   connectV2,
   grantFor,
   rawMcpPost,
+  refusalOf,
   registerTestClient,
   serveWorld,
   toolsCall,
@@ -158,6 +160,12 @@ describe("a tool outside the grant → 403 insufficient_scope, nothing done", ()
       ["create_upload_link", {}, "create"],
       ["schedule_post", { creation_id: creation.id, scheduled_time: isoAt(world.clock.now() + 3_600_000), targets: ["webhook"] }, "schedule"],
       ["cancel_post", { post_id: "01900000-0000-7000-8000-000000000000" }, "schedule"],
+      ["update_creation", { id: creation.id, caption: "Changed" }, "create"],
+      ["delete_creation", { id: creation.id }, "create"],
+      ["delete_asset", { id: "01900000-0000-7000-8000-000000000000" }, "create"],
+      ["reschedule_post", { id: "01900000-0000-7000-8000-000000000000", scheduled_time: isoAt(world.clock.now() + 7_200_000) }, "schedule"],
+      ["create_webhook", { url: "https://example.com/hook", events: ["post.failed"] }, "schedule"],
+      ["delete_webhook", { id: "01900000-0000-7000-8000-000000000000" }, "schedule"],
       ["get_voice", {}, "voice"],
       ["set_voice", { tone: "shouty" }, "voice"],
     ];
@@ -183,7 +191,7 @@ describe("a tool outside the grant → 403 insufficient_scope, nothing done", ()
     const client = await connectV2(mcpUrl, reader.accessToken);
     try {
       expect((await client.callTool("get_seed", { id: seed.id })).structuredContent.title).toBe("Kept");
-      expect((await client.listTools()).length).toBe(20);
+      expect((await client.listTools()).length).toBe(TOOLS.length);
       // The SDK client sees the challenge as its typed step-up error.
       await expect(client.callTool("create_seed", { title: "x", content: "y" })).rejects.toThrow(/insufficient scope/i);
     } finally {
@@ -224,6 +232,9 @@ describe("account isolation through every tool", () => {
       ).structuredContent.post;
       await clientA.callTool("set_voice", { tone: "private tone of A" });
       const creditsA = (await clientA.callTool("get_credits")).structuredContent;
+      const link = (await clientA.callTool("create_upload_link")).structuredContent;
+      const hook = (await clientA.callTool("create_webhook", { url: "https://127.0.0.1/a-events", events: ["post.failed"] })).structuredContent;
+      expect(hook.webhook?.id).toBeString();
 
       const foreign: [string, Record<string, unknown>][] = [
         ["get_seed", { id: seed.id }],
@@ -236,15 +247,21 @@ describe("account isolation through every tool", () => {
         ["schedule_post", { creation_id: creation.id, scheduled_time: isoAt(world.clock.now() + 3_600_000), targets: ["webhook"] }],
         ["get_post", { id: post.id }],
         ["cancel_post", { post_id: post.id }],
+        ["reschedule_post", { id: post.id, scheduled_time: isoAt(world.clock.now() + 7_200_000) }],
+        ["update_creation", { id: creation.id, caption: "Taken" }],
+        ["delete_creation", { id: creation.id }],
+        ["delete_asset", { id: assetId }],
+        ["get_upload_link", { id: link.id }],
+        ["delete_webhook", { id: hook.webhook.id }],
       ];
       for (const [tool, args] of foreign) {
         const result = await clientB.callTool(tool, args);
         expect(result.isError, tool).toBe(true);
-        expect(result.structuredContent.error, tool).toBe("not_found");
+        expect(refusalOf(clientB, result).error, tool).toBe("not_found");
       }
       // B's own seed with A's asset: still not found.
       const own = (await clientB.callTool("create_seed", { title: "Own", content: "B's own seed." })).structuredContent;
-      expect((await clientB.callTool("generate_creation", { seed_id: own.id, image_asset_id: assetId })).structuredContent.error).toBe("not_found");
+      expect(refusalOf(clientB, await clientB.callTool("generate_creation", { seed_id: own.id, image_asset_id: assetId })).error).toBe("not_found");
 
       expect((await clientB.callTool("list_seeds")).structuredContent.seeds.map((s: { id: string }) => s.id)).toEqual([own.id]);
       expect((await clientB.callTool("list_seeds", { search: "private" })).structuredContent.seeds).toEqual([]);
@@ -252,6 +269,8 @@ describe("account isolation through every tool", () => {
       expect((await clientB.callTool("list_creations", { seed_id: seed.id })).structuredContent.creations).toEqual([]);
       expect((await clientB.callTool("list_assets")).structuredContent.assets).toEqual([]);
       expect((await clientB.callTool("list_posts")).structuredContent.posts).toEqual([]);
+      expect((await clientB.callTool("list_webhooks")).structuredContent.webhooks).toEqual([]);
+      expect((await clientB.callTool("list_credit_ledger")).structuredContent.entries.map((e: { kind: string }) => e.kind)).toEqual(["grant"]);
       const targetsB = (await clientB.callTool("list_targets")).structuredContent.targets;
       expect(targetsB).toHaveLength(1);
       expect(targetsB[0].label).toBe(new URL(receiver.url).host);
@@ -262,6 +281,9 @@ describe("account isolation through every tool", () => {
       expect((await clientA.callTool("get_seed", { id: seed.id })).structuredContent).toEqual(seed);
       expect((await clientA.callTool("get_post", { id: post.id })).structuredContent.post.status).toBe("scheduled");
       expect((await clientA.callTool("get_credits")).structuredContent).toEqual(creditsA);
+      expect((await clientA.callTool("get_creation", { id: creation.id })).structuredContent.creation).toEqual(creation);
+      expect((await clientA.callTool("list_webhooks")).structuredContent.webhooks).toEqual([hook.webhook]);
+      expect((await clientA.callTool("get_upload_link", { id: link.id })).structuredContent.status).toBe("valid");
     } finally {
       await clientA.close();
       await clientB.close();

@@ -12,7 +12,7 @@ import { type CaptionRequest, GenerationError, type Generator } from "../src/gen
 import { configureIngestFetch } from "../src/modules/assets/ingest";
 import { addConnection } from "../src/modules/connections/service";
 import { isoAt } from "../src/lib/clock";
-import { type McpClient, type Served, connectV1, connectV2, grantFor, registerTestClient, serveWorld } from "./helpers/mcp";
+import { type McpClient, type Served, connectV1, connectV2, grantFor, refusalOf, registerTestClient, serveWorld } from "./helpers/mcp";
 import { type TestHttpsServer, createTestCa, startHttpsServer } from "./helpers/test-ca";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
@@ -52,6 +52,16 @@ const EXPECTED_TOOLS = [
   "get_credits",
   "get_voice",
   "set_voice",
+  // decisions.md §10: a tool for every REST operation a key can call.
+  "update_creation",
+  "delete_creation",
+  "delete_asset",
+  "get_upload_link",
+  "reschedule_post",
+  "list_credit_ledger",
+  "create_webhook",
+  "list_webhooks",
+  "delete_webhook",
 ];
 
 const generator = new SwitchableGenerator();
@@ -115,28 +125,32 @@ for (const [label, connect] of connectors) {
     });
     afterAll(() => client.close());
 
-    test("tools/list names exactly the tools of §9 with input and output schemas and annotations", async () => {
+    test("tools/list names exactly the tools of §9 and §10 with input and output schemas and annotations", async () => {
       const tools = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual([...EXPECTED_TOOLS].sort());
       const byName = new Map(tools.map((t) => [t.name, t]));
       for (const tool of tools) {
-        expect(tool.inputSchema).toMatchObject({ type: "object" });
-        // The REST answer, or the REST error envelope of a refusal.
-        const branches = (tool.outputSchema as { anyOf: { required?: string[] }[] }).anyOf;
-        expect(branches).toHaveLength(2);
-        expect(branches[1]?.required).toEqual(["error", "message"]);
+        // Closed: an undeclared argument is refused.
+        expect(tool.inputSchema).toMatchObject({ type: "object", additionalProperties: false });
+        // The REST success answer only: no branch for a refusal.
+        expect(tool.outputSchema).toMatchObject({ type: "object" });
+        expect(JSON.stringify(tool.outputSchema)).not.toContain('"anyOf":[{"type":"object"');
+        expect((tool.outputSchema as { required?: string[] }).required ?? []).not.toContain("error");
       }
-      for (const read of ["list_seeds", "get_seed", "list_creations", "get_creation", "list_assets", "list_targets", "list_posts", "get_post", "get_credits", "get_voice"]) {
-        expect(byName.get(read)?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+      const reads = ["list_seeds", "get_seed", "list_creations", "get_creation", "list_assets", "get_upload_link", "list_targets", "list_posts", "get_post"];
+      for (const read of [...reads, "get_credits", "list_credit_ledger", "get_voice", "list_webhooks"]) {
+        expect(byName.get(read)?.annotations, read).toMatchObject({ readOnlyHint: true, destructiveHint: false });
       }
-      for (const destructive of ["delete_seed", "cancel_post"]) {
-        expect(byName.get(destructive)?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+      for (const destructive of ["delete_seed", "cancel_post", "delete_creation", "delete_asset", "delete_webhook"]) {
+        expect(byName.get(destructive)?.annotations, destructive).toMatchObject({ readOnlyHint: false, destructiveHint: true });
       }
-      for (const open of ["ingest_image", "schedule_post"]) expect(byName.get(open)?.annotations).toMatchObject({ openWorldHint: true });
+      for (const open of ["ingest_image", "schedule_post", "reschedule_post", "create_webhook"]) {
+        expect(byName.get(open)?.annotations, open).toMatchObject({ openWorldHint: true });
+      }
       expect(byName.get("create_seed")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, openWorldHint: false });
       // The creating tools, and only those, take idempotency_key.
       const creating = tools.filter((t) => "idempotency_key" in ((t.inputSchema as { properties?: object }).properties ?? {})).map((t) => t.name);
-      expect(creating.sort()).toEqual(["create_seed", "create_upload_link", "generate_creation", "ingest_image", "regenerate_creation", "schedule_post"]);
+      expect(creating.sort()).toEqual(["create_seed", "create_upload_link", "create_webhook", "generate_creation", "ingest_image", "regenerate_creation", "schedule_post"]);
     });
 
     test("seeds: create, get, list, update, delete answer what REST answers", async () => {
@@ -160,7 +174,7 @@ for (const [label, connect] of connectors) {
       expect((await rest(account, "GET", `/api/v1/seeds/${doomed.id}`)).status).toBe(404);
       const again = await client.callTool("delete_seed", { id: doomed.id });
       expect(again.isError).toBe(true);
-      expect(again.structuredContent).toEqual((await rest(account, "DELETE", `/api/v1/seeds/${doomed.id}`)).json);
+      expect(refusalOf(client, again)).toEqual((await rest(account, "DELETE", `/api/v1/seeds/${doomed.id}`)).json);
     });
 
     test("creations: generate and regenerate charge exactly the REST prices; list and get answer what REST answers", async () => {
@@ -175,7 +189,7 @@ for (const [label, connect] of connectors) {
       expect(creation.body.imageUrl).toStartWith("http://localhost/media/");
       expect((await rest(account, "GET", `/api/v1/creations/${creation.id}`)).json).toEqual({ creation });
 
-      const regenerated = await client.callTool("regenerate_creation", { creation_id: creation.id, parts: "caption", change_instructions: "shorter" });
+      const regenerated = await client.callTool("regenerate_creation", { id: creation.id, parts: "caption", change_instructions: "shorter" });
       expect(regenerated.structuredContent.creditsCharged).toBe(world.deps.config.prices.regenerateCaption);
       expect(regenerated.structuredContent.creation.body.caption).not.toBe(creation.body.caption);
       expect(await balance(account)).toBe(before - world.deps.config.prices.generateSocialPost - world.deps.config.prices.regenerateCaption);
@@ -193,7 +207,7 @@ for (const [label, connect] of connectors) {
       try {
         const failed = await client.callTool("generate_creation", { seed_id: seed.id });
         expect(failed.isError).toBe(true);
-        expect(failed.structuredContent).toMatchObject({ error: "generation_failed", retryable: true });
+        expect(refusalOf(client, failed)).toMatchObject({ error: "generation_failed", retryable: true });
       } finally {
         generator.failCaption = false;
       }
@@ -210,8 +224,8 @@ for (const [label, connect] of connectors) {
 
       const refused = await client.callTool("ingest_image", { url: "http://example.com/a.png" });
       expect(refused.isError).toBe(true);
-      expect(refused.structuredContent).toEqual((await rest(account, "POST", "/api/v1/assets/ingest-url", { url: "http://example.com/a.png" })).json);
-      expect(refused.structuredContent.error).toBe("https_required");
+      expect(refusalOf(client, refused)).toEqual((await rest(account, "POST", "/api/v1/assets/ingest-url", { url: "http://example.com/a.png" })).json);
+      expect(refusalOf(client, refused).error).toBe("https_required");
 
       const link = await client.callTool("create_upload_link", {});
       expect(link.structuredContent).toMatchObject({ expiresInSeconds: 900, creditsCharged: 0 });
@@ -238,9 +252,9 @@ for (const [label, connect] of connectors) {
 
       const tooSoon = await client.callTool("schedule_post", { creation_id: creation.id, scheduled_time: isoAt(world.clock.now() + 60_000), targets: ["webhook"] });
       expect(tooSoon.isError).toBe(true);
-      expect(tooSoon.structuredContent.error).toBe("scheduled_time_too_soon");
+      expect(refusalOf(client, tooSoon).error).toBe("scheduled_time_too_soon");
 
-      const cancelled = await client.callTool("cancel_post", { post_id: post.id });
+      const cancelled = await client.callTool("cancel_post", { id: post.id });
       // A webhook target is held by Seedcast's own dispatcher: nothing to withdraw from a provider.
       expect(cancelled.structuredContent).toEqual({ id: post.id, cancelled: true, providerPostWithdrawn: false });
       expect((await rest(account, "GET", `/api/v1/schedule/posts/${post.id}`)).status).toBe(404);

@@ -159,7 +159,7 @@ describe("redirect URIs", () => {
   });
 });
 
-describe("authorization request checks (redirected back with the error once the redirect URI is known good)", () => {
+describe("authorization request checks (an error page before consent, never a redirect: RFC 9700 §4.11)", () => {
   test("PKCE is required and plain is refused", async () => {
     const clientId = await publicClient();
     for (const [extra, error] of [
@@ -172,12 +172,9 @@ describe("authorization request checks (redirected back with the error once the 
       [{ resource: "https://other.example/mcp" }, "invalid_target"],
     ] as const) {
       const response = await fetch(authorizeUrl(clientId, extra), { redirect: "manual" });
-      expect(response.status).toBe(303);
-      const back = new URL(response.headers.get("location") ?? "");
-      expect(back.origin + back.pathname).toBe(REDIRECT);
-      expect(back.searchParams.get("error")).toBe(error);
-      expect(back.searchParams.get("state")).toBe("st-123");
-      expect(back.searchParams.get("iss")).toBe(world.base);
+      expect(response.status).toBe(400);
+      expect(response.headers.get("location")).toBeNull();
+      expect(await response.text()).toContain(`(${error})`);
     }
   });
 });

@@ -472,6 +472,14 @@ describe("the OAuth authorization server", () => {
     const unknown = new URLSearchParams(query);
     unknown.set("client_id", "no-such-client");
     expectStatus(await send("get /oauth/authorize", { query: unknown.toString() }), 400, "authorize unknown client");
+    // Metadata documents are fetched under a per-address limit (here: on a private address, refused after the fetch's turn).
+    let fetchLimited: Answer | null = null;
+    for (let i = 0; i < 40 && fetchLimited?.status !== 429; i++) {
+      const documentQuery = new URLSearchParams(query);
+      documentQuery.set("client_id", `https://10.0.0.7/client-${i}.json`);
+      fetchLimited = await recorder.send(guardedServer, "get /oauth/authorize", { query: documentQuery.toString() });
+    }
+    expect(fetchLimited?.status).toBe(429);
     const person = await ownerWithAccount(world);
     const browser = new FormBrowser(server.base);
     const { consent } = await reachConsent(browser, `${server.base}/oauth/authorize?${query}`, person);

@@ -32,6 +32,22 @@ describe(`rate limits in the database (${TEST_DIALECT})`, () => {
     ]);
   });
 
+  test("a take of several tokens (a JSON-RPC batch) is all or none, answered as the in-memory bucket answers", async () => {
+    const memory = new RateLimiter(10, world.clock);
+    const db = new DbRateLimiter("several", 10, world.store, world.clock);
+    const costs = [6, 5, 4, 1, 11, 3];
+    const seen: [number, number][] = [];
+    for (const cost of costs) seen.push([memory.take("k", cost), await db.take("k", cost)]);
+    world.clock.advance(30_000); // 5 tokens refilled at 10/min
+    for (const cost of [5, 1]) seen.push([memory.take("k", cost), await db.take("k", cost)]);
+    for (const [m, d] of seen) expect(d).toBe(m);
+    // 6 taken; 5 refused whole (4 left, 1 missing: 6 s); 4 taken; 1 refused; 11 refused; 3 refused; then 5 of 5, none.
+    expect(seen.map(([, d]) => d)).toEqual([0, 6, 0, 6, 66, 18, 0, 6]);
+    // A bucket's first take may be several too.
+    expect(await db.take("fresh", 10)).toBe(0);
+    expect(await db.take("fresh")).toBe(6);
+  });
+
   test("two replicas share one limit: 100 concurrent takes at 30/min let exactly 30 through", async () => {
     const replica1 = new DbRateLimiter("shared", 30, world.store, world.clock);
     const replica2 = new DbRateLimiter("shared", 30, world.store, world.clock);

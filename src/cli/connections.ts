@@ -1,7 +1,8 @@
 /**
  * `seedcast connections add|check|list|remove`: the admin's way to connect social accounts (the API never does).
  * `add` checks the credentials at once and prints `{accountId, platform, label, readyToPost, blockedReason}`;
- * a refused check still stores the connection, not ready, with the reason.
+ * a refused check still stores the connection, not ready, with the reason. An account already connected, and an address
+ * that does not answer like the network named, are refused with nothing stored (the service's rules, as in the dashboard).
  */
 import type { Deps } from "../deps";
 import {

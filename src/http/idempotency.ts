@@ -312,7 +312,7 @@ export function withholdFromReplay(request: Request, fields: readonly string[]):
 }
 
 /** The answer body to store: `body` with the `withheld` top-level JSON fields set to null. */
-function storableBody(body: string, withheld: readonly string[] | null | undefined): string {
+export function storableBody(body: string, withheld: readonly string[] | null | undefined): string {
   if (!withheld || withheld.length === 0) return body;
   try {
     const parsed = JSON.parse(body) as unknown;

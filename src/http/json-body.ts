@@ -8,8 +8,9 @@
  * NB: per route, not a global onParse hook. Elysia compiles every route that has a parse hook, a GET included, into an
  * async handler; a global parser made every request pay for a promise it never needed.
  */
-import { AppError } from "../lib/errors";
+import { AppError, invalidField } from "../lib/errors";
 import { readStreamCapped } from "../lib/read-capped";
+import { loneSurrogateField, mayHoldLoneSurrogate } from "../lib/unicode-text";
 
 /**
  * `\u0000` written as a JSON escape (an odd run of backslashes before `u0000`; a raw NUL is invalid JSON already).
@@ -81,5 +82,8 @@ export async function parseJsonBody({ request, contentType }: { request: Request
       details: [{ field: "body", problem: "must not contain NUL characters" }],
     });
   }
+  // A lone surrogate (`"\uD800"` without its pair) parses to text no UTF-8 store keeps as sent: refused by name.
+  const unpaired = mayHoldLoneSurrogate(text) ? loneSurrogateField(parsed) : null;
+  if (unpaired) throw invalidField(unpaired.field, unpaired.problem);
   return parsed;
 }

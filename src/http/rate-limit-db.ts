@@ -47,21 +47,21 @@ export class DbRateLimiter {
     this.batch = Math.max(1, Math.floor(perMinute / 600));
   }
 
-  /** Takes one token for `key`. Resolves to 0 when allowed, else the seconds to wait. */
-  take(key: string): number | Promise<number> {
-    const state = this.takeState(key);
+  /** Takes `cost` tokens for `key`, all or none. Resolves to 0 when allowed, else the seconds to wait. */
+  take(key: string, cost = 1): number | Promise<number> {
+    const state = this.takeState(key, cost);
     return state instanceof Promise ? state.then((s) => s.wait) : state.wait;
   }
 
-  /** Takes one token for `key`; answers the wait (0 when allowed) and the bucket after it. */
-  takeState(key: string): RateState | Promise<RateState> {
+  /** Takes `cost` tokens for `key`, all or none; answers the wait (0 when allowed) and the bucket after it. */
+  takeState(key: string, cost = 1): RateState | Promise<RateState> {
     const now = this.clock.now();
     const lease = this.leases.get(key);
-    if (lease && lease.tokens > 0 && now < lease.until) {
-      lease.tokens--;
+    if (lease && lease.tokens >= cost && now < lease.until) {
+      lease.tokens -= cost;
       return rateState(this.perMinute, lease.stored + lease.tokens, 0);
     }
-    return this.takeFromDatabase(key, now);
+    return this.takeFromDatabase(key, now, cost);
   }
 
   /** The bucket of `key` as the database holds it now (refilled to now), plus what this replica leased; nothing taken. */
@@ -75,13 +75,14 @@ export class DbRateLimiter {
     return rateState(this.perMinute, Math.min(this.perMinute, stored + leased), 0);
   }
 
-  private async takeFromDatabase(key: string, now: number): Promise<RateState> {
+  private async takeFromDatabase(key: string, now: number, cost: number): Promise<RateState> {
     const t = rateLimitBuckets;
     // Refilled: min(cap, tokens + elapsed ms × perMinute / 60) thousandths (perMinute/60 thousandths per ms).
     const refilled = lesserOf(sql`${this.capMilli}`, sql`${t.tokensMilli} + ((${now} - ${t.updatedAt}) * ${this.perMinute}) / 60`);
-    // Whole tokens handed out: as many as are there, up to the batch.
-    const granted = lesserOf(sql`${this.batch}`, sql`${refilled} / 1000`);
-    const first = Math.min(this.batch, this.perMinute);
+    // Whole tokens handed out: one take, as many as are there up to the batch; several (a JSON-RPC batch), all or none.
+    const granted =
+      cost === 1 ? lesserOf(sql`${this.batch}`, sql`${refilled} / 1000`) : sql<number>`(CASE WHEN ${refilled} >= ${cost * 1000} THEN ${cost} ELSE 0 END)`;
+    const first = cost === 1 ? Math.min(this.batch, this.perMinute) : cost <= this.perMinute ? cost : 0;
     // One statement, atomic by itself: on PostgreSQL in autocommit, so the bucket's row is locked for that statement only.
     const row = await this.store.writeOne((tx) =>
       tx
@@ -96,14 +97,16 @@ export class DbRateLimiter {
     );
     const got = Number(row?.granted ?? 0);
     const stored = Number(row?.tokensMilli ?? 0) / 1000;
-    if (got > 0) {
+    if (cost > 1) {
+      if (got === cost) return rateState(this.perMinute, stored, 0);
+    } else if (got > 0) {
       if (got > 1) {
         if (this.leases.size >= LEASE_LIMIT) this.leases.clear();
         this.leases.set(key, { tokens: got - 1, until: now + LEASE_MS, stored });
       } else this.leases.delete(key);
       return rateState(this.perMinute, stored + got - 1, 0);
     }
-    const missingMilli = 1000 - Number(row?.tokensMilli ?? 0);
+    const missingMilli = cost * 1000 - Number(row?.tokensMilli ?? 0);
     return rateState(this.perMinute, stored, Math.max(1, Math.ceil((missingMilli * 60) / this.perMinute / 1000)));
   }
 }

@@ -13,10 +13,13 @@ import { type RateState, rateState } from "./rate-limit-state";
 export interface Limiter {
   /** The requests a minute (and the burst). */
   readonly perMinute: number;
-  /** Takes one token for a key: 0 when allowed, else the seconds to wait. */
-  take(key: string): number | Promise<number>;
-  /** Takes one token for a key, answering the bucket's state after it (for the RateLimit header fields). */
-  takeState(key: string): RateState | Promise<RateState>;
+  /**
+   * Takes `cost` tokens (default one) for a key, all or none: 0 when allowed, else the seconds to wait until that many
+   * are there. A cost above the per-minute limit never fits: callers refuse such a request themselves.
+   */
+  take(key: string, cost?: number): number | Promise<number>;
+  /** `take`, answering the bucket's state after it (for the RateLimit header fields). */
+  takeState(key: string, cost?: number): RateState | Promise<RateState>;
   /** The bucket's state without taking anything (an answer refused before the take still reports it). */
   peek(key: string): RateState | Promise<RateState>;
 }
@@ -45,9 +48,9 @@ export class RateLimiter implements Limiter {
     this.perMs = perMinute / 60_000;
   }
 
-  /** Takes one token for `key`. Returns 0 when allowed, else the seconds to wait. */
-  take(key: string): number {
-    return this.takeState(key).wait;
+  /** Takes `cost` tokens for `key`, all or none. Returns 0 when allowed, else the seconds to wait. */
+  take(key: string, cost = 1): number {
+    return this.takeState(key, cost).wait;
   }
 
   /** The bucket of `key` now, untouched. */
@@ -57,8 +60,8 @@ export class RateLimiter implements Limiter {
     return rateState(this.perMinute, tokens, 0);
   }
 
-  /** Takes one token for `key`; answers the wait (0 when allowed) and the bucket after it. */
-  takeState(key: string): RateState {
+  /** Takes `cost` tokens for `key`, all or none; answers the wait (0 when allowed) and the bucket after it. */
+  takeState(key: string, cost = 1): RateState {
     const now = this.clock.now();
     let bucket = this.buckets.get(key);
     if (!bucket) {
@@ -68,11 +71,11 @@ export class RateLimiter implements Limiter {
     bucket.tokens = Math.min(this.perMinute, bucket.tokens + (now - bucket.updatedAt) * this.perMs);
     bucket.updatedAt = now;
     if (++this.calls % 1000 === 0) this.prune(now);
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
+    if (bucket.tokens >= cost) {
+      bucket.tokens -= cost;
       return rateState(this.perMinute, bucket.tokens, 0);
     }
-    return rateState(this.perMinute, bucket.tokens, Math.max(1, Math.ceil((1 - bucket.tokens) / this.perMs / 1000)));
+    return rateState(this.perMinute, bucket.tokens, Math.max(1, Math.ceil((cost - bucket.tokens) / this.perMs / 1000)));
   }
 
   /** Drops full buckets so the map stays as small as the set of recently active keys. */

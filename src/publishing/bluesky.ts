@@ -30,6 +30,7 @@ const XRPC = {
   uploadBlob: "com.atproto.repo.uploadBlob",
   createRecord: "com.atproto.repo.createRecord",
   getRecord: "com.atproto.repo.getRecord",
+  describeServer: "com.atproto.server.describeServer",
 } as const;
 /** XRPC errors meaning "this token no longer works; refresh or sign in again". */
 const TOKEN_ERRORS = new Set(["ExpiredToken", "InvalidToken", "AuthenticationRequired", "AuthMissing"]);
@@ -93,6 +94,16 @@ function xrpcError(answer: XrpcAnswer): string {
 
 function isTokenProblem(answer: XrpcAnswer): boolean {
   return (answer.status === 400 || answer.status === 401) && TOKEN_ERRORS.has(String(answer.body.error ?? ""));
+}
+
+/**
+ * True when the service answers describeServer with a server DID, as every Bluesky PDS and entryway does. A 5xx
+ * throws (the server is there but failing: not ready, try later), anything else that is not that shape is false.
+ */
+async function answersLikeBluesky(deps: Pick<Deps, "config">, connection: OpenConnection): Promise<boolean> {
+  const answer = await xrpc(deps, connection, XRPC.describeServer);
+  if (answer.status >= 500) throw new Error(`describeServer answered ${xrpcError(answer)}`);
+  return answer.status === 200 && typeof answer.body.did === "string" && answer.body.did.startsWith("did:");
 }
 
 /** A person-readable reason for a refused sign-in. */
@@ -184,9 +195,17 @@ export const blueskyConnector: Connector = {
 
   async check(deps, connection): Promise<CheckResult> {
     const problem = outboundProblem(deps, connection.endpoint);
-    if (problem !== null) return { ready: false, blockedReason: `The Bluesky service URL cannot be used: ${problem}` };
+    if (problem !== null) return { ready: false, fix: "address", blockedReason: `The Bluesky service URL cannot be used: ${problem}` };
     let saved: Record<string, string> | null | undefined;
     try {
+      if (connection.session === null && !(await answersLikeBluesky(deps, connection))) {
+        return {
+          ready: false,
+          fix: "address",
+          notThisNetwork: true,
+          blockedReason: `${connection.endpoint} does not answer like a Bluesky server. Leave the service as ${BLUESKY_DEFAULT_SERVICE} unless you run your own (PDS).`,
+        };
+      }
       const { answer, session } = await withSession(
         deps,
         connection,
@@ -196,7 +215,7 @@ export const blueskyConnector: Connector = {
         (s) => xrpc(deps, connection, XRPC.getSession, { token: s.accessJwt }),
       );
       if (answer.status !== 200) {
-        return { ready: false, blockedReason: `Bluesky could not confirm the session: ${xrpcError(answer)}`, session: saved };
+        return { ready: false, fix: "credentials", blockedReason: `Bluesky could not confirm the session: ${xrpcError(answer)}`, session: saved };
       }
       return {
         ready: true,
@@ -207,9 +226,9 @@ export const blueskyConnector: Connector = {
       };
     } catch (error) {
       const message = (error as Error).message;
-      const reason =
-        error instanceof DeliveryError && error.kind === "auth" ? message : `Bluesky could not be reached to check the connection: ${message}`;
-      return { ready: false, blockedReason: reason, session: error instanceof DeliveryError && error.kind === "auth" ? null : saved };
+      const auth = error instanceof DeliveryError && error.kind === "auth";
+      const reason = auth ? message : `Bluesky could not be reached to check the connection: ${message}`;
+      return { ready: false, fix: auth ? "credentials" : "address", blockedReason: reason, session: auth ? null : saved };
     }
   },
 

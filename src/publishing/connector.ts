@@ -64,7 +64,17 @@ export interface CheckResult {
   meta?: ConnectionMeta;
   /** A new session to cache (Bluesky). */
   session?: Record<string, string> | null;
+  /** When not ready: what the person should change, the credentials (password, token, secret) or the address. */
+  fix?: CheckFix;
+  /**
+   * True when the address answers, but not the way the platform's servers do (a Mastodon "server" without Mastodon's
+   * API): a new connection there is refused rather than stored.
+   */
+  notThisNetwork?: boolean;
 }
+
+/** What a failed check asks the person to change. */
+export type CheckFix = "credentials" | "address";
 
 /** The limits the schedule service checks captions against. */
 export interface CaptionLimit {

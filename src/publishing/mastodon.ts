@@ -44,8 +44,8 @@ function authHeaders(connection: OpenConnection): Record<string, string> {
 async function failure(res: Response, what: string): Promise<DeliveryError> {
   const message = await providerMessage(res);
   const kind = failureKindOf(res.status);
-  if (kind === "auth") return new DeliveryError("auth", `The Mastodon instance refused the access token (${message}). ${TOKEN_HINT}`);
-  return new DeliveryError(kind, `The Mastodon instance refused the ${what}: ${message}`);
+  if (kind === "auth") return new DeliveryError("auth", `The Mastodon server refused the access token (${message}). ${TOKEN_HINT}`);
+  return new DeliveryError(kind, `The Mastodon server refused the ${what}: ${message}`);
 }
 
 async function sleep(ms: number): Promise<void> {
@@ -76,7 +76,7 @@ async function uploadMedia(deps: Deps, connection: OpenConnection, content: Deli
     if (poll.status !== 206) throw await failure(poll, "image upload");
     await poll.body?.cancel();
   }
-  throw new DeliveryError("transient", "The Mastodon instance is still processing the image; will try again.");
+  throw new DeliveryError("transient", "The Mastodon server is still processing the image; will try again.");
 }
 
 function stripHtml(html: string): string {
@@ -111,6 +111,50 @@ async function findPublishedStatus(deps: Deps, connection: OpenConnection, conte
   return match ? { id: match.id, url: match.url } : null;
 }
 
+interface InstanceDocument {
+  configuration?: { statuses?: { max_characters?: number }; media_attachments?: { image_size_limit?: number } };
+}
+
+/**
+ * The server's instance document: /api/v2/instance (Mastodon 4), else /api/v1/instance (older servers). "private" when
+ * the server keeps it for signed-in callers (DISALLOW_UNAUTHENTICATED_API_ACCESS answers 401); "not_mastodon" when
+ * neither answers an instance document (v2 names its `domain`, v1 its `uri`).
+ */
+async function instanceDocument(deps: Deps, connection: OpenConnection): Promise<InstanceDocument | "private" | "not_mastodon"> {
+  for (const [path, key] of [["/api/v2/instance", "domain"], ["/api/v1/instance", "uri"]] as const) {
+    const res = await providerFetch(deps, api(connection, path));
+    if (res.status === 401 || res.status === 403) {
+      await res.body?.cancel();
+      return "private";
+    }
+    if (res.status >= 500) throw new Error(`${path} answered HTTP ${res.status}`);
+    if (!res.ok) {
+      await res.body?.cancel();
+      continue;
+    }
+    const body = (await res.json().catch(() => null)) as Record<string, unknown> | null;
+    if (body !== null && typeof body === "object" && typeof body[key] === "string" && body[key] !== "") return body as InstanceDocument;
+  }
+  return "not_mastodon";
+}
+
+/** The account verify_credentials answered, when it has the shape of a Mastodon account (id and username or acct). */
+function accountOf(body: unknown): { id: string; acct: string } | null {
+  if (body === null || typeof body !== "object") return null;
+  const { id, acct, username } = body as Record<string, unknown>;
+  const name = typeof acct === "string" && acct !== "" ? acct : typeof username === "string" && username !== "" ? username : null;
+  return typeof id === "string" && id !== "" && name !== null ? { id, acct: name } : null;
+}
+
+function notMastodon(connection: OpenConnection): CheckResult {
+  return {
+    ready: false,
+    fix: "address",
+    notThisNetwork: true,
+    blockedReason: `${connection.endpoint} does not answer like a Mastodon server. Enter the address of your Mastodon server, the one you sign in at (such as mastodon.social).`,
+  };
+}
+
 /** The Mastodon connector. */
 export const mastodonConnector: Connector = {
   platform: "mastodon",
@@ -124,30 +168,31 @@ export const mastodonConnector: Connector = {
 
   async check(deps, connection): Promise<CheckResult> {
     const problem = outboundProblem(deps, connection.endpoint);
-    if (problem !== null) return { ready: false, blockedReason: `The Mastodon instance URL cannot be used: ${problem}` };
+    if (problem !== null) return { ready: false, fix: "address", blockedReason: `The Mastodon server address cannot be used: ${problem}` };
     try {
       const meta: CheckResult["meta"] = { ...connection.meta };
-      const instance = await providerFetch(deps, api(connection, "/api/v2/instance"));
-      if (instance.ok) {
-        const body = (await instance.json()) as {
-          configuration?: { statuses?: { max_characters?: number }; media_attachments?: { image_size_limit?: number } };
-        };
-        meta.maxCharacters = body.configuration?.statuses?.max_characters ?? MASTODON_DEFAULT_MAX_CHARACTERS;
-        meta.imageSizeLimit = body.configuration?.media_attachments?.image_size_limit ?? DEFAULT_IMAGE_SIZE_LIMIT;
-      } else {
-        await instance.body?.cancel();
+      const instance = await instanceDocument(deps, connection);
+      if (instance === "not_mastodon") return notMastodon(connection);
+      if (instance !== "private") {
+        meta.maxCharacters = instance.configuration?.statuses?.max_characters ?? MASTODON_DEFAULT_MAX_CHARACTERS;
+        meta.imageSizeLimit = instance.configuration?.media_attachments?.image_size_limit ?? DEFAULT_IMAGE_SIZE_LIMIT;
       }
       const res = await providerFetch(deps, api(connection, "/api/v1/accounts/verify_credentials"), { headers: authHeaders(connection) });
       if (res.status === 401 || res.status === 403) {
-        return { ready: false, blockedReason: `The Mastodon instance refused the access token (${await providerMessage(res)}). ${TOKEN_HINT}` };
+        return { ready: false, fix: "credentials", blockedReason: `The Mastodon server refused the access token (${await providerMessage(res)}). ${TOKEN_HINT}` };
       }
-      if (!res.ok) return { ready: false, blockedReason: `The Mastodon instance could not confirm the account: ${await providerMessage(res)}` };
-      const account = (await res.json()) as { id: string; acct: string };
+      if (res.status === 404) {
+        await res.body?.cancel();
+        return notMastodon(connection);
+      }
+      if (!res.ok) return { ready: false, fix: "address", blockedReason: `The Mastodon server could not confirm the account: ${await providerMessage(res)}` };
+      const account = accountOf(await res.json().catch(() => null));
+      if (!account) return notMastodon(connection);
       meta.providerAccountId = account.id;
       const host = new URL(connection.endpoint).host;
-      return { ready: true, blockedReason: null, label: `@${account.acct}@${host}`, meta };
+      return { ready: true, blockedReason: null, label: `@${account.acct.includes("@") ? account.acct : `${account.acct}@${host}`}`, meta };
     } catch (error) {
-      return { ready: false, blockedReason: `The Mastodon instance could not be reached: ${(error as Error).message}` };
+      return { ready: false, fix: "address", blockedReason: `The Mastodon server could not be reached: ${(error as Error).message}` };
     }
   },
 

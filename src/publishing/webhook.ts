@@ -74,7 +74,7 @@ export const webhookConnector: Connector = {
 
   async check(deps, connection): Promise<CheckResult> {
     const problem = outboundProblem(deps, connection.endpoint);
-    if (problem !== null) return { ready: false, blockedReason: `The webhook URL cannot be used: ${problem}` };
+    if (problem !== null) return { ready: false, fix: "address", blockedReason: `The webhook URL cannot be used: ${problem}` };
     try {
       const res = await send(deps, connection, { event: WEBHOOK_EVENTS.ping, sentAt: isoAt(deps.clock.now()) }, `ping-${crypto.randomUUID()}`);
       if (res.ok) {
@@ -83,11 +83,11 @@ export const webhookConnector: Connector = {
       }
       const message = await providerMessage(res);
       if (res.status === 401 || res.status === 403) {
-        return { ready: false, blockedReason: `The webhook receiver refused the signed ping (${message}). Check that it uses the same signing secret.` };
+        return { ready: false, fix: "credentials", blockedReason: `The webhook receiver refused the signed ping (${message}). Check that it uses the same signing secret.` };
       }
-      return { ready: false, blockedReason: `The webhook receiver answered the signed ping with ${message}. It must answer 2xx.` };
+      return { ready: false, fix: "address", blockedReason: `The webhook receiver answered the signed ping with ${message}. It must answer 2xx.` };
     } catch (error) {
-      return { ready: false, blockedReason: `The webhook receiver could not be reached: ${(error as Error).message}` };
+      return { ready: false, fix: "address", blockedReason: `The webhook receiver could not be reached: ${(error as Error).message}` };
     }
   },
 

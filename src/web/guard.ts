@@ -1,8 +1,9 @@
 /**
  * Who may see what: every dashboard route goes through `session()` (no session → /login; an expired one → the
- * expired page) and every POST through `postSession()` (plus the CSRF synchronizer token). Role gates answer a
- * 403 page, never the data.
+ * expired page) and every POST through `postSession()` (plus the CSRF synchronizer token, and no foreign Origin). Role
+ * gates answer a 403 page, never the data.
  */
+import type { Config } from "../config";
 import type { Deps } from "../deps";
 import { html } from "../lib/html";
 import type { BodyRefused } from "../http/form-body";
@@ -61,12 +62,28 @@ export function csrfRefused(): Response {
   );
 }
 
+const ownOrigins = new WeakMap<object, string>();
+
+/** base_url's origin (scheme, host and port), worked out once per config. */
+function ownOrigin(config: Pick<Config, "baseUrl">): string {
+  let origin = ownOrigins.get(config);
+  if (origin === undefined) {
+    origin = new URL(config.baseUrl).origin;
+    ownOrigins.set(config, origin);
+  }
+  return origin;
+}
+
 /**
- * True for a request the browser says another site started (Sec-Fetch-Site: cross-site): no dashboard form is ever
- * posted from another site, whatever token it carries. Absent (older browsers, scripts), the token alone decides.
+ * True for a form the browser says another site posted: `Sec-Fetch-Site: cross-site`, or an `Origin` that is present
+ * and is not base_url's (another host, port or scheme, or `null` from a sandboxed or privacy-sensitive context). No
+ * dashboard form is ever posted from elsewhere, whatever token it carries. Without either header (older browsers,
+ * scripts) the token alone decides (decisions.md §10).
  */
-export function crossSite(request: Request): boolean {
-  return request.headers.get("sec-fetch-site") === "cross-site";
+export function postedFromElsewhere(config: Pick<Config, "baseUrl">, request: Request): boolean {
+  if (request.headers.get("sec-fetch-site") === "cross-site") return true;
+  const origin = request.headers.get("origin");
+  return origin !== null && origin !== ownOrigin(config);
 }
 
 /** The session of a POST whose form carries the session's CSRF token, or the answer to send instead. */
@@ -74,7 +91,7 @@ export async function postSession(ctx: DashboardCtx, request: Request, form: For
   const s = await session(ctx, request);
   if (s instanceof Response) return s;
   const sent = field(form, "_csrf") || request.headers.get("x-csrf-token") || "";
-  if (crossSite(request) || !verifyCsrf(ctx.deps, s.sessionId, sent)) return csrfRefused();
+  if (postedFromElsewhere(ctx.deps.config, request) || !verifyCsrf(ctx.deps, s.sessionId, sent)) return csrfRefused();
   return s;
 }
 

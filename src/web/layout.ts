@@ -10,29 +10,68 @@ import { zoneUnset } from "./preferences";
 export const STYLE_PATH = "/dashboard/static/dashboard.css";
 export const SCRIPT_PATH = "/dashboard/static/dashboard.js";
 
+/** The site icon (an SVG served with the stylesheet): every page links it, so no browser asks for /favicon.ico. */
+export const FAVICON_PATH = "/dashboard/static/favicon.svg";
+/** The settings index: every page that is not about publishing. */
+export const SETTINGS_PATH = "/dashboard/settings";
+
 interface NavItem {
   href: string;
   label: string;
   show: (s: SessionContext) => boolean;
+  /** One line on the settings page. */
+  about?: string;
 }
 
 const hasAccount = (s: SessionContext) => s.account !== null;
+const canCreate = (s: SessionContext) => s.account !== null && s.account.role !== "viewer";
 
-/** The navigation, in the order people use it. */
+/**
+ * The publishing pages, in the order people use them. "New post" opens the idea form on the Ideas page (the seed a
+ * post is generated from): there is no composer of its own yet.
+ */
 export const NAV: readonly NavItem[] = [
   { href: "/dashboard", label: "Overview", show: () => true },
-  { href: "/dashboard/keys", label: "API keys", show: hasAccount },
-  { href: "/dashboard/apps", label: "Connected apps", show: hasAccount },
-  { href: "/dashboard/connections", label: "Connections", show: hasAccount },
+  { href: "/dashboard/seeds?new=1#new-seed", label: "New post", show: canCreate },
   { href: "/dashboard/calendar", label: "Calendar", show: hasAccount },
-  { href: "/dashboard/library", label: "Library", show: hasAccount },
-  { href: "/dashboard/seeds", label: "Seeds", show: hasAccount },
   { href: "/dashboard/creations", label: "Posts", show: hasAccount },
-  { href: "/dashboard/credits", label: "Credits", show: hasAccount },
-  { href: "/dashboard/voice", label: "Brand voice", show: hasAccount },
-  { href: "/dashboard/members", label: "Members", show: (s) => s.account?.role === "owner" },
-  { href: "/dashboard/instance", label: "Instance", show: (s) => s.isAdmin },
+  { href: "/dashboard/library", label: "Library", show: hasAccount },
+  { href: "/dashboard/seeds", label: "Ideas", show: hasAccount },
+  { href: "/dashboard/connections", label: "Connections", show: hasAccount },
 ];
+
+/** Everything else, under Settings. */
+export const SETTINGS_NAV: readonly NavItem[] = [
+  { href: "/dashboard/voice", label: "Brand voice", show: hasAccount, about: "How generated captions sound: tone, words to use and to avoid." },
+  { href: "/dashboard/members", label: "Members", show: (s) => s.account?.role === "owner", about: "Who works in this account, and what each person may do." },
+  { href: "/dashboard/keys", label: "API keys", show: hasAccount, about: "Keys for tools and scripts that use Seedcast on this account's behalf." },
+  { href: "/dashboard/apps", label: "Connected apps", show: hasAccount, about: "AI assistants you allowed to use this account, and disconnecting them." },
+  { href: "/dashboard/credits", label: "Credits", show: hasAccount, about: "What generating posts has cost, and what is left." },
+  { href: "/dashboard/instance", label: "Instance", show: (s) => s.isAdmin, about: "This Seedcast server: its accounts, and credits for each." },
+  { href: "/dashboard/account", label: "Your settings", show: () => true, about: "Your password and the time zone every time is shown in." },
+];
+
+/** True when `current` is one of the settings pages (or the settings index). */
+function inSettings(current: string): boolean {
+  return current === SETTINGS_PATH || SETTINGS_NAV.some((item) => item.href === current);
+}
+
+/** The page's own link in a navigation: aria-current="page" on it, "true" on Settings while on a settings page. */
+function navLink(item: { href: string; label: string }, current: string): Html {
+  const path = item.href.split(/[?#]/)[0] ?? item.href;
+  const mark =
+    item.href === current || (path === current && item.href === path)
+      ? html` aria-current="page"`
+      : item.href === SETTINGS_PATH && inSettings(current)
+        ? html` aria-current="true"`
+        : html``;
+  return html`<li><a href="${item.href}"${mark}>${item.label}</a></li>`;
+}
+
+function navItems(session: SessionContext, current: string): Html {
+  const items = [...NAV.filter((item) => item.show(session)), { href: SETTINGS_PATH, label: "Settings" }];
+  return html`${items.map((item) => navLink(item, current))}`;
+}
 
 /** A notice shown at the top of the page. */
 export interface Notice {
@@ -51,6 +90,7 @@ function documentShell(title: string, body: Html, bodyAttrs: Html = html``): Htm
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Seedcast</title>
+<link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">
 <link rel="stylesheet" href="${STYLE_PATH}">
 <script src="${SCRIPT_PATH}" defer></script>
 </head>
@@ -74,13 +114,12 @@ export function page(
   opts: { title: string; current: string; notices?: readonly Notice[] },
   content: Html,
 ): Html {
-  const nav = NAV.filter((item) => item.show(session));
-  const switcher =
+  const switcher = (idSuffix: string) =>
     session.memberships.length > 1
       ? html`<form method="post" action="/dashboard/switch-account" class="switcher">
   ${csrfField(session.csrfToken)}
-  <label for="account-switch">Account</label>
-  <select id="account-switch" name="accountId">
+  <label for="account-switch${idSuffix}">Account</label>
+  <select id="account-switch${idSuffix}" name="accountId">
     ${session.memberships.map(
       (m) =>
         html`<option value="${m.accountId}"${m.accountId === session.account?.accountId ? html` selected` : html``}>${m.accountName} (${m.role})</option>`,
@@ -91,28 +130,35 @@ export function page(
       : session.account
         ? html`<span class="account-name">${session.account.accountName} <span class="badge">${session.account.role}</span></span>`
         : html``;
+  const signOut = html`<form method="post" action="/logout" class="inline">
+      ${csrfField(session.csrfToken)}
+      <button type="submit" class="link">Sign out <span class="sr-only">${session.email}</span></button>
+    </form>`;
+  const settingsCrumb = inSettings(opts.current) && opts.current !== SETTINGS_PATH ? html`<p class="crumb"><a href="${SETTINGS_PATH}">Settings</a> ›</p>` : html``;
   return documentShell(
     opts.title,
     html`<header class="top">
   <a class="brand" href="/dashboard">Seedcast</a>
   <div class="who">
-    ${switcher}
+    ${switcher("")}
     <a class="settings-link" href="/dashboard/account"${opts.current === "/dashboard/account" ? html` aria-current="page"` : html``}>Your settings</a>
-    <form method="post" action="/logout" class="inline">
-      ${csrfField(session.csrfToken)}
-      <button type="submit" class="link">Sign out <span class="sr-only">${session.email}</span></button>
-    </form>
+    ${signOut}
   </div>
+  <details class="nav-menu">
+    <summary>Menu</summary>
+    <div class="nav-menu-panel">
+      <nav aria-label="Dashboard"><ul>${navItems(session, opts.current)}</ul></nav>
+      <div class="menu-who">${switcher("-menu")} ${signOut}</div>
+    </div>
+  </details>
 </header>
 <nav class="main-nav" aria-label="Dashboard">
   <ul>
-    ${nav.map(
-      (item) =>
-        html`<li><a href="${item.href}"${item.href === opts.current ? html` aria-current="page"` : html``}>${item.label}</a></li>`,
-    )}
+    ${navItems(session, opts.current)}
   </ul>
 </nav>
 <main id="main" tabindex="-1">
+  ${settingsCrumb}
   <h1>${opts.title}</h1>
   ${noticeBlock(opts.notices ?? [])}
   ${content}
@@ -137,7 +183,7 @@ export function publicPage(title: string, content: Html, notices: readonly Notic
 /** A confirmation step for a destructive action: a plain form, so it works without script and keyboard-first. */
 export function confirmPage(
   session: SessionContext,
-  opts: { title: string; current: string; question: Html | string; action: string; confirmLabel: string; cancelHref: string },
+  opts: { title: string; current: string; question: Html | string; action: string; confirmLabel: string; cancelHref: string; keepLabel?: string },
 ): Html {
   return page(
     session,
@@ -147,7 +193,7 @@ export function confirmPage(
   <form method="post" action="${opts.action}" class="actions">
     ${csrfField(session.csrfToken)}
     <button type="submit" class="danger">${opts.confirmLabel}</button>
-    <a class="button secondary" href="${opts.cancelHref}">Cancel</a>
+    <a class="button secondary" href="${opts.cancelHref}">${opts.keepLabel ?? "Cancel"}</a>
   </form>
 </section>`,
   );

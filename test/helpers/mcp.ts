@@ -58,6 +58,8 @@ export interface ToolResult {
 /** What the tests need of a connected client, v1 or v2. */
 export interface McpClient {
   label: string;
+  /** The protocol era it is served in: `modern` (2026-07-28) or `legacy` (2025-era, stateless). */
+  era: "modern" | "legacy";
   callTool(name: string, args?: Record<string, unknown>): Promise<ToolResult>;
   listTools(): Promise<{ name: string; annotations?: Record<string, unknown>; inputSchema: unknown; outputSchema?: unknown }[]>;
   close(): Promise<void>;
@@ -71,8 +73,10 @@ function bearer(token: string): RequestInit {
 export async function connectV2(url: string, token: string, mode: "auto" | "legacy" = "auto"): Promise<McpClient> {
   const client = new ClientV2({ name: "seedcast-test-v2", version: "1.0.0" }, mode === "auto" ? { versionNegotiation: { mode: "auto" } } : {});
   await client.connect(new TransportV2(new URL(url), { requestInit: bearer(token) }));
+  const era = client.getProtocolEra();
   return {
-    label: `v2 client (${client.getProtocolEra()})`,
+    label: `v2 client (${era})`,
+    era: era === "modern" ? "modern" : "legacy",
     callTool: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as ToolResult,
     listTools: async () => (await client.listTools()).tools as Awaited<ReturnType<McpClient["listTools"]>>,
     close: () => client.close(),
@@ -85,10 +89,26 @@ export async function connectV1(url: string, token: string): Promise<McpClient> 
   await client.connect(new TransportV1(new URL(url), { requestInit: bearer(token) }));
   return {
     label: "v1 client (legacy)",
+    era: "legacy",
     callTool: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as ToolResult,
     listTools: async () => (await client.listTools()).tools as Awaited<ReturnType<McpClient["listTools"]>>,
     close: () => client.close(),
   };
+}
+
+/**
+ * The REST error envelope a refusal carries: its structuredContent for a client on 2026-07-28; for a 2025-era client
+ * (whose SDK checks even a refusal's structuredContent against the success schema) the JSON of its second text block,
+ * with no structuredContent at all. Throws when `result` is not a refusal of that shape.
+ */
+// biome-ignore lint: tests read arbitrary JSON shapes.
+export function refusalOf(client: Pick<McpClient, "era">, result: ToolResult): any {
+  if (result.isError !== true) throw new Error(`not a refusal: ${JSON.stringify(result)}`);
+  if (client.era === "modern") return result.structuredContent;
+  if (result.structuredContent !== undefined) throw new Error("a 2025-era refusal carries no structuredContent");
+  const envelope = result.content[1]?.text;
+  if (envelope === undefined) throw new Error(`a 2025-era refusal carries its envelope as a second text block: ${JSON.stringify(result)}`);
+  return JSON.parse(envelope);
 }
 
 /** A raw JSON-RPC POST to /mcp (for the HTTP-level answers the clients turn into exceptions). */
@@ -111,20 +131,21 @@ export function toolsCall(name: string, args: Record<string, unknown> = {}, id =
 }
 
 /**
- * Calls every tool of §9 once, in an order where each finds what it needs (a seed to generate from, a creation to
- * schedule, a post to cancel). The account must have a ready target named `webhook` and credits for one generation
- * and one caption regeneration; `imageUrl` is an https image the server may fetch. Throws naming the first tool
- * whose result is a refusal. Answers every result by tool name.
+ * Calls every tool once (§9 and §10), in an order where each finds what it needs (a seed to generate from, a creation
+ * to schedule, a post to move and cancel). The account must have a ready target named `webhook` and credits for one
+ * generation and one caption regeneration; `imageUrl` is an https image the server may fetch (its origin also takes
+ * the event webhook). Throws naming the first tool whose result is a refusal. Answers every result by tool name.
  */
 export async function callEveryTool(client: McpClient, opts: { imageUrl: string; scheduledTime: string }): Promise<Map<string, ToolResult>> {
   const results = new Map<string, ToolResult>();
   const call = async (name: string, args: Record<string, unknown> = {}) => {
     const result = await client.callTool(name, args);
-    if (result.isError) throw new Error(`${name} was refused: ${JSON.stringify(result.structuredContent)}`);
+    if (result.isError) throw new Error(`${name} was refused: ${JSON.stringify(result.content)}`);
     results.set(name, result);
     return result.structuredContent;
   };
   await call("get_credits");
+  await call("list_credit_ledger", { limit: 5 });
   await call("set_voice", { tone: "friendly", emoji: "some" });
   await call("get_voice");
   const seed = await call("create_seed", { title: "Autumn opening hours", content: "From October we open at eight and close at six, Monday to Saturday.", idempotency_key: crypto.randomUUID() });
@@ -133,16 +154,24 @@ export async function callEveryTool(client: McpClient, opts: { imageUrl: string;
   await call("update_seed", { id: seed.id, category: "news" });
   const asset = (await call("ingest_image", { url: opts.imageUrl, label: "Shop front" })).asset;
   await call("list_assets", { limit: 10 });
-  await call("create_upload_link");
+  const link = await call("create_upload_link");
+  await call("get_upload_link", { id: link.id });
   const creation = (await call("generate_creation", { seed_id: seed.id, image_asset_id: asset.id })).creation;
-  await call("regenerate_creation", { creation_id: creation.id, parts: "caption", change_instructions: "shorter" });
+  await call("regenerate_creation", { id: creation.id, parts: "caption", change_instructions: "shorter" });
   await call("list_creations", { seed_id: seed.id });
   await call("get_creation", { id: creation.id });
+  await call("update_creation", { id: creation.id, caption: "From October: open eight to six, Monday to Saturday." });
   await call("list_targets");
   const post = (await call("schedule_post", { creation_id: creation.id, scheduled_time: opts.scheduledTime, targets: ["webhook"] })).post;
   await call("list_posts", { status: "scheduled" });
   await call("get_post", { id: post.id });
-  await call("cancel_post", { post_id: post.id });
+  await call("reschedule_post", { id: post.id, scheduled_time: new Date(Date.parse(opts.scheduledTime) + 3_600_000).toISOString() });
+  await call("cancel_post", { id: post.id });
+  await call("delete_creation", { id: creation.id });
+  await call("delete_asset", { id: asset.id });
+  const hook = await call("create_webhook", { url: `${new URL(opts.imageUrl).origin}/events`, events: ["post.published"] });
+  await call("list_webhooks");
+  await call("delete_webhook", { id: hook.webhook.id });
   await call("delete_seed", { id: seed.id });
   return results;
 }

@@ -1,11 +1,13 @@
 /**
- * Connections: add (CLI and dashboard only; the API never creates them), check, list, remove. Credentials are
+ * Connections: add (CLI and dashboard only; the API never creates them; an account is connected once, an address
+ * without a scheme means https, a server that does not answer like its network is refused), check, list, remove. Credentials are
  * sealed at rest; every check (at connect, every 30 minutes, after an authentication failure while publishing)
  * stores `readyToPost` and a `blockedReason` that tells a person what to fix. Removal withdraws and fails what the
  * connection still had to send (removeConnection).
  */
 import { and, asc, eq, inArray, isNull, lte, or } from "drizzle-orm";
 import { type ConnectionPlatform, CONNECTION_PLATFORMS } from "../../db/schema/connections";
+import { forUpdate } from "../../db/portable-sql";
 import { accounts, connections, scheduledPostTargets } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
@@ -47,10 +49,15 @@ export function connectionView(row: ConnectionRow): ConnectionView {
 }
 
 
+/** An address typed without a scheme ("mastodon.social", "localhost:3000") means https. */
+const HAS_SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+
 function normalizeEndpoint(deps: Pick<Deps, "config">, field: string, raw: string): string {
+  const typed = raw.trim();
+  if (typed === "") throw invalidField(field, "is required");
   let url: URL;
   try {
-    url = new URL(raw.trim());
+    url = new URL(HAS_SCHEME.test(typed) ? typed : `https://${typed}`);
   } catch {
     throw invalidField(field, "must be a URL");
   }
@@ -58,6 +65,13 @@ function normalizeEndpoint(deps: Pick<Deps, "config">, field: string, raw: strin
   if (problem !== null) throw invalidField(field, problem);
   return url.toString().replace(/\/+$/, "");
 }
+
+/** The form field that holds a platform's address, and the one that holds its secret. */
+const FIELDS: Record<ConnectionPlatform, { address: string; credentials: string }> = {
+  bluesky: { address: "service", credentials: "appPassword" },
+  mastodon: { address: "instance", credentials: "token" },
+  webhook: { address: "url", credentials: "secret" },
+};
 
 /** Validates the input into endpoint, label and credentials. */
 function prepare(deps: Pick<Deps, "config">, input: AddConnectionInput): { endpoint: string; label: string; credentials: Record<string, string> } {
@@ -67,14 +81,14 @@ function prepare(deps: Pick<Deps, "config">, input: AddConnectionInput): { endpo
       if (!/^[A-Za-z0-9.-]+\.[A-Za-z0-9-]+$/.test(handle) && !handle.startsWith("did:")) throw invalidField("handle", "must be a handle such as alice.bsky.social");
       if (input.appPassword.trim() === "") throw invalidField("appPassword", "is required");
       return {
-        endpoint: normalizeEndpoint(deps, "service", input.service ?? BLUESKY_DEFAULT_SERVICE),
+        endpoint: normalizeEndpoint(deps, "service", input.service || BLUESKY_DEFAULT_SERVICE),
         label: `@${handle}`,
         credentials: { handle, appPassword: input.appPassword.trim() },
       };
     }
     case "mastodon": {
-      if (input.token.trim() === "") throw invalidField("token", "is required");
       const endpoint = normalizeEndpoint(deps, "instance", input.instance);
+      if (input.token.trim() === "") throw invalidField("token", "is required");
       return { endpoint, label: new URL(endpoint).host, credentials: { token: input.token.trim() } };
     }
     case "webhook": {
@@ -85,37 +99,104 @@ function prepare(deps: Pick<Deps, "config">, input: AddConnectionInput): { endpo
   }
 }
 
-/** Adds a connection and checks it at once. A refused check still stores it, not ready, with the reason. */
-export async function addConnection(deps: Deps, input: AddConnectionInput): Promise<ConnectionView> {
+/**
+ * The connection of the account that is the same account on the same network as the one being added, if any: a
+ * Bluesky handle on the same service; a Mastodon account (`@name@server`) once the check named it, or, when the check
+ * failed and named no one, any connection to the same Mastodon server. Webhooks are never duplicates.
+ */
+function sameAccount(
+  deps: Pick<Deps, "instanceSecret">,
+  rows: readonly ConnectionRow[],
+  candidate: { platform: ConnectionPlatform; endpoint: string; label: string; handle?: string; checked: boolean },
+): ConnectionRow | null {
+  const lower = (v: string | undefined) => (v ?? "").toLowerCase();
+  for (const row of rows) {
+    if (row.platform !== candidate.platform || candidate.platform === "webhook") continue;
+    if (candidate.platform === "bluesky") {
+      const handle = lower(openConnection(deps, row).credentials.handle);
+      if (row.endpoint === candidate.endpoint && (handle === lower(candidate.handle) || lower(row.label) === lower(candidate.label))) return row;
+    } else if (row.endpoint === candidate.endpoint && (!candidate.checked || lower(row.label) === lower(candidate.label))) {
+      return row;
+    }
+  }
+  return null;
+}
+
+/** The refusal of a second connection to an account already connected: it points at the existing one. */
+export function alreadyConnected(platform: ConnectionPlatform, row: ConnectionRow): AppError {
+  const field = platform === "bluesky" ? "handle" : FIELDS[platform].address;
+  return new AppError("invalid_request", `${field}: ${row.label} is already connected; use Reconnect on it to enter new credentials.`, {
+    details: [{ field, problem: `${row.label} is already connected; use Reconnect on it to enter new credentials.` }],
+    connectionId: row.id,
+  });
+}
+
+/** The refusal of a connection whose check failed, naming the field to change and what the check found. */
+function checkRefused(platform: ConnectionPlatform, result: CheckResult): AppError {
+  const field = FIELDS[platform][result.fix ?? "credentials"];
+  const problem = result.blockedReason ?? "The connection could not be checked.";
+  return new AppError("invalid_request", `${field}: ${problem}`, { details: [{ field, problem }], checkFailed: true });
+}
+
+export interface AddConnectionOptions {
+  /**
+   * Store a connection whose first check fails, not ready with the reason (the CLI's way; the default). The dashboard
+   * passes false: nothing is stored, and the form is shown again with what was typed and what to fix.
+   */
+  keepWhenNotReady?: boolean;
+}
+
+/**
+ * Adds a connection after checking it. Refused, with nothing stored: a second connection to an account already
+ * connected (`connectionId` names it), and an address that does not answer like the network it claims to be. A failed
+ * check stores it not ready with the reason, unless `keepWhenNotReady` is false (then it is refused as well).
+ */
+export async function addConnection(deps: Deps, input: AddConnectionInput, opts: AddConnectionOptions = {}): Promise<ConnectionView> {
   if (!isPlatform(input.platform)) throw invalidField("platform", `must be one of ${CONNECTION_PLATFORMS.join(", ")}`);
   const account = await deps.store.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, input.accountId)).get();
   if (!account) throw notFound("account");
   const { endpoint, label, credentials } = prepare(deps, input);
+  const candidate = { platform: input.platform, endpoint, label, handle: credentials.handle };
+  const before = sameAccount(deps, await listConnections(deps, input.accountId), { ...candidate, checked: true });
+  if (before) throw alreadyConnected(input.platform, before);
   const id = newId();
+  const result = await connectorFor(input.platform).check(deps, { id, accountId: input.accountId, platform: input.platform, label, endpoint, credentials, session: null, meta: {} });
+  if (!result.ready && (result.notThisNetwork || opts.keepWhenNotReady === false)) throw checkRefused(input.platform, result);
   const now = deps.clock.now();
-  const credentialsSealed = sealJson(deps.instanceSecret, id, credentials);
-  await deps.store.write((tx) =>
-    tx
+  const finalLabel = result.label ?? label;
+  await deps.store.write(async (tx) => {
+    // Again inside the write, with the account row locked (PostgreSQL; SQLite has one writer), so two submits of the
+    // same form cannot both add it.
+    await forUpdate(deps.store.dialect, tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, input.accountId))).all();
+    const rows = await tx.select().from(connections).where(eq(connections.accountId, input.accountId)).all();
+    const twin = sameAccount(deps, rows, { ...candidate, label: finalLabel, checked: result.ready });
+    if (twin) throw alreadyConnected(input.platform, twin);
+    await tx
       .insert(connections)
       .values({
         id,
         accountId: input.accountId,
         platform: input.platform,
-        label,
+        label: finalLabel,
         endpoint,
-        credentialsSealed,
-        readyToPost: false,
-        blockedReason: "Not checked yet.",
+        credentialsSealed: sealJson(deps.instanceSecret, id, credentials),
+        sessionSealed: result.session ? sealJson(deps.instanceSecret, id, result.session) : null,
+        meta: JSON.stringify(result.meta ?? {}),
+        readyToPost: result.ready,
+        blockedReason: result.ready ? null : (result.blockedReason ?? "The connection needs attention."),
+        checkedAt: now,
         createdAt: now,
         updatedAt: now,
       })
-      .run(),
-  );
-  return checkConnection(deps, id);
+      .run();
+  });
+  const row = await getConnection(deps, input.accountId, id);
+  if (!row) throw notFound("connection");
+  return connectionView(row);
 }
 
 /**
- * Replaces a connection's credentials (and endpoint) in place and checks them at once. The connection keeps its
+ * Checks new credentials (and endpoint) for a connection, then stores them in place with the check's outcome. The connection keeps its
  * id, so posts already scheduled to it go out with the new credentials. The platform cannot change.
  */
 export async function replaceConnectionCredentials(deps: Deps, accountId: string, connectionId: string, input: AddConnectionInput): Promise<ConnectionView> {
@@ -123,23 +204,19 @@ export async function replaceConnectionCredentials(deps: Deps, accountId: string
   if (!row) throw notFound("connection");
   if (input.platform !== row.platform) throw invalidField("platform", `must stay ${row.platform}; add a new connection for another platform`);
   const { endpoint, label, credentials } = prepare(deps, input);
-  const credentialsSealed = sealJson(deps.instanceSecret, row.id, credentials);
-  await deps.store.write((tx) =>
+  const result = await connectorFor(row.platform).check(deps, { id: row.id, accountId, platform: row.platform, label, endpoint, credentials, session: null, meta: {} });
+  // An address that is not the network at all is refused and the old credentials stay; a failed check is stored.
+  if (!result.ready && result.notThisNetwork) throw checkRefused(row.platform, result);
+  const updated = await deps.store.write((tx) =>
     tx
       .update(connections)
-      .set({
-        endpoint,
-        label,
-        credentialsSealed,
-        sessionSealed: null,
-        readyToPost: false,
-        blockedReason: "Not checked yet.",
-        updatedAt: deps.clock.now(),
-      })
+      .set({ endpoint, label, credentialsSealed: sealJson(deps.instanceSecret, row.id, credentials), sessionSealed: null, updatedAt: deps.clock.now() })
       .where(eq(connections.id, row.id))
-      .run(),
+      .returning()
+      .get(),
   );
-  return checkConnection(deps, row.id);
+  if (!updated) throw notFound("connection");
+  return connectionView(await recordCheck(deps, updated, result));
 }
 
 /** Stores the outcome of a check. */

@@ -3,9 +3,8 @@ import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { authOf } from "../../http/request-context";
 import { scopePlugin } from "../../http/scope";
-import { isoAt } from "../../lib/clock";
 import { DEFAULT_LIMIT, creditSummarySchema, ledgerPageSchema, ledgerQuerySchema } from "./model";
-import { creditSummary, listLedger } from "./service";
+import { creditSummary, ledgerView } from "./service";
 
 /** The credits routes. */
 export function creditsModule(deps: Deps) {
@@ -18,13 +17,8 @@ export function creditsModule(deps: Deps) {
     })
     .get(
       "/api/v1/credits/ledger",
-      async ({ request, query }) => {
-        const page = await listLedger(deps, authOf(request).accountId, {
-          limit: query.limit ?? DEFAULT_LIMIT,
-          cursor: query.cursor ?? null,
-        });
-        return { entries: page.entries.map((e) => ({ ...e, createdAt: isoAt(e.createdAt) })), nextCursor: page.nextCursor };
-      },
+      ({ request, query }) =>
+        ledgerView(deps, authOf(request).accountId, { limit: query.limit ?? DEFAULT_LIMIT, cursor: query.cursor ?? null }),
       {
         scope: "read",
         query: ledgerQuerySchema,

@@ -16,6 +16,7 @@ import { accounts, creditHolds, creditLedger } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
+import { isoAt } from "../../lib/clock";
 import { LOW_CREDITS_THRESHOLD, recordEvent } from "../../store/events";
 import { decodeCursor, encodeCursor } from "./cursor";
 
@@ -234,6 +235,16 @@ export async function listLedger(
   const entries = rows.slice(0, page.limit);
   const last = entries[entries.length - 1];
   return { entries, nextCursor: rows.length > page.limit && last ? encodeCursor(last.id) : null };
+}
+
+/** One ledger page as the API answers it (GET /credits/ledger and the list_credit_ledger tool): timestamps as ISO text. */
+export async function ledgerView(
+  deps: Pick<Deps, "store">,
+  accountId: string,
+  page: { limit: number; cursor?: string | null },
+): Promise<{ entries: (Omit<LedgerEntry, "createdAt"> & { createdAt: string })[]; nextCursor: string | null }> {
+  const found = await listLedger(deps, accountId, page);
+  return { entries: found.entries.map((e) => ({ ...e, createdAt: isoAt(e.createdAt) })), nextCursor: found.nextCursor };
 }
 
 /** The state of one hold, for callers and tests that need to know whether it is still open. */

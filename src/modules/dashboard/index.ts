@@ -17,6 +17,7 @@ import { getInstance, getDisable, postCreateAccount, postGrantTo, postSetDisable
 import { getKeys, getRevoke, getRotate, postMint, postRevoke, postRotate } from "./pages/keys";
 import { getMembers, getRemoveMember, postAddMember, postRemoveMember, postSetRole } from "./pages/members";
 import { getOverview } from "./pages/overview";
+import { getSettings } from "./pages/settings";
 import { getConnectedApps, getRevokeApp, postRevokeApp } from "./pages/connected-apps";
 import { getCalendar, getCancel, getPostPage, postCancel, postReschedule, postRetry } from "./pages/calendar";
 import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postScheduleCreation } from "./pages/creations";
@@ -112,6 +113,7 @@ export function dashboardModule(deps: Deps) {
       { detail },
     )
     .get("/dashboard", view((s) => getOverview(ctx, s)), { detail })
+    .get("/dashboard/settings", view((s) => getSettings(s)), { detail })
     .post(
       "/dashboard/switch-account",
       action(async (s, form) => {

@@ -1,6 +1,6 @@
 /**
- * The image each scheduled post will carry (its snapshot's asset), for calendar thumbnails. Read only, filtered by
- * the session's account.
+ * What each scheduled post carries (its snapshot: the image for calendar thumbnails, the caption for its page). Read
+ * only, filtered by the session's account.
  */
 import { and, eq, inArray } from "drizzle-orm";
 import type { Deps } from "../../deps";
@@ -19,4 +19,14 @@ export async function postThumbnails(deps: Pick<Deps, "store">, accountId: strin
     .all();
   for (const r of rows) out.set(r.postId, `${MEDIA_PATH}/${r.assetId}.${r.ext}`);
   return out;
+}
+
+/** The caption a post carries (its snapshot, line breaks and all), or null for a post not in the account. */
+export async function postCaption(deps: Pick<Deps, "store">, accountId: string, postId: string): Promise<string | null> {
+  const row = await deps.store.db
+    .select({ caption: scheduledPosts.caption })
+    .from(scheduledPosts)
+    .where(and(eq(scheduledPosts.accountId, accountId), eq(scheduledPosts.id, postId)))
+    .get();
+  return row?.caption ?? null;
 }

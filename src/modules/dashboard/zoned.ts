@@ -136,8 +136,41 @@ export function monthTitle(date: string): string {
   return new Date(`${date}T12:00:00Z`).toLocaleDateString("en-GB", { month: "long", year: "numeric", timeZone: "UTC" });
 }
 
-/** The zone's short name at `ms` ("CET", "GMT+1"), for labels. */
+function shortName(ms: number, timeZone: string, locale: string): string | null {
+  const part = new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: "short" }).formatToParts(new Date(ms)).find((p) => p.type === "timeZoneName");
+  return part?.value ?? null;
+}
+
+/**
+ * The zone's short name at `ms`, for labels: a name people know where one exists ("CET" in Berlin, "EST" in New York:
+ * British English knows the first, American English the second), else the offset ("GMT+9").
+ */
 export function zoneAbbreviation(ms: number, timeZone: string): string {
-  const part = new Intl.DateTimeFormat("en-GB", { timeZone, timeZoneName: "short" }).formatToParts(new Date(ms)).find((p) => p.type === "timeZoneName");
-  return part?.value ?? timeZone;
+  const gb = shortName(ms, timeZone, "en-GB");
+  if (gb && !gb.startsWith("GMT") && !gb.startsWith("UTC")) return gb;
+  const us = shortName(ms, timeZone, "en-US");
+  if (us && !us.startsWith("GMT") && !us.startsWith("UTC")) return us;
+  return gb ?? us ?? timeZone;
+}
+
+/**
+ * The zone's short name over the days `first`…`last` (YYYY-MM-DD, as at noon each day), for a calendar heading:
+ * "EST", or "EDT, then EST from Sun 1 Nov" when the clocks change within those days.
+ */
+export function zoneNameOver(first: string, last: string, timeZone: string): string {
+  const at = (date: string) => zoneAbbreviation(zonedToUtc(date, "12:00", timeZone) ?? Date.parse(`${date}T12:00:00Z`), timeZone);
+  const start = at(first);
+  for (let d = first; d < last; ) {
+    const next = addDays(d, 1);
+    if (next === d) break;
+    const name = at(next);
+    if (name !== start) return `${start}, then ${name} from ${shortDate(next)}`;
+    d = next;
+  }
+  return start;
+}
+
+/** A zone's name for reading: "America/New York" for America/New_York. */
+export function zoneLabel(timeZone: string): string {
+  return timeZone.replace(/_/g, " ");
 }

@@ -9,7 +9,9 @@
  * 3. Size: a body over 1 MiB → 413 payload_too_large.
  * 4. Group: every `tools/call` in the body names a tool whose group the grant holds → else 403 insufficient_scope,
  *    nothing done.
- * 5. Rate: the grant's bucket, as each API key has its own → else 429 rate_limited with Retry-After.
+ * 5. Batches (batch.ts): refused on revisions that dropped them (2025-06-18 and later) with a JSON-RPC error.
+ * 6. Rate: the grant's bucket, as each API key has its own, one token per message (a batch costs its length) → else
+ *    429 rate_limited with Retry-After.
  *
  * The SDK then answers: tools/list, tools/call (tool-server.ts), the 2026 `server/discover` and the 2025 `initialize`.
  * The request's idle timeout is lifted, so a quiet SSE stream (a long generation) is not cut by Bun after 10 s.
@@ -23,6 +25,7 @@ import { AppError } from "../../lib/errors";
 import { readStreamCapped } from "../../lib/read-capped";
 import { bearerToken } from "../../auth/authenticate";
 import type { Scope } from "../../auth/scopes";
+import { batchRefusal } from "./batch";
 import { foreignOriginResponse, insufficientScopeResponse, unauthorizedResponse } from "./challenge";
 import { authenticateAccessToken, takeGrantRequest } from "../oauth/access-token";
 import type { McpPrincipal } from "./principal";
@@ -86,9 +89,9 @@ export function mcpEndpoint(deps: Deps): (request: Request) => Promise<Response>
   const ownOrigin = new URL(baseUrl).origin;
   const resource = new URL(`${baseUrl}${MCP_PATH}`);
   const handler = createMcpHandler(
-    ({ authInfo }) => {
+    ({ authInfo, era }) => {
       const { principal, calls } = (authInfo as PrincipalAuthInfo).extra;
-      return createToolServer(deps, principal, authInfo?.token ?? "", calls);
+      return createToolServer(deps, principal, authInfo?.token ?? "", calls, era);
     },
     {
       onerror: (error) => deps.log.debug("mcp request refused by the SDK", { error: error.message }),
@@ -125,9 +128,14 @@ export function mcpEndpoint(deps: Deps): (request: Request) => Promise<Response>
       if (parsedBody === undefined) forward = new Request(request.url, { method: "POST", headers: request.headers, body: text });
       const outside = toolOutsideGrant(parsedBody, principal.scopes);
       if (outside) return insufficientScopeResponse(baseUrl, outside.group, outside.tool);
+      if (Array.isArray(parsedBody)) {
+        const refused = batchRefusal(request.headers.get("mcp-protocol-version"), parsedBody.length, deps.config.rateLimitPerMinute);
+        if (refused) return refused;
+      }
     }
 
-    const wait = await takeGrantRequest(deps, principal.grantId);
+    const messages = Array.isArray(parsedBody) ? Math.max(1, parsedBody.length) : 1;
+    const wait = await takeGrantRequest(deps, principal.grantId, messages);
     if (wait > 0) {
       const limited = new AppError("rate_limited", `Too many requests for this connection; retry in ${wait} s.`, { retryAfterSeconds: wait });
       return appErrorResponse(limited, { "retry-after": String(wait) });

@@ -48,7 +48,11 @@ const MCP_RESPONSES = {
     },
   },
   202: { description: "A notification or response was accepted (nothing to answer)" },
-  400: { description: "Not a JSON-RPC message (parse error -32700)", content: { "application/json": { schema: jsonRpcError } } },
+  400: {
+    description:
+      "Not a JSON-RPC message (parse error -32700), or a batch the request may not send (-32600: MCP-Protocol-Version 2025-06-18 or later, or more messages than a minute's rate limit)",
+    content: { "application/json": { schema: jsonRpcError } },
+  },
   401: { description: "No OAuth access token, or not a valid one (API keys are refused here)", headers: challenge, content: { "application/json": { schema: bearerError } } },
   403: {
     description: "insufficient_scope (a tool outside the granted groups; nothing done), or a browser page on another origin",

@@ -1,15 +1,22 @@
 /**
- * Input schemas of the MCP tools (decisions.md §9), built from the REST routes' own models so both check the same
- * rules with the same words. Where REST takes a value in the path or the query string, the tool takes it as an
+ * Input schemas of the MCP tools (decisions.md §9, §10), built from the REST routes' own models so both check the
+ * same rules with the same words. Where REST takes a value in the path or the query string, the tool takes it as an
  * argument of the same name; `type` (only `social_post` exists) is left out of the tools, as §9's table has it.
+ *
+ * The resource a tool acts on is always `id`. Its other name (`creation_id`, `post_id`: what regenerate_creation and
+ * cancel_post once called it, and `<resource>_id` on every tool alike) is declared too, optional and `deprecated`
+ * (withFormerId), and tool-server.ts moves it to `id` before the check.
  */
 import type { TObject, TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
-import { ingestUrlBody, LIST_LIMIT_MAX as ASSET_LIST_LIMIT_MAX, listQuery as assetListQuery } from "../assets/model";
-import { generateBody, LIST_LIMIT_MAX as CREATION_LIST_LIMIT_MAX, regenerateBody } from "../creations/model";
-import { listQuery as postListQuery, postIdParams, scheduleBody } from "../schedule/model";
+import { assetIdParams, ingestUrlBody, LIST_LIMIT_MAX as ASSET_LIST_LIMIT_MAX, listQuery as assetListQuery } from "../assets/model";
+import { editBody, generateBody, idParams as creationIdParams, LIST_LIMIT_MAX as CREATION_LIST_LIMIT_MAX, regenerateBody } from "../creations/model";
+import { ledgerQuerySchema } from "../credits/model";
+import { listQuery as postListQuery, postIdParams, rescheduleBody, scheduleBody } from "../schedule/model";
 import { createSeedBody, listSeedsQuery, patchSeedBody, seedIdParams } from "../seeds/model";
+import { uploadLinkParams } from "../uploads/model";
 import { voicePatchSchema } from "../voice/model";
+import { createWebhookBody, webhookIdParams } from "../webhooks/model";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../http/idempotency";
 
 /** The argument that carries the REST `Idempotency-Key` on the tools that create. */
@@ -35,6 +42,14 @@ const limitOf = (max: number) =>
   t.Optional(t.Integer({ minimum: 1, maximum: max, error: `must be a whole number from 1 to ${max}`, description: "Page size, 50 by default." }));
 const cursor = t.Optional(t.String({ minLength: 1, maxLength: 512, description: "nextCursor of the previous page." }));
 
+/** `schema` plus `name`, the other name of its `id` argument: still accepted, never required, marked deprecated. */
+export function withFormerId<P extends TProperties>(schema: TObject<P>, name: string): TObject {
+  const { id, ...rest } = schema.properties as TProperties;
+  if (id === undefined) throw new Error(`${name}: the schema has no id argument`);
+  const former = t.Optional(t.String({ maxLength: 100, deprecated: true, description: "Another name of id, still accepted; send id." }));
+  return t.Object({ id, [name]: former, ...rest });
+}
+
 export const listSeedsInput = listSeedsQuery;
 export const getSeedInput = seedIdParams;
 export const createSeedInput = withIdempotencyKey(createSeedBody);
@@ -42,37 +57,37 @@ export const updateSeedInput = t.Object({ ...seedIdParams.properties, ...patchSe
 export const deleteSeedInput = seedIdParams;
 
 export const generateCreationInput = withIdempotencyKey(t.Omit(generateBody, ["type"]));
-export const regenerateCreationInput = withIdempotencyKey(t.Omit(regenerateBody, ["type"]));
+const { creation_id: regeneratedCreation, type: _type, ...regenerateRest } = regenerateBody.properties;
+export const regenerateCreationInput = withIdempotencyKey(
+  t.Object({ id: regeneratedCreation, ...regenerateRest }),
+);
 export const listCreationsInput = t.Object({
   seed_id: t.Optional(t.String({ maxLength: 100, description: "Only the creations of this seed." })),
   limit: limitOf(CREATION_LIST_LIMIT_MAX),
   cursor,
 });
 export const getCreationInput = t.Object({ id: t.String({ maxLength: 100 }) });
+export const updateCreationInput = t.Object({ ...creationIdParams.properties, ...editBody.properties });
+export const deleteCreationInput = creationIdParams;
 
 export const ingestImageInput = withIdempotencyKey(ingestUrlBody);
 export const createUploadLinkInput = withIdempotencyKey(nothing);
 export const listAssetsInput = t.Object({ limit: limitOf(ASSET_LIST_LIMIT_MAX), cursor: assetListQuery.properties.cursor });
+export const deleteAssetInput = assetIdParams;
+export const getUploadLinkInput = uploadLinkParams;
 
 export const listTargetsInput = nothing;
 export const schedulePostInput = withIdempotencyKey(t.Omit(scheduleBody, ["type"]));
 export const listPostsInput = postListQuery;
 export const getPostInput = postIdParams;
-export const cancelPostInput = t.Object({ post_id: postIdParams.properties.id });
+export const reschedulePostInput = t.Object({ ...postIdParams.properties, ...rescheduleBody.properties });
+export const cancelPostInput = postIdParams;
 
 export const getCreditsInput = nothing;
+export const listCreditLedgerInput = ledgerQuerySchema;
 export const getVoiceInput = nothing;
 export const setVoiceInput = voicePatchSchema;
 
-/**
- * The REST error envelope (decisions.md §1) as a tool's structuredContent on a refusal. Each tool's output schema is
- * its REST answer OR this, because 2025-era clients (the v1 SDK among them) check an isError result's
- * structuredContent against the output schema too.
- */
-export const errorEnvelopeSchema = t.Object(
-  {
-    error: t.String({ description: "Stable error code, e.g. not_found, insufficient_credits, invalid_request." }),
-    message: t.String({ description: "One sentence for a person." }),
-  },
-  { additionalProperties: true, description: "A refusal (isError: true): the REST error envelope, with its extra fields." },
-);
+export const createWebhookInput = withIdempotencyKey(createWebhookBody);
+export const listWebhooksInput = nothing;
+export const deleteWebhookInput = webhookIdParams;

@@ -14,6 +14,7 @@ import {
   replayedAnswerText,
   requestFingerprint,
   sealedReplayRefusal,
+  storableBody,
   storedAnswerText,
 } from "../../http/idempotency";
 import { JSON_HEADERS } from "../../http/error-response";
@@ -37,11 +38,12 @@ export function toolRoute(name: string): string {
  * Runs `call` under `key` for `accountId` and tool `name`; `args` (without the key) is what is fingerprinted. Claim
  * refusals (422, 409) throw AppError like the REST pipeline answers them. `bearer` is the caller's access token: an
  * answer that holds a credential (create_upload_link's upload URL) is stored sealed under it, never in clear, so only
- * a call with the same token can replay it (after the token is renewed, a replay is refused: use a new key).
+ * a call with the same token can replay it (after the token is renewed, a replay is refused: use a new key). The
+ * `withheld` top-level fields (a secret shown once) are stored as null, as the REST route withholds them.
  */
 export async function runIdempotent(
   deps: Pick<Deps, "store" | "clock">,
-  scope: { accountId: string; tool: string; key: string; bearer: string },
+  scope: { accountId: string; tool: string; key: string; bearer: string; withheld?: readonly string[] },
   args: unknown,
   call: () => Promise<ToolAnswer>,
 ): Promise<ToolAnswer> {
@@ -65,7 +67,7 @@ export async function runIdempotent(
     await completeIdempotencyKey(deps, where, claim.lease, {
       status: answer.status,
       contentType: JSON_HEADERS["content-type"],
-      body: storedAnswerText(scope.bearer, where, JSON.stringify(answer.body)),
+      body: storedAnswerText(scope.bearer, where, storableBody(JSON.stringify(answer.body), scope.withheld)),
     });
   }
   return answer;

@@ -3,13 +3,16 @@
  * Standard Schema that can also produce JSON Schema, so this wraps one in that interface.
  *
  * Arguments are validated here, by the same compiled validator Elysia builds for the REST route's body (defaults
- * filled, unknown fields dropped, the same `error` texts), and a refusal is the REST `invalid_request` envelope. The
- * SDK's own input check is therefore a pass-through: it would answer a bare text instead of the envelope.
+ * filled, unknown fields dropped, the same `error` texts, lone surrogates refused by name as json-body.ts does), and a
+ * refusal is the REST `invalid_request` envelope. The SDK's own input check is therefore a pass-through: it would
+ * answer a bare text instead of the envelope.
  */
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { type Static, type TSchema, ValidationError, getSchemaValidator } from "elysia";
 import { Value } from "@sinclair/typebox/value";
 import { validationToAppError } from "../../http/error-response";
+import { invalidField } from "../../lib/errors";
+import { loneSurrogateField } from "../../lib/unicode-text";
 
 /** Elysia's string branch of `t.Integer`/`t.Numeric` (numeric text, for query strings): not part of a JSON argument. */
 function isNumericTextBranch(value: unknown): boolean {
@@ -33,8 +36,9 @@ function plainNode(value: unknown): unknown {
     const rest = node.anyOf.filter((branch) => !isNumericTextBranch(branch));
     delete node.anyOf;
     delete node.default;
-    if (rest.length === 1) Object.assign(node, rest[0]);
-    else node.anyOf = rest;
+    // The one branch left takes the node's place, and is cleaned like it (its `error` text included).
+    if (rest.length === 1) return plainNode({ ...node, ...(rest[0] as Record<string, unknown>) });
+    node.anyOf = rest;
   }
   for (const [key, child] of Object.entries(node)) node[key] = plainNode(child);
   return node;
@@ -45,9 +49,12 @@ export function advertisedJsonSchema(schema: TSchema): Record<string, unknown> {
   return plainNode(JSON.parse(JSON.stringify(schema))) as Record<string, unknown>;
 }
 
-/** `schema` as a Standard Schema the SDK accepts; `validate` is the identity (see the file comment). */
-export function standardSchemaOf<T extends TSchema>(schema: T): StandardSchemaWithJSON<Static<T>, Static<T>> {
-  const json = advertisedJsonSchema(schema);
+/**
+ * `schema` as a Standard Schema the SDK accepts; `validate` is the identity (see the file comment). `closed`: the
+ * object takes no property it does not declare (`additionalProperties: false`, what the argument check enforces).
+ */
+export function standardSchemaOf<T extends TSchema>(schema: T, options: { closed?: boolean } = {}): StandardSchemaWithJSON<Static<T>, Static<T>> {
+  const json = options.closed ? { ...advertisedJsonSchema(schema), additionalProperties: false } : advertisedJsonSchema(schema);
   return {
     "~standard": {
       version: 1,
@@ -72,6 +79,8 @@ export function argumentCheck<T extends TSchema>(schema: T): ArgumentCheck<T> {
   const defaults = validator.hasDefault ? (Value.Default(schema, {}) as Record<string, unknown>) : null;
   return {
     parse(value) {
+      const unpaired = loneSurrogateField(value);
+      if (unpaired) throw invalidField(unpaired.field, unpaired.problem);
       const given = value !== null && typeof value === "object" && !Array.isArray(value) ? value : {};
       let args: unknown = defaults ? Object.assign(structuredClone(defaults), given) : { ...given };
       if (validator.Clean) args = validator.Clean(args);

@@ -1,26 +1,31 @@
 /**
- * The MCP tools, one per row of decisions.md §9's table. Each calls the same service the REST route calls and answers
- * the same JSON; nothing here decides a rule. `status` is the REST success status (what an idempotent replay stores).
+ * The MCP tools: one for every REST operation an API key can call (decisions.md §9's table and §10), each naming its
+ * REST twin in `rest`. Each calls the same service the REST route calls, under the same group, and answers the same
+ * JSON; nothing here decides a rule. `status` is the REST success status (what an idempotent replay stores).
  */
 import type { Static, TSchema } from "elysia";
 import type { ToolAnnotations } from "@modelcontextprotocol/server";
 import type { Deps } from "../../deps";
 import { ingestFromUrl } from "../assets/ingest";
 import { ingestUrlResponse, listResponse as assetListResponse } from "../assets/model";
-import { assetToApi, listAssets } from "../assets/service";
+import { assetToApi, deleteAsset, listAssets } from "../assets/service";
 import type { Scope } from "../../auth/scopes";
-import { creationListResponse, creationResponse, creationWithChargeResponse } from "../creations/model";
+import { deleteResponse as assetDeletedResponse } from "../assets/model";
+import { creationDeletedResponse, creationListResponse, creationResponse, creationWithChargeResponse } from "../creations/model";
+import { deleteCreation, editCreation } from "../creations/edit";
 import { generateCreation, getCreation, listCreations, regenerateCreation } from "../creations/service";
-import { creditSummarySchema } from "../credits/model";
-import { creditSummary } from "../credits/service";
+import { creditSummarySchema, DEFAULT_LIMIT as LEDGER_LIMIT_DEFAULT, ledgerPageSchema } from "../credits/model";
+import { creditSummary, ledgerView } from "../credits/service";
 import { cancelResponse, listResponse as postListResponse, postResponse, targetsResponse } from "../schedule/model";
-import { cancelPost, getPost, listPosts, listTargets, schedulePost } from "../schedule/service";
+import { cancelPost, getPost, listPosts, listTargets, reschedulePost, schedulePost } from "../schedule/service";
 import { LIST_LIMIT_DEFAULT as SEED_LIST_LIMIT_DEFAULT, seedDeletedResponse, seedListResponse, seedResponse } from "../seeds/model";
 import { createSeed, deleteSeed, getOwnedSeed, listSeeds, patchSeed, seedView } from "../seeds/service";
-import { uploadLinkResponse } from "../uploads/model";
-import { createUploadLink } from "../uploads/service";
+import { uploadLinkResponse, uploadLinkStatusResponse } from "../uploads/model";
+import { createUploadLink, getUploadLinkStatus } from "../uploads/service";
 import { voiceSchema } from "../voice/model";
 import { getVoice, putVoice } from "../voice/service";
+import { createWebhookResponse, webhookDeletedResponse, webhookListResponse } from "../webhooks/model";
+import { createWebhook, deleteWebhook, listWebhooks } from "../webhooks/service";
 import * as input from "./model";
 import type { McpPrincipal } from "./principal";
 
@@ -30,6 +35,12 @@ export interface ToolDefinition<I extends TSchema = TSchema, O extends TSchema =
   title: string;
   description: string;
   group: Scope;
+  /** The REST twin as the route table names it: `PATCH /api/v1/schedule/:id`. */
+  rest: string;
+  /** The input's `id` argument also goes by this name (declared deprecated; tool-server.ts moves it to `id`). */
+  formerId?: string;
+  /** Top-level answer fields a replay of the same idempotency_key answers as null (a secret shown once). */
+  withheldOnReplay?: readonly string[];
   input: I;
   output: O;
   annotations: ToolAnnotations;
@@ -76,6 +87,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "List the account's seeds (ideas and source texts posts are made from): newest first, or best matches first with `search` (whole words and word prefixes of title, content and category). Needs the Read access group.",
     group: "read",
+    rest: "GET /api/v1/seeds",
     input: input.listSeedsInput,
     output: seedListResponse,
     annotations: READ,
@@ -96,6 +108,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "Get a seed",
     description: "One seed by id. Needs the Read access group.",
     group: "read",
+    rest: "GET /api/v1/seeds/:id",
+    formerId: "seed_id",
     input: input.getSeedInput,
     output: seedResponse,
     annotations: READ,
@@ -110,6 +124,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "Save a seed: a title and the content posts will be made from, optionally a category and an image (an asset id from the library, or an image URL that is stored, not fetched). Free. Needs the Content creation group.",
     group: "create",
+    rest: "POST /api/v1/seeds",
     input: input.createSeedInput,
     output: seedResponse,
     annotations: ADD,
@@ -124,6 +139,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "Change a seed's fields; fields left out keep their value, null clears category, image_asset_id and image_url. Needs the Content creation group.",
     group: "create",
+    rest: "PATCH /api/v1/seeds/:id",
+    formerId: "seed_id",
     input: input.updateSeedInput,
     output: seedResponse,
     annotations: SET,
@@ -137,6 +154,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "Delete a seed",
     description: "Delete a seed for good. Creations made from it stay. Needs the Content creation group.",
     group: "create",
+    rest: "DELETE /api/v1/seeds/:id",
+    formerId: "seed_id",
     input: input.deleteSeedInput,
     output: seedDeletedResponse,
     annotations: REMOVE,
@@ -154,6 +173,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "Write a social post (caption, alt text, optional image) from a seed, in the account's brand voice. Costs credits (5 by default, with or without an image). Image: image_asset_id; else a generated card when include_visual; else the seed's image; else none. Needs the Content creation group.",
     group: "create",
+    rest: "POST /api/v1/creations/generate",
     input: input.generateCreationInput,
     output: creationWithChargeResponse,
     annotations: ADD,
@@ -169,12 +189,17 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "Rewrite a creation's caption, image or both, in place, optionally following change_instructions (\"shorter\", \"more formal\"…). Costs credits (caption 1, image 4, both 4 by default); a failure changes nothing and charges nothing. Needs the Content creation group.",
     group: "create",
+    rest: "POST /api/v1/creations/regenerate",
+    formerId: "creation_id",
     input: input.regenerateCreationInput,
     output: creationWithChargeResponse,
     annotations: ADD,
     creates: true,
     status: 200,
-    run: (deps, who, args) => regenerateCreation(deps, who.accountId, withoutKey(args)),
+    run: (deps, who, args) => {
+      const { id, ...rest } = withoutKey(args);
+      return regenerateCreation(deps, who.accountId, { creation_id: id, ...rest });
+    },
     summary: (a) => `Regenerated ${a.creation.id} (${plural(a.creditsCharged, "credit")} charged): “${a.creation.body.caption}”.`,
   }),
   tool({
@@ -182,6 +207,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "List creations",
     description: "List the account's generated posts, newest first; seed_id keeps those of one seed. Needs the Read access group.",
     group: "read",
+    rest: "GET /api/v1/creations",
     input: input.listCreationsInput,
     output: creationListResponse,
     annotations: READ,
@@ -200,6 +226,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "Get a creation",
     description: "One generated post by id: caption, alt text, image and preview URL. Needs the Read access group.",
     group: "read",
+    rest: "GET /api/v1/creations/:id",
+    formerId: "creation_id",
     input: input.getCreationInput,
     output: creationResponse,
     annotations: READ,
@@ -209,11 +237,44 @@ export const TOOLS: readonly ToolDefinition[] = [
     summary: (a) => `Creation ${a.creation.id}: “${a.creation.body.caption}”.`,
   }),
   tool({
+    name: "update_creation",
+    title: "Edit a post",
+    description:
+      "Edit a creation's caption and/or alt text by hand (fix a typo): the caption must not be empty and stays within the limit of generated ones; alt text only on a creation with an image. The image never changes, and posts already scheduled keep what they were scheduled with. Free. Needs the Content creation group.",
+    group: "create",
+    rest: "PATCH /api/v1/creations/:id",
+    formerId: "creation_id",
+    input: input.updateCreationInput,
+    output: creationResponse,
+    annotations: SET,
+    creates: false,
+    status: 200,
+    run: async (deps, who, { id, ...edit }) => ({ creation: await editCreation(deps, who.accountId, id, edit) }),
+    summary: (a) => `Edited ${a.creation.id}: “${a.creation.body.caption}”.`,
+  }),
+  tool({
+    name: "delete_creation",
+    title: "Delete a post",
+    description:
+      "Delete a creation for good; its image stays in the library. Refused (creation_in_use) while a scheduled post made from it has not gone out; posts keep their own copy. Needs the Content creation group.",
+    group: "create",
+    rest: "DELETE /api/v1/creations/:id",
+    formerId: "creation_id",
+    input: input.deleteCreationInput,
+    output: creationDeletedResponse,
+    annotations: REMOVE,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => deleteCreation(deps, who.accountId, args.id),
+    summary: (a) => `Deleted creation ${a.id}.`,
+  }),
+  tool({
     name: "ingest_image",
     title: "Add an image from a URL",
     description:
       "Fetch a public https image (PNG, JPEG, GIF or WebP) into the account's library, under every SSRF rule; a refusal names its reason (https_required, host_not_public, unsupported_type, image_too_large…). Free. Needs the Content creation group.",
     group: "create",
+    rest: "POST /api/v1/assets/ingest-url",
     input: input.ingestImageInput,
     output: ingestUrlResponse,
     annotations: { ...ADD, openWorldHint: true },
@@ -231,6 +292,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "Mint a single-use browser upload link (valid 15 minutes) a person can open to add one image from their device to the library. Treat the link as a credential. Free. Needs the Content creation group.",
     group: "create",
+    rest: "POST /api/v1/assets/upload-link",
     input: input.createUploadLinkInput,
     output: uploadLinkResponse,
     annotations: ADD,
@@ -245,6 +307,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "List images",
     description: "List the account's image library, newest first. Needs the Read access group.",
     group: "read",
+    rest: "GET /api/v1/assets",
     input: input.listAssetsInput,
     output: assetListResponse,
     annotations: READ,
@@ -257,11 +320,45 @@ export const TOOLS: readonly ToolDefinition[] = [
     summary: (a) => `${plural(a.assets.length, "image")}.${more(a.nextCursor)}`,
   }),
   tool({
+    name: "delete_asset",
+    title: "Delete an image",
+    description:
+      "Delete an image from the library for good. Refused (asset_in_use) while a seed, creation or pending post uses it. Needs the Content creation group.",
+    group: "create",
+    rest: "DELETE /api/v1/assets/:id",
+    formerId: "asset_id",
+    input: input.deleteAssetInput,
+    output: assetDeletedResponse,
+    annotations: REMOVE,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => deleteAsset(deps, who.accountId, args.id),
+    summary: (a) => `Deleted image ${a.id}.`,
+  }),
+  tool({
+    name: "get_upload_link",
+    title: "Check an upload link",
+    description:
+      "Whether an upload link (from create_upload_link) is still valid, was used (then assetId is the image it added) or expired. Needs the Read access group.",
+    group: "read",
+    rest: "GET /api/v1/assets/upload-links/:id",
+    formerId: "upload_link_id",
+    input: input.getUploadLinkInput,
+    output: uploadLinkStatusResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => getUploadLinkStatus(deps, who.accountId, args.id),
+    summary: (a) =>
+      a.status === "used" ? `Upload link ${a.id} was used: image ${a.assetId}.` : `Upload link ${a.id} is ${a.status} (expires ${a.expiresAt}).`,
+  }),
+  tool({
     name: "list_targets",
     title: "List publishing targets",
     description:
       "List the connected accounts (Bluesky, Mastodon, webhooks) posts can be scheduled to, with whether each is ready; connections are managed by a person at manageUrl. Needs the Read access group.",
     group: "read",
+    rest: "GET /api/v1/schedule/targets",
     input: input.listTargetsInput,
     output: targetsResponse,
     annotations: READ,
@@ -279,6 +376,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "Schedule a creation to one or more connected accounts (a platform name or an accountId from list_targets) at scheduled_time, an ISO 8601 UTC timestamp at least 5 minutes ahead. Free. Needs the Scheduling group.",
     group: "schedule",
+    rest: "POST /api/v1/schedule",
     input: input.schedulePostInput,
     output: postResponse,
     annotations: { ...ADD, openWorldHint: true },
@@ -295,6 +393,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "List scheduled posts, newest first; from/to bound scheduledTime, status filters (scheduled, publishing, published, partially_failed, failed). Needs the Read access group.",
     group: "read",
+    rest: "GET /api/v1/schedule/posts",
     input: input.listPostsInput,
     output: postListResponse,
     annotations: READ,
@@ -308,6 +407,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "Get a scheduled post",
     description: "One scheduled post with the state of each target. Needs the Read access group.",
     group: "read",
+    rest: "GET /api/v1/schedule/posts/:id",
+    formerId: "post_id",
     input: input.getPostInput,
     output: postResponse,
     annotations: READ,
@@ -317,17 +418,40 @@ export const TOOLS: readonly ToolDefinition[] = [
     summary: (a) => `Post ${a.post.id} is ${a.post.status} for ${a.post.scheduledTime}.`,
   }),
   tool({
+    name: "reschedule_post",
+    title: "Reschedule a post",
+    description:
+      "Move a scheduled post that has not started publishing to another scheduled_time (ISO 8601, at least 5 minutes ahead) and/or other targets (platform names or accountIds from list_targets), under the same rules as schedule_post. Refused with already_published once it went out, not_reschedulable while it is publishing. Free. Needs the Scheduling group.",
+    group: "schedule",
+    rest: "PATCH /api/v1/schedule/:id",
+    formerId: "post_id",
+    input: input.reschedulePostInput,
+    output: postResponse,
+    annotations: { ...SET, openWorldHint: true },
+    creates: false,
+    status: 200,
+    run: (deps, who, args) =>
+      reschedulePost(deps, who.accountId, args.id, {
+        ...(args.scheduled_time !== undefined ? { scheduledTime: args.scheduled_time } : {}),
+        ...(args.targets !== undefined ? { targets: args.targets } : {}),
+      }),
+    summary: (a) =>
+      `Post ${a.post.id} is ${a.post.status} for ${a.post.scheduledTime} to ${a.post.targets.map((x) => `${x.label} (${x.status})`).join(", ")}.`,
+  }),
+  tool({
     name: "cancel_post",
     title: "Cancel a scheduled post",
     description:
       "Withdraw a scheduled post from every target and remove it. A published post cannot be cancelled. Needs the Scheduling group.",
     group: "schedule",
+    rest: "DELETE /api/v1/schedule/:id",
+    formerId: "post_id",
     input: input.cancelPostInput,
     output: cancelResponse,
     annotations: REMOVE,
     creates: false,
     status: 200,
-    run: (deps, who, args) => cancelPost(deps, who.accountId, args.post_id),
+    run: (deps, who, args) => cancelPost(deps, who.accountId, args.id),
     summary: (a) => `Cancelled post ${a.id}${a.providerPostWithdrawn ? " and withdrew it from its provider" : ""}.`,
   }),
   tool({
@@ -335,6 +459,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "Get credits",
     description: "The account's spendable and reserved credits. Needs the Read access group.",
     group: "read",
+    rest: "GET /api/v1/credits",
     input: input.getCreditsInput,
     output: creditSummarySchema,
     annotations: READ,
@@ -344,10 +469,26 @@ export const TOOLS: readonly ToolDefinition[] = [
     summary: (a) => `${plural(a.balance, "credit")} available, ${a.reserved} reserved.`,
   }),
   tool({
+    name: "list_credit_ledger",
+    title: "List credit movements",
+    description:
+      "The account's credit movements, newest first: grant, reserve (work started), capture (spent), release (given back), each with the balance after it. Needs the Read access group.",
+    group: "read",
+    rest: "GET /api/v1/credits/ledger",
+    input: input.listCreditLedgerInput,
+    output: ledgerPageSchema,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => ledgerView(deps, who.accountId, { limit: args.limit ?? LEDGER_LIMIT_DEFAULT, cursor: args.cursor ?? null }),
+    summary: (a) => `${plural(a.entries.length, "movement")}${a.entries[0] ? `; balance after the latest: ${a.entries[0].balanceAfter}` : ""}.${more(a.nextCursor)}`,
+  }),
+  tool({
     name: "get_voice",
     title: "Get the brand voice",
     description: "The brand voice every generated post follows: tone, audience, language, emoji, hashtags, banned words, signature. Needs the Brand voice group.",
     group: "voice",
+    rest: "GET /api/v1/voice",
     input: input.getVoiceInput,
     output: voiceSchema,
     annotations: READ,
@@ -362,6 +503,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "Save the brand voice; fields left out keep their value. Hashtags are stored with a leading #; duplicates are dropped. Needs the Brand voice group.",
     group: "voice",
+    rest: "PUT /api/v1/voice",
     input: input.setVoiceInput,
     output: voiceSchema,
     annotations: SET,
@@ -369,6 +511,52 @@ export const TOOLS: readonly ToolDefinition[] = [
     status: 200,
     run: (deps, who, args) => putVoice(deps, who.accountId, args),
     summary: (a) => `Saved: tone “${a.tone}”, language ${a.language}, emoji ${a.emoji}.`,
+  }),
+  tool({
+    name: "create_webhook",
+    title: "Register an event webhook",
+    description:
+      "Register an https URL to be told of events: post.published, post.failed, post.partially_failed, post.cancelled, creation.generated, credits.low. The answer holds the signing secret, shown this once (a replay of the same idempotency_key answers secret null). Free. Needs the Scheduling group.",
+    group: "schedule",
+    rest: "POST /api/v1/webhooks",
+    input: input.createWebhookInput,
+    output: createWebhookResponse,
+    annotations: { ...ADD, openWorldHint: true },
+    creates: true,
+    status: 201,
+    withheldOnReplay: ["secret"],
+    run: (deps, who, args) => createWebhook(deps, who.accountId, withoutKey(args)),
+    summary: (a) =>
+      `Registered webhook ${a.webhook.id} for ${a.webhook.events.join(", ")} at ${a.webhook.url}.${a.secret === null ? " (Replayed: the secret is shown only once.)" : " Keep the secret: it is not shown again."}`,
+  }),
+  tool({
+    name: "list_webhooks",
+    title: "List event webhooks",
+    description: "The account's event webhooks, newest first (their secrets are never shown again). Needs the Read access group.",
+    group: "read",
+    rest: "GET /api/v1/webhooks",
+    input: input.listWebhooksInput,
+    output: webhookListResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who) => listWebhooks(deps, who.accountId),
+    summary: (a) => `${plural(a.webhooks.length, "webhook")}${a.webhooks.length ? `: ${a.webhooks.map((w) => w.url).join(", ")}` : ""}.`,
+  }),
+  tool({
+    name: "delete_webhook",
+    title: "Delete an event webhook",
+    description: "Delete an event webhook; nothing is delivered to it afterwards. Needs the Scheduling group.",
+    group: "schedule",
+    rest: "DELETE /api/v1/webhooks/:id",
+    formerId: "webhook_id",
+    input: input.deleteWebhookInput,
+    output: webhookDeletedResponse,
+    annotations: REMOVE,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => deleteWebhook(deps, who.accountId, args.id),
+    summary: (a) => `Deleted webhook ${a.id}.`,
   }),
 ];
 

@@ -107,15 +107,15 @@ function touchGrant(deps: Pick<Deps, "store" | "log">, grantId: string, now: num
 const limiters = new WeakMap<Store, Limiter>();
 
 /**
- * Takes one request from a grant's budget (RATE_LIMIT_PER_MINUTE, the same as a key's; shared by every replica in
- * PostgreSQL mode, http/rate-limit.ts). Resolves to 0 when allowed, else the seconds to wait (answer 429
- * `rate_limited` with Retry-After).
+ * Takes `messages` requests (a JSON-RPC batch counts each of its messages) from a grant's budget
+ * (RATE_LIMIT_PER_MINUTE, the same as a key's; shared by every replica in PostgreSQL mode, http/rate-limit.ts), all or
+ * none. Resolves to 0 when allowed, else the seconds to wait (answer 429 `rate_limited` with Retry-After).
  */
-export async function takeGrantRequest(deps: Pick<Deps, "store" | "clock" | "config">, grantId: string): Promise<number> {
+export async function takeGrantRequest(deps: Pick<Deps, "store" | "clock" | "config">, grantId: string, messages = 1): Promise<number> {
   let limiter = limiters.get(deps.store);
   if (!limiter) {
     limiter = createRateLimiter(deps, "grant", deps.config.rateLimitPerMinute);
     limiters.set(deps.store, limiter);
   }
-  return limiter.take(grantId);
+  return limiter.take(grantId, messages);
 }

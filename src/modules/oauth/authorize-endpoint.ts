@@ -1,16 +1,18 @@
 /**
  * GET and POST /oauth/authorize: validate the request (authorize-request.ts), make sure a person is signed in to the
  * dashboard (else the login page, which returns here), show the consent page, and on Allow redirect to the client
- * with a code, `state` and `iss`; on Deny with error=access_denied. The POST carries the dashboard session's CSRF
+ * with a code, `state` and `iss`; on Deny with error=access_denied. Any error before that is a page, never a redirect. The POST carries the dashboard session's CSRF
  * token and re-validates everything, so nothing about the request is trusted from the form but the person's choice.
  */
 import type { Deps } from "../../deps";
+import { clientAddress } from "../../http/client-address";
 import { ROLE_SCOPES, type Scope, isScope } from "../../auth/scopes";
 import { type DashboardCtx, postSession } from "../../web/guard";
 import { type Form, CSP, cookieNames, field, fields, htmlResponse, readCookies, redirect, setCookie } from "../../web/http";
 import type { Html } from "../../lib/html";
 import { type Membership, type SessionContext, resolveSession } from "../../web/session";
 import { type AuthorizationRequest, type RequestParams, errorRedirect, readParams, validateAuthorization, withQuery } from "./authorize-request";
+import { storeFetchedClient } from "./client-metadata";
 import { issueCode } from "./codes";
 import { authorizeErrorPage, consentPage } from "./consent-page";
 
@@ -40,8 +42,10 @@ function consentResponse(page: Html, redirectUri: string, status = 200): Respons
   return response;
 }
 
-function pageError(status: number, message: string): Response {
-  return htmlResponse(authorizeErrorPage(message), status);
+function pageError(status: number, message: string, retryAfterSeconds?: number): Response {
+  const response = htmlResponse(authorizeErrorPage(message), status);
+  if (retryAfterSeconds !== undefined) response.headers.set("retry-after", String(retryAfterSeconds));
+  return response;
 }
 
 function noAccount(): Response {
@@ -63,9 +67,8 @@ function initialGroups(request: AuthorizationRequest, account: Membership): Scop
 export async function getAuthorize(ctx: DashboardCtx, request: Request): Promise<Response> {
   const deps = ctx.deps;
   const search = new URL(request.url).searchParams;
-  const validated = await validateAuthorization(deps, readParams(search));
-  if (validated.kind === "page") return pageError(validated.status, validated.message);
-  if (validated.kind === "redirect") return redirect(validated.location);
+  const validated = await validateAuthorization(deps, readParams(search), clientAddress(deps.config, request));
+  if (validated.kind === "page") return pageError(validated.status, validated.message, validated.retryAfterSeconds);
   const authz = validated.request;
 
   const names = cookieNames(deps.config);
@@ -88,9 +91,8 @@ export async function postAuthorize(ctx: DashboardCtx, request: Request, form: F
   const deps: Deps = ctx.deps;
   const s = await postSession(ctx, request, form);
   if (s instanceof Response) return s;
-  const validated = await validateAuthorization(deps, readParams((name) => fields(form, name)));
-  if (validated.kind === "page") return pageError(validated.status, validated.message);
-  if (validated.kind === "redirect") return redirect(validated.location);
+  const validated = await validateAuthorization(deps, readParams((name) => fields(form, name)), clientAddress(deps.config, request));
+  if (validated.kind === "page") return pageError(validated.status, validated.message, validated.retryAfterSeconds);
   const authz = validated.request;
   if (s.memberships.length === 0) return noAccount();
   const account = s.memberships.find((m) => m.accountId === field(form, "account"));
@@ -107,6 +109,8 @@ export async function postAuthorize(ctx: DashboardCtx, request: Request, form: F
     ]);
     return consentResponse(page, authz.redirectUri, 400);
   }
+  // A metadata document's client is stored only now that the person allowed it (nothing anonymous ever stores one).
+  if (authz.fetched) await storeFetchedClient(deps, authz.fetched);
   const code = await issueCode(deps, {
     clientId: authz.client.id,
     accountId: account.accountId,

@@ -1,12 +1,14 @@
 /**
  * Validating an authorization request (OAuth 2.1 §4.1.1, RFC 7636, RFC 8707, decisions.md §9). The client and its
- * redirect URI are checked first: while either is in doubt the answer is an error page and nothing is redirected
- * (OAuth 2.1 §4.1.2.1). Once the redirect URI is known good, every other problem goes back to the client as an error
- * redirect carrying `state` and `iss` (RFC 9207).
+ * redirect URI are checked first. Every problem found before the person has seen the consent page is answered with
+ * an error page, never a redirect: every client here registered itself (RFC 7591) or is a metadata document anyone can
+ * publish, so its redirect URI proves nothing, and redirecting errors to it would make this endpoint an open
+ * redirector (RFC 9700 §4.11.2). Only the person's own decision (Deny) goes back to the client, with `state` and `iss`
+ * (RFC 9207).
  */
 import type { Deps } from "../../deps";
 import { type Scope, SCOPES, isScope } from "../../auth/scopes";
-import { ClientResolutionError, resolveClient } from "./client-metadata";
+import { ClientResolutionError, type FetchedDocument, resolveClient } from "./client-metadata";
 import type { OAuthClient } from "./clients";
 import { mcpResource } from "./service";
 
@@ -35,13 +37,14 @@ export interface AuthorizationRequest {
   requested: Scope[] | null;
   resource: string | null;
   params: RequestParams;
+  /** A metadata document fetched for this request, stored once the person allows; null when the client is stored. */
+  fetched: FetchedDocument | null;
 }
 
-/** The outcome of validation. */
+/** The outcome of validation: the request, or the error page to show (with Retry-After when rate-limited). */
 export type Validated =
   | { kind: "ok"; request: AuthorizationRequest }
-  | { kind: "page"; status: number; message: string }
-  | { kind: "redirect"; location: string };
+  | { kind: "page"; status: number; message: string; retryAfterSeconds?: number };
 
 /** `redirectUri` with `params` appended to its query (an existing query is kept). */
 export function withQuery(redirectUri: string, params: Record<string, string | null>): string {
@@ -67,19 +70,21 @@ export function readParams(source: URLSearchParams | ((name: string) => string[]
   return out;
 }
 
-/** Validates an authorization request. */
-export async function validateAuthorization(deps: Deps, params: RequestParams | "repeated"): Promise<Validated> {
+/** Validates an authorization request; `address` is the client address (metadata documents are fetched per address). */
+export async function validateAuthorization(deps: Deps, params: RequestParams | "repeated", address: string): Promise<Validated> {
   if (params === "repeated") return { kind: "page", status: 400, message: "A parameter of the request was sent more than once." };
   const clientId = params.client_id;
   if (!clientId) return { kind: "page", status: 400, message: "The app did not say who it is (client_id is missing)." };
-  let client: OAuthClient | null;
+  let resolved: Awaited<ReturnType<typeof resolveClient>>;
   try {
-    client = await resolveClient(deps, clientId);
+    resolved = await resolveClient(deps, clientId, address);
   } catch (error) {
-    if (error instanceof ClientResolutionError) return { kind: "page", status: 400, message: error.message };
-    throw error;
+    if (!(error instanceof ClientResolutionError)) throw error;
+    const wait = error.retryAfterSeconds === null ? {} : { retryAfterSeconds: error.retryAfterSeconds };
+    return { kind: "page", status: error.status, message: error.message, ...wait };
   }
-  if (!client) return { kind: "page", status: 400, message: "This app is not registered with Seedcast (unknown client_id)." };
+  if (!resolved) return { kind: "page", status: 400, message: "This app is not registered with Seedcast (unknown client_id)." };
+  const { client, fetched } = resolved;
   let redirectUri = params.redirect_uri;
   if (redirectUri === undefined) {
     if (client.redirectUris.length !== 1) return { kind: "page", status: 400, message: "The request did not say where to return (redirect_uri is missing)." };
@@ -89,8 +94,9 @@ export async function validateAuthorization(deps: Deps, params: RequestParams | 
   }
   const state = params.state ?? null;
   const fail = (error: string, description: string): Validated => ({
-    kind: "redirect",
-    location: errorRedirect(deps, redirectUri, state, error, description),
+    kind: "page",
+    status: 400,
+    message: `The app's request cannot be accepted (${error}): ${description}`,
   });
   if (params.response_type !== "code") return fail("unsupported_response_type", "response_type must be code.");
   if (!params.code_challenge) return fail("invalid_request", "code_challenge is required (PKCE with S256).");
@@ -107,6 +113,6 @@ export async function validateAuthorization(deps: Deps, params: RequestParams | 
   if (resource !== null && resource !== mcpResource(deps)) return fail("invalid_target", `resource must be ${mcpResource(deps)}.`);
   return {
     kind: "ok",
-    request: { client, redirectUri, state, codeChallenge: params.code_challenge, requested, resource, params },
+    request: { client, redirectUri, state, codeChallenge: params.code_challenge, requested, resource, params, fetched },
   };
 }

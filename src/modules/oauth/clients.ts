@@ -6,6 +6,7 @@ import { timingSafeEqual } from "node:crypto";
 import { oauthClients } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { newId } from "../../lib/ids";
+import { loneSurrogateField, withoutControlOrFormat } from "../../lib/unicode-text";
 import { OAuthError } from "./errors";
 import { redirectUriProblem } from "./redirect-uris";
 import { statements } from "./statements";
@@ -35,7 +36,8 @@ export function toClient(row: ClientRow): OAuthClient {
   return {
     id: row.id,
     kind: row.kind,
-    name: row.clientName,
+    // Cleaned at registration too; again here for rows stored before that (a name is shown on the consent page).
+    name: withoutControlOrFormat(row.clientName),
     redirectUris: JSON.parse(row.redirectUris) as string[],
     authMethod: row.tokenEndpointAuthMethod as AuthMethod,
     confidential: row.secretHash !== null,
@@ -80,6 +82,8 @@ export function checkClientMetadata(body: unknown, allowed: readonly AuthMethod[
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new OAuthError("invalid_client_metadata", "The body must be a JSON object of client metadata.");
   }
+  const unpaired = loneSurrogateField(body);
+  if (unpaired) throw new OAuthError("invalid_client_metadata", `${unpaired.field}: ${unpaired.problem}.`);
   const m = body as Record<string, unknown>;
   const uris = m.redirect_uris;
   if (!Array.isArray(uris) || uris.length === 0) throw new OAuthError("invalid_redirect_uri", "redirect_uris must list at least one URI.");
@@ -107,8 +111,13 @@ export function checkClientMetadata(body: unknown, allowed: readonly AuthMethod[
   if (!Array.isArray(responseTypes) || !responseTypes.includes("code")) {
     throw new OAuthError("invalid_client_metadata", "response_types must include code.");
   }
-  const name = m.client_name ?? "";
-  if (typeof name !== "string" || [...name.trim()].length > NAME_MAX) {
+  if (m.client_name !== undefined && m.client_name !== null && typeof m.client_name !== "string") {
+    throw new OAuthError("invalid_client_metadata", `client_name must be a string of at most ${NAME_MAX} characters.`);
+  }
+  // Invisible control and format characters (Cc, Cf: a right-to-left override) could make the name on the consent
+  // page read as something else: they are dropped.
+  const name = withoutControlOrFormat(m.client_name ?? "").trim();
+  if ([...name].length > NAME_MAX) {
     throw new OAuthError("invalid_client_metadata", `client_name must be a string of at most ${NAME_MAX} characters.`);
   }
   // NB: a registered `scope` is kept for the record but grants nothing: the person's consent and role decide. Other
@@ -119,7 +128,7 @@ export function checkClientMetadata(body: unknown, allowed: readonly AuthMethod[
     throw new OAuthError("invalid_client_metadata", "scope must be a space-separated string.");
   }
   return {
-    clientName: name.trim(),
+    clientName: name,
     redirectUris: uris as string[],
     authMethod: method as AuthMethod,
     grantTypes: grantTypes as string[],

@@ -122,9 +122,15 @@ export const authorizeDoc = {
   ].map(([name, required, description]) => ({ name, in: "query", required, schema: { type: "string" }, description })),
   responses: {
     200: { description: "The consent page (HTML)", content: { "text/html": { schema: { type: "string" } } } },
-    303: { description: "To the login page, or back to the client with code, state and iss (or error, state and iss)" },
+    303: { description: "To the login page (a valid request without a dashboard session)" },
     400: {
-      description: "Error page: unknown client, redirect_uri mismatch, unusable metadata document (never a redirect)",
+      description:
+        "Error page, never a redirect (RFC 9700 §4.11): unknown client, redirect_uri mismatch, unusable metadata document, or any other invalid parameter",
+      content: { "text/html": { schema: { type: "string" } } },
+    },
+    429: {
+      description: "Error page: this address had too many Client ID Metadata Documents fetched this minute",
+      headers: { "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 1 } } },
       content: { "text/html": { schema: { type: "string" } } },
     },
   },

@@ -6,7 +6,7 @@
 import { AppError } from "../../../lib/errors";
 import { createAccount } from "../../accounts/service";
 import { csrfToken, currentNonce, formNonce, verifyCsrf } from "../../../web/csrf";
-import { type DashboardCtx, crossSite, csrfRefused, safeNext } from "../../../web/guard";
+import { type DashboardCtx, csrfRefused, postedFromElsewhere, safeNext } from "../../../web/guard";
 import { html } from "../../../lib/html";
 import { type Form, cookieNames, field, htmlResponse, readCookies, redirect, setCookie } from "../../../web/http";
 import { adoptBrowserZone } from "../../../web/preferences";
@@ -22,7 +22,7 @@ function formToken(ctx: DashboardCtx, request: Request): { token: string; cookie
 
 /** The form echoes the token of the nonce in its cookie, a nonce this server issued within the hour. */
 function formTokenValid(ctx: DashboardCtx, request: Request, form: Form | undefined): boolean {
-  if (crossSite(request)) return false;
+  if (postedFromElsewhere(ctx.deps.config, request)) return false;
   const nonce = currentNonce(ctx.deps.config, request, ctx.deps.clock.now());
   return nonce !== null && verifyCsrf(ctx.deps, nonce, field(form, "_csrf"));
 }
@@ -200,7 +200,7 @@ export async function postLogout(ctx: DashboardCtx, request: Request, form: Form
   const token = readCookies(request).get(cookieNames(ctx.deps.config).session);
   const s = token ? await resolveSession(ctx.deps, token) : "missing";
   if (typeof s !== "object") return redirect("/login");
-  if (crossSite(request) || !verifyCsrf(ctx.deps, s.sessionId, field(form, "_csrf"))) return csrfRefused();
+  if (postedFromElsewhere(ctx.deps.config, request) || !verifyCsrf(ctx.deps, s.sessionId, field(form, "_csrf"))) return csrfRefused();
   await destroySession(ctx.deps, s.sessionId);
   return redirect("/login?out=1", [setCookie(ctx.deps.config, cookieNames(ctx.deps.config).session, "", 0)]);
 }

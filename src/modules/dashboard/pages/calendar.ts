@@ -10,13 +10,16 @@ import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { ROLE_SCOPES } from "../../../auth/scopes";
 import { creationCaptions, findCreationRow } from "../../creations/service";
+import { listConnections } from "../../connections/service";
+import type { ConnectionRow } from "../../../store/connections";
 import { MIN_LEAD_MS, type PostApi, cancelPost, getPost, listPosts, reschedulePost, schedulePost } from "../../schedule/service";
 import { type FieldErrors, FormState } from "../fields";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html } from "../../../lib/html";
 import { type Form, field, htmlResponse, redirect } from "../../../web/http";
 import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
-import { postThumbnails } from "../post-media";
+import { postCaption, postThumbnails } from "../post-media";
+import { type PendingRetry, pendingRetries } from "../../../publishing/retries";
 import { zoneOf } from "../../../web/preferences";
 import type { Membership, SessionContext } from "../../../web/session";
 import {
@@ -31,6 +34,8 @@ import {
   monthTitle,
   shortDate,
   zoneAbbreviation,
+  zoneLabel,
+  zoneNameOver,
   zonedParts,
   zonedDateValid,
   zonedToUtc,
@@ -57,6 +62,14 @@ const STATUS: Record<string, { label: string; symbol: string }> = {
   published: { label: "Published", symbol: "✓" },
   partially_failed: { label: "Partly failed", symbol: "◐" },
   failed: { label: "Failed", symbol: "✕" },
+};
+/** The post page's heading, by the post's status. */
+const POST_TITLES: Record<string, string> = {
+  scheduled: "Scheduled post",
+  publishing: "Post going out",
+  published: "Published post",
+  partially_failed: "Partly published post",
+  failed: "Failed post",
 };
 const TARGET_LABELS: Record<string, string> = { scheduled: "waiting", publishing: "sending", published: "posted", failed: "failed", withdrawn: "withdrawn" };
 const EXCERPT = 80;
@@ -96,7 +109,16 @@ interface ViewCtx {
   thumbs: Map<string, string>;
   /** Creation id → caption, for the posts shown. */
   captions: Map<string, string>;
+  /** Post id → its targets waiting to be tried again. */
+  retries: Map<string, PendingRetry[]>;
   back: string;
+}
+
+/** "Trying again at 09:42 (attempt 2 of 5)", the time in the person's zone (with the day when it is not today). */
+function retryLine(r: PendingRetry, zone: string, now: number): string {
+  const at = zonedParts(r.nextAttemptAt, zone);
+  const day = at.date === zonedParts(now, zone).date ? "" : ` on ${shortDate(at.date)}`;
+  return `Trying again${day} at ${at.time} (attempt ${r.attempt} of ${r.of})`;
 }
 
 /** A post in a month or week cell: thumbnail, time, status, caption; draggable when it can move. */
@@ -108,6 +130,7 @@ function chip(v: ViewCtx, p: PostApi): Html {
   ${thumb ? html`<img src="${thumb}" alt="" width="40" height="40" loading="lazy">` : ""}
   <div class="chip-body"><p class="chip-head"><time datetime="${p.scheduledTime}">${at.time}</time> ${statusBadge(p.status)}</p>
   <p class="chip-caption"><a href="${CURRENT}/posts/${p.id}">${captionOf(v.captions.get(p.creationId), 60) || "(post)"}</a></p>
+  ${(v.retries.get(p.id) ?? []).map((r) => html`<p class="chip-retry">${retryLine(r, v.zone, v.ctx.deps.clock.now())}</p>`)}
   ${failureReasons(p).map((r) => html`<p class="chip-error">${r}</p>`)}
   ${failureReasons(p).length > 0 && canSchedule(v.s) ? html`<p><a href="${CURRENT}/posts/${p.id}">Retry or reschedule</a></p>` : ""}</div>
 </article>`;
@@ -121,18 +144,26 @@ function block(v: ViewCtx, p: PostApi): Html {
   <div class="post-row">${thumb ? html`<img class="thumb" src="${thumb}" alt="" width="72" height="72" loading="lazy">` : ""}
   <div><p><strong><time datetime="${p.scheduledTime}">${at.time}</time></strong> ${statusBadge(p.status)}</p>
   <p class="post-caption"><a href="${CURRENT}/posts/${p.id}">${captionOf(v.captions.get(p.creationId)) || "(post)"}</a></p></div></div>
-  ${targetsList(p)}
+  ${targetsList(p, v.retries.get(p.id) ?? [], v.zone, v.ctx.deps.clock.now())}
   <p class="actions"><a class="button small secondary" href="${CURRENT}/posts/${p.id}">Details${movable(p) && canSchedule(v.s) ? ", reschedule" : ""}<span class="sr-only"> of the post at ${at.time}</span></a></p>
 </article>`;
 }
 
-function targetsList(p: PostApi): Html {
-  return html`<ul class="targets">${p.targets.map(
-    (t) => html`<li><span class="badge status status-${t.status}">${TARGET_LABELS[t.status] ?? t.status}</span> ${t.label} <span class="muted">(${t.platform})</span>${
-      t.publishedUrl ? html` · <a href="${t.publishedUrl}">see the post</a>` : ""
-    }${t.errorMessage ? html`<br><span class="error-text">${t.errorMessage}</span>` : ""}</li>`,
-  )}</ul>`;
+/** Where a post goes, each target with its state; one being retried says when, and what the last try answered. */
+function targetsList(p: PostApi, retries: readonly PendingRetry[], zone: string, now: number): Html {
+  return html`<ul class="targets">${p.targets.map((t) => {
+    const retry = retries.find((r) => r.targetKey === t.accountId);
+    const state = retry ? html`<span class="badge status status-publishing">retrying</span>` : html`<span class="badge status status-${t.status}">${TARGET_LABELS[t.status] ?? t.status}</span>`;
+    const detail = retry
+      ? html`<br><strong>${retryLine(retry, zone, now)}.</strong>${retry.lastError ? html` <span class="muted">Last try: ${retry.lastError}</span>` : ""}`
+      : t.errorMessage
+        ? html`<br><span class="error-text">${t.errorMessage}</span>`
+        : "";
+    return html`<li>${state} ${t.label} <span class="muted">(${PLATFORM_NAMES[t.platform] ?? t.platform})</span>${t.publishedUrl ? html` · <a href="${t.publishedUrl}">see the post</a>` : ""}${detail}</li>`;
+  })}</ul>`;
 }
+
+const PLATFORM_NAMES: Record<string, string> = { bluesky: "Bluesky", mastodon: "Mastodon", webhook: "Webhook" };
 
 /** The last day a calendar may be asked for: its week and the next-week link stay within four-digit years. */
 const LAST_ASKABLE = "9999-12-24";
@@ -192,6 +223,7 @@ async function calendarPage(ctx: DashboardCtx, s: SessionContext, account: Membe
     zone,
     thumbs: await postThumbnails(ctx.deps, account.accountId, posts.map((p) => p.id)),
     captions: await creationCaptions(ctx.deps, account.accountId, posts.map((p) => p.creationId)),
+    retries: await pendingRetries(ctx.deps, posts.map((p) => p.id)),
     back: link({}),
   };
   const prev = view === "month" ? addMonths(anchor, -1) : addDays(anchor, view === "week" ? -7 : -1);
@@ -224,7 +256,7 @@ async function calendarPage(ctx: DashboardCtx, s: SessionContext, account: Membe
   <a class="button small secondary" href="${link({ date: today })}">Today</a>
   <a class="button small secondary" href="${link({ date: next })}">Next<span class="sr-only"> ${view}</span> →</a>
 </div>
-<h2>${heading} <span class="muted zone-note">times in ${zone} (${zoneAbbreviation(from, zone)}) · <a href="/dashboard/account">change</a></span></h2>
+<h2>${heading} <span class="muted zone-note">times in ${zoneLabel(zone)} (${zoneNameOver(view === "month" ? firstOfMonth(anchor) : first, view === "month" ? monthLast : last, zone)}) · <a href="/dashboard/account">change</a></span></h2>
 ${
   view === "day"
     ? html`<section class="single-day" data-date="${anchor}" aria-label="${longDate(anchor)}">${(byDay.get(anchor) ?? []).length === 0 ? html`<p class="muted">Nothing on this day.</p>` : (byDay.get(anchor) ?? []).map((p) => block(v, p))}</section>`
@@ -288,20 +320,28 @@ async function postPage(ctx: DashboardCtx, s: SessionContext, account: Membershi
   const values = state.values ?? (failed ? { date: soon.date, time: soon.time } : { date: at.date, time: at.time });
   const creation = await findCreationRow(ctx.deps, account.accountId, p.creationId);
   const creationExists = creation !== null;
+  const caption = (await postCaption(ctx.deps, account.accountId, p.id)) ?? creation?.caption ?? "";
+  const retries = (await pendingRetries(ctx.deps, [p.id])).get(p.id) ?? [];
+  const connections = new Map((await listConnections(ctx.deps, account.accountId)).map((c) => [c.id, c]));
+  const blocked = p.targets
+    .filter((t) => t.status === "scheduled" || t.status === "publishing")
+    .map((t) => connections.get(t.accountId))
+    .filter((c): c is ConnectionRow => c !== undefined && !c.readyToPost);
   const timeFields = html`<div class="grid2 tight">${f.input({ name: "date", label: "Date", type: "date", value: values.date, required: true })}
-    ${f.input({ name: "time", label: "Time", type: "time", value: values.time, required: true, hint: `${zone} (${zoneAbbreviation(Date.parse(p.scheduledTime), zone)})` })}</div>`;
+    ${f.input({ name: "time", label: "Time", type: "time", value: values.time, required: true, hint: `${zoneLabel(zone)} (${zoneAbbreviation(Date.parse(p.scheduledTime), zone)})` })}</div>`;
   return page(
     s,
-    { title: "Scheduled post", current: CURRENT, notices: state.notices },
+    { title: POST_TITLES[p.status] ?? "Scheduled post", current: CURRENT, notices: state.notices },
     html`<p><a href="${dayLink(zone, p)}">← Back to the calendar</a></p>
 <article class="card post">
   <div class="post-row">${thumb ? html`<img class="thumb" src="${thumb}" alt="" width="96" height="96">` : ""}
-  <div><p><strong>${longDate(at.date)}, <time datetime="${p.scheduledTime}">${at.time}</time></strong> <span class="muted">${zone}</span> ${statusBadge(p.status)}</p>
-  <p class="post-caption">${captionOf(creation?.caption, 400)}</p>
+  <div><p><strong>${longDate(at.date)}, <time datetime="${p.scheduledTime}">${at.time}</time></strong> <span class="muted">${zoneLabel(zone)}</span> ${statusBadge(p.status)}</p>
+  <p class="post-caption caption">${caption}</p>
   ${creationExists ? html`<p><a href="/dashboard/creations/${p.creationId}">Open the post it was made from</a></p>` : ""}</div></div>
   ${p.errorMessage ? html`<p class="notice notice-error">${p.errorMessage}</p>` : ""}
+  ${blocked.map((c) => html`<p class="notice notice-warn">${c.label} needs attention: ${c.blockedReason ?? "it is not ready to post."} <a href="/dashboard/connections#connection-${c.id}">Fix it on the Connections page</a>.</p>`)}
   <h2>Where it goes</h2>
-  ${targetsList(p)}
+  ${targetsList(p, retries, zone, ctx.deps.clock.now())}
 </article>
 ${
   canSchedule(s) && movable(p)
@@ -324,7 +364,7 @@ ${
 </form>`
     : ""
 }
-${canSchedule(s) && p.status !== "published" ? html`<p><a class="button small danger" href="${CURRENT}/${p.id}/cancel">Cancel post…</a></p>` : ""}`,
+${canSchedule(s) && p.status !== "published" ? html`<p><a class="button small danger" href="${CURRENT}/${p.id}/cancel">Cancel this post…</a></p>` : ""}`,
   );
 }
 
@@ -408,11 +448,12 @@ export async function getCancel(ctx: DashboardCtx, s: SessionContext, id: string
   const at = zonedParts(Date.parse(post.scheduledTime), zone);
   return htmlResponse(
     confirmPage(s, {
-      title: "Cancel post",
+      title: "Cancel this post?",
       current: CURRENT,
-      question: html`Cancel the post scheduled for ${longDate(at.date)} at ${at.time} (${zone}) to ${post.targets.map((t) => t.label).join(", ")}? It is withdrawn from every provider that holds it, then removed from the calendar.`,
+      question: html`Cancel the post scheduled for ${longDate(at.date)} at ${at.time} (${zoneLabel(zone)}) to ${post.targets.map((t) => t.label).join(", ")}? It is withdrawn from every provider that holds it, then removed from the calendar.`,
       action: `${CURRENT}/${post.id}/cancel`,
-      confirmLabel: "Cancel post",
+      confirmLabel: "Cancel this post",
+      keepLabel: "Keep it",
       cancelHref: `${CURRENT}/posts/${post.id}`,
     }),
   );

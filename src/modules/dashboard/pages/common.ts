@@ -7,13 +7,9 @@ export function plainMessage(error: AppError): string {
   const details = Array.isArray(error.extra.details) ? (error.extra.details as { field?: unknown }[]) : [];
   const fieldName = typeof details[0]?.field === "string" ? details[0].field : null;
   const text = fieldName && error.message.startsWith(`${fieldName}: `) ? error.message.slice(fieldName.length + 2) : error.message;
-  return text.charAt(0).toUpperCase() + text.slice(1);
+  // A sentence starting with an address or a handle keeps it as written.
+  return /^(https?:\/\/|@)/.test(text) ? text : text.charAt(0).toUpperCase() + text.slice(1);
 }
-
-/** Warnings chosen by key after a redirect. */
-const WARNINGS: Record<string, string> = {
-  "connected-attention": "The connection was added, but it needs attention before it can post: see what to fix below, then check it again or reconnect.",
-};
 
 /** A service refusal as a notice plus the status to answer; anything else is a bug and is rethrown. */
 export function refusal(error: unknown): { notice: Notice; status: number } {
@@ -51,11 +47,19 @@ const NOTICES: Record<string, string> = {
   generated: "The post was generated. Check the caption, then schedule it.",
 };
 
+/** Success messages about several things at once, for `?notice=<key>&count=<n>` with n ≥ 2 (only the number comes from the URL). */
+const COUNTED: Record<string, (n: number) => string> = {
+  uploaded: (n) => `${n} images were added to the library.`,
+};
+const MAX_COUNT = 10_000;
+
 /** The notice named by `?notice=` on this request, if it is one of ours. */
 export function noticeFrom(request: Request): Notice[] {
-  const key = new URL(request.url).searchParams.get("notice");
-  const warning = key ? WARNINGS[key] : undefined;
-  if (warning) return [{ kind: "warn", text: warning }];
+  const params = new URL(request.url).searchParams;
+  const key = params.get("notice");
+  const count = Number(params.get("count") ?? "");
+  const counted = key ? COUNTED[key] : undefined;
+  if (counted && Number.isInteger(count) && count >= 2 && count <= MAX_COUNT) return [{ kind: "ok", text: counted(count) }];
   const text = key ? NOTICES[key] : undefined;
   return text ? [{ kind: "ok", text }] : [];
 }

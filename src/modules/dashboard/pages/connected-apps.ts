@@ -7,6 +7,7 @@ import { SCOPE_LABELS } from "../../../auth/scopes";
 import { type GrantView, listGrants, revokeAccountGrant } from "../../oauth/service";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html, timeTag } from "../../../lib/html";
+import { zoneOf } from "../../../web/preferences";
 import { htmlResponse, redirect } from "../../../web/http";
 import { confirmPage, page } from "../../../web/layout";
 import type { SessionContext } from "../../../web/session";
@@ -30,8 +31,8 @@ ${grants.map(
   <td data-label="App"><strong>${g.clientName || g.clientHost}</strong><br><span class="hint mono">${g.clientHost}</span></td>
   <td data-label="Can">${g.scopes.length > 0 ? g.scopes.map((sc) => SCOPE_LABELS[sc]).join(", ") : html`<span class="muted">nothing (role no longer allows its groups)</span>`}</td>
   <td data-label="Granted by">${g.userId === s.userId ? "you" : g.userName ? `${g.userName} (${g.userEmail})` : g.userEmail}</td>
-  <td data-label="Connected">${timeTag(g.createdAt)}</td>
-  <td data-label="Last used">${timeTag(g.lastUsedAt, "never")}</td>
+  <td data-label="Connected">${timeTag(g.createdAt, "—", zoneOf(s))}</td>
+  <td data-label="Last used">${timeTag(g.lastUsedAt, "never", zoneOf(s))}</td>
   <td data-label="Actions">${canRevoke(s, g) ? html`<a class="button small danger" href="${CONNECTED_APPS_PATH}/${g.id}/revoke">Revoke<span class="sr-only"> ${g.clientName}</span></a>` : ""}</td>
 </tr>`,
 )}

@@ -22,7 +22,8 @@ import { type Html, html, timeTag } from "../../../lib/html";
 import { type Form, field, htmlResponse, redirect } from "../../../web/http";
 import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
 import type { Membership, SessionContext } from "../../../web/session";
-import { noticeFrom, refusal } from "./common";
+import { noticeFrom, plainMessage, refusal } from "./common";
+import { zoneOf } from "../../../web/preferences";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
 import { AppError } from "../../../lib/errors";
 
@@ -34,15 +35,22 @@ function canManage(s: SessionContext): boolean {
   return s.account !== null && ROLE_SCOPES[s.account.role].includes("schedule");
 }
 
-function connectionCard(s: SessionContext, c: ConnectionRow): Html {
-  return html`<li class="post" id="connection-${c.id}">
+/** Where a connection points, in the words of its platform ("Server mastodon.social"); Bluesky's default service is not worth a line. */
+function whereTo(c: ConnectionRow): string {
+  if (c.platform === "bluesky") return c.endpoint === BLUESKY_DEFAULT_SERVICE ? "" : `Server ${new URL(c.endpoint).host} · `;
+  if (c.platform === "mastodon") return `Server ${new URL(c.endpoint).host} · `;
+  return `Sends to ${c.endpoint} · `;
+}
+
+function connectionCard(s: SessionContext, c: ConnectionRow, highlight: boolean): Html {
+  return html`<li class="post connection${highlight ? " highlight" : ""}" id="connection-${c.id}">
   <h3>${PLATFORM_LABELS[c.platform]} · ${c.label}</h3>
   <p>${
     c.readyToPost
       ? html`<span class="badge state-ready">ready</span> Ready to post.`
       : html`<span class="badge state-blocked">needs attention</span> ${c.blockedReason ?? "Not ready."}`
   }</p>
-  <p class="hint">${c.endpoint} · last checked ${timeTag(c.checkedAt === null ? null : isoAt(c.checkedAt), "never")} · target id <code>${c.id}</code></p>
+  <p class="hint">${whereTo(c)}last checked ${timeTag(c.checkedAt === null ? null : isoAt(c.checkedAt), "never", zoneOf(s))}</p>
   ${
     canManage(s)
       ? html`<div class="actions">
@@ -63,18 +71,20 @@ function platformFields(platform: Platform, values: Record<string, string>, pref
     case "bluesky":
       return html`${f.input({ name: "handle", id: id("handle"), label: "Handle", value: values.handle ?? "", required: true, attrs: html` placeholder="alice.bsky.social"${off}` })}
   ${f.input({ name: "appPassword", id: id("appPassword"), label: "App password", type: "password", required: true, hint: "Create one in Bluesky under Settings → Privacy and security → App passwords. Never your main password.", attrs: off })}
-  ${f.input({ name: "service", id: id("service"), label: "Service URL", type: "url", value: values.service ?? BLUESKY_DEFAULT_SERVICE })}`;
+  ${f.input({ name: "service", id: id("service"), label: "Server", value: values.service ?? BLUESKY_DEFAULT_SERVICE, hint: "Leave it as it is unless your account lives on a server of your own.", attrs: html` inputmode="url"${off}` })}`;
     case "mastodon":
-      return html`${f.input({ name: "instance", id: id("instance"), label: "Instance URL", type: "url", value: values.instance ?? "", required: true, attrs: html` placeholder="https://mastodon.social"` })}
-  ${f.input({ name: "token", id: id("token"), label: "Access token", type: "password", required: true, hint: "From Preferences → Development → New application, with the write:statuses and write:media scopes.", attrs: off })}`;
+      return html`${f.input({ name: "instance", id: id("instance"), label: "Server", value: values.instance ?? "", required: true, hint: "The server you sign in at, such as mastodon.social.", attrs: html` placeholder="mastodon.social" inputmode="url"${off}` })}
+  ${f.input({ name: "token", id: id("token"), label: "Access token", type: "password", required: true, hint: "On your server: Preferences → Development → New application, with the scopes read, write:statuses and write:media; then copy “Your access token”.", attrs: off })}`;
     case "webhook":
       return html`${f.input({ name: "url", id: id("url"), label: "Webhook URL", type: "url", value: values.url ?? "", required: true, attrs: html` placeholder="https://hooks.example.com/seedcast"` })}
-  ${f.input({ name: "secret", id: id("secret"), label: "Signing secret", type: "password", required: true, hint: "At least 16 characters. Each delivery carries X-Seedcast-Signature: sha256=HMAC of the body under it. A signed ping is sent now to check it.", attrs: html` minlength="16"${off}` })}`;
+  ${f.input({ name: "secret", id: id("secret"), label: "Signing secret", type: "password", required: true, hint: "At least 16 characters, the same as the receiving service uses. A signed test message is sent now to check it.", attrs: html` minlength="16"${off}` })}`;
   }
 }
 
 /** Refusals of the connect form in words a person uses, by field. */
 function connectWords(fieldName: string, problem: string, message: string): string {
+  if (fieldName === "instance" && problem === "is required") return "Enter the address of your Mastodon server, such as mastodon.social.";
+  if (fieldName === "url" && problem === "is required") return "Enter the address the posts should be sent to.";
   if (fieldName === "handle") return "Enter your Bluesky handle, such as alice.bsky.social.";
   if (fieldName === "appPassword") return "Paste the app password you created in Bluesky.";
   if (fieldName === "token") return "Paste the access token from your Mastodon instance.";
@@ -101,16 +111,17 @@ async function connectionsPage(
   notices: Notice[],
   values: Record<string, string> = {},
   errors: FieldErrors = {},
+  highlight: string | null = null,
 ): Promise<Html> {
   const rows = await listConnections(ctx.deps, account.accountId);
   const failedPlatform = values.platform as Platform | undefined;
   return page(
     s,
     { title: "Connections", current: CURRENT, notices },
-    html`<p class="muted">Posts go to the accounts connected here. The API lists them as scheduling targets but never connects them.</p>
+    html`<p class="muted">Posts go to the accounts connected here.</p>
 <section class="card" aria-labelledby="list-title">
   <h2 id="list-title">Connected</h2>
-  ${rows.length === 0 ? html`<p class="muted">Nothing connected yet.</p>` : html`<ul class="plain">${rows.map((c) => connectionCard(s, c))}</ul>`}
+  ${rows.length === 0 ? html`<p class="muted">Nothing connected yet.</p>` : html`<ul class="plain">${rows.map((c) => connectionCard(s, c, c.id === highlight))}</ul>`}
 </section>
 ${
   canManage(s)
@@ -168,18 +179,33 @@ export async function getConnections(ctx: DashboardCtx, s: SessionContext, reque
   return htmlResponse(await connectionsPage(ctx, s, account, noticeFrom(request)));
 }
 
-/** POST /dashboard/connections: adds and checks a connection (a refused check still stores it, with the reason). */
+/**
+ * POST /dashboard/connections: checks and adds a connection. A failed check adds nothing: the form comes back with what
+ * was typed (never the secret) and what to fix beside the field; an account already connected points at its card.
+ */
 export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Promise<Response> {
   const account = managed(s);
   if (account instanceof Response) return account;
   const input = inputFrom(account.accountId, form);
   if (!input) return htmlResponse(await connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon or Webhook." }]), 400);
   try {
-    const added = await addConnection(ctx.deps, input);
-    // A connection whose first check failed is stored, but it is not "added" in the sense a person means.
-    if (!added.readyToPost) return redirect(`${CURRENT}?notice=connected-attention#connection-${added.accountId}`);
+    await addConnection(ctx.deps, input, { keepWhenNotReady: false });
     return redirect(`${CURRENT}?notice=connected`);
   } catch (error) {
+    if (error instanceof AppError && typeof error.extra.connectionId === "string") {
+      const existing = error.extra.connectionId;
+      const notice: Notice = {
+        kind: "error",
+        text: html`${plainMessage(error)} <a href="#connection-${existing}">See it</a> or <a href="${CURRENT}/${existing}/reconnect">reconnect it</a>.`,
+      };
+      return htmlResponse(await connectionsPage(ctx, s, account, [notice], safeValues(form), {}, existing), 409);
+    }
+    if (error instanceof AppError && error.extra.checkFailed === true) {
+      // The check's own words: they say what the platform answered and what to change.
+      const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, (_field, problem, message) => problem || message);
+      const notice: Notice = { kind: "error", text: "Not connected: the check failed. See what to fix in the form below." };
+      return htmlResponse(await connectionsPage(ctx, s, account, general ? [notice, { kind: "error", text: general }] : [notice], safeValues(form), errors), 400);
+    }
     if (error instanceof AppError && error.code === "invalid_request") {
       const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, connectWords);
       return htmlResponse(await connectionsPage(ctx, s, account, general ? [{ kind: "error", text: general }] : [], safeValues(form), errors), 400);
@@ -198,6 +224,16 @@ export async function postCheck(ctx: DashboardCtx, s: SessionContext, id: string
   return redirect(`${CURRENT}?notice=checked#connection-${id}`);
 }
 
+function reconnectPage(s: SessionContext, row: ConnectionRow, values: Record<string, string>, errors: FieldErrors = {}, notices: Notice[] = []): Html {
+  return page(
+    s,
+    { title: `Reconnect ${row.label}`, current: CURRENT, notices },
+    html`<p class="muted">Enter the credentials again. They replace the old ones and are checked at once; posts already scheduled to this connection go out with the new ones.</p>
+${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconnect ${PLATFORM_LABELS[row.platform]}`, errors)}
+<p><a href="${CURRENT}">Back to connections</a></p>`,
+  );
+}
+
 /** GET /dashboard/connections/:id/reconnect: the platform's form for new credentials. */
 export async function getReconnect(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = managed(s);
@@ -206,20 +242,13 @@ export async function getReconnect(ctx: DashboardCtx, s: SessionContext, id: str
   if (!row) return missing(s);
   const values: Record<string, string> =
     row.platform === "bluesky" ? { handle: row.label.replace(/^@/, ""), service: row.endpoint } : row.platform === "mastodon" ? { instance: row.endpoint } : { url: row.endpoint };
-  return htmlResponse(
-    page(
-      s,
-      { title: `Reconnect ${row.label}`, current: CURRENT },
-      html`<p class="muted">Enter the credentials again. They replace the old ones and are checked at once; the connection keeps its target id, so posts already scheduled to it go out with the new credentials.</p>
-${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconnect ${PLATFORM_LABELS[row.platform]}`)}
-<p><a href="${CURRENT}">Back to connections</a></p>`,
-    ),
-  );
+  return htmlResponse(reconnectPage(s, row, values));
 }
 
 /**
  * POST /dashboard/connections/:id/reconnect: replaces the credentials in place (never remove + add, which would
- * change the id and orphan the posts scheduled to it). A failed check keeps the new credentials, not ready, and says why.
+ * change the id and orphan the posts scheduled to it). A failed check keeps the new credentials, not ready, and says
+ * why; a refused form (a field missing, an address that is not the network) comes back with what was typed.
  */
 export async function postReconnect(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
   const account = managed(s);
@@ -236,6 +265,11 @@ export async function postReconnect(ctx: DashboardCtx, s: SessionContext, id: st
     }
     return redirect(`${CURRENT}?notice=connected`);
   } catch (error) {
+    if (error instanceof AppError && error.code === "invalid_request") {
+      const words = error.extra.checkFailed === true ? (_f: string, problem: string, message: string) => problem || message : connectWords;
+      const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, words);
+      return htmlResponse(reconnectPage(s, row, safeValues(form), errors, general ? [{ kind: "error", text: general }] : []), 400);
+    }
     const { notice, status } = refusal(error);
     return htmlResponse(await connectionsPage(ctx, s, account, [notice]), status);
   }

@@ -22,7 +22,7 @@ import { type Form, field, fields, htmlResponse, redirect } from "../../../web/h
 import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
 import { zoneOf } from "../../../web/preferences";
 import type { Membership, SessionContext } from "../../../web/session";
-import { addDays, zoneAbbreviation, zonedParts, zonedToUtc } from "../zoned";
+import { addDays, zoneAbbreviation, zoneLabel, zonedParts, zonedToUtc } from "../zoned";
 import { noticeFrom, refusal } from "./common";
 
 const CURRENT = "/dashboard/creations";
@@ -30,6 +30,7 @@ const PAGE_SIZE = 24;
 const EXCERPT = 160;
 /** Mastodon and others count every link as this many characters (matches the schedule service's rule). */
 const URL_RE = /https?:\/\/[^\s<>"]+/g;
+const PLATFORM_NAMES = { bluesky: "Bluesky", mastodon: "Mastodon", webhook: "Webhook" } as const;
 const PART_LABELS: Record<RegeneratePart, string> = { caption: "The caption", image: "The image", both: "Both" };
 
 /** A library URL made same-origin, so the page shows it whatever BASE_URL says. */
@@ -126,7 +127,9 @@ async function counters(ctx: DashboardCtx, accountId: string): Promise<Counter[]
   return out;
 }
 
-function counted(caption: string, c: Counter): number {
+/** The length the server checks: the caption as stored (trimmed, creations/edit.ts), links at the platform's length. */
+function counted(typed: string, c: Counter): number {
+  const caption = typed.trim();
   return graphemeCount(c.urlLength === null ? caption : caption.replace(URL_RE, "x".repeat(c.urlLength)));
 }
 
@@ -159,7 +162,9 @@ async function schedulePart(ctx: DashboardCtx, s: SessionContext, account: Membe
     ? html`<p>No connections yet. <a href="/dashboard/connections">Connect an account</a> to post to.</p>`
     : html`${connections.map(
         (row) => html`<label><input type="checkbox" name="targets" value="${row.id}"${v.targets.includes(row.id) ? html` checked` : ""}${row.readyToPost ? "" : html` disabled`}>
-          ${row.label} <span class="muted">(${row.platform})</span>${row.readyToPost ? "" : html` <span class="badge state-warn">needs attention</span> <span class="hint">${row.blockedReason ?? ""}</span>`}</label>`,
+          <span>${row.label} <span class="muted">(${PLATFORM_NAMES[row.platform]})</span>${row.readyToPost ? "" : html` <span class="badge state-warn">needs attention</span>`}</span></label>${
+            row.readyToPost ? "" : html`<p class="hint target-why">${row.blockedReason ?? ""} <a href="/dashboard/connections#connection-${row.id}">Fix it on the Connections page</a>.</p>`
+          }`,
       )}`;
   return html`<form method="post" action="${CURRENT}/${c.id}/schedule" class="card" aria-labelledby="schedule-title" novalidate>
   <h2 id="schedule-title">Schedule</h2>
@@ -167,7 +172,7 @@ async function schedulePart(ctx: DashboardCtx, s: SessionContext, account: Membe
   ${f.group("targets", "Post to", boxes)}
   <div class="grid2 tight">
     ${f.input({ name: "date", label: "Date", type: "date", value: v.date, required: true })}
-    ${f.input({ name: "time", label: "Time", type: "time", value: v.time, required: true, hint: `${zone} (${zoneAbbreviation(now, zone)}). Change it in your settings.` })}
+    ${f.input({ name: "time", label: "Time", type: "time", value: v.time, required: true, hint: `${zoneLabel(zone)} (${zoneAbbreviation(now, zone)}). Change it in your settings.` })}
   </div>
   <p class="hint">At least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now. The post keeps the caption and image as they are when you schedule.</p>
   <button type="submit">Schedule</button>

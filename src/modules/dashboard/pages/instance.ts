@@ -6,6 +6,7 @@ import { createAccount, setAccountDisabled } from "../../accounts/service";
 import { grantCredits } from "../../credits/grant";
 import { type DashboardCtx, forbiddenPage } from "../../../web/guard";
 import { type Html, html, timeTag } from "../../../lib/html";
+import { zoneOf } from "../../../web/preferences";
 import { type Form, field, htmlResponse, redirect } from "../../../web/http";
 import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
 import type { SessionContext } from "../../../web/session";
@@ -38,8 +39,8 @@ async function instancePage(ctx: DashboardCtx, s: SessionContext, notices: Notic
   <thead><tr><th scope="col">Account</th><th scope="col">Created</th><th scope="col">People</th><th scope="col">Credits</th><th scope="col">State</th><th scope="col">Grant credits</th><th scope="col"><span class="sr-only">Disable or enable</span></th></tr></thead>
   <tbody>${rows.map(
     (a) => html`<tr>
-    <td data-label="Account">${a.name}<br><code class="muted">${a.id}</code></td>
-    <td data-label="Created">${timeTag(isoAt(a.createdAt))}</td>
+    <td data-label="Account">${a.name}</td>
+    <td data-label="Created">${timeTag(isoAt(a.createdAt), "—", zoneOf(s))}</td>
     <td data-label="People">${a.members}</td>
     <td data-label="Credits">${a.creditsBalance}${a.creditsReserved > 0 ? html` <span class="muted">(+${a.creditsReserved} reserved)</span>` : ""}</td>
     <td data-label="State"><span class="badge state-${a.disabledAt === null ? "active" : "disabled"}">${a.disabledAt === null ? "active" : "disabled"}</span></td>

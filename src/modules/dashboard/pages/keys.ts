@@ -9,6 +9,8 @@ import { members, users } from "../../../db/tables";
 import { ROLE_SCOPES, SCOPE_LABELS, SCOPES } from "../../../auth/scopes";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html, timeTag } from "../../../lib/html";
+import { zoneOf } from "../../../web/preferences";
+import { zoneLabel, zonedParts } from "../zoned";
 import { type Form, field, fields, htmlResponse, redirect } from "../../../web/http";
 import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
 import type { SessionContext } from "../../../web/session";
@@ -60,9 +62,9 @@ ${keys.map(
   <td data-label="Groups">${k.scopes.map((sc) => SCOPE_LABELS[sc]).join(", ")}</td>
   <td data-label="Prefix"><code>${k.prefix}…</code></td>
   <td data-label="Member">${k.userId === s.userId ? "you" : (people.get(k.userId) ?? "a former member")}</td>
-  <td data-label="Created">${timeTag(k.createdAt)}</td>
-  <td data-label="Last used">${timeTag(k.lastUsedAt, "never")}</td>
-  <td data-label="Expires">${k.state === "grace" ? html`<span>grace until ${timeTag(k.graceUntil)}</span>` : timeTag(k.expiresAt, "never")}</td>
+  <td data-label="Created">${timeTag(k.createdAt, "—", zoneOf(s))}</td>
+  <td data-label="Last used">${timeTag(k.lastUsedAt, "never", zoneOf(s))}</td>
+  <td data-label="Expires">${k.state === "grace" ? html`<span>grace until ${timeTag(k.graceUntil, "—", zoneOf(s))}</span>` : timeTag(k.expiresAt, "never", zoneOf(s))}</td>
   <td data-label="State"><span class="badge state-${k.state}">${k.state}</span></td>
   <td data-label="Actions">${
     canManage(s, k)
@@ -190,7 +192,8 @@ export async function postRotate(ctx: DashboardCtx, s: SessionContext, keyId: st
   if (key instanceof Response) return key;
   try {
     const rotated = await rotateKey(ctx.deps, key.id, account.accountId);
-    const graceEnd = rotated.previousKeyGraceUntil ? `${rotated.previousKeyGraceUntil.slice(0, 10)} ${rotated.previousKeyGraceUntil.slice(11, 16)} UTC` : "the end of its grace period";
+    const graceAt = rotated.previousKeyGraceUntil ? zonedParts(Date.parse(rotated.previousKeyGraceUntil), zoneOf(s)) : null;
+    const graceEnd = graceAt ? `${graceAt.date} ${graceAt.time} (${zoneLabel(zoneOf(s))} time)` : "the end of its grace period";
     const token = await stashSecret(ctx.deps, s.sessionId, {
       title: `Key “${key.name}” rotated`,
       secret: rotated.key,

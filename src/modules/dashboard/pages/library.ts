@@ -161,7 +161,7 @@ export async function postUpload(ctx: DashboardCtx, s: SessionContext, form: For
       await ingestImageBytes(ctx.deps, account.accountId, { bytes: file.bytes, fileName: file.name, source: "upload" });
     }
     if (scripted) return new Response("uploaded", { status: 200, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
-    return redirect(`${CURRENT}?notice=uploaded`);
+    return redirect(`${CURRENT}?notice=uploaded${files.length > 1 ? `&count=${files.length}` : ""}`);
   } catch (error) {
     const { notice, status } = refusal(error);
     if (scripted) {

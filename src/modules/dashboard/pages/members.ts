@@ -5,6 +5,7 @@ import { addMember, removeMember, setMemberRole } from "../../accounts/service";
 import { ROLES, SCOPE_LABELS } from "../../../auth/scopes";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html, timeTag } from "../../../lib/html";
+import { zoneOf } from "../../../web/preferences";
 import { type Form, field, htmlResponse, redirect } from "../../../web/http";
 import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
 import type { Membership, SessionContext } from "../../../web/session";
@@ -65,7 +66,7 @@ async function membersPage(
   <tbody>${rows.map(
     (m) => html`<tr>
     <td data-label="Person">${m.name ? html`${m.name}<br>` : ""}<span class="muted">${m.email}</span>${m.userId === s.userId ? html` <span class="badge">you</span>` : ""}</td>
-    <td data-label="Joined">${timeTag(isoAt(m.createdAt))}</td>
+    <td data-label="Joined">${timeTag(isoAt(m.createdAt), "—", zoneOf(s))}</td>
     <td data-label="Role"><form method="post" action="/dashboard/members/${m.userId}/role" class="actions">
       ${csrfField(s.csrfToken)}
       <label class="sr-only" for="role-${m.userId}">Role of ${m.email}</label>

@@ -79,11 +79,11 @@ async function listPage(
   const v = extra.values ?? {};
   return page(
     s,
-    { title: "Seeds", current: CURRENT, notices: extra.notices ?? noticeFrom(request) },
-    html`<p class="muted">A seed is what a post is about. Write one, then generate posts from it.</p>
+    { title: "Ideas", current: CURRENT, notices: extra.notices ?? noticeFrom(request) },
+    html`<p class="muted">An idea (a seed) is what a post is about. Write one, then generate posts from it: a new post starts here.</p>
 ${
   canWrite(s)
-    ? html`<details class="card" id="new-seed"${extra.errors || result.seeds.length === 0 ? html` open` : ""}><summary><h2 class="inline-h">Write a seed</h2></summary>
+    ? html`<details class="card" id="new-seed"${extra.errors || result.seeds.length === 0 || new URL(request.url).searchParams.has("new") ? html` open` : ""}><summary><h2 class="inline-h">Write a seed</h2></summary>
   <form method="post" action="${CURRENT}" class="form-card" novalidate>
     ${csrfField(s.csrfToken)}
     ${seedFormControls(f, v)}

@@ -55,7 +55,7 @@ async function voicePage(
   return page(
     s,
     { title: "Brand voice", current: CURRENT, notices },
-    html`<p class="muted">How generated captions sound for this account. The API reads and writes the same settings (<code>/api/v1/voice</code>).</p>
+    html`<p class="muted">How generated captions sound for this account. Tools using an API key read and change the same settings.</p>
 <form method="post" action="${CURRENT}" class="card form-card" novalidate>
   ${csrfField(s.csrfToken)}
   ${f.input({ name: "tone", label: "Tone", value: values.tone, hint: "For example: friendly, formal, playful, warm.", attrs: html` maxlength="200"${ro}` })}

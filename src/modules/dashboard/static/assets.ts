@@ -1,8 +1,9 @@
 /**
- * The dashboard's static files, embedded in the binary: the stylesheet as a file import (Bun embeds it with
+ * The dashboard's static files, embedded in the binary: the stylesheet and the icon as file imports (Bun embeds it with
  * `--compile`) and the script as a string. Served with a content hash as ETag and a short cache.
  */
 import cssPath from "./dashboard.css" with { type: "file" };
+import faviconPath from "./favicon.svg" with { type: "file" };
 import { CLIENT_SCRIPT } from "./client-script";
 
 export interface StaticFile {
@@ -21,9 +22,11 @@ let cache: Map<string, StaticFile> | null = null;
 export async function staticFiles(): Promise<Map<string, StaticFile>> {
   if (cache) return cache;
   const css = await Bun.file(cssPath).text();
+  const favicon = await Bun.file(faviconPath).text();
   cache = new Map([
     ["dashboard.css", entry(css, "text/css; charset=utf-8")],
     ["dashboard.js", entry(CLIENT_SCRIPT, "text/javascript; charset=utf-8")],
+    ["favicon.svg", entry(favicon, "image/svg+xml")],
   ]);
   return cache;
 }

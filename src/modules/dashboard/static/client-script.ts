@@ -34,7 +34,11 @@ export const CLIENT_SCRIPT = String.raw`"use strict";
       var list = Array.prototype.slice.call(files);
       var index = 0;
       function next() {
-        if (index >= list.length) { window.location.href = form.getAttribute("data-done") || window.location.href; return; }
+        if (index >= list.length) {
+          var done = form.getAttribute("data-done") || window.location.href;
+          window.location.href = list.length > 1 ? done + (done.indexOf("?") < 0 ? "?" : "&") + "count=" + list.length : done;
+          return;
+        }
         var file = list[index++];
         var data = new FormData();
         data.append("_csrf", form.querySelector("input[name=_csrf]").value);
@@ -83,7 +87,8 @@ export const CLIENT_SCRIPT = String.raw`"use strict";
     document.querySelectorAll("input[data-browser-zone]").forEach(function (input) { input.value = zone; });
   }
 
-  // Caption counters: one per platform, recounted as the person types (graphemes, links at the platform's length).
+  // Caption counters: one per platform, recounted as the person types (graphemes, links at the platform's length), of
+  // the caption as the server stores it: without leading and trailing white space.
   var segmenter = window.Intl && Intl.Segmenter ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
   function graphemes(text) { return segmenter ? Array.from(segmenter.segment(text)).length : Array.from(text).length; }
   function setupCounters(list) {
@@ -93,7 +98,8 @@ export const CLIENT_SCRIPT = String.raw`"use strict";
       list.querySelectorAll(".counter").forEach(function (item) {
         var max = Number(item.getAttribute("data-max"));
         var urlLength = item.getAttribute("data-url-length");
-        var text = urlLength ? area.value.replace(/https?:\/\/[^\s<>"]+/g, new Array(Number(urlLength) + 1).join("x")) : area.value;
+        var typed = area.value.trim();
+        var text = urlLength ? typed.replace(/https?:\/\/[^\s<>"]+/g, new Array(Number(urlLength) + 1).join("x")) : typed;
         var n = graphemes(text);
         item.querySelector(".count").textContent = String(n);
         item.classList.toggle("over", n > max);
