@@ -1,6 +1,6 @@
 /**
  * The served OpenAPI document under tools nobody here wrote: `@redocly/cli lint` with its recommended ruleset,
- * 0 errors, and exactly the warnings README.md lists (section "The API description") with their reasons; and
+ * 0 errors, and exactly the warnings docs/api.md lists (section "The API description") with their reasons; and
  * Stoplight's Spectral (`@stoplight/spectral-cli`) with its `spectral:oas` ruleset, 0 errors and 0 warnings but the
  * one named below. Both run offline: Redocly's telemetry and update check are off by environment.
  *
@@ -19,7 +19,7 @@ import { type World, createWorld } from "./helpers/world";
 
 const BASE_URL = "https://posts.seedcast.test";
 /**
- * The warnings README.md explains, as `rule pointer`. (operation-4xx-response is gone since every operation documents
+ * The warnings docs/api.md explains, as `rule pointer`. (operation-4xx-response is gone since every operation documents
  * the server's 431.)
  */
 const EXPECTED_WARNINGS = ["info-license #/info"];
@@ -53,7 +53,7 @@ function walk(node: any, visit: (node: any, path: string) => void, path = "#"): 
 }
 
 describe("redocly lint (recommended)", () => {
-  test("0 errors; the warnings are exactly the ones README.md explains", async () => {
+  test("0 errors; the warnings are exactly the ones docs/api.md explains", async () => {
     const file = join(dir, "openapi.json");
     writeFileSync(file, text);
     const proc = Bun.spawn(["node", "node_modules/@redocly/cli/bin/cli.js", "lint", "--extends=recommended", "--format=json", file], {
@@ -75,7 +75,7 @@ describe("redocly lint (recommended)", () => {
     expect(report.totals.errors).toBe(0);
     const warnings = report.problems.filter((p) => p.severity === "warn").map((p) => `${p.ruleId} ${p.location[0]?.pointer}`);
     expect(warnings.sort()).toEqual([...EXPECTED_WARNINGS].sort());
-    const readme = readFileSync(join(import.meta.dir, "..", "README.md"), "utf8");
+    const readme = readFileSync(join(import.meta.dir, "..", "docs", "api.md"), "utf8");
     for (const rule of new Set(EXPECTED_WARNINGS.map((w) => w.split(" ")[0]!))) expect(readme).toContain(`\`${rule}\``);
   });
 });
