@@ -278,6 +278,21 @@ describe("library: from a web address and by upload link", () => {
     const uploadPage = await world.app.handle(new Request(link));
     expect(uploadPage.status).toBe(200);
   });
+
+  test("the form offers 15 minutes, 1 hour, 1 day or 7 days; the link made lives that long", async () => {
+    const b = await signedIn();
+    const page = await b.get("/dashboard/library");
+    const options = [...page.text.matchAll(/<option value="(\d+)"[^>]*>([^<]+)<\/option>/g)].map((m) => `${m[1]} ${m[2]}`);
+    expect(options).toEqual(["900 15 minutes", "3600 1 hour", "86400 1 day", "604800 7 days"]);
+    expect(page.text).toContain('<option value="900" selected>');
+    for (const [lifetime, seconds] of [["604800", 604_800], ["86400", 86_400], ["not a choice", 900]] as const) {
+      const made = await b.submit("/dashboard/library", "/dashboard/library/upload-link", { lifetime });
+      const link = /id="new-link" type="text" readonly value="([^"]+)"/.exec((await b.get(made.location ?? "")).text)?.[1] ?? "";
+      const row = await world.sql<{ expires_at: number | string; created_at: number | string }>("SELECT expires_at, created_at FROM upload_links ORDER BY created_at DESC, id DESC LIMIT 1");
+      expect({ lifetime, ms: Number(row[0]!.expires_at) - Number(row[0]!.created_at) }).toEqual({ lifetime, ms: seconds * 1000 });
+      expect((await world.app.handle(new Request(link))).status).toBe(200);
+    }
+  });
 });
 
 describe("credits", () => {

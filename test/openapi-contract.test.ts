@@ -169,6 +169,13 @@ describe("refusals every operation of a kind answers, driven from the document",
     }
   });
 
+  test("431 from the HTTP server for header fields over its limit, on every operation", async () => {
+    for (const op of recorder.operations()) {
+      const params = Object.fromEntries([...op.matchAll(/\{([^}]+)\}/g)].map((m) => [m[1]!, RANDOM_ID]));
+      expectStatus(await send(op, { params, headers: { "x-padding": "x".repeat(20_000) } }), 431, op);
+    }
+  });
+
   test("POST: 422 for a key reused with another body, 409 while the first is still running", async () => {
     for (const op of apiOps().filter((o) => o.startsWith("post "))) {
       const params = randomParams(op);
@@ -208,6 +215,8 @@ describe("each operation's success and its own errors", () => {
 
     const link = await send("post /api/v1/assets/upload-link", { key: acct.key });
     expectStatus(link, 201, "upload-link");
+    expectStatus(await send("post /api/v1/assets/upload-link", { key: acct.key, json: { expires_in_seconds: 604800 } }), 201, "upload-link for 7 days");
+    expectStatus(await send("post /api/v1/assets/upload-link", { key: acct.key, json: { expires_in_seconds: 299 } }), 400, "upload-link too short");
     const linkId = link.json.id;
     const token = new URL(link.json.uploadUrl).pathname.split("/").pop()!;
     expectStatus(await send("get /api/v1/assets/upload-links/{id}", { key: acct.key, params: { id: linkId } }), 200, "link status");
@@ -308,6 +317,7 @@ describe("each operation's success and its own errors", () => {
     expectStatus(await send("get /api/v1/creations/{id}", { key: acct.key, params: { id: RANDOM_ID } }), 404, "creation 404");
     expectStatus(await send("get /c/{id}", { params: { id: creationId } }), 200, "preview");
     expectStatus(await send("get /c/{id}", { params: { id: RANDOM_ID } }), 404, "preview 404");
+    expectStatus(await send("get /c/{id}", { params: { id: "x".repeat(65) } }), 400, "preview id over 64 characters");
   });
 
   test("scheduling: targets, schedule, list, get, cancel; 400, 404, 409, 502", async () => {

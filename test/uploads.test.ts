@@ -313,6 +313,70 @@ describe("the tidy job", () => {
   });
 });
 
+describe("expires_in_seconds (decisions.md §15): 300 to 604,800, default 900", () => {
+  const SHORTEST = 300;
+  const LONGEST = 604_800;
+  // Its own world: the clock moves by days here, which the tidy job's test above must not see.
+  let own: World;
+  let minter: TestAccount;
+  beforeAll(async () => {
+    own = await createWorld();
+    minter = await own.createAccount();
+  });
+  afterAll(() => own.close());
+  const mintFor = (body: unknown) => own.call("POST", "/api/v1/assets/upload-link", { key: minter.key, body });
+  const pollOwn = (id: string) => own.call("GET", `/api/v1/assets/upload-links/${id}`, { key: minter.key });
+  const upload = async (path: string) => {
+    const res = await own.app.handle(new Request(`http://localhost${path}`, { method: "POST", body: form(png), headers: { accept: "application/json" } }));
+    return { status: res.status, json: (await res.json()) as { error?: string } };
+  };
+
+  test("the bounds: 300 and 604800 accepted, 299 and 604801 refused with a 400 naming the field; nothing minted on refusal", async () => {
+    const before = (await own.sql("SELECT id FROM upload_links")).length;
+    for (const seconds of [SHORTEST, LONGEST]) {
+      const res = await mintFor({ expires_in_seconds: seconds });
+      expect(res.status).toBe(201);
+      expect(res.json.expiresInSeconds).toBe(seconds);
+      expect(res.json.expiresAt).toBe(new Date(own.clock.now() + seconds * 1000).toISOString());
+    }
+    for (const seconds of [SHORTEST - 1, LONGEST + 1, 600.5, "900", null]) {
+      const res = await mintFor({ expires_in_seconds: seconds });
+      expect({ seconds, status: res.status, error: res.json.error, field: res.json.details?.[0]?.field }).toEqual({
+        seconds,
+        status: 400,
+        error: "invalid_request",
+        field: "expires_in_seconds",
+      });
+      expect(res.json.message).toBe("expires_in_seconds: must be a whole number of seconds from 300 to 604800");
+    }
+    expect((await own.sql("SELECT id FROM upload_links")).length).toBe(before + 2);
+  });
+
+  test("without a body, or without the field, a link lives 900 seconds", async () => {
+    for (const body of [undefined, {}]) {
+      const res = await mintFor(body);
+      expect([res.status, res.json.expiresInSeconds]).toEqual([201, 900]);
+    }
+  });
+
+  for (const seconds of [SHORTEST, LONGEST]) {
+    test(`a ${seconds}-second link works one second before its time and has expired at it (the clock moved)`, async () => {
+      const early = await mintFor({ expires_in_seconds: seconds });
+      const late = await mintFor({ expires_in_seconds: seconds });
+      const path = (r: typeof early) => new URL(r.json.uploadUrl).pathname;
+      own.clock.advance(seconds * 1000 - 1000);
+      expect((await own.call("GET", path(early))).status).toBe(200);
+      expect((await pollOwn(late.json.id)).json.status).toBe("valid");
+      expect((await upload(path(early))).status).toBe(201);
+      own.clock.advance(1000);
+      expect((await pollOwn(late.json.id)).json.status).toBe("expired");
+      expect((await own.call("GET", path(late))).status).toBe(410);
+      const refused = await upload(path(late));
+      expect([refused.status, refused.json.error]).toEqual([410, "upload_link_expired"]);
+    });
+  }
+});
+
 describeAuthMatrix("upload links", () => world, [
   { method: "POST", path: "/api/v1/assets/upload-link" },
   { method: "GET", path: `/api/v1/assets/upload-links/${RANDOM_ID}` },

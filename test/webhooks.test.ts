@@ -86,7 +86,7 @@ describe("registration", () => {
     expect(res.status).toBe(201);
     expect(res.headers.get("cache-control")).toBe("no-store");
     expect(res.json.webhook).toEqual({ id: expect.any(String), url: `${target.url}/mine`, events: ["post.published", "post.failed"], createdAt: isoAt(world.clock.now()) });
-    expect(res.json.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(res.json.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const listed = await world.call("GET", "/api/v1/webhooks", { key: (await a.mint(["read"])).key });
     expect(listed.status).toBe(200);
     expect(listed.json).toEqual({ webhooks: [res.json.webhook] });

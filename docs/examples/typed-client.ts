@@ -25,6 +25,14 @@ export interface Outcome {
   refusal: string | null;
 }
 
+/**
+ * What a refusal says: its `error` code, or the bare status for the one answer without a body (431, when the request's
+ * header fields are too large for the server: openapi-fetch then gives `error` undefined, so test `data`, not `error`).
+ */
+function refused(error: { error: string } | undefined, response: Response): string {
+  return error?.error ?? `HTTP ${response.status}`;
+}
+
 /** Saves a seed, generates a post from it and schedules it to every ready target, an hour from now. */
 export async function launchPost(baseUrl: string, apiKey: string, title: string, content: string): Promise<Outcome> {
   const client = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${apiKey}` } });
@@ -33,17 +41,17 @@ export async function launchPost(baseUrl: string, apiKey: string, title: string,
     body: { title, content, category: "launch" },
     params: { header: { "Idempotency-Key": `seed-${title}` } },
   });
-  if (saved.error) throw new Error(`seed refused: ${"message" in saved.error ? saved.error.message : saved.error.error}`);
+  if (!saved.data) throw new Error(`seed refused: ${saved.error && "message" in saved.error ? saved.error.message : refused(saved.error, saved.response)}`);
   const seed: Seed = saved.data;
 
   const generated = await client.POST("/api/v1/creations/generate", { body: { seed_id: seed.id, aspect_ratio: "portrait" } });
-  if (generated.error) {
+  if (!generated.data) {
     const refusal = generated.error;
     // The refusals are a union of the documented bodies: narrowing on `error` gives each one's own fields.
-    if (refusal.error === "insufficient_credits") {
+    if (refusal?.error === "insufficient_credits") {
       return { seed, caption: "", post: null, refusal: `needs ${refusal.required} credits, has ${refusal.available}` };
     }
-    return { seed, caption: "", post: null, refusal: refusal.error };
+    return { seed, caption: "", post: null, refusal: refused(refusal, generated.response) };
   }
   const creation = generated.data.creation;
 
@@ -59,7 +67,7 @@ export async function launchPost(baseUrl: string, apiKey: string, title: string,
       targets: ready,
     },
   });
-  if (scheduled.error) return { seed, caption: creation.body.caption, post: null, refusal: scheduled.error.error };
+  if (!scheduled.data) return { seed, caption: creation.body.caption, post: null, refusal: refused(scheduled.error, scheduled.response) };
   return { seed, caption: creation.body.caption, post: scheduled.data.post, refusal: null };
 }
 
@@ -71,7 +79,7 @@ export async function allSeedTitles(baseUrl: string, apiKey: string): Promise<st
   do {
     const query: { limit: number; cursor?: string } = cursor ? { limit: 50, cursor } : { limit: 50 };
     const page = await client.GET("/api/v1/seeds", { params: { query } });
-    if (page.error) throw new Error(page.error.error);
+    if (!page.data) throw new Error(refused(page.error, page.response));
     titles.push(...page.data.seeds.map((s) => s.title));
     cursor = page.data.nextCursor;
   } while (cursor !== null);

@@ -10,7 +10,7 @@ import type { Config } from "../config";
 
 const ALLOWED_METHODS = "GET, POST, PUT, PATCH, DELETE";
 const ALLOWED_HEADERS = "Authorization, Content-Type, Idempotency-Key, X-Request-Id";
-const EXPOSED_HEADERS = "Retry-After, X-Request-Id, Idempotent-Replayed";
+const EXPOSED_HEADERS = "Retry-After, X-Request-Id, Idempotent-Replayed, Location, RateLimit, RateLimit-Policy, Allow";
 const PREFLIGHT_MAX_AGE_SECONDS = "600";
 
 export interface Cors {

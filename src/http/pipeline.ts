@@ -4,6 +4,11 @@
  * parse/validation (400, inside the app) → handler, then one structured log line and one metrics event per request,
  * however it ended. The Authorization header is never logged.
  *
+ * Around every answer (decisions.md §10): a known path asked with a method it does not serve answers 405
+ * `method_not_allowed` with `Allow` (under /api/v1 once the key is valid, like a 404); every /api/v1 answer to a valid
+ * key carries `RateLimit-Policy` and `RateLimit` (rate-limit-state.ts); a 201 carries the `Location` its route
+ * declares (location.ts).
+ *
  * It wraps the Elysia app rather than living in its hooks: the checks are plain calls before the app runs (synchronous
  * unless the credential has to be looked up in the database) and the log line is written once its response exists. (As Elysia hooks they made every route asynchronous and
  * scheduled an after-response task per request, which cost more than all the checks together.) The app itself keeps
@@ -22,8 +27,10 @@ import { corsPolicy } from "./cors";
 import { MAX_JSON_BYTES } from "./json-body";
 import { appErrorResponse, jsonResponse } from "./error-response";
 import { beginIdempotent, carriesIdempotencyKey, releaseIdempotencyKey, settleIdempotent } from "./idempotency";
+import { type CreatedLocation, declaredLocation, locationOf } from "./location";
 import { isApiPath, loggablePath, requestPath } from "./paths";
 import { createRateLimiter } from "./rate-limit";
+import { type RateState, rateLimitHeaders } from "./rate-limit-state";
 import { type PeerSource, RequestState, setRequestState } from "./request-context";
 import { RouteTable, declaredGroup, type RouteLike } from "./route-table";
 import { type RouteHandler, type ServedRoutes, servedRoutes } from "./served-routes";
@@ -54,22 +61,54 @@ function invalidKeyResponse(): Response {
   });
 }
 
-/** `response` carrying `x-request-id`; rebuilt when its headers are immutable (a redirect made by Response.redirect). */
-function withRequestId(response: Response, id: string): Response {
+/** `response` carrying `headers`; rebuilt when its headers are immutable (a redirect made by Response.redirect). */
+function withHeaders(response: Response, headers: Record<string, string>): Response {
   try {
-    response.headers.set("x-request-id", id);
+    for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
     return response;
   } catch {
     const copy = new Response(response.body, response);
-    copy.headers.set("x-request-id", id);
+    for (const [name, value] of Object.entries(headers)) copy.headers.set(name, value);
     return copy;
   }
+}
+
+/** The 405 of a known path asked with another method: the envelope under /api/v1, plain text elsewhere. */
+function methodNotAllowed(request: Request, methods: readonly string[], api: boolean): Response {
+  const allow = methods.join(", ");
+  if (!api) return new Response("Method not allowed", { status: 405, headers: { "content-type": "text/plain; charset=utf-8", allow } });
+  const refusal = new AppError("method_not_allowed", `${request.method} is not served at this path; it serves ${allow}.`, { allowed: [...methods] });
+  return appErrorResponse(refusal, { allow });
+}
+
+/** `response` (a 201) with the Location `declared` makes of its JSON body; as it was when the body names no id. */
+async function withLocation(response: Response, declared: CreatedLocation): Promise<Response> {
+  let body: unknown = null;
+  try {
+    body = await response.clone().json();
+  } catch {
+    return response;
+  }
+  const location = locationOf(declared, body);
+  return location === null ? response : withHeaders(response, { location });
 }
 
 /** Wraps `app` in the pipeline. The route table is built from `app.routes` at the first request it routes itself. */
 export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver[] = []): PipelinedApp {
   const limiter = createRateLimiter(deps, "key", deps.config.rateLimitPerMinute);
   let table: RouteTable | null = null;
+  /** The `created` declarations by `METHOD path pattern`, read from the routes at the first 201. */
+  let locations: Map<string, CreatedLocation> | null = null;
+  const declaredFor = (method: string, route: string): CreatedLocation | undefined => {
+    if (!locations) {
+      locations = new Map();
+      for (const r of app.routes as readonly RouteLike[]) {
+        const declared = declaredLocation(r);
+        if (declared) locations.set(`${r.method.toUpperCase()} ${r.path}`, declared);
+      }
+    }
+    return locations.get(`${method} ${route}`);
+  };
   const logRequests = deps.log.enabled("info");
   /** Null unless CORS_ORIGINS is set: then no request pays for a CORS look-up. */
   const cors = corsPolicy(deps.config);
@@ -94,15 +133,20 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
         throw new AppError("payload_too_large", `Request bodies are limited to ${MAX_JSON_BYTES} bytes.`);
       }
     } catch (error) {
-      if (error instanceof AppError) return appErrorResponse(error, { "x-request-id": state.id });
-      throw error;
+      if (!(error instanceof AppError)) throw error;
+      // Refused before the take: the answer still reports the key's bucket, untouched.
+      const refusal = appErrorResponse(error, { "x-request-id": state.id });
+      const peeked = limiter.peek(auth.keyId);
+      return peeked instanceof Promise ? peeked.then((rate) => ((state.rate = rate), refusal)) : ((state.rate = peeked), refusal);
     }
-    const wait = limiter.take(auth.keyId);
-    return typeof wait === "number" ? limited(state, wait) : wait.then((w) => limited(state, w));
+    const taken = limiter.takeState(auth.keyId);
+    return taken instanceof Promise ? taken.then((rate) => limited(state, rate)) : limited(state, taken);
   };
 
   /** The 429 when the bucket had no token, else null. */
-  const limited = (state: RequestState, wait: number): Response | null => {
+  const limited = (state: RequestState, rate: RateState): Response | null => {
+    state.rate = rate;
+    const wait = rate.wait;
     if (wait <= 0) return null;
     const refusal = new AppError("rate_limited", `Too many requests for this key; retry in ${wait} s.`, { retryAfterSeconds: wait });
     return appErrorResponse(refusal, { "retry-after": String(wait), "x-request-id": state.id });
@@ -171,16 +215,26 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
     setRequestState(request, state);
     let authFailed = false;
 
-    const done = (answer: Response): Response => {
+    const done = (answer: Response): Response | Promise<Response> => {
       // Error answers carry the request id (the envelope and the refusals above set it; this covers the rest).
       // Success answers do not: adding a header to every response cost a tenth of the throughput. A client that wants
       // to find a successful request in the log sends its own X-Request-Id, which the log line records.
-      let response = answer.status >= 400 && !answer.headers.has("x-request-id") ? withRequestId(answer, state.id) : answer;
+      // NB: the RateLimit fields are the exception, on every /api/v1 answer to a valid key: decisions.md §10 asks for them.
+      let response = answer.status >= 400 && !answer.headers.has("x-request-id") ? withHeaders(answer, { "x-request-id": state.id }) : answer;
+      if (api && state.rate) response = withHeaders(response, rateLimitHeaders(limiter.perMinute, state.rate));
       if (cors?.covers(route, api)) response = cors.decorate(request, response);
+      if (response.status === 201 && !response.headers.has("location")) {
+        const declared = declaredFor(request.method, route);
+        if (declared) return withLocation(response, declared).then((located) => settled(located));
+      }
+      return settled(response);
+    };
+    /** The answer as it goes out, logged. */
+    const settled = (response: Response): Response => {
       finish(request, state, response.status, route, path, authFailed);
       return response;
     };
-    const failed = (error: unknown): Response => done(failure(request, state, path, error));
+    const failed = (error: unknown): Response | Promise<Response> => done(failure(request, state, path, error));
 
     /** The request once admitted (or refused): the handler, or the refusal. */
     const proceed = (refusal: Response | null): Response | Promise<Response> => {
@@ -223,8 +277,13 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
       return run(request, "preflight", null, false, path, (preflight) => cors.preflight(preflight), server);
     }
     const matched = table.match(request.method, path);
+    const api = isApiPath(path);
+    if (!matched) {
+      const allowed = table.allowed(path);
+      if (allowed) return run(request, allowed.route, null, api, path, (r) => methodNotAllowed(r, allowed.methods, api), server);
+    }
     // app.fetch is the compiled handler itself (app.handle only wraps it in one more promise).
-    return run(request, matched?.route ?? "unmatched", matched?.group ?? null, isApiPath(path), path, app.fetch, server);
+    return run(request, matched?.route ?? "unmatched", matched?.group ?? null, api, path, app.fetch, server);
   };
 
   return {

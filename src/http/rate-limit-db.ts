@@ -11,11 +11,12 @@
  * did not spend in time is lost to the others, at most `batch` tokens per replica and key per LEASE_MS. Without it
  * every request of one busy key would queue on that key's row (bench/scale-out.ts).
  */
-import { lt, sql } from "drizzle-orm";
+import { eq, lt, sql } from "drizzle-orm";
 import { lesserOf } from "../db/portable-sql";
 import type { Store } from "../db/store";
 import { rateLimitBuckets } from "../db/tables";
 import type { Clock } from "../lib/clock";
+import { type RateState, rateState } from "./rate-limit-state";
 
 /** How long tokens taken from the database may be spent from memory. */
 export const LEASE_MS = 1000;
@@ -25,6 +26,8 @@ const LEASE_LIMIT = 10_000;
 interface Lease {
   tokens: number;
   until: number;
+  /** Tokens the database's bucket held when the lease was taken (for the RateLimit field). */
+  stored: number;
 }
 
 export class DbRateLimiter {
@@ -36,8 +39,8 @@ export class DbRateLimiter {
   /** `perMinute` requests a minute, with bursts up to the same number; `name` keeps limiters' keys apart. */
   constructor(
     private readonly name: string,
-    private readonly perMinute: number,
-    private readonly store: Pick<Store, "writeOne">,
+    readonly perMinute: number,
+    private readonly store: Pick<Store, "writeOne" | "db">,
     private readonly clock: Clock,
   ) {
     this.capMilli = perMinute * 1000;
@@ -46,16 +49,33 @@ export class DbRateLimiter {
 
   /** Takes `cost` tokens for `key`, all or none. Resolves to 0 when allowed, else the seconds to wait. */
   take(key: string, cost = 1): number | Promise<number> {
+    const state = this.takeState(key, cost);
+    return state instanceof Promise ? state.then((s) => s.wait) : state.wait;
+  }
+
+  /** Takes `cost` tokens for `key`, all or none; answers the wait (0 when allowed) and the bucket after it. */
+  takeState(key: string, cost = 1): RateState | Promise<RateState> {
     const now = this.clock.now();
     const lease = this.leases.get(key);
     if (lease && lease.tokens >= cost && now < lease.until) {
       lease.tokens -= cost;
-      return 0;
+      return rateState(this.perMinute, lease.stored + lease.tokens, 0);
     }
     return this.takeFromDatabase(key, now, cost);
   }
 
-  private async takeFromDatabase(key: string, now: number, cost: number): Promise<number> {
+  /** The bucket of `key` as the database holds it now (refilled to now), plus what this replica leased; nothing taken. */
+  async peek(key: string): Promise<RateState> {
+    const now = this.clock.now();
+    const t = rateLimitBuckets;
+    const row = await this.store.db.select({ tokensMilli: t.tokensMilli, updatedAt: t.updatedAt }).from(t).where(eq(t.key, `${this.name}:${key}`)).get();
+    const stored = row ? Math.min(this.capMilli, Number(row.tokensMilli) + ((now - Number(row.updatedAt)) * this.perMinute) / 60) / 1000 : this.perMinute;
+    const lease = this.leases.get(key);
+    const leased = lease && now < lease.until ? lease.tokens : 0;
+    return rateState(this.perMinute, Math.min(this.perMinute, stored + leased), 0);
+  }
+
+  private async takeFromDatabase(key: string, now: number, cost: number): Promise<RateState> {
     const t = rateLimitBuckets;
     // Refilled: min(cap, tokens + elapsed ms × perMinute / 60) thousandths (perMinute/60 thousandths per ms).
     const refilled = lesserOf(sql`${this.capMilli}`, sql`${t.tokensMilli} + ((${now} - ${t.updatedAt}) * ${this.perMinute}) / 60`);
@@ -76,17 +96,18 @@ export class DbRateLimiter {
         .get(),
     );
     const got = Number(row?.granted ?? 0);
+    const stored = Number(row?.tokensMilli ?? 0) / 1000;
     if (cost > 1) {
-      if (got === cost) return 0;
+      if (got === cost) return rateState(this.perMinute, stored, 0);
     } else if (got > 0) {
       if (got > 1) {
         if (this.leases.size >= LEASE_LIMIT) this.leases.clear();
-        this.leases.set(key, { tokens: got - 1, until: now + LEASE_MS });
+        this.leases.set(key, { tokens: got - 1, until: now + LEASE_MS, stored });
       } else this.leases.delete(key);
-      return 0;
+      return rateState(this.perMinute, stored + got - 1, 0);
     }
     const missingMilli = cost * 1000 - Number(row?.tokensMilli ?? 0);
-    return Math.max(1, Math.ceil((missingMilli * 60) / this.perMinute / 1000));
+    return rateState(this.perMinute, stored, Math.max(1, Math.ceil((missingMilli * 60) / this.perMinute / 1000)));
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import { newId } from "../lib/ids";
 import type { AuthContext } from "../auth/authenticate";
+import type { RateState } from "./rate-limit-state";
 
 /** What the server knows of a request's connection (Bun's `Server`). */
 export interface PeerSource {
@@ -17,6 +18,8 @@ export class RequestState {
   readonly startedAt = performance.now();
   /** Top-level answer fields an Idempotency-Key replay must not repeat (a secret shown once), or null. */
   withheld: readonly string[] | null = null;
+  /** The key's rate-limit bucket as this request left it (an /api/v1 request with a valid key), for RateLimit. */
+  rate: RateState | null = null;
   private madeId: string | null = null;
   private peer: string | null | undefined = undefined;
 

@@ -79,6 +79,18 @@ export class RouteTable {
     }
   }
 
+  /**
+   * For a path some route without a wildcard serves (a known path), that route's pattern and every method the path is
+   * served with (HEAD where GET is), sorted: the `Allow` of a 405. Null for a path only a wildcard or nothing serves.
+   */
+  allowed(path: string): { route: string; methods: string[] } | null {
+    const known = this.entries.find((e) => e.params < 100 && e.pattern.test(path));
+    if (!known) return null;
+    const methods = new Set(this.entries.filter((e) => e.method !== "ALL" && e.pattern.test(path)).map((e) => e.method));
+    if (methods.has("GET")) methods.add("HEAD");
+    return { route: known.path, methods: [...methods].sort() };
+  }
+
   /** The matched route's pattern and declared group (null when it declares none); undefined when nothing matches. */
   match(method: string, path: string): RouteMatch | undefined {
     const upper = method.toUpperCase();

@@ -6,11 +6,13 @@
  *   (modules/docs) turns them into responses with the envelope's schema and an example; what every route of a kind
  *   answers (401, 403, 429, 400 for a schema, 413 and 415 for a body, the Idempotency-Key refusals of a POST) is
  *   added there from the route's shape, so a route names only what is its own.
+ * - `created: { path: "/api/v1/seeds/{id}", idAt: "id" }`: the Location of the route's 201 answers (location.ts).
  */
 import { Elysia } from "elysia";
 import { AppError, type ErrorCode } from "../lib/errors";
 import type { Scope } from "../auth/scopes";
 import { SCOPE_LABELS } from "../auth/scopes";
+import { type CreatedLocation, LOCATION_DETAIL_KEY } from "./location";
 import { requestState } from "./request-context";
 
 /** `authenticated`: any valid key, whatever its groups (the health echo). */
@@ -34,6 +36,7 @@ export function assertGroup(request: Request, group: RouteGroup): void {
 export const scopePlugin = new Elysia({ name: "seedcast.scope" })
   // NB: the named form; the object form does not typecheck for a macro answering only `detail` in Elysia 1.4.
   .macro("errors", (codes: readonly ErrorCode[]) => ({ detail: { [ERRORS_DETAIL_KEY]: [...codes] } }))
+  .macro("created", (location: CreatedLocation) => ({ detail: { [LOCATION_DETAIL_KEY]: location } }))
   .macro({
   scope: (group: RouteGroup) => ({
     detail: {

@@ -28,6 +28,7 @@ export const ERROR_STATUS = {
   insufficient_credits: 402,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   not_schedulable: 409,
   target_not_ready: 409,
   already_published: 409,

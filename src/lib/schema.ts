@@ -22,6 +22,28 @@ export function uuid(options: Parameters<typeof t.String>[0] = {}) {
   return t.String({ format: "uuid", ...options });
 }
 
+/**
+ * The `pathId` schemas: the OpenAPI document gives them `format: uuid`. A set of the schema objects rather than a
+ * keyword inside them, so the schema stays plain JSON Schema wherever else it is used (MCP advertises tool inputs
+ * built from the same schemas, and a strict validator refuses unknown keywords).
+ */
+const DOCUMENTED_UUIDS = new WeakSet<object>();
+
+/** True for a schema made by `pathId` (documented as `format: uuid`). */
+export function isDocumentedUuid(schema: object): boolean {
+  return DOCUMENTED_UUIDS.has(schema);
+}
+
+/**
+ * A path parameter naming something by its id: documented as `format: uuid` (the ids the API makes), checked only for
+ * length, so an id that is not a UUID answers 404 exactly like an unknown one (nothing tells them apart).
+ */
+export function pathId(maxLength = 64) {
+  const schema = t.String({ maxLength });
+  DOCUMENTED_UUIDS.add(schema);
+  return schema;
+}
+
 /** An RFC 3339 UTC timestamp as the API answers it (`2026-11-22T10:00:00.000Z`). */
 export function timestamp(options: Parameters<typeof t.String>[0] = {}) {
   return t.String({ format: "date-time", ...options });

@@ -1,7 +1,8 @@
 /**
  * Delivery of event webhooks (decisions.md §10), by the dispatcher's machinery: the same fenced leases as post targets
  * (claim in one write transaction, every later write conditional on the lease token), the same signing as webhook
- * targets (postSigned: X-Seedcast-Timestamp, X-Seedcast-Signature), the same outbound door (providerFetch: the SSRF
+ * targets (postSigned: X-Seedcast-Timestamp, X-Seedcast-Signature, and the Standard Webhooks headers keyed by the
+ * `whsec_` secret's decoded bytes), the same outbound door (providerFetch: the SSRF
  * rules and ALLOW_PRIVATE_HOSTS), the same backoff and attempt count (backoffAfter, MAX_ATTEMPTS).
  *
  * At least once: a delivery whose worker died keeps its lease until it expires, then is claimed and sent again with
@@ -14,6 +15,7 @@ import { forUpdateSkipLocked, greaterOf, minOf } from "../db/portable-sql";
 import { eventWebhooks, webhookDeliveries, webhookEvents } from "../db/tables";
 import type { Deps } from "../deps";
 import { newId } from "../lib/ids";
+import { keyOfPrefixedSecret } from "../lib/standard-webhooks";
 import { openWebhookSecret } from "../store/events";
 import { DeliveryError } from "./connector";
 import { DEFAULT_LEASE_MS, MAX_ATTEMPTS, backoffAfter } from "./dispatcher";
@@ -96,7 +98,7 @@ export async function deliverEvent(deps: Deps, claim: EventClaim): Promise<void>
   const now = () => deps.clock.now();
   try {
     const secret = openWebhookSecret(deps.instanceSecret, webhook.id, webhook.secretSealed);
-    const res = await postSigned(deps, webhook.url, secret, event.body, event.id);
+    const res = await postSigned(deps, webhook.url, { secret, standardKey: keyOfPrefixedSecret(secret) }, event.body, event.id);
     if (res.ok) {
       await res.body?.cancel();
       await record(deps, claim, { status: "delivered", deliveredAt: now(), nextAttemptAt: null, lastError: null });

@@ -2,9 +2,13 @@
  * Webhook connections: a JSON delivery signed with HMAC-SHA256 over the raw body (`X-Seedcast-Signature:
  * sha256=<hex>`, plus `X-Seedcast-Timestamp` in Unix seconds), with the target id as `Idempotency-Key` so a receiver
  * can absorb the repeat a crash may cause. The credential check is a signed `ping` answered 2xx.
+ *
+ * Every delivery also carries the Standard Webhooks headers (decisions.md §10; lib/standard-webhooks.ts), with the
+ * Idempotency-Key as `webhook-id`: a target's typed secret is its UTF-8 bytes there (the libraries' raw-secret option).
  */
 import { createHmac } from "node:crypto";
 import { isoAt } from "../lib/clock";
+import { keyOfRawSecret, standardWebhookHeaders } from "../lib/standard-webhooks";
 import type { CheckResult, Connector, DeliveryContext, DeliveryResult } from "./connector";
 import type { OpenConnection } from "../store/connections";
 import { DeliveryError } from "./connector";
@@ -21,33 +25,44 @@ export function webhookSignature(rawBody: string, secret: string): string {
   return `sha256=${createHmac("sha256", secret).update(rawBody).digest("hex")}`;
 }
 
+/** A signing secret as its owner holds it, and the Standard Webhooks HMAC key it stands for. */
+export interface SigningSecret {
+  /** The secret itself: the X-Seedcast-Signature HMAC key (its UTF-8 bytes). */
+  secret: string;
+  /** The key of `webhook-signature`. */
+  standardKey: Uint8Array;
+}
+
 /**
- * POSTs `rawBody` (JSON) to `url` signed under `secret`, with `idempotencyKey`, through the outbound door
- * (providerFetch: SSRF rules, classified failures). Shared by webhook connections and event webhooks (§10), so both
- * are signed exactly alike.
+ * POSTs `rawBody` (JSON) to `url` signed under `signing`, with `idempotencyKey` (also the Standard Webhooks
+ * `webhook-id`), through the outbound door (providerFetch: SSRF rules, classified failures). Shared by webhook
+ * connections and event webhooks (§10), so both are signed exactly alike; one timestamp serves both header sets.
  */
 export async function postSigned(
   deps: Pick<DeliveryContext["deps"], "config" | "clock">,
   url: string,
-  secret: string,
+  signing: SigningSecret,
   rawBody: string,
   idempotencyKey: string,
 ): Promise<Response> {
+  const timestamp = Math.floor(deps.clock.now() / 1000);
   return providerFetch(deps, url, {
     method: "POST",
     headers: {
       "content-type": "application/json",
       "user-agent": USER_AGENT,
-      [WEBHOOK_TIMESTAMP_HEADER]: String(Math.floor(deps.clock.now() / 1000)),
-      [WEBHOOK_SIGNATURE_HEADER]: webhookSignature(rawBody, secret),
+      [WEBHOOK_TIMESTAMP_HEADER]: String(timestamp),
+      [WEBHOOK_SIGNATURE_HEADER]: webhookSignature(rawBody, signing.secret),
       [IDEMPOTENCY_HEADER]: idempotencyKey,
+      ...standardWebhookHeaders(signing.standardKey, idempotencyKey, timestamp, rawBody),
     },
     body: rawBody,
   });
 }
 
 async function send(ctxDeps: DeliveryContext["deps"], connection: OpenConnection, body: unknown, idempotencyKey: string): Promise<Response> {
-  return postSigned(ctxDeps, connection.endpoint, connection.credentials.secret ?? "", JSON.stringify(body), idempotencyKey);
+  const secret = connection.credentials.secret ?? "";
+  return postSigned(ctxDeps, connection.endpoint, { secret, standardKey: keyOfRawSecret(secret) }, JSON.stringify(body), idempotencyKey);
 }
 
 /** The webhook connector. */

@@ -54,6 +54,8 @@ export interface WebhookDelivery {
   idempotencyKey: string | null;
   /** The request path (one receiver can stand for several webhooks). */
   path: string;
+  /** Every request header as received (lower-case names), for verifiers written elsewhere (Standard Webhooks). */
+  headers: Record<string, string>;
   /** HTTP status answered. */
   status: number;
   /** Verified and answered 2xx. */
@@ -163,6 +165,7 @@ export async function startWebhookReceiver(opts: WebhookReceiverOptions): Promis
       timestamp,
       idempotencyKey: req.headers.get(IDEMPOTENCY_HEADER),
       path: new URL(req.url).pathname,
+      headers: Object.fromEntries(req.headers),
       status: 0,
       accepted: false,
       repeat: false,

@@ -29,6 +29,7 @@ export function assetsModule(deps: Deps) {
         parse: parseJsonBody,
         scope: "create",
         errors: INGEST_REFUSALS,
+        created: { path: "/api/v1/assets/{id}", idAt: "asset.id" },
         body: ingestUrlBody,
         response: { 201: ingestUrlResponse },
         detail: {

@@ -1,6 +1,6 @@
 /** Request and response schemas of the asset routes: the single source of truth for validation and OpenAPI. */
 import { t } from "elysia";
-import { integer, orNull, timestamp, uuid } from "../../lib/schema";
+import { integer, orNull, pathId, timestamp, uuid } from "../../lib/schema";
 
 import type { ErrorCode } from "../../lib/errors";
 
@@ -50,6 +50,6 @@ export const listQuery = t.Object({
 
 export const listResponse = t.Object({ assets: t.Array(assetSchema), nextCursor: orNull(t.String()) }, { title: "AssetList" });
 
-export const assetIdParams = t.Object({ id: t.String({ maxLength: 64 }) });
+export const assetIdParams = t.Object({ id: pathId() });
 
 export const deleteResponse = t.Object({ id: uuid(), deleted: t.Literal(true) }, { title: "Deleted" });

@@ -42,6 +42,7 @@ export function creationsModule(deps: Deps) {
         parse: parseJsonBody,
         scope: "create",
         errors: ["not_found", "insufficient_credits", "generation_failed", ...INGEST_REFUSALS],
+        created: { path: "/api/v1/creations/{id}", idAt: "creation.id" },
         body: generateBody,
         response: { 201: creationWithChargeResponse },
         detail: {
@@ -150,6 +151,7 @@ export function creationsModule(deps: Deps) {
       params: idParams,
       detail: {
         summary: "Public preview page of a creation (HTML with Open Graph tags, no key)",
+        description: "The creation's `url`: its caption, image and alt text as a page a person or a link preview can read. 400 for an id over 64 characters.",
         tags: TAGS,
         responses: {
           200: { description: "The preview page", content: { "text/html": { schema: { type: "string" } } } },

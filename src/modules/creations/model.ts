@@ -3,7 +3,7 @@
  * Enum fields carry an `error` text naming the allowed values, which the pipeline puts in `details[].problem`.
  */
 import { t } from "elysia";
-import { integer, orNull, timestamp, uuid } from "../../lib/schema";
+import { integer, orNull, pathId, timestamp, uuid } from "../../lib/schema";
 import { ASPECT_RATIOS, DEFAULT_ASPECT_RATIO, DEFAULT_MEDIA_STYLE, MEDIA_STYLES } from "../../generation/generator";
 
 export const CREATION_TYPE = "social_post";
@@ -80,7 +80,7 @@ export const listQuery = t.Object({
   cursor: t.Optional(t.String({ maxLength: 200, error: "must be a cursor from a previous page" })),
 });
 
-export const idParams = t.Object({ id: t.String({ maxLength: 64 }) });
+export const idParams = t.Object({ id: pathId() });
 
 export const editBody = t.Object({
   caption: t.Optional(

@@ -186,7 +186,7 @@ export function dashboardModule(deps: Deps) {
     .get("/dashboard/library", view((s, r) => getLibrary(ctx, s, r)), { detail })
     .post("/dashboard/library/upload", action((s, f, _p, r) => postUpload(ctx, s, f, r)), uploadForm)
     .post("/dashboard/library/from-url", action((s, f) => postFromUrl(ctx, s, f)), signedInForm)
-    .post("/dashboard/library/upload-link", action((s) => postUploadLink(ctx, s)), signedInForm)
+    .post("/dashboard/library/upload-link", action((s, f) => postUploadLink(ctx, s, f)), signedInForm)
     .get("/dashboard/library/:id/delete", view((s, _r, p) => getDeleteAsset(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/library/:id/delete", action((s, _f, p) => postDeleteAsset(ctx, s, p.id ?? "")), signedInForm)
     // Calendar

@@ -8,10 +8,16 @@
  * - 403 Forbidden unless the route takes any valid key;
  * - 400 ValidationError when the route has a schema for params, query or body, or takes an Idempotency-Key;
  * - 413 and 415 when it takes a body; 409 idempotency_in_flight and 422 idempotency_key_reused on POST, with the
- *   Idempotency-Key header parameter.
- * Public routes (no `scope`) get `security: []` and document their answers in `detail.responses` themselves.
+ *   Idempotency-Key header parameter;
+ * - the RateLimit-Policy and RateLimit headers on every answer but the 401, and Location on a 201 whose route
+ *   declares it (`created`).
+ * Public routes (no `scope`) get `security: []` and document their answers in `detail.responses` themselves, plus the
+ * 400 of their params or query schema. Every operation documents the 431 the server answers to oversized headers.
+ * The `webhooks` section holds what Seedcast POSTs to receivers (modules/webhooks/events-model.ts).
  */
+import { OptionalKind } from "@sinclair/typebox";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../http/idempotency";
+import { LOCATION_DETAIL_KEY, type CreatedLocation } from "../../http/location";
 import { ERRORS_DETAIL_KEY, GROUP_DETAIL_KEY } from "../../http/scope";
 import { MAX_JSON_BYTES } from "../../http/json-body";
 import { describeIssue } from "../../http/validation-message";
@@ -19,6 +25,7 @@ import { SCOPES, SCOPE_LABELS } from "../../auth/scopes";
 import { errorResponses, invalidKeyResponse } from "./error-responses";
 import { sampleOf } from "./examples";
 import { type Json, SchemaComponents } from "./json-schema";
+import type { DeliveryDoc } from "../webhooks/events-model";
 
 export interface DocumentedRoute {
   method: string;
@@ -29,6 +36,8 @@ export interface DocumentedRoute {
 export interface DocumentOptions {
   baseUrl: string;
   version: string;
+  /** What Seedcast POSTs to receivers: the `webhooks` section. */
+  deliveries?: readonly DeliveryDoc[];
 }
 
 interface RouteHooks {
@@ -41,7 +50,7 @@ interface RouteHooks {
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** Detail keys that are the generator's input, not the operation's. */
-const INPUT_KEYS = new Set(["hide", "responses", "security", ERRORS_DETAIL_KEY]);
+const INPUT_KEYS = new Set(["hide", "responses", "security", ERRORS_DETAIL_KEY, LOCATION_DETAIL_KEY]);
 const STATUS = /^[1-5]\d\d$/;
 const TAG_DESCRIPTIONS: Record<string, string> = {
   assets: "The image library: ingest from a URL, browser upload links, delete.",
@@ -64,7 +73,12 @@ Every /api/v1 call needs \`Authorization: Bearer svc_…\`; each operation names
 Bodies are JSON (at most ${MAX_JSON_BYTES} bytes). Every refusal is \`{"error": "<stable_code>", "message": "…"}\` plus the
 fields its code names; the one exception is 401, whose body is exactly \`{"error":"Invalid API key"}\`. Every POST
 takes an \`Idempotency-Key\` (at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters): the same key and body within 24 hours
-replays the first answer. A 500 \`internal_error\` (never expected, always logged) is not listed per operation.`;
+replays the first answer. A 500 \`internal_error\` (never expected, always logged) is not listed per operation.
+
+A known path asked with a method it does not serve answers 405 \`method_not_allowed\` with \`Allow\` (under /api/v1 once
+the key is valid). Every /api/v1 answer to a valid key carries the IETF rate-limit fields \`RateLimit-Policy\` (the
+key's quota a minute) and \`RateLimit\` (what is left now, and the seconds until the bucket is full); a 201 carries
+\`Location\`. What Seedcast POSTs to your receivers (event webhooks, webhook publishing targets) is in \`webhooks\`.`;
 
 /** `/api/v1/seeds/:id` → `/api/v1/seeds/{id}` */
 export function documentPath(path: string): string {
@@ -121,6 +135,60 @@ function validationExample(hooks: RouteHooks): Record<string, unknown> | undefin
     return { message: `${problem.field}: ${problem.problem}`, details: [problem] };
   }
   return undefined;
+}
+
+/** The response headers every /api/v1 answer to a valid key carries, and the 431 of every operation. */
+const SHARED_HEADERS: Json = {
+  "RateLimit-Policy": {
+    description: 'The key\'s quota (IETF RateLimit fields): `"key";q=<requests a minute>;w=60`.',
+    schema: { type: "string", example: '"key";q=1200;w=60' },
+  },
+  RateLimit: {
+    description: 'What is left of the quota now: `"key";r=<requests that may be made at once>;t=<seconds until the quota is whole again>`.',
+    schema: { type: "string", example: '"key";r=1199;t=1' },
+  },
+};
+const SHARED_RESPONSES: Json = {
+  RequestHeaderFieldsTooLarge: {
+    description: "Request Header Fields Too Large: the request's header fields are over the server's limit (about 16 KiB in all); answered by the HTTP server with no body, before any route.",
+  },
+};
+const RATE_LIMIT_HEADER_REFS: Json = {
+  "RateLimit-Policy": { $ref: "#/components/headers/RateLimit-Policy" },
+  RateLimit: { $ref: "#/components/headers/RateLimit" },
+};
+
+/** The `webhooks` section: one POST per delivery, its body a named component, its headers as parameters. */
+function webhooksSection(deliveries: readonly DeliveryDoc[], components: SchemaComponents): Json {
+  const header = (name: string, description: string, schema: Json = { type: "string" }): Json => ({ name, in: "header", required: true, description, schema });
+  const out: Json = {};
+  for (const d of deliveries) {
+    const key = d.receiver === "event-webhook" ? "the `whsec_` secret's base64-decoded bytes" : "the secret's UTF-8 bytes";
+    const schema = components.convert(d.body);
+    out[d.name] = {
+      post: {
+        operationId: `deliver${d.name.split(/[^A-Za-z0-9]+/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("")}`,
+        summary: d.summary,
+        description: d.description,
+        tags: ["webhooks"],
+        security: [],
+        parameters: [
+          header("webhook-id", "The message id (Standard Webhooks): the same on every retry of one message; equals Idempotency-Key."),
+          header("webhook-timestamp", "Unix seconds when this attempt was sent (Standard Webhooks); signed.", { type: "string", pattern: "^[0-9]+$" }),
+          header("webhook-signature", `\`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">\` under ${key} (Standard Webhooks).`, { type: "string", pattern: "^v1,[A-Za-z0-9+/]+={0,2}$" }),
+          header("X-Seedcast-Signature", "`sha256=<hex HMAC-SHA256 of the raw body under the secret>`.", { type: "string", pattern: "^sha256=[0-9a-f]{64}$" }),
+          header("X-Seedcast-Timestamp", "Unix seconds when this attempt was sent (the same value as webhook-timestamp).", { type: "string", pattern: "^[0-9]+$" }),
+          header("Idempotency-Key", "The same on every retry of one message: answer a repeat without a second effect."),
+        ],
+        requestBody: { required: true, content: { "application/json": { schema, example: sampleOf(schema, (name) => components.get(name)) } } },
+        responses: {
+          "200": { description: "Received (any 2xx will do; the body is not read)." },
+          default: { description: "Anything but 2xx: the delivery is retried with backoff." },
+        },
+      },
+    };
+  }
+  return out;
 }
 
 /** `apiKey` always; `oauth2` (Seedcast's own authorization server) when an operation takes its tokens. */
@@ -192,9 +260,12 @@ export function buildDocument(routes: readonly DocumentedRoute[], options: Docum
     }
     if (parameters.length > 0) operation.parameters = parameters;
 
-    const takesBody = api && BODY_METHODS.has(method);
+    // 413 and 415 are documented where a body is taken (a DELETE takes none).
+    const takesBody = api && BODY_METHODS.has(method) && (hooks.body !== undefined || detail.requestBody !== undefined);
     if (hooks.body) {
-      operation.requestBody = { required: true, content: { "application/json": { schema: components.convert(hooks.body) } } };
+      // A body the route may go without (t.Optional) is documented as not required.
+      const optional = (hooks.body as Record<symbol, unknown>)[OptionalKind] === "Optional";
+      operation.requestBody = { required: !optional, content: { "application/json": { schema: components.convert(hooks.body) } } };
     }
 
     // Responses: success from the route's schemas, then its errors.
@@ -209,16 +280,32 @@ export function buildDocument(routes: readonly DocumentedRoute[], options: Docum
     if (api) {
       const codes: string[] = [];
       if (hooks.params || hooks.query || hooks.body || idempotent) codes.push("invalid_request");
-      if (group && group !== "authenticated") codes.push("forbidden");
+      const needsGroup = group !== undefined && group !== "authenticated";
+      if (needsGroup) codes.push("forbidden");
       if (takesBody) codes.push("payload_too_large", "unsupported_media_type");
       if (idempotent) codes.push("idempotency_in_flight", "idempotency_key_reused");
       codes.push("rate_limited", ...(((detail[ERRORS_DETAIL_KEY] as string[] | undefined) ?? [])));
-      Object.assign(responses, errorResponses(codes, components, { invalid_request: validationExample(hooks) }));
+      // The 403 example names the group this operation needs.
+      const forbidden = needsGroup ? { message: `This key lacks the ${SCOPE_LABELS[group as keyof typeof SCOPE_LABELS]} group (${group}).`, requiredGroup: group } : undefined;
+      Object.assign(responses, errorResponses(codes, components, { invalid_request: validationExample(hooks), forbidden }));
+      for (const response of Object.values(responses)) response.headers = { ...((response.headers as Json | undefined) ?? {}), ...RATE_LIMIT_HEADER_REFS };
       responses["401"] = invalidKeyResponse(components);
+    } else if (hooks.params || hooks.query) {
+      // A public route's params or query schema refuses with the envelope's 400, like the API's.
+      Object.assign(responses, errorResponses(["invalid_request"], components, { invalid_request: validationExample(hooks) }));
     }
     Object.assign(responses, (detail.responses as Record<string, Json> | undefined) ?? {});
+    const created = detail[LOCATION_DETAIL_KEY] as CreatedLocation | undefined;
+    if (created && responses["201"]) {
+      responses["201"].headers = {
+        ...((responses["201"].headers as Json | undefined) ?? {}),
+        Location: { description: `The created resource: \`${created.path}\`.`, schema: { type: "string", format: "uri-reference" } },
+      };
+    }
+    responses["431"] = { $ref: "#/components/responses/RequestHeaderFieldsTooLarge" };
     // Every JSON answer shows an example: one the route gave, else one made from its schema.
     for (const response of Object.values(responses)) {
+      if (response.$ref) continue;
       const json = (response.content as Record<string, Json> | undefined)?.["application/json"];
       if (json?.schema && json.example === undefined && json.examples === undefined) json.example = sampleOf(json.schema as Json, resolve);
     }
@@ -228,6 +315,8 @@ export function buildDocument(routes: readonly DocumentedRoute[], options: Docum
     paths[docPath]![method.toLowerCase()] = operation;
   }
 
+  const webhooks = webhooksSection(options.deliveries ?? [], components);
+  if (Object.keys(webhooks).length > 0) tags.add("webhooks");
   return {
     openapi: "3.1.0",
     info: {
@@ -239,9 +328,12 @@ export function buildDocument(routes: readonly DocumentedRoute[], options: Docum
     security: [{ apiKey: [] }],
     tags: [...tags].sort().map((name) => (TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name })),
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
+    ...(Object.keys(webhooks).length > 0 ? { webhooks } : {}),
     components: {
       securitySchemes: securitySchemes(options.baseUrl, schemes),
       schemas: components.all(),
+      headers: SHARED_HEADERS,
+      responses: SHARED_RESPONSES,
     },
   };
 }

@@ -8,6 +8,7 @@ import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "f
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import type { Deps } from "../../deps";
 import { VERSION } from "../../version";
+import { DELIVERY_DOCS } from "../webhooks/events-model";
 import { type DocumentedRoute, buildDocument } from "./document";
 
 const ASSET_CACHE = "public, max-age=86400";
@@ -68,7 +69,7 @@ export function docsModule(deps: Pick<Deps, "config">, routes: () => readonly Do
     .get(
       "/openapi.json",
       () => {
-        document ??= JSON.stringify(buildDocument(routes(), { baseUrl: deps.config.baseUrl, version: VERSION }));
+        document ??= JSON.stringify(buildDocument(routes(), { baseUrl: deps.config.baseUrl, version: VERSION, deliveries: DELIVERY_DOCS }));
         return new Response(document, { headers: { "content-type": "application/json; charset=utf-8", ...DOCS_HEADERS } });
       },
       { detail: hide },

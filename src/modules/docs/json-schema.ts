@@ -11,6 +11,7 @@
  * - `additionalProperties: false` is left out (see `plain`).
  */
 import { isWireNumeric } from "../../http/validation-message";
+import { isDocumentedUuid } from "../../lib/schema";
 
 export type Json = Record<string, unknown>;
 
@@ -26,6 +27,8 @@ function isObject(value: unknown): value is Json {
 function plain(schema: Json): Json {
   const out: Json = {};
   for (const key of Object.keys(schema)) if (!DROPPED_KEYS.has(key)) out[key] = schema[key];
+  // An id documented as a UUID but not checked as one (lib/schema.ts `pathId`).
+  if (isDocumentedUuid(schema)) out.format = "uuid";
   // Elysia sets `additionalProperties: false` on a response schema the first time it compiles a route that answers
   // it (mutating the shared object), so it cannot be told from a declared one: the document leaves it out always,
   // and stays the same whichever routes ran first.

@@ -34,7 +34,7 @@ export function healthModule(deps: Deps, isReady: () => boolean) {
     )
     .get("/livez", () => ({ ok: true as const }), {
       response: t.Object({ ok: t.Literal(true) }, { title: "Live" }),
-      detail: { summary: "Liveness probe (no key)", tags: ["health"] },
+      detail: { summary: "Liveness probe (no key)", description: "200 while the process answers at all; for a supervisor's liveness check.", tags: ["health"] },
     })
     .get(
       "/readyz",
@@ -46,7 +46,11 @@ export function healthModule(deps: Deps, isReady: () => boolean) {
       },
       {
         response: { 200: readiness, 503: readiness },
-        detail: { summary: "Readiness probe (no key): database reachable and not draining; 503 while not", tags: ["health"] },
+        detail: {
+          summary: "Readiness probe (no key): database reachable and not draining; 503 while not",
+          description: "For a load balancer: 503 while the database cannot be reached or the server is shutting down, so no new request is sent here.",
+          tags: ["health"],
+        },
       },
     );
 }

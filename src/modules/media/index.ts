@@ -18,7 +18,11 @@ export function mediaModule(deps: Deps) {
   };
   // HEAD: the headers of GET without the body; Range is defined for GET only, so no 206 or 416.
   const headResponses = { 200: { description: "The image's headers" }, 304: notModified, 404: { description: "No such image" } };
-  const detail = { summary: "An image of the library (public, immutable)", tags: ["media"] };
+  const detail = {
+    summary: "An image of the library (public, immutable)",
+    description: "The URL an asset's `url` names: served without a key so networks and browsers can fetch it; cacheable as immutable (an asset's bytes never change).",
+    tags: ["media"],
+  };
   return new Elysia()
     .get(`${MEDIA_PATH}/:file`, ({ request, params }) => serveMedia(deps, request, params.file), {
       detail: { ...detail, responses: getResponses },

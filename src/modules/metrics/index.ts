@@ -46,6 +46,7 @@ export function metricsModule(deps: Deps) {
     {
       detail: {
         summary: "Prometheus metrics (no API key; needs METRICS_TOKEN unless the server listens on loopback only)",
+        description: "The server's counters and histograms in the Prometheus text exposition format.",
         tags: ["operations"],
         responses: {
           200: { description: "Prometheus text exposition", content: { "text/plain": { schema: { type: "string" } } } },

@@ -1,6 +1,7 @@
 /** Request and response schemas of the scheduling routes: the single source of truth for validation and OpenAPI. */
 import { t } from "elysia";
-import { orNull, timestamp, uuid } from "../../lib/schema";
+import { CONNECTION_PLATFORMS } from "../../db/schema/connections";
+import { orNull, pathId, timestamp, uuid } from "../../lib/schema";
 
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
@@ -16,7 +17,7 @@ const postStatus = t.Union([
 ]);
 
 export const targetSchema = t.Object({
-  platform: t.String({ description: "bluesky, mastodon or webhook; usable to name a target" }),
+  platform: t.UnionEnum(CONNECTION_PLATFORMS, { description: "The network; usable to name a target when one connection has it" }),
   accountId: uuid({ description: "The connection's id; names a target when two connections share a platform" }),
   label: t.String(),
   readyToPost: t.Boolean(),
@@ -131,7 +132,7 @@ export const rescheduleBody = t.Object({
 
 export const postResponse = t.Object({ post: postSchema }, { title: "PostEnvelope" });
 
-export const postIdParams = t.Object({ id: t.String({ maxLength: 64 }) });
+export const postIdParams = t.Object({ id: pathId() });
 
 export const cancelResponse = t.Object({ id: uuid(), cancelled: t.Literal(true), providerPostWithdrawn: t.Boolean() }, { title: "Cancelled" });
 

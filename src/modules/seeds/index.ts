@@ -33,6 +33,7 @@ export function seedsModule(deps: Deps) {
         parse: parseJsonBody,
         scope: "create",
         errors: ["not_found"],
+        created: { path: "/api/v1/seeds/{id}", idAt: "id" },
         body: createSeedBody,
         response: { 201: seedResponse },
         detail: { summary: "Save a seed (free; runs no model)", tags: TAGS },

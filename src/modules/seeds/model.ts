@@ -1,6 +1,6 @@
 /** Request and response schemas of the seeds routes (decisions.md §5): the single source of truth for validation. */
 import { t } from "elysia";
-import { orNull, timestamp, uuid } from "../../lib/schema";
+import { orNull, pathId, timestamp, uuid } from "../../lib/schema";
 
 export const TITLE_MAX = 300;
 export const CONTENT_MAX = 20_000;
@@ -41,7 +41,7 @@ export const listSeedsQuery = t.Object({
   cursor: t.Optional(t.String({ maxLength: 500 })),
 });
 
-export const seedIdParams = t.Object({ id: t.String({ maxLength: 100 }) });
+export const seedIdParams = t.Object({ id: pathId(100) });
 
 export const seedResponse = t.Object({
   id: uuid(),

@@ -14,7 +14,7 @@ import { AppError } from "../../lib/errors";
 import { isoAt } from "../../lib/clock";
 import { recordIngestRefusal } from "../assets/ingest";
 import { assetToApi } from "../assets/service";
-import { uploadLinkParams, uploadLinkResponse, uploadLinkStatusResponse } from "./model";
+import { uploadLinkBody, uploadLinkParams, uploadLinkResponse, uploadLinkStatusResponse } from "./model";
 import { readUploadedFile } from "./multipart";
 import { ICON_SVG, formatBytes, linkGonePage, uploadDonePage, uploadFormPage } from "./page";
 import {
@@ -154,19 +154,22 @@ export function uploadsModule(deps: Deps) {
     .use(scopePlugin)
     .post(
       "/api/v1/assets/upload-link",
-      ({ request, set }) => {
+      ({ request, body, set }) => {
         const auth = authOf(request);
         set.status = 201;
-        return createUploadLink(deps, auth.accountId, auth.keyId);
+        return createUploadLink(deps, auth.accountId, auth.keyId, body?.expires_in_seconds);
       },
       {
         parse: parseJsonBody,
         scope: "create",
+        created: { path: "/api/v1/assets/upload-links/{id}", idAt: "id" },
+        body: uploadLinkBody,
         response: { 201: uploadLinkResponse },
         detail: {
-          summary: "Mint a single-use browser upload link (15 minutes)",
+          summary: "Mint a single-use browser upload link (15 minutes unless expires_in_seconds says otherwise)",
           description:
-            "uploadUrl is a page with a file picker, drag and drop, a progress bar and a preview; the first image that passes the ingest checks consumes it. Treat it as a credential.",
+            "uploadUrl is a page with a file picker, drag and drop, a progress bar and a preview; the first image that passes the ingest checks consumes it. Treat it as a credential. " +
+            "The body is optional: expires_in_seconds (300 to 604800, default 900) sets how long the link stays usable.",
           tags: TAGS,
         },
       },
@@ -229,6 +232,7 @@ export function uploadsModule(deps: Deps) {
       {
         detail: {
           summary: "The upload page of an upload link (the uploadUrl; the token is the credential)",
+          description: "A page with a file picker, drag and drop, a progress bar and a preview, until the link is used or expires.",
           tags: TAGS,
           responses: { 200: htmlDoc("The page with the file picker"), 404: htmlDoc("No such link"), 410: htmlDoc("The link was used or has expired") },
         },
@@ -268,8 +272,10 @@ export function uploadsModule(deps: Deps) {
         // NB: the body is read by readUploadedFile under a streaming cap. `parse: "none"` is not enough once a global
         // parser exists (the pipeline's JSON one), so this parser claims the request without reading it.
         parse: () => DEFERRED_BODY,
+        created: { path: "/api/v1/assets/{id}", idAt: "asset.id" },
         detail: {
           summary: "Upload the image of an upload link (multipart field `file`); JSON answers with Accept: application/json",
+          description: "The first image that passes the ingest checks consumes the link; a refused file leaves it usable. The page posts here; a script may too.",
           tags: TAGS,
           requestBody: {
             required: true,

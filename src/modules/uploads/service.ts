@@ -13,7 +13,7 @@ import { hmacHex } from "../../lib/instance-secret";
 import { assetFileName } from "../assets/file-name";
 import { type AssetRecord, checkImageBytes, storeImage } from "../assets/ingest";
 
-/** Lifetime of a link (interface.md: 900 seconds). */
+/** Lifetime of a link unless its minter chooses another (interface.md: 900 seconds; decisions.md §15). */
 export const UPLOAD_LINK_TTL_SECONDS = 900;
 /** Path prefix of the page; `uploadUrl` is `{base_url}/upload/<token>`. */
 export const UPLOAD_PATH = "/upload";
@@ -36,11 +36,15 @@ function hashToken(deps: Deps, token: string): string {
   return hmacHex(deps.instanceSecret, HASH_CONTEXT + token);
 }
 
-/** Mints a link for the account. The token is returned once, inside `uploadUrl`, and never stored. */
+/**
+ * Mints a link for the account, usable for `ttlSeconds` (the callers check the bounds: 300 to 604,800 through the API).
+ * The token is returned once, inside `uploadUrl`, and never stored.
+ */
 export async function createUploadLink(
   deps: Deps,
   accountId: string,
   keyId: string | null,
+  ttlSeconds: number = UPLOAD_LINK_TTL_SECONDS,
 ): Promise<{ id: string; uploadUrl: string; expiresAt: string; expiresInSeconds: number; creditsCharged: 0 }> {
   const token = Buffer.from(crypto.getRandomValues(new Uint8Array(TOKEN_BYTES))).toString("base64url");
   const now = deps.clock.now();
@@ -49,7 +53,7 @@ export async function createUploadLink(
     accountId,
     tokenHash: hashToken(deps, token),
     createdByKeyId: keyId,
-    expiresAt: now + UPLOAD_LINK_TTL_SECONDS * 1000,
+    expiresAt: now + ttlSeconds * 1000,
     usedAt: null,
     assetId: null,
     createdAt: now,
@@ -61,7 +65,7 @@ export async function createUploadLink(
     id: link.id,
     uploadUrl: `${deps.config.baseUrl}${UPLOAD_PATH}/${token}`,
     expiresAt: isoAt(link.expiresAt),
-    expiresInSeconds: UPLOAD_LINK_TTL_SECONDS,
+    expiresInSeconds: ttlSeconds,
     creditsCharged: 0,
   };
 }

@@ -31,14 +31,17 @@ export function webhooksModule(deps: Deps) {
         parse: parseJsonBody,
         scope: "schedule",
         errors: ["invalid_url", "https_required", "port_not_allowed", "host_not_public", "host_unresolvable", "too_many_webhooks"],
+        created: { path: "/api/v1/webhooks/{id}", idAt: "webhook.id" },
         body: createWebhookBody,
         response: { 201: createWebhookResponse },
         detail: {
           summary: "Register an event webhook (the signing secret is shown once)",
           description:
             "Events: post.published, post.failed, post.partially_failed, post.cancelled, creation.generated, credits.low (balance under 10). " +
-            "Each delivery is a POST of {id, type, createdAt, data} with X-Seedcast-Timestamp, X-Seedcast-Signature (sha256=<hex HMAC-SHA256 of the raw body under the secret>) " +
-            "and Idempotency-Key = the event id; at least once, retried with backoff (5 attempts) until the receiver answers 2xx. " +
+            "Each delivery is a POST of {id, type, createdAt, data} (the document's `webhooks` section describes each) with X-Seedcast-Timestamp, " +
+            "X-Seedcast-Signature (sha256=<hex HMAC-SHA256 of the raw body under the secret>), the Standard Webhooks headers (webhook-id, webhook-timestamp, " +
+            "webhook-signature: v1,<base64 HMAC-SHA256 of \"id.timestamp.body\" under the secret's base64-decoded bytes>: any Standard Webhooks library verifies it with the secret as shown) " +
+            "and Idempotency-Key = webhook-id = the event id; at least once, retried with backoff (5 attempts) until the receiver answers 2xx. " +
             "400 invalid_url / https_required / port_not_allowed / host_not_public / host_unresolvable for a URL the outbound rule refuses.",
           tags: TAGS,
         },

@@ -1,6 +1,6 @@
 /** Request and response schemas of the event webhook routes (decisions.md §10): validation and OpenAPI in one place. */
 import { t } from "elysia";
-import { orNull, timestamp, uuid } from "../../lib/schema";
+import { orNull, pathId, timestamp, uuid } from "../../lib/schema";
 import { EVENT_TYPES } from "../../db/schema/event-webhooks";
 
 export const MAX_WEBHOOK_URL_LENGTH = 2000;
@@ -36,14 +36,15 @@ export const createWebhookResponse = t.Object({
   webhook: webhookSchema,
   secret: orNull(t.String(), {
     description:
-      "The signing secret, shown once: X-Seedcast-Signature is sha256=<hex HMAC-SHA256 of the raw body under it>. " +
+      "The signing secret (`whsec_<base64>`), shown once: X-Seedcast-Signature is sha256=<hex HMAC-SHA256 of the raw body under it>; " +
+      "webhook-signature is v1,<base64 HMAC-SHA256 of \"id.timestamp.body\" under its base64-decoded bytes> (Standard Webhooks). " +
       "null in an Idempotency-Key replay (a secret is never stored for replays).",
   }),
 }, { title: "CreatedWebhook" });
 
 export const webhookListResponse = t.Object({ webhooks: t.Array(webhookSchema) }, { title: "WebhookList" });
 
-export const webhookIdParams = t.Object({ id: t.String({ maxLength: 64 }) });
+export const webhookIdParams = t.Object({ id: pathId() });
 
 export const webhookDeletedResponse = t.Object({ id: uuid(), deleted: t.Literal(true) }, { title: "Deleted" });
 

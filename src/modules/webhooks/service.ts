@@ -14,12 +14,11 @@ import type { Deps } from "../../deps";
 import { isoAt } from "../../lib/clock";
 import { AppError, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
+import { STANDARD_WEBHOOK_SECRET_PREFIX } from "../../lib/standard-webhooks";
 import { SafeFetchError, checkDestination } from "../../lib/safe-fetch";
 import { parseEventTypes, sealWebhookSecret } from "../../store/events";
 import { type CreateWebhookBody, MAX_WEBHOOKS_PER_ACCOUNT, type WebhookApi } from "./model";
 
-/** Signing secrets: a recognisable prefix and 256 random bits. */
-const SECRET_PREFIX = "whsec_";
 
 type WebhookRow = typeof eventWebhooks.$inferSelect;
 
@@ -48,7 +47,8 @@ export async function createWebhook(deps: Deps, accountId: string, body: CreateW
   const events = EVENT_TYPES.filter((e) => wanted.has(e));
   await assertDeliverable(deps, url);
   const id = newId();
-  const secret = SECRET_PREFIX + randomBytes(32).toString("base64url");
+  // Standard base64 (not base64url): Standard Webhooks libraries take `whsec_<base64>` as it is (decisions.md §10).
+  const secret = STANDARD_WEBHOOK_SECRET_PREFIX + randomBytes(32).toString("base64");
   const row: WebhookRow = {
     id,
     accountId,

@@ -19,6 +19,14 @@ import { zonedParts } from "../zoned";
 
 const CURRENT = "/dashboard/library";
 
+/** How long an upload link made here may stay usable: the choices the form offers, in seconds (the API's 300 to 604,800). */
+const LINK_LIFETIMES: readonly (readonly [string, string])[] = [
+  [String(UPLOAD_LINK_TTL_SECONDS), "15 minutes"],
+  ["3600", "1 hour"],
+  ["86400", "1 day"],
+  ["604800", "7 days"],
+];
+
 /** Ingest refusals in words a person uses. */
 const URL_WORDS: Partial<Record<string, string>> = {
   invalid_url: "That is not a web address. It starts with https://.",
@@ -47,7 +55,8 @@ export function addForms(s: SessionContext, errors: FieldErrors = {}, values: { 
 <form method="post" action="${CURRENT}/upload-link" class="card" aria-labelledby="link-title">
   <h2 id="link-title">Ask someone for an image</h2>
   ${csrfField(s.csrfToken)}
-  <p>Make a link to hand to someone: they open it on their phone or computer and upload one image, without an account. It works once, for ${Math.round(UPLOAD_LINK_TTL_SECONDS / 60)} minutes.</p>
+  <p>Make a link to hand to someone: they open it on their phone or computer and upload one image, without an account. It works once, until it expires.</p>
+  ${f.select({ name: "lifetime", label: "Works for", options: LINK_LIFETIMES, value: String(UPLOAD_LINK_TTL_SECONDS) })}
   <button type="submit" class="secondary">Make an upload link</button>
 </form>
 </div>`;
@@ -84,9 +93,13 @@ export async function ingestUrl(ctx: DashboardCtx, account: Membership, form: Fo
   }
 }
 
-/** POST /dashboard/library/upload-link */
-export async function makeUploadLink(ctx: DashboardCtx, s: SessionContext, account: Membership): Promise<Response> {
-  const link = await createUploadLink(ctx.deps, account.accountId, null);
+/**
+ * POST /dashboard/library/upload-link: a link for the chosen `lifetime` (one of LINK_LIFETIMES; anything else, or
+ * none, is the default 15 minutes).
+ */
+export async function makeUploadLink(ctx: DashboardCtx, s: SessionContext, account: Membership, form: Form | undefined): Promise<Response> {
+  const chosen = LINK_LIFETIMES.find(([value]) => value === field(form, "lifetime"))?.[0];
+  const link = await createUploadLink(ctx.deps, account.accountId, null, Number(chosen ?? UPLOAD_LINK_TTL_SECONDS));
   const ends = zonedParts(Date.parse(link.expiresAt), zoneOf(s));
   const token = await stashSecret(ctx.deps, s.sessionId, {
     title: "Upload link made",

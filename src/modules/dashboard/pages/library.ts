@@ -134,10 +134,10 @@ export async function postFromUrl(ctx: DashboardCtx, s: SessionContext, form: Fo
 }
 
 /** POST /dashboard/library/upload-link */
-export async function postUploadLink(ctx: DashboardCtx, s: SessionContext): Promise<Response> {
+export async function postUploadLink(ctx: DashboardCtx, s: SessionContext, form: Form | undefined): Promise<Response> {
   const account = changer(s);
   if (account instanceof Response) return account;
-  return makeUploadLink(ctx, s, account);
+  return makeUploadLink(ctx, s, account, form);
 }
 
 function filesOf(form: Form | undefined): UploadedFile[] {
