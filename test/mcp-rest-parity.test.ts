@@ -9,12 +9,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
+import type { TSchema } from "elysia";
 import sharp from "sharp";
 import { declaredGroup } from "../src/http/route-table";
 import { isoAt } from "../src/lib/clock";
 import { configureIngestFetch } from "../src/modules/assets/ingest";
+import { MAX_HAND_CAPTION_GRAPHEMES } from "../src/modules/creations/model";
 import { addConnection } from "../src/modules/connections/service";
+import { advertisedJsonSchema } from "../src/modules/mcp/tool-schema";
 import { TOOLS } from "../src/modules/mcp/tools";
+import { runDueOnce } from "../src/publishing/dispatcher";
 import {
   type McpClient,
   type Served,
@@ -38,7 +42,8 @@ const WITHOUT_TOOL: Readonly<Record<string, string>> = {
   "GET /api/v1/health": "echoes the calling API key (keyId); /mcp takes no key, only an OAuth access token",
 };
 
-const HOUR = 60 * 60 * 1000;
+const MINUTE = 60 * 1000;
+const HOUR = 60 * MINUTE;
 let world: World;
 let served: Served;
 let mcpUrl: string;
@@ -170,6 +175,35 @@ describe("advertised schemas", () => {
     }
   });
 
+  test("every tool's output schema and its arguments from a JSON body are the REST route's own schemas", () => {
+    const withoutClosure = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema, (key, value) => (key === "additionalProperties" ? undefined : value)));
+    const bodies: string[] = [];
+    for (const tool of tools) {
+      const definition = TOOLS.find((t) => t.name === tool.name);
+      const route = world.app.routes.find((r) => routeName(r) === definition?.rest);
+      if (!definition || !route) throw new Error(`${tool.name}: no REST route ${definition?.rest}`);
+      const hooks = route.hooks as { body?: TSchema; response?: TSchema | Record<number, TSchema> };
+      const response = hooks.response as Record<number, TSchema> | TSchema;
+      const success = (typeof response === "object" && definition.status in response ? (response as Record<number, TSchema>)[definition.status] : response) as TSchema;
+      // Elysia closes a response schema in place when it first compiles it; closure is not what this compares.
+      expect(withoutClosure(tool.outputSchema), `${tool.name} output`).toEqual(withoutClosure(advertisedJsonSchema(success)));
+      if (!hooks.body) continue;
+      bodies.push(tool.name);
+      const advertised = (tool.inputSchema as { properties: Record<string, unknown> }).properties;
+      const body = advertisedJsonSchema(hooks.body) as { properties: Record<string, unknown> };
+      for (const [field, schema] of Object.entries(body.properties)) {
+        if (field === "type") continue; // only social_post exists; §9 leaves it out of the tools
+        const argument = field === "creation_id" && definition.formerId === "creation_id" ? "id" : field;
+        expect(advertised[argument], `${tool.name}: ${field}`).toEqual(schema);
+      }
+    }
+    expect(bodies).toEqual(expect.arrayContaining(["update_creation", "reschedule_post", "schedule_post", "generate_creation"]));
+    // The caption written by hand: 63,206 characters (decisions.md §13), in the tool as in the REST body.
+    const caption = (name: string) => (tools.find((t) => t.name === name)?.inputSchema as { properties: Record<string, { maxLength?: number; properties?: Record<string, { maxLength?: number }> }> }).properties;
+    expect(caption("update_creation").caption?.maxLength).toBeGreaterThanOrEqual(MAX_HAND_CAPTION_GRAPHEMES);
+    expect(caption("reschedule_post").content?.properties?.caption?.maxLength).toBeGreaterThanOrEqual(MAX_HAND_CAPTION_GRAPHEMES);
+  });
+
   test("id is the resource argument; its other name is declared optional and deprecated, never required", () => {
     for (const tool of tools) {
       const schema = tool.inputSchema as { properties: Record<string, { deprecated?: boolean }>; required?: string[] };
@@ -285,6 +319,95 @@ for (const [label, connect] of connectors) {
       expect((await rest(account, "GET", `/api/v1/credits`)).json).toEqual(balance);
     });
 
+    test("list_creation_versions answers what REST answers, under either name of id, and refuses as REST refuses", async () => {
+      const seed = await ok("create_seed", { title: "Bakery hours", content: "The bakery opens at seven from Monday." });
+      const creation = (await ok("generate_creation", { seed_id: seed.id, include_visual: true })).creation;
+      const none = await ok("list_creation_versions", { id: creation.id });
+      expect(none).toEqual({ versions: [] });
+      expect(none).toEqual((await rest(account, "GET", `/api/v1/creations/${creation.id}/versions`)).json);
+
+      await ok("update_creation", { id: creation.id, caption: "The bakery opens at seven, from Monday on." });
+      await ok("update_creation", { id: creation.id, altText: "A tray of fresh rolls." });
+      const listed = await ok("list_creation_versions", { id: creation.id });
+      expect(listed).toEqual((await rest(account, "GET", `/api/v1/creations/${creation.id}/versions`)).json);
+      // Newest first: the content the alt-text edit replaced, then the generated original.
+      expect(listed.versions.map((v: { caption: string }) => v.caption)).toEqual([
+        "The bakery opens at seven, from Monday on.",
+        creation.body.caption,
+      ]);
+      expect(listed.versions[0].editedByHand).toEqual({ caption: true, altText: false });
+      expect(listed.versions[1]).toMatchObject({ altText: creation.body.altText, imageUrl: creation.body.imageUrl, editedByHand: { caption: false, altText: false } });
+      expect(await ok("list_creation_versions", { creation_id: creation.id })).toEqual(listed);
+
+      const unknown = "01900000-0000-7000-8000-0000000000ff";
+      const missing = await client.callTool("list_creation_versions", { id: unknown });
+      expect(refusalOf(client, missing)).toEqual((await rest(account, "GET", `/api/v1/creations/${unknown}/versions`)).json);
+      expect(refusalOf(client, missing).error).toBe("not_found");
+    });
+
+    test("reschedule_post with content changes what the post sends (get_post, then the delivery), as PATCH does; the creation keeps its own", async () => {
+      const seed = await ok("create_seed", { title: "Open day", content: "Our workshop has an open day on Saturday." });
+      const creation = (await ok("generate_creation", { seed_id: seed.id, include_visual: true })).creation;
+      const when = isoAt(world.clock.now() + HOUR);
+      const post = (await ok("schedule_post", { creation_id: creation.id, scheduled_time: when, targets: ["webhook"] })).post;
+      expect(post.content).toEqual({ caption: creation.body.caption, altText: creation.body.altText });
+
+      // Content only: the time stays, the snapshot changes.
+      const caption = `Open day at the workshop this Saturday (${client.era}).`;
+      const edited = await ok("reschedule_post", { id: post.id, content: { caption, alt_text: "The workshop's front door." } });
+      expect(edited.post).toMatchObject({ id: post.id, scheduledTime: when, status: "scheduled", content: { caption, altText: "The workshop's front door." } });
+      const read = await ok("get_post", { id: post.id });
+      expect(read).toEqual(edited);
+      expect(read).toEqual((await rest(account, "GET", `/api/v1/schedule/posts/${post.id}`)).json);
+      // altText, the spelling of update_creation, under the old name of id, with a new time.
+      const later = isoAt(world.clock.now() + 2 * HOUR);
+      const moved = await ok("reschedule_post", { post_id: post.id, scheduled_time: later, content: { altText: "An open workshop door." } });
+      expect(moved.post).toMatchObject({ scheduledTime: later, content: { caption, altText: "An open workshop door." } });
+      expect((await ok("get_post", { id: post.id })).post.content).toEqual({ caption, altText: "An open workshop door." });
+      // The creation it was scheduled from is unchanged.
+      expect((await ok("get_creation", { id: creation.id })).creation.body).toMatchObject({ caption: creation.body.caption, altText: creation.body.altText });
+
+      // The REST twin's refusals, word for word; nothing changed.
+      for (const content of [{ caption: "   " }, {}, { images: [] }]) {
+        const refused = await client.callTool("reschedule_post", { id: post.id, content });
+        expect(refusalOf(client, refused), JSON.stringify(content)).toEqual((await rest(account, "PATCH", `/api/v1/schedule/${post.id}`, { content })).json);
+        expect(refusalOf(client, refused).error).toBe("invalid_request");
+      }
+      expect((await ok("get_post", { id: post.id })).post.content).toEqual({ caption, altText: "An open workshop door." });
+
+      await ok("cancel_post", { id: post.id });
+
+      // What the target is sent at the post's time is the edited content. A post 6 minutes ahead, so the clock moves
+      // less than the access token's hour.
+      const soon = (await ok("schedule_post", { creation_id: creation.id, scheduled_time: isoAt(world.clock.now() + 6 * MINUTE), targets: ["webhook"] })).post;
+      const sentCaption = `Doors open at ten on Saturday (${client.era}).`;
+      await ok("reschedule_post", { id: soon.id, content: { caption: sentCaption } });
+      world.clock.advance(7 * MINUTE);
+      await runDueOnce(world.deps);
+      const sent = receiver.deliveries.filter((d) => (d.body as { post?: { id?: string } }).post?.id === soon.id);
+      expect(sent.map((d) => (d.body as { post: { caption: string } }).post.caption)).toEqual([sentCaption]);
+      expect((await ok("get_post", { id: soon.id })).post).toMatchObject({ status: "published", content: { caption: sentCaption } });
+    });
+
+    test("a caption written by hand may be 63,206 characters in update_creation and reschedule_post, as over REST, and not one more", async () => {
+      const seed = await ok("create_seed", { title: "Long read", content: "A long text about the history of the market square." });
+      const creation = (await ok("generate_creation", { seed_id: seed.id })).creation;
+      const longest = "m".repeat(MAX_HAND_CAPTION_GRAPHEMES);
+      const edited = await ok("update_creation", { id: creation.id, caption: longest });
+      expect(edited.creation.body.caption).toHaveLength(MAX_HAND_CAPTION_GRAPHEMES);
+      const tooLong = await client.callTool("update_creation", { id: creation.id, caption: `${longest}m` });
+      expect(refusalOf(client, tooLong)).toEqual((await rest(account, "PATCH", `/api/v1/creations/${creation.id}`, { caption: `${longest}m` })).json);
+      expect(refusalOf(client, tooLong).details).toEqual([{ field: "caption", problem: `must be at most ${MAX_HAND_CAPTION_GRAPHEMES} characters (this one has ${MAX_HAND_CAPTION_GRAPHEMES + 1})` }]);
+
+      const post = (await ok("schedule_post", { creation_id: creation.id, scheduled_time: isoAt(world.clock.now() + HOUR), targets: ["webhook"] })).post;
+      const longer = "n".repeat(MAX_HAND_CAPTION_GRAPHEMES);
+      expect((await ok("reschedule_post", { id: post.id, content: { caption: longer } })).post.content.caption).toBe(longer);
+      const over = await client.callTool("reschedule_post", { id: post.id, content: { caption: `${longer}n` } });
+      expect(refusalOf(client, over)).toEqual((await rest(account, "PATCH", `/api/v1/schedule/${post.id}`, { content: { caption: `${longer}n` } })).json);
+      expect(refusalOf(client, over).details[0].field).toBe("content.caption");
+      await ok("cancel_post", { id: post.id });
+    });
+
     test("delete_asset, get_upload_link and list_credit_ledger answer what REST answers", async () => {
       const asset = (await ok("ingest_image", { url: `${source.url}/photo.png`, label: "Stall" })).asset;
       const seed = await ok("create_seed", { title: "Uses it", content: "A seed with the stall image.", image_asset_id: asset.id });
@@ -377,6 +500,8 @@ describe("each new tool needs its REST twin's group", () => {
       ["reschedule_post", { id: creationId, scheduled_time: isoAt(world.clock.now() + HOUR) }, "schedule", "PATCH", `/api/v1/schedule/${creationId}`, { scheduled_time: isoAt(world.clock.now() + HOUR) }],
       ["create_webhook", { url: `${source.url}/events`, events: ["post.failed"] }, "schedule", "POST", "/api/v1/webhooks", { url: `${source.url}/events`, events: ["post.failed"] }],
       ["delete_webhook", { id: creationId }, "schedule", "DELETE", `/api/v1/webhooks/${creationId}`],
+      ["reschedule_post", { id: creationId, content: { caption: "x" } }, "schedule", "PATCH", `/api/v1/schedule/${creationId}`, { content: { caption: "x" } }],
+      ["list_creation_versions", { id: creationId }, "read", "GET", `/api/v1/creations/${creationId}/versions`],
       ["get_upload_link", { id: creationId }, "read", "GET", `/api/v1/assets/upload-links/${creationId}`],
       ["list_credit_ledger", {}, "read", "GET", "/api/v1/credits/ledger"],
       ["list_webhooks", {}, "read", "GET", "/api/v1/webhooks"],

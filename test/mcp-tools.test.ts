@@ -62,6 +62,8 @@ const EXPECTED_TOOLS = [
   "create_webhook",
   "list_webhooks",
   "delete_webhook",
+  // decisions.md §15: a creation's earlier versions.
+  "list_creation_versions",
 ];
 
 const generator = new SwitchableGenerator();
@@ -137,7 +139,7 @@ for (const [label, connect] of connectors) {
         expect(JSON.stringify(tool.outputSchema)).not.toContain('"anyOf":[{"type":"object"');
         expect((tool.outputSchema as { required?: string[] }).required ?? []).not.toContain("error");
       }
-      const reads = ["list_seeds", "get_seed", "list_creations", "get_creation", "list_assets", "get_upload_link", "list_targets", "list_posts", "get_post"];
+      const reads = ["list_seeds", "get_seed", "list_creations", "get_creation", "list_creation_versions", "list_assets", "get_upload_link", "list_targets", "list_posts", "get_post"];
       for (const read of [...reads, "get_credits", "list_credit_ledger", "get_voice", "list_webhooks"]) {
         expect(byName.get(read)?.annotations, read).toMatchObject({ readOnlyHint: true, destructiveHint: false });
       }

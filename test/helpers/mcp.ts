@@ -131,7 +131,7 @@ export function toolsCall(name: string, args: Record<string, unknown> = {}, id =
 }
 
 /**
- * Calls every tool once (§9 and §10), in an order where each finds what it needs (a seed to generate from, a creation
+ * Calls every tool once (§9, §10 and §15's list_creation_versions), in an order where each finds what it needs (a seed to generate from, a creation
  * to schedule, a post to move and cancel). The account must have a ready target named `webhook` and credits for one
  * generation and one caption regeneration; `imageUrl` is an https image the server may fetch (its origin also takes
  * the event webhook). Throws naming the first tool whose result is a refusal. Answers every result by tool name.
@@ -161,11 +161,16 @@ export async function callEveryTool(client: McpClient, opts: { imageUrl: string;
   await call("list_creations", { seed_id: seed.id });
   await call("get_creation", { id: creation.id });
   await call("update_creation", { id: creation.id, caption: "From October: open eight to six, Monday to Saturday." });
+  await call("list_creation_versions", { id: creation.id });
   await call("list_targets");
   const post = (await call("schedule_post", { creation_id: creation.id, scheduled_time: opts.scheduledTime, targets: ["webhook"] })).post;
   await call("list_posts", { status: "scheduled" });
   await call("get_post", { id: post.id });
-  await call("reschedule_post", { id: post.id, scheduled_time: new Date(Date.parse(opts.scheduledTime) + 3_600_000).toISOString() });
+  await call("reschedule_post", {
+    id: post.id,
+    scheduled_time: new Date(Date.parse(opts.scheduledTime) + 3_600_000).toISOString(),
+    content: { caption: "From October we open eight to six, Monday to Saturday." },
+  });
   await call("cancel_post", { id: post.id });
   await call("delete_creation", { id: creation.id });
   await call("delete_asset", { id: asset.id });

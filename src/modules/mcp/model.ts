@@ -67,6 +67,7 @@ export const listCreationsInput = t.Object({
   cursor,
 });
 export const getCreationInput = t.Object({ id: t.String({ maxLength: 100 }) });
+export const listCreationVersionsInput = creationIdParams;
 export const updateCreationInput = t.Object({ ...creationIdParams.properties, ...editBody.properties });
 export const deleteCreationInput = creationIdParams;
 

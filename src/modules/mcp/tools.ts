@@ -11,13 +11,21 @@ import { ingestUrlResponse, listResponse as assetListResponse } from "../assets/
 import { assetToApi, deleteAsset, listAssets } from "../assets/service";
 import type { Scope } from "../../auth/scopes";
 import { deleteResponse as assetDeletedResponse } from "../assets/model";
-import { creationDeletedResponse, creationListResponse, creationResponse, creationWithChargeResponse } from "../creations/model";
+import {
+  creationDeletedResponse,
+  creationListResponse,
+  creationResponse,
+  creationVersionsResponse,
+  creationWithChargeResponse,
+  MAX_HAND_CAPTION_GRAPHEMES,
+} from "../creations/model";
 import { deleteCreation, editCreation } from "../creations/edit";
 import { generateCreation, getCreation, listCreations, regenerateCreation } from "../creations/service";
+import { listVersions } from "../creations/versions";
 import { creditSummarySchema, DEFAULT_LIMIT as LEDGER_LIMIT_DEFAULT, ledgerPageSchema } from "../credits/model";
 import { creditSummary, ledgerView } from "../credits/service";
 import { cancelResponse, listResponse as postListResponse, postResponse, targetsResponse } from "../schedule/model";
-import { cancelPost, getPost, listPosts, listTargets, reschedulePost, schedulePost } from "../schedule/service";
+import { cancelPost, getPost, listPosts, listTargets, reschedulePost, rescheduleInputOf, schedulePost } from "../schedule/service";
 import { LIST_LIMIT_DEFAULT as SEED_LIST_LIMIT_DEFAULT, seedDeletedResponse, seedListResponse, seedResponse } from "../seeds/model";
 import { createSeed, deleteSeed, getOwnedSeed, listSeeds, patchSeed, seedView } from "../seeds/service";
 import { uploadLinkResponse, uploadLinkStatusResponse } from "../uploads/model";
@@ -68,6 +76,12 @@ function tool<I extends TSchema, O extends TSchema>(definition: ToolDefinition<I
 
 function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
+}
+
+/** The start of `text` (at most `max` code points), for a summary that lists several. */
+function opening(text: string, max = 60): string {
+  const points = Array.from(text);
+  return points.length <= max ? text : `${points.slice(0, max).join("")}…`;
 }
 
 function more(nextCursor: string | null): string {
@@ -237,10 +251,29 @@ export const TOOLS: readonly ToolDefinition[] = [
     summary: (a) => `Creation ${a.creation.id}: “${a.creation.body.caption}”.`,
   }),
   tool({
+    name: "list_creation_versions",
+    title: "List a post's earlier versions",
+    description:
+      "A creation's earlier versions, newest first (the last 10): whenever a regenerate, an edit by hand or a restore on the dashboard replaced its caption, alt text or image, the content replaced is kept, with whether it was written by hand. imageUrl is null when the version had no image or the image was deleted since. Needs the Read access group.",
+    group: "read",
+    rest: "GET /api/v1/creations/:id/versions",
+    formerId: "creation_id",
+    input: input.listCreationVersionsInput,
+    output: creationVersionsResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: async (deps, who, args) => ({ versions: await listVersions(deps, who.accountId, args.id) }),
+    summary: (a) =>
+      a.versions.length === 0
+        ? "No earlier versions: the creation has its first content."
+        : `${plural(a.versions.length, "earlier version")}, newest first: ${a.versions.map((v) => `“${opening(v.caption)}” (replaced ${v.replacedAt})`).join("; ")}.`,
+  }),
+  tool({
     name: "update_creation",
     title: "Edit a post",
     description:
-      "Edit a creation's caption and/or alt text by hand (fix a typo): the caption must not be empty and stays within the limit of generated ones; alt text only on a creation with an image. The image never changes, and posts already scheduled keep what they were scheduled with. Free. Needs the Content creation group.",
+      `Edit a creation's caption and/or alt text by hand (fix a typo): the caption must not be empty and may be up to ${MAX_HAND_CAPTION_GRAPHEMES} characters (each network's own limit is checked when it is scheduled); alt text only on a creation with an image. The content replaced is kept as a version (list_creation_versions). The image never changes, and posts already scheduled keep what they were scheduled with. Free. Needs the Content creation group.`,
     group: "create",
     rest: "PATCH /api/v1/creations/:id",
     formerId: "creation_id",
@@ -421,7 +454,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "reschedule_post",
     title: "Reschedule a post",
     description:
-      "Move a scheduled post that has not started publishing to another scheduled_time (ISO 8601, at least 5 minutes ahead) and/or other targets (platform names or accountIds from list_targets), under the same rules as schedule_post. Refused with already_published once it went out, not_reschedulable while it is publishing. Free. Needs the Scheduling group.",
+      `Change a scheduled post that has not started publishing: another scheduled_time (ISO 8601, at least 5 minutes ahead), other targets (platform names or accountIds from list_targets), and/or its content {caption?, alt_text?}: what this post sends (a caption up to ${MAX_HAND_CAPTION_GRAPHEMES} characters, checked against each target's limit; the creation it came from stays as it is; a content-only change keeps the time). Same rules as schedule_post. Refused with already_published once it went out, not_reschedulable while it is publishing. Free. Needs the Scheduling group.`,
     group: "schedule",
     rest: "PATCH /api/v1/schedule/:id",
     formerId: "post_id",
@@ -430,11 +463,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: { ...SET, openWorldHint: true },
     creates: false,
     status: 200,
-    run: (deps, who, args) =>
-      reschedulePost(deps, who.accountId, args.id, {
-        ...(args.scheduled_time !== undefined ? { scheduledTime: args.scheduled_time } : {}),
-        ...(args.targets !== undefined ? { targets: args.targets } : {}),
-      }),
+    run: (deps, who, { id, ...body }) => reschedulePost(deps, who.accountId, id, rescheduleInputOf(body)),
     summary: (a) =>
       `Post ${a.post.id} is ${a.post.status} for ${a.post.scheduledTime} to ${a.post.targets.map((x) => `${x.label} (${x.status})`).join(", ")}.`,
   }),

@@ -8,15 +8,9 @@ import { authOf } from "../../http/request-context";
 import { parseJsonBody } from "../../http/json-body";
 import { scopePlugin } from "../../http/scope";
 import { cancelResponse, listQuery, listResponse, postIdParams, postResponse, rescheduleBody, scheduleBody, targetsResponse } from "./model";
-import { cancelPost, getPost, listPosts, listTargets, reschedulePost, schedulePost } from "./service";
+import { cancelPost, getPost, listPosts, listTargets, reschedulePost, rescheduleInputOf, schedulePost } from "./service";
 
 const TAGS = ["schedule"];
-
-/** The PATCH body's content as the service takes it (`alt_text`, or `altText` as PATCH /creations spells it). */
-function contentOf(content: { caption?: string; alt_text?: string; altText?: string }): { caption?: string; altText?: string } {
-  const altText = content.alt_text ?? content.altText;
-  return { ...(content.caption !== undefined ? { caption: content.caption } : {}), ...(altText !== undefined ? { altText } : {}) };
-}
 
 /** Mounts the scheduling routes. */
 export function scheduleModule(deps: Deps) {
@@ -51,12 +45,7 @@ export function scheduleModule(deps: Deps) {
     )
     .patch(
       "/api/v1/schedule/:id",
-      ({ request, params, body }) =>
-        reschedulePost(deps, authOf(request).accountId, params.id, {
-          ...(body.scheduled_time !== undefined ? { scheduledTime: body.scheduled_time } : {}),
-          ...(body.targets !== undefined ? { targets: body.targets } : {}),
-          ...(body.content !== undefined ? { content: contentOf(body.content) } : {}),
-        }),
+      ({ request, params, body }) => reschedulePost(deps, authOf(request).accountId, params.id, rescheduleInputOf(body)),
       {
         parse: parseJsonBody,
         scope: "schedule",

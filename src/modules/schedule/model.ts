@@ -130,6 +130,9 @@ export const rescheduleBody = t.Object({
   content: t.Optional(postContentBody),
 });
 
+/** A PATCH /schedule/{id} body as validated (reschedule_post's arguments are the same, plus `id`). */
+export type RescheduleBody = typeof rescheduleBody.static;
+
 export const postResponse = t.Object({ post: postSchema }, { title: "PostEnvelope" });
 
 export const postIdParams = t.Object({ id: pathId() });

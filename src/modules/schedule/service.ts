@@ -31,7 +31,7 @@ import { connectionView, listConnections } from "../connections/service";
 import { type ConnectionRow, openConnection } from "../../store/connections";
 import { cleanAltText, cleanHandCaption } from "../creations/edit";
 import { findCreationRow, graphemeCount } from "../creations/service";
-import { LIST_LIMIT_DEFAULT } from "./model";
+import { LIST_LIMIT_DEFAULT, type RescheduleBody } from "./model";
 
 /** Minimum lead time of POST /schedule. */
 export const MIN_LEAD_MS = 5 * 60 * 1000;
@@ -410,6 +410,23 @@ export interface RescheduleInput {
   targets?: readonly string[];
   /** New content for the post's snapshot (decisions.md §15); the creation does not change. */
   content?: { caption?: string; altText?: string };
+}
+
+/**
+ * A PATCH body (the REST route's, or reschedule_post's arguments) as reschedulePost takes it: fields left out stay
+ * out, and the content's `alt_text` or `altText` (the spelling of PATCH /creations/{id}) is its altText.
+ */
+export function rescheduleInputOf(body: RescheduleBody): RescheduleInput {
+  return {
+    ...(body.scheduled_time !== undefined ? { scheduledTime: body.scheduled_time } : {}),
+    ...(body.targets !== undefined ? { targets: body.targets } : {}),
+    ...(body.content !== undefined ? { content: contentEditOf(body.content) } : {}),
+  };
+}
+
+function contentEditOf(content: NonNullable<RescheduleBody["content"]>): NonNullable<RescheduleInput["content"]> {
+  const altText = content.alt_text ?? content.altText;
+  return { ...(content.caption !== undefined ? { caption: content.caption } : {}), ...(altText !== undefined ? { altText } : {}) };
 }
 
 /** The snapshot a PATCH leaves: the post's own, with the content it sends replaced. */
