@@ -234,6 +234,14 @@ for (const [label, connect] of connectors) {
       expect(link.structuredContent.uploadUrl).toStartWith("http://localhost/upload/");
       const status = await rest(account, "GET", `/api/v1/assets/upload-links/${link.structuredContent.id}`);
       expect(status.json).toMatchObject({ id: link.structuredContent.id, status: "valid", assetId: null });
+
+      // A longer lifetime, as REST's expires_in_seconds gives it; out of bounds, REST's own refusal.
+      const week = await client.callTool("create_upload_link", { expires_in_seconds: 604_800 });
+      expect(week.structuredContent.expiresInSeconds).toBe(604_800);
+      expect(Date.parse(week.structuredContent.expiresAt) - world.clock.now()).toBe(604_800_000);
+      const tooShort = await client.callTool("create_upload_link", { expires_in_seconds: 299 });
+      expect(refusalOf(client, tooShort)).toEqual((await rest(account, "POST", "/api/v1/assets/upload-link", { expires_in_seconds: 299 })).json);
+      expect(refusalOf(client, tooShort).details[0].field).toBe("expires_in_seconds");
     });
 
     test("scheduling: targets, schedule, list, get and cancel answer what REST answers", async () => {

@@ -14,7 +14,7 @@ import { editBody, generateBody, idParams as creationIdParams, LIST_LIMIT_MAX as
 import { ledgerQuerySchema } from "../credits/model";
 import { listQuery as postListQuery, postIdParams, rescheduleBody, scheduleBody } from "../schedule/model";
 import { createSeedBody, listSeedsQuery, patchSeedBody, seedIdParams } from "../seeds/model";
-import { uploadLinkParams } from "../uploads/model";
+import { uploadLinkBody, uploadLinkParams } from "../uploads/model";
 import { voicePatchSchema } from "../voice/model";
 import { createWebhookBody, webhookIdParams } from "../webhooks/model";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../http/idempotency";
@@ -72,7 +72,7 @@ export const updateCreationInput = t.Object({ ...creationIdParams.properties, ..
 export const deleteCreationInput = creationIdParams;
 
 export const ingestImageInput = withIdempotencyKey(ingestUrlBody);
-export const createUploadLinkInput = withIdempotencyKey(nothing);
+export const createUploadLinkInput = withIdempotencyKey(t.Object({ expires_in_seconds: uploadLinkBody.properties.expires_in_seconds }));
 export const listAssetsInput = t.Object({ limit: limitOf(ASSET_LIST_LIMIT_MAX), cursor: assetListQuery.properties.cursor });
 export const deleteAssetInput = assetIdParams;
 export const getUploadLinkInput = uploadLinkParams;

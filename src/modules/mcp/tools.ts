@@ -323,7 +323,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "create_upload_link",
     title: "Make an upload link",
     description:
-      "Mint a single-use browser upload link (valid 15 minutes) a person can open to add one image from their device to the library. Treat the link as a credential. Free. Needs the Content creation group.",
+      "Mint a single-use browser upload link (valid 15 minutes, or expires_in_seconds: 300 to 604800) a person can open to add one image from their device to the library. Treat the link as a credential. Free. Needs the Content creation group.",
     group: "create",
     rest: "POST /api/v1/assets/upload-link",
     input: input.createUploadLinkInput,
@@ -332,7 +332,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     creates: true,
     status: 201,
     // The link's audit column names an API key; a grant is not one, so it stays empty.
-    run: (deps, who) => createUploadLink(deps, who.accountId, null),
+    run: (deps, who, args) => createUploadLink(deps, who.accountId, null, args.expires_in_seconds),
     summary: (a) => `Open ${a.uploadUrl} to upload one image (valid until ${a.expiresAt}).`,
   }),
   tool({
