@@ -1,0 +1,63 @@
+/**
+ * The BUILT executable serving on 127.0.0.1 for the dashboard's browser tests: $SEEDCAST_BIN when set (e.g.
+ * dist/seedcast from `npm run build`), otherwise compiled here into a temp dir with scripts/compile.ts, the same
+ * compile step and flags `npm run build` uses.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { compile } from "../../scripts/compile";
+import { type ChildServer, freePort, startChildServer } from "./child-server";
+
+export interface BuiltServer {
+  /** `http://127.0.0.1:<port>`, also its BASE_URL. */
+  base: string;
+  /** The temp dir holding the data dir, the log and (when compiled here) the executable. */
+  work: string;
+  /** Everything the server printed (stdout and stderr). */
+  logFile: string;
+  /** SIGTERM, then waits for it to exit; again, does nothing. */
+  stop(): Promise<void>;
+  /** Stops it and deletes `work`. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `seedcast serve` from the built executable in a fresh temp dir (`<prefix>XXXXXX`) with BASE_URL, DATA_DIR
+ * (in that dir), LOG_LEVEL=warn and `env` (which may override any of them); resolves once it answers /readyz.
+ */
+export async function startBuiltServer(prefix: string, env: Record<string, string>): Promise<BuiltServer> {
+  const work = mkdtempSync(join(tmpdir(), prefix));
+  let server: ChildServer | null = null;
+  const stop = async () => {
+    const proc = server?.proc;
+    server = null;
+    if (!proc) return;
+    proc.kill("SIGTERM");
+    await proc.exited;
+  };
+  const close = async () => {
+    await stop();
+    rmSync(work, { recursive: true, force: true });
+  };
+  try {
+    let bin = process.env.SEEDCAST_BIN ?? "";
+    if (!bin) {
+      bin = join(work, "seedcast");
+      await compile(resolve(import.meta.dir, "../../src/main.ts"), bin);
+    }
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const logFile = join(work, "server.log");
+    server = await startChildServer([bin, "serve"], {
+      cwd: work,
+      port,
+      logFile,
+      env: { BASE_URL: base, DATA_DIR: join(work, "data"), LOG_LEVEL: "warn", ...env },
+    });
+    return { base, work, logFile, stop, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
