@@ -83,44 +83,42 @@ export class InstanceSecretConfig {
 }
 
 /**
- * DATABASE_URL: a PostgreSQL connection URL. The URL (it may hold a password) is a private field; `redacted` is the
- * form safe for messages and logs (the password replaced by `***`).
+ * A URL that may hold a password. The URL is a private field behind a getter; `redacted` is the form safe for
+ * messages and logs (the password replaced by `***`). Each subclass freezes itself once its own fields are set.
  */
-export class PostgresDatabaseConfig {
-  readonly kind = "postgres" as const;
+abstract class SecretUrlConfig {
   readonly redacted: string;
   readonly #url: string;
   constructor(url: string) {
     this.#url = url;
     this.redacted = redactUrl(url);
-    Object.freeze(this);
   }
   get url(): string {
     return this.#url;
+  }
+}
+
+/** DATABASE_URL: a PostgreSQL connection URL (it may hold a password; see SecretUrlConfig). */
+export class PostgresDatabaseConfig extends SecretUrlConfig {
+  readonly kind = "postgres" as const;
+  constructor(url: string) {
+    super(url);
+    Object.freeze(this);
   }
   toJSON() {
     return { kind: this.kind, url: this.redacted };
   }
 }
 
-/**
- * SMTP_URL and MAIL_FROM: where email goes out. The URL (it may hold a password) is a private field; `redacted` is the
- * form safe for messages and logs (the password replaced by `***`).
- */
-export class SmtpConfig {
-  readonly redacted: string;
-  readonly #url: string;
+/** SMTP_URL and MAIL_FROM: where email goes out (the URL may hold a password; see SecretUrlConfig). */
+export class SmtpConfig extends SecretUrlConfig {
   constructor(
     url: string,
     /** The From header: `noreply@example.com` or `Seedcast <noreply@example.com>`. */
     readonly from: string,
   ) {
-    this.#url = url;
-    this.redacted = redactUrl(url);
+    super(url);
     Object.freeze(this);
-  }
-  get url(): string {
-    return this.#url;
   }
   toJSON() {
     return { url: this.redacted, from: this.from };
