@@ -11,10 +11,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
-import { checkBothWidths, openBrowserPage } from "./helpers/browser";
-import { type BuiltServer, startBuiltServer } from "./helpers/dashboard-e2e";
+import { checkBothWidths } from "./helpers/browser";
+import { type DashboardE2E, startDashboardE2E } from "./helpers/dashboard-e2e";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/dashboard");
@@ -23,12 +23,11 @@ const OWNER = { name: "Northwind Studio", email: "owner@northwind.test" };
 const VIEWER = { email: "viewer@northwind.test" };
 const WEBHOOK_SECRET = "whsec-0123456789abcdef";
 
-let server: BuiltServer | null = null;
+let e2e: DashboardE2E | null = null;
 let base = "";
-let receiver: WebhookReceiver;
-let browser: Browser;
 let context: BrowserContext;
 let page: Page;
+let receiver: WebhookReceiver;
 
 /** Basic accessibility of the page shown: a main landmark, a lang, every form control labelled, every button named. */
 async function basicProblems(shown: Page): Promise<string[]> {
@@ -99,15 +98,13 @@ async function mint(name: string, groups: string[]): Promise<string> {
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
-  server = await startBuiltServer("seedcast-dash-e2e-", { ALLOW_PRIVATE_HOSTS: "127.0.0.1", GENERATOR: "builtin" });
-  base = server.base;
-  ({ browser, context, page } = await openBrowserPage());
+  e2e = await startDashboardE2E("seedcast-dash-e2e-", { ALLOW_PRIVATE_HOSTS: "127.0.0.1", GENERATOR: "builtin" });
+  ({ base, context, page } = e2e);
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
+  await e2e?.close();
   await receiver?.stop();
 });
 

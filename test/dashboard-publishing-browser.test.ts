@@ -10,10 +10,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import sharp from "sharp";
-import { DESKTOP, PHONE, checkBothWidths, openBrowserPage } from "./helpers/browser";
-import { type BuiltServer, startBuiltServer } from "./helpers/dashboard-e2e";
+import { DESKTOP, PHONE, checkBothWidths } from "./helpers/browser";
+import { type DashboardE2E, startDashboardE2E } from "./helpers/dashboard-e2e";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/dashboard-publishing");
@@ -21,11 +21,10 @@ const PASSWORD = "correct horse battery";
 const WEBHOOK_SECRET = "whsec-0123456789abcdef";
 const ZONE = "Europe/Berlin";
 
-let server: BuiltServer | null = null;
+let e2e: DashboardE2E | null = null;
 let base = "";
-let receiver: WebhookReceiver;
-let browser: Browser;
 let page: Page;
+let receiver: WebhookReceiver;
 const checked = new Set<string>();
 
 /** The page shown, checked at both widths and shot (test/helpers/browser.ts); its path (ids as :id) noted as checked. */
@@ -52,15 +51,13 @@ function nineInBerlinUtc(date: string): string {
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
-  server = await startBuiltServer("seedcast-publish-e2e-", { ALLOW_PRIVATE_HOSTS: "127.0.0.1", GENERATOR: "builtin" });
-  base = server.base;
   // The person's browser is in Berlin: the dashboard takes its zone from there.
-  ({ browser, page } = await openBrowserPage({ timezoneId: ZONE, locale: "en-GB" }));
+  e2e = await startDashboardE2E("seedcast-publish-e2e-", { ALLOW_PRIVATE_HOSTS: "127.0.0.1", GENERATOR: "builtin" }, { timezoneId: ZONE, locale: "en-GB" });
+  ({ base, page } = e2e);
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
+  await e2e?.close();
   await receiver?.stop();
 });
 

@@ -9,9 +9,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { checkBothWidths, openBrowserPage } from "./helpers/browser";
-import { type BuiltServer, startBuiltServer } from "./helpers/dashboard-e2e";
+import type { Page } from "playwright-core";
+import { checkBothWidths } from "./helpers/browser";
+import { type DashboardE2E, startDashboardE2E } from "./helpers/dashboard-e2e";
 import { type OpenAiServer, startOpenAiServer } from "./peers/openai-server";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 
@@ -22,12 +22,11 @@ const ZONE = "Europe/Berlin";
 const OFFLINE = "Written offline from your own words; connect a language model in Settings → Instance for new wording.";
 const MINE = "Winter hours from 1 December: Mon–Sat 8:00–14:00. Rye loaf €4.50. Written by Anna, by hand.";
 
-let server: BuiltServer | null = null;
+let e2e: DashboardE2E | null = null;
 let base = "";
+let page: Page;
 let receiver: WebhookReceiver;
 let model: OpenAiServer;
-let browser: Browser;
-let page: Page;
 
 /** The page shown, checked at both widths and shot (test/helpers/browser.ts). */
 const shoot = (name: string) => checkBothWidths(page, name, { artifacts: ARTIFACTS });
@@ -37,14 +36,12 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
   model = await startOpenAiServer({ apiKey: "sk-local-5e6f7a8b9c0d" });
   // No GENERATOR in the environment: the Instance page decides which writer is used.
-  server = await startBuiltServer("seedcast-writer-e2e-", { ALLOW_PRIVATE_HOSTS: "127.0.0.1" });
-  base = server.base;
-  ({ browser, page } = await openBrowserPage({ timezoneId: ZONE, locale: "en-GB" }));
+  e2e = await startDashboardE2E("seedcast-writer-e2e-", { ALLOW_PRIVATE_HOSTS: "127.0.0.1" }, { timezoneId: ZONE, locale: "en-GB" });
+  ({ base, page } = e2e);
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
+  await e2e?.close();
   await receiver?.stop();
   await model?.stop();
 });

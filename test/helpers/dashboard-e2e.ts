@@ -1,12 +1,14 @@
 /**
  * The BUILT executable serving on 127.0.0.1 for the dashboard's browser tests: $SEEDCAST_BIN when set (e.g.
  * dist/seedcast from `npm run build`), otherwise compiled here into a temp dir with scripts/compile.ts, the same
- * compile step and flags `npm run build` uses.
+ * compile step and flags `npm run build` uses. `startDashboardE2E` adds a Chromium page (test/helpers/browser.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import type { BrowserContextOptions } from "playwright-core";
 import { compile } from "../../scripts/compile";
+import { type BrowserPage, openBrowserPage } from "./browser";
 import { type ChildServer, freePort, startChildServer } from "./child-server";
 
 export interface BuiltServer {
@@ -60,4 +62,37 @@ export async function startBuiltServer(prefix: string, env: Record<string, strin
     await close();
     throw error;
   }
+}
+
+/** The built server and a browser page to drive it. */
+export interface DashboardE2E extends BrowserPage {
+  server: BuiltServer;
+  /** The server's `http://127.0.0.1:<port>`. */
+  base: string;
+  /** Closes the browser, then stops the server and deletes its temp dir. */
+  close(): Promise<void>;
+}
+
+/**
+ * startBuiltServer(`prefix`, `env`), then openBrowserPage(`context`) on it. When the browser cannot start, the server
+ * is stopped again before the error is thrown.
+ */
+export async function startDashboardE2E(prefix: string, env: Record<string, string>, context: BrowserContextOptions = {}): Promise<DashboardE2E> {
+  const server = await startBuiltServer(prefix, env);
+  let opened: BrowserPage;
+  try {
+    opened = await openBrowserPage(context);
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+  return {
+    ...opened,
+    server,
+    base: server.base,
+    close: async () => {
+      await opened.browser.close();
+      await server.close();
+    },
+  };
 }
