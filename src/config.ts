@@ -321,6 +321,26 @@ function instanceSecretVar(env: Env): InstanceSecretConfig | null {
   return new InstanceSecretConfig(bytes);
 }
 
+/** Said instead of a value that may hold a password. */
+const NOT_SHOWN = "(it is not shown here: it may hold a password)";
+
+/**
+ * `raw` parsed as a URL with one of `protocols` (such as "smtp:"). A refusal starts with `rule`, never repeats the
+ * value (it may hold a password), and ends with `hint` after a wrong protocol.
+ */
+function secretUrlVar(raw: string, rule: string, protocols: readonly string[], hint = ""): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${rule}; the value given is not a URL ${NOT_SHOWN}.`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(`${rule}; the value given does not start with ${protocols.map((p) => `${p}//`).join(" or ")} ${NOT_SHOWN}.${hint}`);
+  }
+  return url;
+}
+
 /**
  * DATABASE_URL: unset → SQLite in DATA_DIR; else a postgres:// or postgresql:// URL. A refusal never repeats the value
  * (a connection URL usually holds a password).
@@ -329,15 +349,7 @@ function databaseVar(env: Env): DatabaseConfig {
   const raw = env.DATABASE_URL?.trim();
   if (!raw) return { kind: "sqlite" };
   const rule = "DATABASE_URL must be a PostgreSQL connection URL, postgres://USER:PASSWORD@HOST:PORT/DATABASE (or postgresql://...)";
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${rule}; the value given is not a URL (it is not shown here: it may hold a password).`);
-  }
-  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
-    throw new ConfigError(`${rule}; the value given does not start with postgres:// or postgresql:// (it is not shown here: it may hold a password). To run on SQLite in DATA_DIR, unset DATABASE_URL.`);
-  }
+  secretUrlVar(raw, rule, ["postgres:", "postgresql:"], " To run on SQLite in DATA_DIR, unset DATABASE_URL.");
   return new PostgresDatabaseConfig(raw);
 }
 
@@ -355,16 +367,8 @@ function smtpVar(env: Env): SmtpConfig | null {
     return null;
   }
   const rule = "SMTP_URL must be smtp://USER:PASSWORD@HOST:PORT or smtps://USER:PASSWORD@HOST:PORT (user and password optional)";
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${rule}; the value given is not a URL (it is not shown here: it may hold a password).`);
-  }
-  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") {
-    throw new ConfigError(`${rule}; the value given does not start with smtp:// or smtps:// (it is not shown here: it may hold a password).`);
-  }
-  if (!url.hostname) throw new ConfigError(`${rule}; the value given names no host (it is not shown here: it may hold a password).`);
+  const url = secretUrlVar(raw, rule, ["smtp:", "smtps:"]);
+  if (!url.hostname) throw new ConfigError(`${rule}; the value given names no host ${NOT_SHOWN}.`);
   if (!from) throw new ConfigError("SMTP_URL needs MAIL_FROM, the sender address, such as MAIL_FROM=\"Seedcast <noreply@example.com>\".");
   const address = /<([^<>]*)>\s*$/.exec(from)?.[1] ?? from;
   if (!EMAIL_ADDRESS.test(address.trim()) || /[\r\n]/.test(from)) {
