@@ -14,7 +14,7 @@ import { resolve } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
 import { checkBothWidths } from "./helpers/browser";
-import { type DashboardE2E, startDashboardE2E } from "./helpers/dashboard-e2e";
+import { type DashboardE2E, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/dashboard");
@@ -122,12 +122,7 @@ describe("dashboard in Chromium on the built binary", () => {
     expect(await page.evaluate(() => document.activeElement?.className)).toBe("skip");
     await page.keyboard.press("Tab");
     expect(await page.evaluate(() => document.activeElement?.id)).toBe("name");
-    await page.getByLabel("Account name").fill(OWNER.name);
-    await page.getByLabel("Your email").fill(OWNER.email);
-    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-    await page.getByLabel("Password again").fill(PASSWORD);
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(`${base}/dashboard`);
+    await submitSetup(page, base, { account: OWNER.name, email: OWNER.email, password: PASSWORD });
     expect(await page.locator("h1").textContent()).toBe(OWNER.name);
     await shoot("02-overview");
     const cookie = (await context.cookies()).find((c) => c.name === "seedcast_session");

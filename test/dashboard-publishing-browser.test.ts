@@ -13,7 +13,7 @@ import { resolve } from "node:path";
 import type { Page } from "playwright-core";
 import sharp from "sharp";
 import { DESKTOP, PHONE, checkBothWidths } from "./helpers/browser";
-import { type DashboardE2E, startDashboardE2E } from "./helpers/dashboard-e2e";
+import { type DashboardE2E, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/dashboard-publishing");
@@ -70,12 +70,7 @@ describe("the publishing path in Chromium", () => {
   test("a new person sets up the instance; their time zone is taken from the browser", async () => {
     await page.goto(`${base}/dashboard`);
     expect(page.url()).toBe(`${base}/setup`);
-    await page.getByLabel("Account name").fill("Allotment Berlin");
-    await page.getByLabel("Your email").fill("anna@allotment.test");
-    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-    await page.getByLabel("Password again").fill(PASSWORD);
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(`${base}/dashboard`);
+    await submitSetup(page, base, { account: "Allotment Berlin", email: "anna@allotment.test", password: PASSWORD });
     // The first page load sends the browser's zone once, then reloads without asking again.
     await page.waitForFunction(() => !document.body.hasAttribute("data-set-zone"));
     await shoot("01-overview");

@@ -11,7 +11,7 @@ import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Page } from "playwright-core";
 import { checkBothWidths } from "./helpers/browser";
-import { type DashboardE2E, startDashboardE2E } from "./helpers/dashboard-e2e";
+import { type DashboardE2E, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
 import { type OpenAiServer, startOpenAiServer } from "./peers/openai-server";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 
@@ -53,12 +53,7 @@ describe("nothing lost, an honest offline writer, the model page", () => {
 
   test("sets up the instance and connects a webhook", async () => {
     await page.goto(`${base}/dashboard`);
-    await page.getByLabel("Account name").fill("Corner Bakery");
-    await page.getByLabel("Your email").fill("anna@bakery.test");
-    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-    await page.getByLabel("Password again").fill(PASSWORD);
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(`${base}/dashboard`);
+    await submitSetup(page, base, { account: "Corner Bakery", email: "anna@bakery.test", password: PASSWORD });
     await page.waitForFunction(() => !document.body.hasAttribute("data-set-zone"));
     await page.goto(`${base}/dashboard/connections`);
     const form = page.locator("form", { has: page.getByRole("heading", { name: "Connect Webhook" }) });

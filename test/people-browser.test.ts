@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { DESKTOP, checkBothWidths, launchChromium } from "./helpers/browser";
-import { type BuiltServer, startBuiltServer } from "./helpers/dashboard-e2e";
+import { type BuiltServer, startBuiltServer, submitSetup } from "./helpers/dashboard-e2e";
 import { type SmtpPeer, startSmtpPeer } from "./peers/smtp";
 
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/people");
@@ -66,13 +66,7 @@ describe("teammates in Chromium on the built binary", () => {
   test("the owner invites by email; the invitee chooses a password and lands in the dashboard; the link works once", async () => {
     const page = await ownerContext.newPage();
     await page.goto(`${base}/setup`);
-    await page.getByLabel("Account name").fill(OWNER.account);
-    await page.getByLabel("Your name").fill(OWNER.name);
-    await page.getByLabel("Your email").fill(OWNER.email);
-    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-    await page.getByLabel("Password again").fill(PASSWORD);
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(`${base}/dashboard`);
+    await submitSetup(page, base, { ...OWNER, password: PASSWORD });
 
     await page.goto(`${base}/dashboard/members`);
     await page.locator("#i-email").fill(INVITEE.email);

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import type { BrowserContextOptions } from "playwright-core";
+import type { BrowserContextOptions, Page } from "playwright-core";
 import { compile } from "../../scripts/compile";
 import { type BrowserPage, openBrowserPage } from "./browser";
 import { type ChildServer, freePort, startChildServer } from "./child-server";
@@ -95,4 +95,18 @@ export async function startDashboardE2E(prefix: string, env: Record<string, stri
       await server.close();
     },
   };
+}
+
+/**
+ * Fills in the first-run setup form `page` shows (the owner's name only when given) and submits it; resolves once the
+ * new owner lands on `<base>/dashboard`.
+ */
+export async function submitSetup(page: Page, base: string, owner: { account: string; email: string; password: string; name?: string }): Promise<void> {
+  await page.getByLabel("Account name").fill(owner.account);
+  if (owner.name !== undefined) await page.getByLabel("Your name").fill(owner.name);
+  await page.getByLabel("Your email").fill(owner.email);
+  await page.getByLabel("Password", { exact: true }).fill(owner.password);
+  await page.getByLabel("Password again").fill(owner.password);
+  await page.getByRole("button", { name: "Create account" }).click();
+  await page.waitForURL(`${base}/dashboard`);
 }
