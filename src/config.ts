@@ -83,44 +83,42 @@ export class InstanceSecretConfig {
 }
 
 /**
- * DATABASE_URL: a PostgreSQL connection URL. The URL (it may hold a password) is a private field; `redacted` is the
- * form safe for messages and logs (the password replaced by `***`).
+ * A URL that may hold a password. The URL is a private field behind a getter; `redacted` is the form safe for
+ * messages and logs (the password replaced by `***`). Each subclass freezes itself once its own fields are set.
  */
-export class PostgresDatabaseConfig {
-  readonly kind = "postgres" as const;
+abstract class SecretUrlConfig {
   readonly redacted: string;
   readonly #url: string;
   constructor(url: string) {
     this.#url = url;
     this.redacted = redactUrl(url);
-    Object.freeze(this);
   }
   get url(): string {
     return this.#url;
+  }
+}
+
+/** DATABASE_URL: a PostgreSQL connection URL (it may hold a password; see SecretUrlConfig). */
+export class PostgresDatabaseConfig extends SecretUrlConfig {
+  readonly kind = "postgres" as const;
+  constructor(url: string) {
+    super(url);
+    Object.freeze(this);
   }
   toJSON() {
     return { kind: this.kind, url: this.redacted };
   }
 }
 
-/**
- * SMTP_URL and MAIL_FROM: where email goes out. The URL (it may hold a password) is a private field; `redacted` is the
- * form safe for messages and logs (the password replaced by `***`).
- */
-export class SmtpConfig {
-  readonly redacted: string;
-  readonly #url: string;
+/** SMTP_URL and MAIL_FROM: where email goes out (the URL may hold a password; see SecretUrlConfig). */
+export class SmtpConfig extends SecretUrlConfig {
   constructor(
     url: string,
     /** The From header: `noreply@example.com` or `Seedcast <noreply@example.com>`. */
     readonly from: string,
   ) {
-    this.#url = url;
-    this.redacted = redactUrl(url);
+    super(url);
     Object.freeze(this);
-  }
-  get url(): string {
-    return this.#url;
   }
   toJSON() {
     return { url: this.redacted, from: this.from };
@@ -323,6 +321,26 @@ function instanceSecretVar(env: Env): InstanceSecretConfig | null {
   return new InstanceSecretConfig(bytes);
 }
 
+/** Said instead of a value that may hold a password. */
+const NOT_SHOWN = "(it is not shown here: it may hold a password)";
+
+/**
+ * `raw` parsed as a URL with one of `protocols` (such as "smtp:"). A refusal starts with `rule`, never repeats the
+ * value (it may hold a password), and ends with `hint` after a wrong protocol.
+ */
+function secretUrlVar(raw: string, rule: string, protocols: readonly string[], hint = ""): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${rule}; the value given is not a URL ${NOT_SHOWN}.`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(`${rule}; the value given does not start with ${protocols.map((p) => `${p}//`).join(" or ")} ${NOT_SHOWN}.${hint}`);
+  }
+  return url;
+}
+
 /**
  * DATABASE_URL: unset → SQLite in DATA_DIR; else a postgres:// or postgresql:// URL. A refusal never repeats the value
  * (a connection URL usually holds a password).
@@ -331,15 +349,7 @@ function databaseVar(env: Env): DatabaseConfig {
   const raw = env.DATABASE_URL?.trim();
   if (!raw) return { kind: "sqlite" };
   const rule = "DATABASE_URL must be a PostgreSQL connection URL, postgres://USER:PASSWORD@HOST:PORT/DATABASE (or postgresql://...)";
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${rule}; the value given is not a URL (it is not shown here: it may hold a password).`);
-  }
-  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
-    throw new ConfigError(`${rule}; the value given does not start with postgres:// or postgresql:// (it is not shown here: it may hold a password). To run on SQLite in DATA_DIR, unset DATABASE_URL.`);
-  }
+  secretUrlVar(raw, rule, ["postgres:", "postgresql:"], " To run on SQLite in DATA_DIR, unset DATABASE_URL.");
   return new PostgresDatabaseConfig(raw);
 }
 
@@ -357,16 +367,8 @@ function smtpVar(env: Env): SmtpConfig | null {
     return null;
   }
   const rule = "SMTP_URL must be smtp://USER:PASSWORD@HOST:PORT or smtps://USER:PASSWORD@HOST:PORT (user and password optional)";
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${rule}; the value given is not a URL (it is not shown here: it may hold a password).`);
-  }
-  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") {
-    throw new ConfigError(`${rule}; the value given does not start with smtp:// or smtps:// (it is not shown here: it may hold a password).`);
-  }
-  if (!url.hostname) throw new ConfigError(`${rule}; the value given names no host (it is not shown here: it may hold a password).`);
+  const url = secretUrlVar(raw, rule, ["smtp:", "smtps:"]);
+  if (!url.hostname) throw new ConfigError(`${rule}; the value given names no host ${NOT_SHOWN}.`);
   if (!from) throw new ConfigError("SMTP_URL needs MAIL_FROM, the sender address, such as MAIL_FROM=\"Seedcast <noreply@example.com>\".");
   const address = /<([^<>]*)>\s*$/.exec(from)?.[1] ?? from;
   if (!EMAIL_ADDRESS.test(address.trim()) || /[\r\n]/.test(from)) {

@@ -8,59 +8,29 @@
  * Screenshots go to test-artifacts/dashboard-publishing/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Page } from "playwright-core";
 import sharp from "sharp";
-import { compile } from "../scripts/compile";
-import { launchChromium } from "./helpers/browser";
-import { type ChildServer, freePort, startChildServer } from "./helpers/child-server";
+import { DESKTOP, PHONE, checkBothWidths } from "./helpers/browser";
+import { type DashboardE2E, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/dashboard-publishing");
 const PASSWORD = "correct horse battery";
 const WEBHOOK_SECRET = "whsec-0123456789abcdef";
 const ZONE = "Europe/Berlin";
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
-let work: string;
-let server: ChildServer | null = null;
+let e2e: DashboardE2E | null = null;
 let base = "";
-let receiver: WebhookReceiver;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
+let receiver: WebhookReceiver;
 const checked = new Set<string>();
 
-/** axe-core's findings of impact critical or serious on the page shown (axe is evaluated through CDP, not CSP). */
-async function axeProblems(): Promise<string[]> {
-  await page.evaluate(`${AXE_SOURCE}\n;0`);
-  const result = (await page.evaluate(`axe.run(document, { resultTypes: ["violations"] })`)) as {
-    violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[];
-  };
-  return result.violations
-    .filter((v) => v.impact === "critical" || v.impact === "serious")
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
-}
-
-/** Checks of one page at both widths: axe, one h1, no horizontal scroll; then full-page screenshots. */
+/** The page shown, checked at both widths and shot (test/helpers/browser.ts); its path (ids as :id) noted as checked. */
 async function shoot(name: string): Promise<void> {
-  for (const [size, viewport] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
-    await page.setViewportSize(viewport);
-    const layout = await page.evaluate(() => ({
-      h1: document.querySelectorAll("h1").length,
-      overflow: document.documentElement.scrollWidth - window.innerWidth,
-    }));
-    expect([name, size, layout.h1, layout.overflow <= 0 ? "no horizontal scroll" : `${layout.overflow}px too wide`]).toEqual([name, size, 1, "no horizontal scroll"]);
-    expect([name, size, await axeProblems()]).toEqual([name, size, []]);
-    await page.screenshot({ path: join(ARTIFACTS, `${name}-${size}.png`), fullPage: true });
-  }
+  await checkBothWidths(page, name, { artifacts: ARTIFACTS });
   checked.add(new URL(page.url()).pathname.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, ":id"));
-  await page.setViewportSize(DESKTOP);
 }
 
 /** The date `days` after today in `zone`, as YYYY-MM-DD. */
@@ -80,36 +50,15 @@ function nineInBerlinUtc(date: string): string {
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  work = mkdtempSync(join(tmpdir(), "seedcast-publish-e2e-"));
-  let bin = process.env.SEEDCAST_BIN ?? "";
-  if (!bin) {
-    bin = join(work, "seedcast");
-    await compile(resolve(import.meta.dir, "../src/main.ts"), bin);
-  }
   receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  server = await startChildServer([bin, "serve"], {
-    cwd: work,
-    port,
-    logFile: join(work, "server.log"),
-    env: { BASE_URL: base, DATA_DIR: join(work, "data"), ALLOW_PRIVATE_HOSTS: "127.0.0.1", LOG_LEVEL: "warn", GENERATOR: "builtin" },
-  });
-  browser = await launchChromium();
   // The person's browser is in Berlin: the dashboard takes its zone from there.
-  context = await browser.newContext({ viewport: DESKTOP, timezoneId: ZONE, locale: "en-GB" });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
+  e2e = await startDashboardE2E("seedcast-publish-e2e-", { ALLOW_PRIVATE_HOSTS: "127.0.0.1", GENERATOR: "builtin" }, { timezoneId: ZONE, locale: "en-GB" });
+  ({ base, page } = e2e);
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
-  if (server) {
-    server.proc.kill("SIGTERM");
-    await server.proc.exited;
-  }
+  await e2e?.close();
   await receiver?.stop();
-  if (work) rmSync(work, { recursive: true, force: true });
 });
 
 describe("the publishing path in Chromium", () => {
@@ -121,12 +70,7 @@ describe("the publishing path in Chromium", () => {
   test("a new person sets up the instance; their time zone is taken from the browser", async () => {
     await page.goto(`${base}/dashboard`);
     expect(page.url()).toBe(`${base}/setup`);
-    await page.getByLabel("Account name").fill("Allotment Berlin");
-    await page.getByLabel("Your email").fill("anna@allotment.test");
-    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-    await page.getByLabel("Password again").fill(PASSWORD);
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(`${base}/dashboard`);
+    await submitSetup(page, base, { account: "Allotment Berlin", email: "anna@allotment.test", password: PASSWORD });
     // The first page load sends the browser's zone once, then reloads without asking again.
     await page.waitForFunction(() => !document.body.hasAttribute("data-set-zone"));
     await shoot("01-overview");

@@ -12,8 +12,7 @@
  * finding), one h1 and no horizontal scroll at 1280 and 390 px. Screenshots go to test-artifacts/dashboard-walk/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Server } from "bun";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -23,7 +22,7 @@ import { addConnection, checkConnection } from "../src/modules/connections/servi
 import { createSeed } from "../src/modules/seeds/service";
 import { schedulePost } from "../src/modules/schedule/service";
 import { runDueOnce } from "../src/publishing/dispatcher";
-import { launchChromium } from "./helpers/browser";
+import { DESKTOP, PHONE, axeProblems, checkBothWidths, openBrowserPage } from "./helpers/browser";
 import { PASSWORD, type Person, type ServedWorld, ownerWithAccount, servedWorld } from "./helpers/oauth";
 import { DEFAULT_TOKEN, type MastodonServer, startMastodonServer } from "./peers/mastodon-server";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
@@ -31,10 +30,7 @@ import { makeCreation } from "./publishing-fixtures";
 
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/dashboard-walk");
 const ZONE = "America/New_York";
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
 const SECRET = "whsec-walk-0123456789abcdef";
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 const PUBLISHED_CAPTION = "Fresh sourdough this morning.\n\nOpen 7 to 12, while it lasts.";
 
@@ -52,20 +48,9 @@ let page: Page;
 const outside: string[] = [];
 const ids = { mastodon: "", good: "", flaky: "", failed: "", retrying: "", published: "", attention: "", creation: "" };
 
-/** axe-core's findings of impact critical or serious on the page shown (evaluated through CDP, not under the CSP). */
-async function axeProblems(): Promise<string[]> {
-  await page.evaluate(`${AXE_SOURCE}\n;0`);
-  const result = (await page.evaluate(`axe.run(document, { resultTypes: ["violations"] })`)) as {
-    violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[];
-  };
-  return result.violations
-    .filter((v) => v.impact === "critical" || v.impact === "serious")
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
-}
-
 /** What a person reads on the page that could be a raw id, an API path, "target id" or a UTC time. */
-async function developerWords(): Promise<string[]> {
-  const text = await page.evaluate(() => {
+async function developerWords(shown: Page): Promise<string[]> {
+  const text = await shown.evaluate(() => {
     const copy = document.body.cloneNode(true) as HTMLElement;
     // The zone picker lists every zone, UTC among them: that is a choice, not a time shown in UTC.
     for (const el of copy.querySelectorAll("select, script")) el.remove();
@@ -78,26 +63,8 @@ async function developerWords(): Promise<string[]> {
   return found;
 }
 
-/** At both widths: one h1, no horizontal scroll, axe clean, no developer words; then full-page screenshots. */
-async function shoot(name: string): Promise<void> {
-  for (const [size, viewport] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
-    await page.setViewportSize(viewport);
-    const layout = await page.evaluate(() => {
-      const width = window.innerWidth;
-      // The innermost elements reaching past the right edge, named, so a failure says what is too wide.
-      const wide = [...document.querySelectorAll("body *")]
-        .filter((el) => el.getBoundingClientRect().right > width + 0.5 && ![...el.children].some((c) => c.getBoundingClientRect().right > width + 0.5))
-        .slice(0, 3)
-        .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${(el as HTMLElement).className}`);
-      return { h1: document.querySelectorAll("h1").length, overflow: document.documentElement.scrollWidth - width, wide };
-    });
-    expect([name, size, layout.h1, layout.overflow <= 0 ? "no horizontal scroll" : `${layout.overflow}px too wide: ${layout.wide.join(", ")}`]).toEqual([name, size, 1, "no horizontal scroll"]);
-    expect([name, size, await axeProblems()]).toEqual([name, size, []]);
-    expect([name, size, await developerWords()]).toEqual([name, size, []]);
-    await page.screenshot({ path: join(ARTIFACTS, `${name}-${size}.png`), fullPage: true });
-  }
-  await page.setViewportSize(DESKTOP);
-}
+/** The page shown, checked at both widths (test/helpers/browser.ts) and for developer words, and shot. */
+const shoot = (name: string) => checkBothWidths(page, name, { artifacts: ARTIFACTS, more: [developerWords] });
 
 /** "HH:MM" of `ms` in New York. */
 function newYorkTime(ms: number): string {
@@ -127,13 +94,10 @@ beforeAll(async () => {
       return body.event === "ping" ? new Response("ok") : new Response("down for maintenance", { status: 503 });
     },
   });
-  browser = await launchChromium();
-  context = await browser.newContext({ viewport: DESKTOP, timezoneId: ZONE, locale: "en-US" });
+  ({ browser, context, page } = await openBrowserPage({ timezoneId: ZONE, locale: "en-US" }));
   context.on("request", (request) => {
     if (!request.url().startsWith(world.base) && !request.url().startsWith("data:")) outside.push(request.url());
   });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
 }, 120_000);
 
 afterAll(async () => {
@@ -168,7 +132,7 @@ describe("the dashboard walked as a bakery owner", () => {
     expect(await panel.allTextContents()).toEqual(["Overview", "New post", "Calendar", "Posts", "Library", "Ideas", "Connections", "Settings"]);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.screenshot({ path: join(ARTIFACTS, "02-menu-open-phone.png"), fullPage: true });
-    expect(await axeProblems()).toEqual([]);
+    expect(await axeProblems(page)).toEqual([]);
     await page.locator(".nav-menu-panel").getByRole("link", { name: "Settings" }).click();
     await page.waitForURL(`${world.base}/dashboard/settings`);
     await page.setViewportSize(DESKTOP);

@@ -7,14 +7,11 @@
  * test-artifacts/dashboard-writer/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { compile } from "../scripts/compile";
-import { launchChromium } from "./helpers/browser";
-import { type ChildServer, freePort, startChildServer } from "./helpers/child-server";
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Page } from "playwright-core";
+import { checkBothWidths } from "./helpers/browser";
+import { type DashboardE2E, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
 import { type OpenAiServer, startOpenAiServer } from "./peers/openai-server";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 
@@ -22,81 +19,31 @@ const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/dashboard-writer")
 const PASSWORD = "correct horse battery";
 const WEBHOOK_SECRET = "whsec-0123456789abcdef";
 const ZONE = "Europe/Berlin";
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const OFFLINE = "Written offline from your own words; connect a language model in Settings → Instance for new wording.";
 const MINE = "Winter hours from 1 December: Mon–Sat 8:00–14:00. Rye loaf €4.50. Written by Anna, by hand.";
 
-let work: string;
-let server: ChildServer | null = null;
+let e2e: DashboardE2E | null = null;
 let base = "";
+let page: Page;
 let receiver: WebhookReceiver;
 let model: OpenAiServer;
-let browser: Browser;
-let context: BrowserContext;
-let page: Page;
 
-/** axe-core's findings of impact critical or serious on the page shown (axe is evaluated through CDP, not CSP). */
-async function axeProblems(): Promise<string[]> {
-  await page.evaluate(`${AXE_SOURCE}\n;0`);
-  const result = (await page.evaluate(`axe.run(document, { resultTypes: ["violations"] })`)) as {
-    violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[];
-  };
-  return result.violations
-    .filter((v) => v.impact === "critical" || v.impact === "serious")
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
-}
-
-/** Checks of one page at both widths: axe, one h1, no horizontal scroll; then full-page screenshots. */
-async function shoot(name: string): Promise<void> {
-  for (const [size, viewport] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
-    await page.setViewportSize(viewport);
-    const layout = await page.evaluate(() => ({
-      h1: document.querySelectorAll("h1").length,
-      overflow: document.documentElement.scrollWidth - window.innerWidth,
-    }));
-    expect([name, size, layout.h1, layout.overflow <= 0 ? "no horizontal scroll" : `${layout.overflow}px too wide`]).toEqual([name, size, 1, "no horizontal scroll"]);
-    expect([name, size, await axeProblems()]).toEqual([name, size, []]);
-    await page.screenshot({ path: join(ARTIFACTS, `${name}-${size}.png`), fullPage: true });
-  }
-  await page.setViewportSize(DESKTOP);
-}
+/** The page shown, checked at both widths and shot (test/helpers/browser.ts). */
+const shoot = (name: string) => checkBothWidths(page, name, { artifacts: ARTIFACTS });
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  work = mkdtempSync(join(tmpdir(), "seedcast-writer-e2e-"));
-  let bin = process.env.SEEDCAST_BIN ?? "";
-  if (!bin) {
-    bin = join(work, "seedcast");
-    await compile(resolve(import.meta.dir, "../src/main.ts"), bin);
-  }
   receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
   model = await startOpenAiServer({ apiKey: "sk-local-5e6f7a8b9c0d" });
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
   // No GENERATOR in the environment: the Instance page decides which writer is used.
-  server = await startChildServer([bin, "serve"], {
-    cwd: work,
-    port,
-    logFile: join(work, "server.log"),
-    env: { BASE_URL: base, DATA_DIR: join(work, "data"), ALLOW_PRIVATE_HOSTS: "127.0.0.1", LOG_LEVEL: "warn" },
-  });
-  browser = await launchChromium();
-  context = await browser.newContext({ viewport: DESKTOP, timezoneId: ZONE, locale: "en-GB" });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
+  e2e = await startDashboardE2E("seedcast-writer-e2e-", { ALLOW_PRIVATE_HOSTS: "127.0.0.1" }, { timezoneId: ZONE, locale: "en-GB" });
+  ({ base, page } = e2e);
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
-  if (server) {
-    server.proc.kill("SIGTERM");
-    await server.proc.exited;
-  }
+  await e2e?.close();
   await receiver?.stop();
   await model?.stop();
-  if (work) rmSync(work, { recursive: true, force: true });
 });
 
 describe("nothing lost, an honest offline writer, the model page", () => {
@@ -106,12 +53,7 @@ describe("nothing lost, an honest offline writer, the model page", () => {
 
   test("sets up the instance and connects a webhook", async () => {
     await page.goto(`${base}/dashboard`);
-    await page.getByLabel("Account name").fill("Corner Bakery");
-    await page.getByLabel("Your email").fill("anna@bakery.test");
-    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-    await page.getByLabel("Password again").fill(PASSWORD);
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(`${base}/dashboard`);
+    await submitSetup(page, base, { account: "Corner Bakery", email: "anna@bakery.test", password: PASSWORD });
     await page.waitForFunction(() => !document.body.hasAttribute("data-set-zone"));
     await page.goto(`${base}/dashboard/connections`);
     const form = page.locator("form", { has: page.getByRole("heading", { name: "Connect Webhook" }) });

@@ -9,48 +9,42 @@ import { createBuiltinGenerator } from "../src/generation/builtin";
 import type { CaptionRequest, Generator } from "../src/generation/generator";
 import { isoAt } from "../src/lib/clock";
 import { removeMember, setAccountDisabled } from "../src/modules/accounts/service";
-import { addConnection } from "../src/modules/connections/service";
 import { TOOLS } from "../src/modules/mcp/tools";
 import { revokeAccountGrant } from "../src/modules/oauth/service";
 import {
   type McpClient,
-  type Served,
+  type McpWorld,
   connectV1,
   connectV2,
   grantFor,
+  grantedAccount,
   rawMcpPost,
   refusalOf,
   registerTestClient,
   serveWorld,
+  startMcpWorld,
   toolsCall,
 } from "./helpers/mcp";
 import { BASE, type TestAccount, type World, createWorld } from "./helpers/world";
-import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
-import { WEBHOOK_SECRET, makeCreation } from "./publishing-fixtures";
+import type { WebhookReceiver } from "./peers/webhook-receiver";
+import { makeCreation } from "./publishing-fixtures";
 
 const METADATA = `resource_metadata="${BASE}/.well-known/oauth-protected-resource/mcp"`;
 const NO_TOKEN_CHALLENGE = `Bearer ${METADATA}`;
 const BAD_TOKEN_CHALLENGE = `Bearer error="invalid_token", ${METADATA}`;
 
+let m: McpWorld;
 let world: World;
-let served: Served;
 let mcpUrl: string;
 let clientId: string;
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  world = await createWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1" } });
-  served = serveWorld(world);
-  mcpUrl = `${served.base}/mcp`;
-  clientId = await registerTestClient(world);
-  receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
+  m = await startMcpWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1" } });
+  ({ world, mcpUrl, clientId, receiver } = m);
 });
 
-afterAll(async () => {
-  await receiver.stop();
-  await served.stop();
-  await world.close();
-});
+afterAll(() => m.close());
 
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
@@ -137,11 +131,9 @@ describe("credentials: OAuth access tokens only", () => {
 
 describe("a tool outside the grant → 403 insufficient_scope, nothing done", () => {
   test("each group's tools are refused with the step-up challenge naming that group, and nothing is written or charged", async () => {
-    const account = await world.createAccount({ credits: 50 });
+    const { account, token: readerToken } = await grantedAccount(m, { credits: 50, scopes: ["read"] });
     const seed = (await world.call("POST", "/api/v1/seeds", { key: account.key, body: { title: "Kept", content: "Nothing may change this." } })).json;
     const creation = await makeCreation(world.deps, account.accountId, { caption: "A caption." });
-    await addConnection(world.deps, { accountId: account.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
-    const reader = await grantFor(world, clientId, account.accountId, account.userId, ["read"]);
     const before = {
       seeds: (await world.call("GET", "/api/v1/seeds", { key: account.key })).text,
       creations: (await world.call("GET", "/api/v1/creations", { key: account.key })).text,
@@ -170,13 +162,13 @@ describe("a tool outside the grant → 403 insufficient_scope, nothing done", ()
       ["set_voice", { tone: "shouty" }, "voice"],
     ];
     for (const [tool, args, group] of refused) {
-      const res = await rawMcpPost(mcpUrl, toolsCall(tool, args), auth(reader.accessToken));
+      const res = await rawMcpPost(mcpUrl, toolsCall(tool, args), auth(readerToken));
       expect(res.status, tool).toBe(403);
       expect(res.headers.get("www-authenticate")).toBe(`Bearer error="insufficient_scope", scope="${group}", ${METADATA}`);
       expect(JSON.parse(res.text)).toMatchObject({ error: "insufficient_scope", scope: group });
     }
     // One forbidden call hidden in a batch refuses the whole batch.
-    const batch = await rawMcpPost(mcpUrl, [toolsCall("get_credits", {}, 1), toolsCall("create_seed", { title: "x", content: "y" }, 2)], auth(reader.accessToken));
+    const batch = await rawMcpPost(mcpUrl, [toolsCall("get_credits", {}, 1), toolsCall("create_seed", { title: "x", content: "y" }, 2)], auth(readerToken));
     expect(batch.status).toBe(403);
 
     expect((await world.call("GET", "/api/v1/seeds", { key: account.key })).text).toBe(before.seeds);
@@ -188,7 +180,7 @@ describe("a tool outside the grant → 403 insufficient_scope, nothing done", ()
     expect(receiver.deliveries.filter((d) => d.event !== "ping")).toHaveLength(0);
 
     // Reads of the grant's group still work, and tools/list shows every tool (so a client can step up).
-    const client = await connectV2(mcpUrl, reader.accessToken);
+    const client = await connectV2(mcpUrl, readerToken);
     try {
       expect((await client.callTool("get_seed", { id: seed.id })).structuredContent.title).toBe("Kept");
       expect((await client.listTools()).length).toBe(TOOLS.length);
@@ -217,12 +209,10 @@ describe("a tool outside the grant → 403 insufficient_scope, nothing done", ()
 
 describe("account isolation through every tool", () => {
   test("another account's ids are not_found for every tool that takes one, and lists never show them", async () => {
-    const a = await world.createAccount();
-    const b = await world.createAccount();
-    await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/a`, secret: WEBHOOK_SECRET });
-    await addConnection(world.deps, { accountId: b.accountId, platform: "webhook", url: `${receiver.url}/b`, secret: WEBHOOK_SECRET });
-    const clientA = await connectV2(mcpUrl, (await grantFor(world, clientId, a.accountId, a.userId, ["read", "create", "schedule", "voice"])).accessToken);
-    const clientB = await connectV1(mcpUrl, (await grantFor(world, clientId, b.accountId, b.userId, ["read", "create", "schedule", "voice"])).accessToken);
+    const { account: a, token: tokenA } = await grantedAccount(m, { hook: "a" });
+    const { account: b, token: tokenB } = await grantedAccount(m, { hook: "b" });
+    const clientA = await connectV2(mcpUrl, tokenA);
+    const clientB = await connectV1(mcpUrl, tokenB);
     try {
       const seed = (await clientA.callTool("create_seed", { title: "Private", content: "Only account A may see this seed." })).structuredContent;
       const creation = (await clientA.callTool("generate_creation", { seed_id: seed.id, include_visual: true })).structuredContent.creation;

@@ -10,13 +10,10 @@ import sharp from "sharp";
 import { createBuiltinGenerator } from "../src/generation/builtin";
 import { type CaptionRequest, GenerationError, type Generator } from "../src/generation/generator";
 import { configureIngestFetch } from "../src/modules/assets/ingest";
-import { addConnection } from "../src/modules/connections/service";
 import { isoAt } from "../src/lib/clock";
-import { type McpClient, type Served, connectV1, connectV2, grantFor, refusalOf, registerTestClient, serveWorld } from "./helpers/mcp";
+import { MCP_CONNECTORS, type McpClient, type McpWorld, connectV2, grantFor, grantedAccount, refusalOf, restAs, startMcpWorld } from "./helpers/mcp";
 import { type TestHttpsServer, createTestCa, startHttpsServer } from "./helpers/test-ca";
-import { type TestAccount, type World, createWorld } from "./helpers/world";
-import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
-import { WEBHOOK_SECRET } from "./publishing-fixtures";
+import type { TestAccount, World } from "./helpers/world";
 
 /** The builtin generator, with a switch to make the caption step fail. */
 class SwitchableGenerator implements Generator {
@@ -67,61 +64,41 @@ const EXPECTED_TOOLS = [
 ];
 
 const generator = new SwitchableGenerator();
+let m: McpWorld;
 let world: World;
-let served: Served;
 let mcpUrl: string;
 let clientId: string;
 let source: TestHttpsServer;
-let receiver: WebhookReceiver;
 const ca = createTestCa();
 
 beforeAll(async () => {
-  world = await createWorld({ generator, env: { ALLOW_PRIVATE_HOSTS: "localhost,127.0.0.1" } });
-  served = serveWorld(world);
-  mcpUrl = `${served.base}/mcp`;
-  clientId = await registerTestClient(world);
+  m = await startMcpWorld({ generator, env: { ALLOW_PRIVATE_HOSTS: "localhost,127.0.0.1" } });
+  ({ world, mcpUrl, clientId } = m);
   const png = new Uint8Array(await sharp({ create: { width: 64, height: 48, channels: 3, background: "#3a7" } }).png().toBuffer());
   source = startHttpsServer((request) => (new URL(request.url).pathname === "/photo.png" ? new Response(png) : new Response("no", { status: 404 })), { ca });
   configureIngestFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
-  receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
 });
 
 afterAll(async () => {
-  await receiver.stop();
   await source.stop();
-  await served.stop();
   ca.dispose();
-  await world.close();
+  await m.close();
 });
 
-/** An account with a full grant, a REST key to read back with, and a ready webhook target. */
-async function setUp(): Promise<{ account: TestAccount; token: string }> {
-  const account = await world.createAccount({ credits: 100 });
-  await addConnection(world.deps, { accountId: account.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
-  const pair = await grantFor(world, clientId, account.accountId, account.userId, ["read", "create", "schedule", "voice"]);
-  return { account, token: pair.accessToken };
-}
-
-async function rest(account: TestAccount, method: string, path: string, body?: unknown) {
-  return world.call(method, path, { key: account.key, ...(body !== undefined ? { body } : {}) });
-}
+/** REST with the account's key, to read back what a tool did. */
+const rest = (account: TestAccount, method: string, path: string, body?: unknown) => restAs(world, account, method, path, body);
 
 async function balance(account: TestAccount): Promise<number> {
   return (await rest(account, "GET", "/api/v1/credits")).json.balance;
 }
 
-const connectors: [string, (url: string, token: string) => Promise<McpClient>][] = [
-  ["v2 client, revision 2026-07-28", (url, token) => connectV2(url, token, "auto")],
-  ["v1 client, 2025-era stateless", (url, token) => connectV1(url, token)],
-];
-
-for (const [label, connect] of connectors) {
+for (const [label, connect] of MCP_CONNECTORS) {
   describe(`every tool through the ${label}`, () => {
     let account: TestAccount;
     let client: McpClient;
 
     beforeAll(async () => {
-      const made = await setUp();
+      const made = await grantedAccount(m);
       account = made.account;
       client = await connect(mcpUrl, made.token);
     });
@@ -284,7 +261,7 @@ describe("refusals are isError results with the REST envelope", () => {
   let account: TestAccount;
   let client: McpClient;
   beforeAll(async () => {
-    const made = await setUp();
+    const made = await grantedAccount(m);
     account = made.account;
     client = await connectV2(mcpUrl, made.token);
   });
@@ -337,7 +314,7 @@ describe("idempotency_key replays like the REST Idempotency-Key", () => {
   let account: TestAccount;
   let client: McpClient;
   beforeAll(async () => {
-    const made = await setUp();
+    const made = await grantedAccount(m);
     account = made.account;
     client = await connectV2(mcpUrl, made.token);
   });

@@ -10,54 +10,27 @@
  * scripts/compile.ts (the same compile step `npm run build` uses), which also proves nodemailer bundles.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { mkdirSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { compile } from "../scripts/compile";
-import { launchChromium } from "./helpers/browser";
-import { type ChildServer, freePort, startChildServer } from "./helpers/child-server";
+import { DESKTOP, checkBothWidths, launchChromium } from "./helpers/browser";
+import { type BuiltServer, startBuiltServer, submitSetup } from "./helpers/dashboard-e2e";
 import { type SmtpPeer, startSmtpPeer } from "./peers/smtp";
 
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/people");
 const PASSWORD = "correct horse battery";
 const OWNER = { account: "Harbour Café", name: "Olive Owner", email: "olive@harbour.test" };
 const INVITEE = { name: "Nia Newcomer", email: "nia@harbour.test", password: "nia chose this one", reset: "and then this one" };
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
-let work: string;
-let server: ChildServer | null = null;
+let server: BuiltServer | null = null;
 let smtp: SmtpPeer;
 let base = "";
 let browser: Browser;
 let ownerContext: BrowserContext;
 let inviteeContext: BrowserContext;
 
-/** axe-core's findings of impact critical or serious on the page shown. */
-async function axeProblems(page: Page): Promise<string[]> {
-  await page.evaluate(`${AXE_SOURCE}\n;0`);
-  const result = (await page.evaluate(`axe.run(document, { resultTypes: ["violations"] })`)) as {
-    violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[];
-  };
-  return result.violations
-    .filter((v) => v.impact === "critical" || v.impact === "serious")
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
-}
-
-/** Checks of the page shown at both widths (axe, one h1, no horizontal scroll), with full-page screenshots. */
-async function shoot(page: Page, name: string): Promise<void> {
-  for (const [size, viewport] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
-    await page.setViewportSize(viewport);
-    const layout = await page.evaluate(() => ({ h1: document.querySelectorAll("h1").length, overflow: document.documentElement.scrollWidth - window.innerWidth }));
-    expect([name, size, layout.h1, layout.overflow <= 0 ? "no horizontal scroll" : `${layout.overflow}px too wide`]).toEqual([name, size, 1, "no horizontal scroll"]);
-    expect([name, size, await axeProblems(page)]).toEqual([name, size, []]);
-    await page.screenshot({ path: join(ARTIFACTS, `${name}-${size}.png`), fullPage: true });
-  }
-  await page.setViewportSize(DESKTOP);
-}
+/** `page`, checked at both widths and shot (test/helpers/browser.ts). */
+const shoot = (page: Page, name: string) => checkBothWidths(page, name, { artifacts: ARTIFACTS });
 
 /** The one link of `kind` in the newest message to `to`, waiting for the server's mailer to send it. */
 async function linkIn(to: string, count: number, kind: "invite" | "reset"): Promise<string> {
@@ -70,21 +43,9 @@ async function linkIn(to: string, count: number, kind: "invite" | "reset"): Prom
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  work = mkdtempSync(join(tmpdir(), "seedcast-people-e2e-"));
-  let bin = process.env.SEEDCAST_BIN ?? "";
-  if (!bin) {
-    bin = join(work, "seedcast");
-    await compile(resolve(import.meta.dir, "../src/main.ts"), bin);
-  }
   smtp = await startSmtpPeer();
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  server = await startChildServer([bin, "serve"], {
-    cwd: work,
-    port,
-    logFile: join(work, "server.log"),
-    env: { BASE_URL: base, DATA_DIR: join(work, "data"), LOG_LEVEL: "warn", SMTP_URL: smtp.url, MAIL_FROM: "Seedcast <noreply@harbour.test>" },
-  });
+  server = await startBuiltServer("seedcast-people-e2e-", { SMTP_URL: smtp.url, MAIL_FROM: "Seedcast <noreply@harbour.test>" });
+  base = server.base;
   browser = await launchChromium();
   ownerContext = await browser.newContext({ viewport: DESKTOP });
   inviteeContext = await browser.newContext({ viewport: DESKTOP });
@@ -93,26 +54,19 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   if (server) {
-    server.proc.kill("SIGTERM");
-    await server.proc.exited;
+    await server.stop();
     // The server's log holds no SMTP password.
-    expect(readFileSync(join(work, "server.log"), "utf8")).not.toContain(smtp.password);
+    expect(readFileSync(server.logFile, "utf8")).not.toContain(smtp.password);
+    await server.close();
   }
   await smtp?.stop();
-  if (work) rmSync(work, { recursive: true, force: true });
 });
 
 describe("teammates in Chromium on the built binary", () => {
   test("the owner invites by email; the invitee chooses a password and lands in the dashboard; the link works once", async () => {
     const page = await ownerContext.newPage();
     await page.goto(`${base}/setup`);
-    await page.getByLabel("Account name").fill(OWNER.account);
-    await page.getByLabel("Your name").fill(OWNER.name);
-    await page.getByLabel("Your email").fill(OWNER.email);
-    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-    await page.getByLabel("Password again").fill(PASSWORD);
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(`${base}/dashboard`);
+    await submitSetup(page, base, { ...OWNER, password: PASSWORD });
 
     await page.goto(`${base}/dashboard/members`);
     await page.locator("#i-email").fill(INVITEE.email);

@@ -15,14 +15,13 @@ import { isoAt } from "../src/lib/clock";
 import { createAccount } from "../src/modules/accounts/service";
 import { addConnection, checkConnection } from "../src/modules/connections/service";
 import { MAIL_BACKOFF_MS, MAIL_MAX_ATTEMPTS, runDueMailOnce, senderFor } from "../src/modules/notices/mailer";
-import { runDueOnce } from "../src/publishing/dispatcher";
 import { markConnectionBlocked } from "../src/store/connections";
 import type { SmtpSender } from "../src/lib/smtp";
 import { DashboardClient, PASSWORD } from "./helpers/dashboard-client";
 import { type World, createWorld } from "./helpers/world";
 import { type SmtpPeer, startSmtpPeer } from "./peers/smtp";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
-import { FIVE_MIN, WEBHOOK_SECRET, makeCreation } from "./publishing-fixtures";
+import { FIVE_MIN, WEBHOOK_SECRET, makeCreation, runDueRefused } from "./publishing-fixtures";
 
 let smtp: SmtpPeer;
 let world: World;
@@ -265,13 +264,7 @@ describe("notices of failed posts and connections", () => {
       body: { type: "social_post", creation_id: creation.id, scheduled_time: isoAt(world.clock.now() + FIVE_MIN + 60_000), targets: ["webhook"] },
     });
     expect(res.status).toBe(200);
-    target.setMode("reject400");
-    try {
-      world.clock.advance(FIVE_MIN + 60_000);
-      await runDueOnce(world.deps);
-    } finally {
-      target.setMode("ok");
-    }
+    await runDueRefused(world, target, FIVE_MIN + 60_000);
     return res.json.post.id;
   }
 

@@ -6,6 +6,8 @@ import { eq } from "drizzle-orm";
 import { creations, scheduledPosts, scheduledPostTargets } from "../src/db/tables";
 import type { Deps } from "../src/deps";
 import type { World } from "./helpers/world";
+import type { WebhookReceiver } from "./peers/webhook-receiver";
+import { runDueOnce } from "../src/publishing/dispatcher";
 import { newId } from "../src/lib/ids";
 import { loadSharp } from "../src/lib/sharp";
 import { ingestImageBytes } from "../src/modules/assets/service";
@@ -85,3 +87,17 @@ export async function leaveDeadWorker(world: World, targetId: string, leaseExpir
 
 export const FIVE_MIN = 5 * 60 * 1000;
 export const WEBHOOK_SECRET = "whsec-test-0123456789abcdef";
+
+/**
+ * Moves the clock `ms` on and runs the dispatcher once while `receiver` refuses every delivery (400): the due posts
+ * fail. The receiver answers "ok" again afterwards, even when the run throws.
+ */
+export async function runDueRefused(world: World, receiver: Pick<WebhookReceiver, "setMode">, ms: number): Promise<void> {
+  receiver.setMode("reject400");
+  try {
+    world.clock.advance(ms);
+    await runDueOnce(world.deps);
+  } finally {
+    receiver.setMode("ok");
+  }
+}

@@ -17,7 +17,7 @@ import { claimDueEvents, runDueEventsOnce } from "../src/publishing/event-delive
 import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { TEST_DIALECT, type TestAccount, type World, createWorld } from "./helpers/world";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
-import { FIVE_MIN, WEBHOOK_SECRET, makeCreation } from "./publishing-fixtures";
+import { FIVE_MIN, WEBHOOK_SECRET, makeCreation, runDueRefused } from "./publishing-fixtures";
 
 let world: World;
 /** Receives the posts of webhook *targets* (publishing), not events. */
@@ -187,13 +187,7 @@ describe("delivery", () => {
     const cancelled = await scheduleToTarget(a, "cancelled before its time");
     const del = await world.call("DELETE", `/api/v1/schedule/${cancelled}`, { key: a.key });
     expect(del.status).toBe(200);
-    target.setMode("reject400");
-    try {
-      world.clock.advance(FIVE_MIN + 60_000);
-      await runDueOnce(world.deps);
-    } finally {
-      target.setMode("ok");
-    }
+    await runDueRefused(world, target, FIVE_MIN + 60_000);
     await runDueEventsOnce(world.deps);
     const got = failures.receiver.deliveries.map((d) => d.body as { type: string; data: { post: { id: string; status: string; errorMessage?: string }; providerPostWithdrawn?: boolean } });
     expect(got.map((b) => b.type).sort()).toEqual(["post.cancelled", "post.failed"]);

@@ -2,16 +2,20 @@
  * MCP test plumbing: the app served by a real Bun.serve on 127.0.0.1 (built as `seedcast serve` builds it: Bun's
  * router for the routes, `handle` for the rest, the server passed along), OAuth grants made through the OAuth
  * service, and the SDK's own clients (v2 `@modelcontextprotocol/client`, v1 `@modelcontextprotocol/sdk`) sending
- * the grant's access token.
+ * the grant's access token. `startMcpWorld` and `grantedAccount` are the setup the MCP test files share.
  */
 import type { Server } from "bun";
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Scope } from "../../src/auth/scopes";
+import { SCOPES, type Scope } from "../../src/auth/scopes";
+import type { Generator } from "../../src/generation/generator";
+import { addConnection } from "../../src/modules/connections/service";
 import { registerClient } from "../../src/modules/oauth/clients";
 import { createGrant, type TokenPair } from "../../src/modules/oauth/service";
-import type { World } from "./world";
+import { type WebhookReceiver, startWebhookReceiver } from "../peers/webhook-receiver";
+import { WEBHOOK_SECRET } from "../publishing-fixtures";
+import { type CallResult, type TestAccount, type World, createWorld } from "./world";
 
 export interface Served {
   server: Server<undefined>;
@@ -45,6 +49,59 @@ export async function registerTestClient(world: World, name = "Test assistant"):
 /** A grant of `scopes` for `userId` in `accountId`, with its first token pair. */
 export async function grantFor(world: World, clientId: string, accountId: string, userId: string, scopes: readonly Scope[]): Promise<TokenPair> {
   return createGrant(world.deps, { clientId, accountId, userId, scopes });
+}
+
+/** What the MCP test files share: a world served on 127.0.0.1, a registered OAuth client and a webhook receiver. */
+export interface McpWorld {
+  world: World;
+  served: Served;
+  /** `<served.base>/mcp` */
+  mcpUrl: string;
+  /** The registered public OAuth client the grants are made for. */
+  clientId: string;
+  /** Signs with publishing-fixtures' WEBHOOK_SECRET; the accounts' webhook targets point here. */
+  receiver: WebhookReceiver;
+  /** Stops the receiver and the server, then closes the world. */
+  close(): Promise<void>;
+}
+
+/** Creates a world (`options` as createWorld takes them), serves it, registers an OAuth client and starts a receiver. */
+export async function startMcpWorld(options: Parameters<typeof createWorld>[0] = {}): Promise<McpWorld> {
+  const world = await createWorld(options);
+  const served = serveWorld(world);
+  const clientId = await registerTestClient(world);
+  const receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
+  return {
+    world,
+    served,
+    mcpUrl: `${served.base}/mcp`,
+    clientId,
+    receiver,
+    close: async () => {
+      await receiver.stop();
+      await served.stop();
+      await world.close();
+    },
+  };
+}
+
+/**
+ * A new account (`credits`, 100 by default) with a ready webhook target at `<receiver>/<hook>` (`hook` by default)
+ * and a grant of `scopes` (every scope by default) to its owner. Answers the account and the grant's access token.
+ */
+export async function grantedAccount(
+  m: McpWorld,
+  options: { credits?: number; hook?: string; scopes?: readonly Scope[] } = {},
+): Promise<{ account: TestAccount; token: string }> {
+  const account = await m.world.createAccount({ credits: options.credits ?? 100 });
+  await addConnection(m.world.deps, { accountId: account.accountId, platform: "webhook", url: `${m.receiver.url}/${options.hook ?? "hook"}`, secret: WEBHOOK_SECRET });
+  const pair = await grantFor(m.world, m.clientId, account.accountId, account.userId, options.scopes ?? SCOPES);
+  return { account, token: pair.accessToken };
+}
+
+/** `method path` over REST with the account's full API key (to read back what a tool did). */
+export function restAs(world: World, account: TestAccount, method: string, path: string, body?: unknown): Promise<CallResult> {
+  return world.call(method, path, { key: account.key, ...(body !== undefined ? { body } : {}) });
 }
 
 /** The parts of a tool result the tests read, whichever client produced it. */
@@ -95,6 +152,12 @@ export async function connectV1(url: string, token: string): Promise<McpClient> 
     close: () => client.close(),
   };
 }
+
+/** Both SDK clients, labelled: v2 negotiating revision 2026-07-28, and v1 served in the 2025-era stateless form. */
+export const MCP_CONNECTORS: readonly (readonly [string, (url: string, token: string) => Promise<McpClient>])[] = [
+  ["v2 client, revision 2026-07-28", (url, token) => connectV2(url, token, "auto")],
+  ["v1 client, 2025-era stateless", (url, token) => connectV1(url, token)],
+];
 
 /**
  * The REST error envelope a refusal carries: its structuredContent for a client on 2026-07-28; for a 2025-era client

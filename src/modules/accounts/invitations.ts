@@ -15,7 +15,7 @@ import { newId } from "../../lib/ids";
 import type { MailStatus } from "../../db/schema/notices";
 import { recordPersonNotice } from "../../store/notices";
 import { NAME_MAX, checkEmail, checkPassword } from "./service";
-import { DEAD_LINK_KEEP_MS, type LinkRefusal, linkState, linkTokenHash, newLinkToken } from "./one-time-links";
+import { DEAD_LINK_KEEP_MS, type LinkRefusal, linkState, linkTokenHash, newLinkToken, untakenRefusal } from "./one-time-links";
 
 export const INVITATION_TTL_MS = 7 * 24 * 3_600_000;
 /** The purpose label of the token HMAC's derived key. */
@@ -185,8 +185,7 @@ async function consume(tx: StoreDb, hash: string, userId: string, now: number) {
     .get();
   if (!used) {
     const row = await tx.select().from(invitations).where(eq(invitations.tokenHash, hash)).get();
-    const state = row ? linkState({ usedAt: row.acceptedAt, revokedAt: row.revokedAt, expiresAt: row.expiresAt }, now) : "unknown";
-    throw new Refused(state === "valid" ? "used" : state);
+    throw new Refused(untakenRefusal(row && { usedAt: row.acceptedAt, revokedAt: row.revokedAt, expiresAt: row.expiresAt }, now));
   }
   return used;
 }

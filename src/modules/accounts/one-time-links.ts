@@ -32,5 +32,15 @@ export function linkState(row: { usedAt: number | null; revokedAt?: number | nul
   return "valid";
 }
 
+/**
+ * Why a link could not be taken when its conditional UPDATE matched nothing: what its row says, "used" when the row
+ * still reads as valid (another request took it in between), "unknown" when there is no row.
+ */
+export function untakenRefusal(row: Parameters<typeof linkState>[0] | undefined, now: number): LinkRefusal {
+  if (!row) return "unknown";
+  const state = linkState(row, now);
+  return state === "valid" ? "used" : state;
+}
+
 /** How long a dead link (expired, used or withdrawn) is kept before the periodic job deletes it: it still says why. */
 export const DEAD_LINK_KEEP_MS = 30 * 24 * 3_600_000;

@@ -18,7 +18,7 @@ import { AppError, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { isMailOptedOut, recordPersonNotice } from "../../store/notices";
 import { checkPassword } from "./service";
-import { DEAD_LINK_KEEP_MS, type LinkRefusal, linkState, linkTokenHash, newLinkToken } from "./one-time-links";
+import { DEAD_LINK_KEEP_MS, type LinkRefusal, linkState, linkTokenHash, newLinkToken, untakenRefusal } from "./one-time-links";
 
 export const RESET_TTL_MS = 3_600_000;
 /** The least time between two "Forgot password" links for one person. */
@@ -162,8 +162,7 @@ export async function useReset(
       .get();
     if (!used) {
       const row = await tx.select().from(passwordResets).where(eq(passwordResets.tokenHash, hash)).get();
-      const state = row ? linkState(row, now) : "unknown";
-      return { ok: false as const, refusal: state === "valid" ? "used" : state };
+      return { ok: false as const, refusal: untakenRefusal(row, now) };
     }
     await tx.update(users).set({ passwordHash }).where(eq(users.id, used.userId)).run();
     await tx.update(passwordResets).set({ usedAt: now }).where(and(eq(passwordResets.userId, used.userId), isNull(passwordResets.usedAt))).run();

@@ -49,6 +49,22 @@ function ownerOnly(s: SessionContext): Membership | Response {
   return account;
 }
 
+/**
+ * An owner's action from the Members page: `act` answers where to go next (the page with a notice, or a shown secret)
+ * or a page of its own; a refusal it throws shows the Members page again, with the refusal in words.
+ */
+async function ownerAction(ctx: DashboardCtx, s: SessionContext, act: (account: Membership) => Promise<string | Response>): Promise<Response> {
+  const account = ownerOnly(s);
+  if (account instanceof Response) return account;
+  try {
+    const next = await act(account);
+    return next instanceof Response ? next : redirect(next);
+  } catch (error) {
+    const { notice, status } = refusal(error);
+    return htmlResponse(await membersPage(ctx, s, account.accountId, { notices: [notice] }), status);
+  }
+}
+
 function roleOptions(selected: string): Html {
   return html`${ROLES.map((r) => html`<option value="${r}"${r === selected ? html` selected` : ""}>${r}</option>`)}`;
 }
@@ -214,17 +230,12 @@ async function isMember(ctx: DashboardCtx, accountId: string, userId: string): P
 }
 
 /** POST /dashboard/members/:userId/role: changes the role in this account only. */
-export async function postSetRole(ctx: DashboardCtx, s: SessionContext, userId: string, form: Form | undefined): Promise<Response> {
-  const account = ownerOnly(s);
-  if (account instanceof Response) return account;
-  try {
+export function postSetRole(ctx: DashboardCtx, s: SessionContext, userId: string, form: Form | undefined): Promise<Response> {
+  return ownerAction(ctx, s, async (account) => {
     // The last owner's demotion is refused by the service (400 "An account keeps at least one owner."), shown below.
     await setMemberRole(ctx.deps, userId, field(form, "role"), account.accountId);
-    return redirect(`${CURRENT}?notice=member-updated`);
-  } catch (error) {
-    const { notice, status } = refusal(error);
-    return htmlResponse(await membersPage(ctx, s, account.accountId, { notices: [notice] }), status);
-  }
+    return `${CURRENT}?notice=member-updated`;
+  });
 }
 
 /** GET /dashboard/members/:userId/remove: the confirmation step. */
@@ -246,19 +257,14 @@ export async function getRemoveMember(ctx: DashboardCtx, s: SessionContext, user
 }
 
 /** POST /dashboard/members/:userId/remove */
-export async function postRemoveMember(ctx: DashboardCtx, s: SessionContext, userId: string): Promise<Response> {
-  const account = ownerOnly(s);
-  if (account instanceof Response) return account;
-  if (!(await isMember(ctx, account.accountId, userId))) {
-    return htmlResponse(page(s, { title: "Not found", current: CURRENT }, html`<p class="card">No such person in this account.</p>`), 404);
-  }
-  try {
+export function postRemoveMember(ctx: DashboardCtx, s: SessionContext, userId: string): Promise<Response> {
+  return ownerAction(ctx, s, async (account) => {
+    if (!(await isMember(ctx, account.accountId, userId))) {
+      return htmlResponse(page(s, { title: "Not found", current: CURRENT }, html`<p class="card">No such person in this account.</p>`), 404);
+    }
     await removeMember(ctx.deps, account.accountId, userId);
-    return redirect(`${CURRENT}?notice=member-removed`);
-  } catch (error) {
-    const { notice, status } = refusal(error);
-    return htmlResponse(await membersPage(ctx, s, account.accountId, { notices: [notice] }), status);
-  }
+    return `${CURRENT}?notice=member-removed`;
+  });
 }
 
 /** Refusals of the invite form in plain words. */
@@ -299,23 +305,16 @@ export async function postInvite(ctx: DashboardCtx, s: SessionContext, form: For
 }
 
 /** POST /dashboard/members/invitations/:id/revoke: withdraws an invitation; its link says so from now on. */
-export async function postRevokeInvitation(ctx: DashboardCtx, s: SessionContext, invitationId: string): Promise<Response> {
-  const account = ownerOnly(s);
-  if (account instanceof Response) return account;
-  try {
+export function postRevokeInvitation(ctx: DashboardCtx, s: SessionContext, invitationId: string): Promise<Response> {
+  return ownerAction(ctx, s, async (account) => {
     await revokeInvitation(ctx.deps, account.accountId, invitationId);
-    return redirect(`${CURRENT}?notice=invitation-revoked`);
-  } catch (error) {
-    const { notice, status } = refusal(error);
-    return htmlResponse(await membersPage(ctx, s, account.accountId, { notices: [notice] }), status);
-  }
+    return `${CURRENT}?notice=invitation-revoked`;
+  });
 }
 
 /** POST /dashboard/members/:userId/reset-link: a one-hour password-reset link for a member, shown once to pass on. */
-export async function postResetLink(ctx: DashboardCtx, s: SessionContext, userId: string): Promise<Response> {
-  const account = ownerOnly(s);
-  if (account instanceof Response) return account;
-  try {
+export function postResetLink(ctx: DashboardCtx, s: SessionContext, userId: string): Promise<Response> {
+  return ownerAction(ctx, s, async (account) => {
     const link = await ownerResetLink(ctx.deps, { accountId: account.accountId, actorUserId: s.userId, actorIsAdmin: s.isAdmin, memberUserId: userId });
     const member = (await listMembers(ctx, account.accountId)).find((m) => m.userId === userId);
     const token = await stashSecret(ctx.deps, s.sessionId, {
@@ -323,9 +322,6 @@ export async function postResetLink(ctx: DashboardCtx, s: SessionContext, userId
       secret: link,
       note: "With it they choose a new password; their other sessions end. It works once, for one hour.",
     });
-    return redirect(`${CURRENT}?shown=${token}`);
-  } catch (error) {
-    const { notice, status } = refusal(error);
-    return htmlResponse(await membersPage(ctx, s, account.accountId, { notices: [notice] }), status);
-  }
+    return `${CURRENT}?shown=${token}`;
+  });
 }
