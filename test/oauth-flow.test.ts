@@ -85,7 +85,7 @@ describe("for browser-based clients and the API document", () => {
       expect([path, Object.keys(spec.paths[path][method].responses ?? {}).length > 0]).toEqual([path, true]);
     }
     expect(Object.keys(spec.paths["/oauth/token"].post.requestBody.content)).toEqual(["application/x-www-form-urlencoded"]);
-    expect(Object.keys(spec.paths["/oauth/token"].post.responses).sort()).toEqual(["200", "400", "401"]);
+    expect(Object.keys(spec.paths["/oauth/token"].post.responses).sort()).toEqual(["200", "400", "401", "431"]);
   });
 });
 

@@ -16,12 +16,14 @@ export const STANDARD_WEBHOOK_SIGNATURE_HEADER = "webhook-signature";
 export const STANDARD_WEBHOOK_SECRET_PREFIX = "whsec_";
 
 /**
- * The HMAC key of a `whsec_<base64>` secret: its decoded bytes. NB: Node's base64 decoder also reads the URL-safe
- * alphabet, so a secret issued before the standard alphabet was used (`whsec_<base64url>`) gives the same bytes its
- * owner gets by rewriting it in standard base64.
+ * The HMAC key of an event webhook's secret: for `whsec_<base64>` (every secret Seedcast mints) its decoded bytes.
+ * NB: Node's base64 decoder also reads the URL-safe alphabet, so a secret issued before the standard alphabet was
+ * used (`whsec_<base64url>`) gives the same bytes its owner gets by rewriting it in standard base64. A secret without
+ * the prefix (only a row written outside the API holds one) is keyed by its UTF-8 bytes, as the libraries' raw option
+ * takes it, rather than failing every delivery.
  */
-export function keyOfPrefixedSecret(secret: string): Uint8Array {
-  if (!secret.startsWith(STANDARD_WEBHOOK_SECRET_PREFIX)) throw new Error("not a whsec_ secret");
+export function keyOfEventSecret(secret: string): Uint8Array {
+  if (!secret.startsWith(STANDARD_WEBHOOK_SECRET_PREFIX)) return keyOfRawSecret(secret);
   return new Uint8Array(Buffer.from(secret.slice(STANDARD_WEBHOOK_SECRET_PREFIX.length), "base64"));
 }
 

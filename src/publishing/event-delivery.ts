@@ -15,7 +15,7 @@ import { forUpdateSkipLocked, greaterOf, minOf } from "../db/portable-sql";
 import { eventWebhooks, webhookDeliveries, webhookEvents } from "../db/tables";
 import type { Deps } from "../deps";
 import { newId } from "../lib/ids";
-import { keyOfPrefixedSecret } from "../lib/standard-webhooks";
+import { keyOfEventSecret } from "../lib/standard-webhooks";
 import { openWebhookSecret } from "../store/events";
 import { DeliveryError } from "./connector";
 import { DEFAULT_LEASE_MS, MAX_ATTEMPTS, backoffAfter } from "./dispatcher";
@@ -98,7 +98,7 @@ export async function deliverEvent(deps: Deps, claim: EventClaim): Promise<void>
   const now = () => deps.clock.now();
   try {
     const secret = openWebhookSecret(deps.instanceSecret, webhook.id, webhook.secretSealed);
-    const res = await postSigned(deps, webhook.url, { secret, standardKey: keyOfPrefixedSecret(secret) }, event.body, event.id);
+    const res = await postSigned(deps, webhook.url, { secret, standardKey: keyOfEventSecret(secret) }, event.body, event.id);
     if (res.ok) {
       await res.body?.cancel();
       await record(deps, claim, { status: "delivered", deliveredAt: now(), nextAttemptAt: null, lastError: null });
