@@ -79,7 +79,8 @@ try {
   if (!connection.readyToPost) throw new Error(`webhook not ready: ${connection.blockedReason}`);
   const creation = await makeCreation(deps, accountId, { caption: "Bench post" });
 
-  server = spawn([process.execPath, "src/main.ts", "serve"], {
+  const profile = process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
+  server = spawn([process.execPath, ...profile, "src/main.ts", "serve"], {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ALLOW_PRIVATE_HOSTS: "127.0.0.1", LOG_LEVEL: "warn" },
     stdin: "ignore",
