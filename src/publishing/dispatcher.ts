@@ -18,7 +18,7 @@
  * batch in one fenced statement before any of its requests leaves; and successful outcomes are recorded in coalesced
  * transactions (src/db/coalescing-writer.ts): the outcomes that arrive while one transaction commits share the next.
  */
-import { and, asc, eq, inArray, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
+import { type SQL, and, asc, eq, inArray, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
 import { type CoalescingWriter, coalescingWriter } from "../db/coalescing-writer";
 import { DISPATCH_DEFAULTS, type DispatchConfig } from "../config";
 import { forUpdateSkipLocked, greaterOf, minOf } from "../db/portable-sql";
@@ -165,24 +165,54 @@ interface Written {
   at: number;
 }
 
+/** `CASE id WHEN <target id> THEN <value> … END`: one statement sets each target of a group its own value. */
+function perTarget(items: readonly Success[], value: (item: Success) => string | null): SQL {
+  return sql`(CASE ${scheduledPostTargets.id} ${sql.join(
+    items.map((i) => sql`WHEN ${i.claim.targetId} THEN ${value(i)}`),
+    sql` `,
+  )} END)`;
+}
+
 /**
- * Writes successes (each fenced) and their posts' new statuses inside `tx`, one refresh for all the posts. Answers,
- * per item, what was written, or null when its lease was lost.
+ * Writes successes (fenced) and their posts' new statuses inside `tx`: one UPDATE per lease token and kind of result
+ * (the fence is `id IN (…) AND lease_token = <token>`), one refresh for all the posts. Answers, per item, what was
+ * written, or null when its lease was lost.
  */
 async function writeSuccesses(tx: StoreDb, now: number, items: readonly Success[]): Promise<(Written | null)[]> {
   const base = { leaseToken: null, leaseExpiresAt: null, sendStartedAt: null, nextAttemptAt: null, errorMessage: null, updatedAt: now };
-  const written: (Written | null)[] = [];
-  const posts: string[] = [];
-  for (const { claim, postId, result } of items) {
-    const values =
-      result.kind === "published"
-        ? { ...base, status: "published" as const, providerPostId: result.providerPostId, publishedUrl: result.publishedUrl, publishedAt: now }
-        : { ...base, status: "scheduled" as const, providerPostId: result.providerPostId, heldByProvider: true };
-    const rows = await tx.update(scheduledPostTargets).set(values).where(fenced(claim)).returning({ platform: scheduledPostTargets.platform }).all();
-    written.push(rows[0] ? { platform: rows[0].platform, at: now } : null);
-    if (rows[0]) posts.push(postId);
+  const groups = new Map<string, Success[]>();
+  for (const item of items) {
+    const key = `${item.result.kind}\u0000${item.claim.leaseToken}`;
+    groups.set(key, [...(groups.get(key) ?? []), item]);
   }
-  await refreshPostStatuses(tx, posts, now);
+  const platformOf = new Map<string, string>();
+  for (const group of groups.values()) {
+    const first = group[0];
+    if (!first) continue;
+    const providerPostId = perTarget(group, (i) => i.result.providerPostId);
+    const values =
+      first.result.kind === "published"
+        ? {
+            ...base,
+            status: "published" as const,
+            providerPostId,
+            publishedUrl: perTarget(group, (i) => (i.result.kind === "published" ? i.result.publishedUrl : null)),
+            publishedAt: now,
+          }
+        : { ...base, status: "scheduled" as const, providerPostId, heldByProvider: true };
+    const rows = await tx
+      .update(scheduledPostTargets)
+      .set(values)
+      .where(and(inArray(scheduledPostTargets.id, group.map((i) => i.claim.targetId)), eq(scheduledPostTargets.leaseToken, first.claim.leaseToken)))
+      .returning({ id: scheduledPostTargets.id, platform: scheduledPostTargets.platform })
+      .all();
+    for (const row of rows) platformOf.set(row.id, row.platform);
+  }
+  const written = items.map((i) => {
+    const platform = platformOf.get(i.claim.targetId);
+    return platform === undefined ? null : { platform, at: now };
+  });
+  await refreshPostStatuses(tx, items.filter((i) => platformOf.has(i.claim.targetId)).map((i) => i.postId), now);
   return written;
 }
 

@@ -106,15 +106,18 @@ export async function refreshPostStatuses(tx: StoreDb, postIds: readonly string[
 
 /**
  * Marks `postIds` as publishing: right after a claim, whose claimed target is publishing, the status refreshPostStatus
- * would derive (a publishing target outranks every other), so there is nothing to read. PostgreSQL: the rows are
- * locked in id order first, as every refresh does.
+ * would derive (a publishing target outranks every other), so there is nothing to read. One statement; on PostgreSQL
+ * it locks the rows in id order first (a locking subquery), as every refresh does.
  */
 export async function markPostsPublishing(tx: StoreDb, postIds: readonly string[], now: number): Promise<void> {
   if (postIds.length === 0) return;
   const ids = [...new Set(postIds)].sort();
-  if (tablesDialect() === "postgres") {
-    const lock = tx.select({ id: scheduledPosts.id }).from(scheduledPosts).where(inArray(scheduledPosts.id, ids)).orderBy(scheduledPosts.id);
-    await (lock as unknown as { for(strength: "update"): typeof lock }).for("update").all();
+  const values = { status: "publishing" as const, errorMessage: null, updatedAt: now };
+  if (tablesDialect() !== "postgres") {
+    await tx.update(scheduledPosts).set(values).where(inArray(scheduledPosts.id, ids)).run();
+    return;
   }
-  await tx.update(scheduledPosts).set({ status: "publishing", errorMessage: null, updatedAt: now }).where(inArray(scheduledPosts.id, ids)).run();
+  const lock = tx.select({ id: scheduledPosts.id }).from(scheduledPosts).where(inArray(scheduledPosts.id, ids)).orderBy(scheduledPosts.id);
+  const locked = (lock as unknown as { for(strength: "update"): typeof lock }).for("update");
+  await tx.update(scheduledPosts).set(values).where(inArray(scheduledPosts.id, locked)).run();
 }
