@@ -100,14 +100,18 @@ export async function claimDueTargets(
     if (!onlyIds) {
       // The due time of the limit-th claimable target: the index (status, next_attempt_at) finds it reading `limit`
       // entries, while the tie-break order below would otherwise sort every due target of a backlog on every claim.
-      const cutoff = await tx
-        .select({ at: scheduledPostTargets.nextAttemptAt })
-        .from(scheduledPostTargets)
-        .where(where)
-        .orderBy(asc(scheduledPostTargets.nextAttemptAt))
-        .limit(1)
-        .offset(limit - 1)
-        .get();
+      // PostgreSQL: counting only rows no other claimer holds (their locks skipped; the rows counted are locked, as
+      // the select below would lock them), so replicas claiming at once each find a cutoff past the others' rows.
+      const cutoff = await forUpdateSkipLocked(
+        deps.store.dialect,
+        tx
+          .select({ at: scheduledPostTargets.nextAttemptAt })
+          .from(scheduledPostTargets)
+          .where(where)
+          .orderBy(asc(scheduledPostTargets.nextAttemptAt))
+          .limit(1)
+          .offset(limit - 1),
+      ).get();
       if (cutoff?.at != null) where = and(where, lte(scheduledPostTargets.nextAttemptAt, cutoff.at));
     }
     // PostgreSQL: the rows are locked (skipping rows another claimer holds); the conditional update stays the fence.
