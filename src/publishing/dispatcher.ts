@@ -621,7 +621,12 @@ export function startDispatcher(deps: Deps, options: DispatcherOptions): Running
         continue; // more may be due right now
       }
       let wait = options.pollMs;
-      if (!failed && inFlight.size < options.concurrency) {
+      if (!failed && claimed > 0) {
+        // Posts came due this pass: more are likely due within moments (a backlog being worked off, a minute's posts
+        // coming due one after another). Look again after the shortest sleep rather than read the next due time, a
+        // scan of every pending target (8 ms with a backlog of 10,000: issue 22). A pass that finds none reads it.
+        wait = 0;
+      } else if (!failed && inFlight.size < options.concurrency) {
         try {
           // With every event slot taken, a finishing event delivery wakes the loop; due events are no reason to poll.
           const eventWake = eventsInFlight < eventSlots ? await nextEventWakeAt(deps) : null;
