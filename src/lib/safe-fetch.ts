@@ -10,8 +10,12 @@
  * lookup of its own, so a rebinding answer between check and connect cannot move the socket.
  * NB: undici dispatchers / node-fetch agents / `lookup` hooks are silently ignored by Bun's fetch; they are
  * no defence, which is why the IP goes into the URL itself. `proxy: false` keeps HTTP(S)_PROXY from
- * re-resolving the name elsewhere, `keepalive: false` keeps a pooled socket verified for one name from
+ * re-resolving the name elsewhere, `keepalive: false` on https keeps a pooled socket verified for one name from
  * being reused for another, and `decompress: false` keeps `Content-Encoding` visible so it can be refused.
+ * Plain http (only to an ALLOW_PRIVATE_HOSTS host) keeps its connection alive: nothing was verified on it, and the
+ * pool's key, the checked IP and port in the URL, is exactly where a new connection would go (issue 22: a webhook
+ * receiver on the private network is sent thousands of posts a minute). NB: https stays one connection per request
+ * until Bun's pool is shown to key TLS sockets by the name they were verified for, not by the dialled IP.
  */
 import { lookup } from "node:dns/promises";
 import { AppError } from "./errors.ts";
@@ -276,7 +280,7 @@ async function sendHop(
         signal,
         tls,
         proxy: false,
-        keepalive: false,
+        keepalive: dialUrl.protocol === "http:",
         decompress: false,
       });
     } catch (cause) {
