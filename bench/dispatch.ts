@@ -6,9 +6,10 @@
  * posts come due at (POSTS ÷ WINDOW): with a window of 10 s, 1,000 posts/s at most however fast the dispatcher is;
  * a window of 1 s (a backlog all due at once) measures what the dispatcher itself sustains.
  * Goals: everything delivered within the minute (max lateness small), p99 lateness < 2 s, 0 duplicates.
- * `--postgres` runs the server on a PostgreSQL started here (test/helpers/postgres.ts; one replica) instead of SQLite.
+ * `--postgres` runs the server on a PostgreSQL started here (test/helpers/postgres.ts) instead of SQLite; with
+ * `--replicas N`, N servers share it (each claims with SKIP LOCKED; on one machine they also share its cores).
  * BENCH_CPU_PROF_DIR=<dir> writes the server's CPU profile there (bun --cpu-prof, plus its markdown summary).
- * Usage: bun bench/dispatch.ts [--posts N] [--window-ms W] [--postgres] [--json]
+ * Usage: bun bench/dispatch.ts [--posts N] [--window-ms W] [--postgres [--replicas N]] [--json]
  */
 import { type Subprocess, spawn } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -39,6 +40,8 @@ const LEAD_MS = 5_000;
 const SECRET = "bench-secret-0123456789abcdef";
 const json = args.includes("--json");
 const POSTGRES = args.includes("--postgres");
+const REPLICAS = POSTGRES ? argOf("replicas", 1) : 1;
+const MODE = POSTGRES ? `PostgreSQL, ${REPLICAS} replica${REPLICAS === 1 ? "" : "s"}` : "SQLite";
 
 async function lineMatching(proc: Subprocess<"ignore", "pipe", "inherit">, match: (l: string) => boolean): Promise<string> {
   const decoder = new TextDecoder();
@@ -77,7 +80,7 @@ const receiver = spawn([process.execPath, "test/peers/webhook-receiver.ts", "--p
   stdout: "pipe",
   stderr: "inherit",
 });
-let server: Subprocess<"ignore", "pipe", "inherit"> | null = null;
+const servers: Subprocess<"ignore", "pipe", "inherit">[] = [];
 let pg: Postgres | null = null;
 try {
   pg = POSTGRES ? await startPostgres() : null;
@@ -92,22 +95,36 @@ try {
   const creation = await makeCreation(deps, accountId, { caption: "Bench post" });
 
   const profile = process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
-  server = spawn([process.execPath, ...profile, "src/main.ts", "serve"], {
-    cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ALLOW_PRIVATE_HOSTS: "127.0.0.1", LOG_LEVEL: "warn", ...dbEnv },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "inherit",
-  });
+  for (let i = 0; i < REPLICAS; i++) {
+    servers.push(
+      spawn([process.execPath, ...profile, "src/main.ts", "serve"], {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          DATA_DIR: i === 0 ? dataDir : mkdtempSync(join(dataDir, "replica-")),
+          PORT: "0",
+          HOST: "127.0.0.1",
+          ALLOW_PRIVATE_HOSTS: "127.0.0.1",
+          LOG_LEVEL: "warn",
+          ...dbEnv,
+        },
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "inherit",
+      }),
+    );
+  }
   // LOG_LEVEL=warn hides "ready": wait for the port via the health probe instead.
   const firstDue = Date.now() + LEAD_MS;
   await insertDuePosts(deps, { accountId, connectionId: connection.accountId, creationId: creation.id, count: POSTS, firstDueAt: firstDue, spreadMs: WINDOW_MS });
   const lastDue = firstDue + WINDOW_MS - Math.floor(WINDOW_MS / POSTS);
-  void (async () => {
-    for await (const _ of server!.stdout) {
-      // keep the pipe flowing
-    }
-  })().catch(() => {});
+  for (const server of servers) {
+    void (async () => {
+      for await (const _ of server.stdout) {
+        // keep the pipe flowing
+      }
+    })().catch(() => {});
+  }
 
   const deadline = lastDue + 120_000;
   // The server commits in another process; the store's reader sees each commit (WAL; PostgreSQL: the pool).
@@ -115,9 +132,10 @@ try {
     (await deps.store.db.select({ n: count() }).from(scheduledPostTargets).where(eq(scheduledPostTargets.status, "published")).get())?.n ?? 0;
   while (Date.now() < deadline && (await countPublished()) < POSTS) await Bun.sleep(250);
   const published = await countPublished();
-  server.kill("SIGTERM");
-  await server.exited;
-  server = null;
+  for (const server of servers.splice(0)) {
+    server.kill("SIGTERM");
+    await server.exited;
+  }
   await deps.store.close();
 
   const log = readWebhookLog(logFile).filter((d) => d.event === "post.publish");
@@ -151,9 +169,9 @@ try {
   if (json) {
     console.log(
       JSON.stringify({
-        bench: POSTGRES ? "dispatch-pg" : "dispatch",
+        bench: POSTGRES ? `dispatch-pg-${REPLICAS}` : "dispatch",
         figures: [
-          { label: `webhook posts delivered (${POSTS} due within ${WINDOW_MS / 1000} s${POSTGRES ? ", PostgreSQL, 1 replica" : ""})`, value: result.delivered, unit: "posts", goal: `= ${POSTS}`, ok: result.delivered === POSTS },
+          { label: `webhook posts delivered (${POSTS} due within ${WINDOW_MS / 1000} s, ${MODE})`, value: result.delivered, unit: "posts", goal: `= ${POSTS}`, ok: result.delivered === POSTS },
           { label: "drain rate (posts ÷ (last arrival − first due))", value: result.postsPerSecond, unit: "posts/s", goal: "", ok: null },
           { label: "lateness p99", value: result.latenessMs.p99, unit: "ms", goal: "< 2000", ok: result.latenessMs.p99 < 2000 },
           { label: "first due to last arrival", value: result.firstDueToLastArrivalMs, unit: "ms", goal: `≤ ${WINDOW_MS + 2000}`, ok: result.firstDueToLastArrivalMs <= WINDOW_MS + 2000 },
@@ -163,7 +181,7 @@ try {
     );
   }
   else {
-    console.log(`${POSTGRES ? "PostgreSQL, 1 replica" : "SQLite"}: posts due within ${WINDOW_MS / 1000} s: ${POSTS}; delivered ${result.delivered} (db: ${published} published)`);
+    console.log(`${MODE}: posts due within ${WINDOW_MS / 1000} s: ${POSTS}; delivered ${result.delivered} (db: ${published} published)`);
     console.log(`first due → last arrival: ${(result.firstDueToLastArrivalMs / 1000).toFixed(2)} s (last arrival ${result.afterLastDueMs} ms after the last due time)`);
     console.log(`drain rate: ${result.postsPerSecond} posts/s (posts ÷ (last arrival − first due))`);
     console.log(`lateness ms: p50 ${result.latenessMs.p50}, p95 ${result.latenessMs.p95}, p99 ${result.latenessMs.p99}, max ${result.latenessMs.max}`);
@@ -172,7 +190,7 @@ try {
   }
   process.exitCode = ok ? 0 : 1;
 } finally {
-  server?.kill("SIGKILL");
+  for (const server of servers) server.kill("SIGKILL");
   receiver.kill("SIGTERM");
   await receiver.exited;
   await pg?.stop();
