@@ -412,6 +412,7 @@ async function deliverPrepared(deps: Deps, claim: Claim, prepared: Prepared | un
     if (claim.outcomeUnknown) {
       result = await connector.reconcile(ctx);
       if (result === null) {
+        // Nothing landed: mark the send as started (fenced) before it leaves again, as the batch stamp does.
         if (!(await fencedUpdate(deps, claim, { sendStartedAt: deps.clock.now(), updatedAt: deps.clock.now() }))) return;
         result = await connector.deliver(ctx);
       }
