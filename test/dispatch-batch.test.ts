@@ -5,10 +5,12 @@
  *    item fails;
  *  - the claim's cutoff: a backlog is claimed earliest due first with ties in insertion order, as a full sort would;
  *  - a batch of deliveries: every post of the batch published once, its status final and its post.published event
- *    recorded, the targets' provider ids each their own (one UPDATE sets them all).
+ *    recorded, the targets' provider ids each their own (one UPDATE sets them all);
+ *  - a post with several targets has its content (the image from storage) loaded once for all of them.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq, inArray } from "drizzle-orm";
+import { isoAt } from "../src/lib/clock";
 import { coalescingWriter } from "../src/db/coalescing-writer";
 import type { Store, StoreDb } from "../src/db/store";
 import { accounts, scheduledPosts, scheduledPostTargets, webhookEvents } from "../src/db/tables";
@@ -16,7 +18,7 @@ import { addConnection } from "../src/modules/connections/service";
 import { claimDueTargets, runDueOnce } from "../src/publishing/dispatcher";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 import { TEST_DIALECT, type World, createWorld } from "./helpers/world";
-import { WEBHOOK_SECRET, makeCreation } from "./publishing-fixtures";
+import { FIVE_MIN, WEBHOOK_SECRET, makeCreation, solidPng } from "./publishing-fixtures";
 import { insertDuePosts } from "./publishing-load";
 
 let world: World;
@@ -159,5 +161,41 @@ describe(`batched dispatch on ${TEST_DIALECT}`, () => {
     const published = recorded.filter((e) => e.type === "post.published").map((e) => (JSON.parse(e.body) as { data: { post: { id: string } } }).data.post.id);
     expect(new Set(published)).toEqual(new Set(postIds));
     expect(published.length).toBe(40);
+  });
+  test("a post with an image and three webhook targets: the image is read from storage once for all three", async () => {
+    const a = await world.createAccount();
+    const targets: string[] = [];
+    for (const path of ["one", "two", "three"]) {
+      const connection = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/${path}`, secret: WEBHOOK_SECRET });
+      targets.push(connection.accountId);
+    }
+    const creation = await makeCreation(world.deps, a.accountId, { caption: "Three ways", image: await solidPng() });
+    const scheduled = await world.call("POST", "/api/v1/schedule", {
+      key: a.key,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: isoAt(world.clock.now() + FIVE_MIN + 60_000), targets },
+    });
+    expect(scheduled.status).toBe(200);
+    world.clock.advance(FIVE_MIN + 61_000);
+    let reads = 0;
+    const storage = new Proxy(world.deps.storage, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (property === "read") {
+          return (...args: Parameters<typeof target.read>) => {
+            reads += 1;
+            return target.read(...args);
+          };
+        }
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const before = receiver.effects().length;
+    const postId = (scheduled.json as { post: { id: string } }).post.id;
+    const targetIds = (await world.store.db.select().from(scheduledPostTargets).where(eq(scheduledPostTargets.postId, postId)).all()).map((t) => t.id);
+    expect(await runDueOnce({ ...world.deps, storage }, {}, targetIds)).toBe(3);
+    const got = receiver.effects().slice(before);
+    expect(got.map((d) => d.path).sort()).toEqual(["/one", "/three", "/two"]);
+    for (const d of got) expect((d.body as { post: { imageUrl: string | null } }).post.imageUrl).not.toBeNull();
+    expect(reads).toBe(1);
   });
 });
