@@ -10,12 +10,12 @@
  * lookup of its own, so a rebinding answer between check and connect cannot move the socket.
  * NB: undici dispatchers / node-fetch agents / `lookup` hooks are silently ignored by Bun's fetch; they are
  * no defence, which is why the IP goes into the URL itself. `proxy: false` keeps HTTP(S)_PROXY from
- * re-resolving the name elsewhere, `keepalive: false` on https keeps a pooled socket verified for one name from
- * being reused for another, and `decompress: false` keeps `Content-Encoding` visible so it can be refused.
- * Plain http (only to an ALLOW_PRIVATE_HOSTS host) keeps its connection alive: nothing was verified on it, and the
- * pool's key, the checked IP and port in the URL, is exactly where a new connection would go (issue 22: a webhook
- * receiver on the private network is sent thousands of posts a minute). NB: https stays one connection per request
- * until Bun's pool is shown to key TLS sockets by the name they were verified for, not by the dialled IP.
+ * re-resolving the name elsewhere, and `decompress: false` keeps `Content-Encoding` visible so it can be refused.
+ * Connections are kept alive (issue 22: a receiver is sent thousands of posts a minute, and a TLS handshake per post
+ * cost more than the post). That is safe only because Bun keys its pool by the checked IP, the port AND the SNI name:
+ * a socket verified for one name is never handed to a request for another name on the same address, which then
+ * handshakes and verifies anew (Bun 1.4.5; test/safe-fetch-keepalive.test.ts fails if an upgrade changes that).
+ * Plain http verifies nothing, and its pool key, the checked IP and port in the URL, is where a new connection goes.
  */
 import { lookup } from "node:dns/promises";
 import { AppError } from "./errors.ts";
@@ -280,7 +280,7 @@ async function sendHop(
         signal,
         tls,
         proxy: false,
-        keepalive: dialUrl.protocol === "http:",
+        keepalive: true,
         decompress: false,
       });
     } catch (cause) {
