@@ -14,8 +14,12 @@ export type GeneratorKind = (typeof GENERATOR_KINDS)[number];
 export const MEDIA_STORES = ["local", "s3"] as const;
 export type MediaStoreKind = (typeof MEDIA_STORES)[number];
 
-/** Dispatcher tuning defaults (DISPATCH_CONCURRENCY, DISPATCH_LEASE_MS, DISPATCH_POLL_MS). */
-export const DISPATCH_DEFAULTS = Object.freeze({ concurrency: 32, leaseMs: 120_000, pollMs: 500 });
+/**
+ * Dispatcher tuning defaults (DISPATCH_CONCURRENCY, DISPATCH_LEASE_MS, DISPATCH_POLL_MS). Concurrency 128 (was 32,
+ * issue 22): a slot is held until the outcome is recorded, and on PostgreSQL a batch's claim, stamp and outcome take
+ * about 20 round trips; 32 slots capped one replica below 10,000 posts due in 10 s (docs/benchmarks/dispatch.md).
+ */
+export const DISPATCH_DEFAULTS = Object.freeze({ concurrency: 128, leaseMs: 120_000, pollMs: 500 });
 
 /** How the continuous dispatcher runs inside `seedcast serve`. */
 export interface DispatchConfig {

@@ -6,10 +6,10 @@ import { DEFAULT_CONCURRENCY, DEFAULT_LEASE_MS, DEFAULT_POLL_MS } from "../src/p
 const BASE = { DATA_DIR: "/tmp/seedcast-config-test", BASE_URL: "http://localhost" };
 
 describe("DISPATCH_* variables", () => {
-  test("unset: the defaults (32 in flight, 120 s lease, 500 ms poll), the same the dispatcher uses", () => {
-    expect(loadConfig(BASE).dispatch).toEqual({ concurrency: 32, leaseMs: 120_000, pollMs: 500 });
+  test("unset: the defaults (128 in flight, 120 s lease, 500 ms poll), the same the dispatcher uses", () => {
+    expect(loadConfig(BASE).dispatch).toEqual({ concurrency: 128, leaseMs: 120_000, pollMs: 500 });
     expect(DISPATCH_DEFAULTS).toEqual({ concurrency: DEFAULT_CONCURRENCY, leaseMs: DEFAULT_LEASE_MS, pollMs: DEFAULT_POLL_MS });
-    expect(loadConfig({ ...BASE, DISPATCH_CONCURRENCY: " ", DISPATCH_POLL_MS: "" }).dispatch.concurrency).toBe(32);
+    expect(loadConfig({ ...BASE, DISPATCH_CONCURRENCY: " ", DISPATCH_POLL_MS: "" }).dispatch.concurrency).toBe(128);
   });
 
   test("set: read into config.dispatch", () => {

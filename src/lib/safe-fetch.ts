@@ -10,8 +10,12 @@
  * lookup of its own, so a rebinding answer between check and connect cannot move the socket.
  * NB: undici dispatchers / node-fetch agents / `lookup` hooks are silently ignored by Bun's fetch; they are
  * no defence, which is why the IP goes into the URL itself. `proxy: false` keeps HTTP(S)_PROXY from
- * re-resolving the name elsewhere, `keepalive: false` keeps a pooled socket verified for one name from
- * being reused for another, and `decompress: false` keeps `Content-Encoding` visible so it can be refused.
+ * re-resolving the name elsewhere, and `decompress: false` keeps `Content-Encoding` visible so it can be refused.
+ * Connections are kept alive (issue 22: a receiver is sent thousands of posts a minute, and a TLS handshake per post
+ * cost more than the post). That is safe only because Bun keys its pool by the checked IP, the port AND the SNI name:
+ * a socket verified for one name is never handed to a request for another name on the same address, which then
+ * handshakes and verifies anew (Bun 1.4.5; test/safe-fetch-keepalive.test.ts fails if an upgrade changes that).
+ * Plain http verifies nothing, and its pool key, the checked IP and port in the URL, is where a new connection goes.
  */
 import { lookup } from "node:dns/promises";
 import { AppError } from "./errors.ts";
@@ -276,7 +280,7 @@ async function sendHop(
         signal,
         tls,
         proxy: false,
-        keepalive: false,
+        keepalive: true,
         decompress: false,
       });
     } catch (cause) {

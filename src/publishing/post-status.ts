@@ -2,16 +2,18 @@
  * A post's status, derived from its targets and stored with every target write (inside the same transaction), so
  * the calendar and the API never disagree with the targets.
  */
-import { eq } from "drizzle-orm";
+import { inArray } from "drizzle-orm";
 import type { PostStatus } from "../db/schema/scheduled-posts";
 import type { StoreDb } from "../db/store";
-import { scheduledPosts, scheduledPostTargets, tablesDialect } from "../db/tables";
+import { eventWebhooks, scheduledPosts, scheduledPostTargets, tablesDialect } from "../db/tables";
 import { recordEvent } from "../store/events";
 import { noticePostFailed } from "../store/notices";
 import { postToApi } from "./post-view";
 
 /** The final statuses, each reported to event webhooks as `post.<status>` when a post reaches it. */
 const FINAL_EVENTS = { published: "post.published", failed: "post.failed", partially_failed: "post.partially_failed" } as const;
+
+type TargetRow = typeof scheduledPostTargets.$inferSelect;
 
 /** The post status for a set of target statuses (withdrawn ones are ignored). */
 export function derivePostStatus(targets: ReadonlyArray<{ status: string }>): PostStatus {
@@ -24,42 +26,102 @@ export function derivePostStatus(targets: ReadonlyArray<{ status: string }>): Po
 }
 
 /**
+ * PostgreSQL: locks the rows of `postIds` (FOR UPDATE, in id order) and answers them. Two deliveries of one post record
+ * their targets in concurrent transactions, and under READ COMMITTED neither would see the other's target: both would
+ * store "publishing" and the post never become final (no event). Locking the post row first orders them; the second
+ * then reads the targets after the first committed. Writers taking several posts take them in one order (id), so
+ * they cannot deadlock. SQLite's writes are serialised already: a plain read.
+ */
+async function lockPosts(tx: StoreDb, postIds: readonly string[]): Promise<(typeof scheduledPosts.$inferSelect)[]> {
+  const query = tx.select().from(scheduledPosts).where(inArray(scheduledPosts.id, [...postIds])).orderBy(scheduledPosts.id);
+  if (tablesDialect() !== "postgres") return query.all();
+  return (query as unknown as { for(strength: "update"): typeof query }).for("update").all();
+}
+
+/**
  * Recomputes and stores the status (and errorMessage) of `postId` from its targets. When that makes the post final
  * (published, failed, partially_failed), the matching event is recorded for event webhooks in the same transaction,
  * and a failed or partly failed post is a notice to the account's owners and editors (store/notices.ts).
  */
 export async function refreshPostStatus(tx: StoreDb, postId: string, now: number): Promise<PostStatus> {
-  // PostgreSQL: two deliveries of one post record their targets in concurrent transactions, and under READ COMMITTED
-  // neither would see the other's target: both would store "publishing" and the post never become final (no event).
-  // Locking the post row first orders them; the second then reads the targets after the first committed. SQLite's
-  // writes are serialised already.
-  if (tablesDialect() === "postgres") {
-    const lock = tx.select({ id: scheduledPosts.id }).from(scheduledPosts).where(eq(scheduledPosts.id, postId));
-    await (lock as unknown as { for(strength: "update"): typeof lock }).for("update").all();
-  }
-  const status = derivePostStatus(
-    await tx.select({ status: scheduledPostTargets.status }).from(scheduledPostTargets).where(eq(scheduledPostTargets.postId, postId)).all(),
-  );
-  // Only a final status has an error message or can be an event: the rows it needs are read only then (most refreshes
-  // are claims, which need nothing more).
-  if (!(status in FINAL_EVENTS)) {
-    await tx.update(scheduledPosts).set({ status, errorMessage: null, updatedAt: now }).where(eq(scheduledPosts.id, postId)).run();
-    return status;
-  }
-  const targets = await tx
+  return (await refreshPostStatuses(tx, [postId], now)).get(postId) ?? derivePostStatus([]);
+}
+
+/**
+ * refreshPostStatus for many posts at once (the dispatcher records a batch of outcomes in one transaction): a fixed
+ * number of statements whatever the number of posts, one UPDATE per distinct (status, errorMessage). Answers each
+ * existing post's new status.
+ */
+export async function refreshPostStatuses(tx: StoreDb, postIds: readonly string[], now: number): Promise<Map<string, PostStatus>> {
+  const statuses = new Map<string, PostStatus>();
+  if (postIds.length === 0) return statuses;
+  const posts = await lockPosts(tx, [...new Set(postIds)]);
+  if (posts.length === 0) return statuses;
+  const targetsOf = new Map<string, TargetRow[]>(posts.map((p) => [p.id, []]));
+  const rows = await tx
     .select()
     .from(scheduledPostTargets)
-    .where(eq(scheduledPostTargets.postId, postId))
+    .where(inArray(scheduledPostTargets.postId, posts.map((p) => p.id)))
     .orderBy(scheduledPostTargets.createdAt, scheduledPostTargets.id)
     .all();
-  const failed = targets.filter((t) => t.status === "failed");
-  const errorMessage = status === "published" ? null : failed.map((t) => `${t.label}: ${t.errorMessage ?? "failed"}`).join(" | ");
-  const before = await tx.select().from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get();
-  await tx.update(scheduledPosts).set({ status, errorMessage, updatedAt: now }).where(eq(scheduledPosts.id, postId)).run();
-  if (before && before.status !== status) {
-    const type = FINAL_EVENTS[status as keyof typeof FINAL_EVENTS];
-    await recordEvent(tx, now, before.accountId, type, () => ({ post: postToApi({ ...before, status, errorMessage, updatedAt: now }, targets) }));
-    if (status !== "published") await noticePostFailed(tx, now, before, errorMessage, status === "partially_failed");
+  for (const t of rows) targetsOf.get(t.postId)?.push(t);
+  // Posts that take the same values are updated by one statement.
+  const groups = new Map<string, { status: PostStatus; errorMessage: string | null; ids: string[] }>();
+  const becameFinal: { post: (typeof posts)[number]; status: keyof typeof FINAL_EVENTS; errorMessage: string | null }[] = [];
+  for (const post of posts) {
+    const targets = targetsOf.get(post.id) ?? [];
+    const status = derivePostStatus(targets);
+    statuses.set(post.id, status);
+    // Only a final status has an error message or can be an event.
+    const final = status in FINAL_EVENTS;
+    const errorMessage =
+      final && status !== "published"
+        ? targets
+            .filter((t) => t.status === "failed")
+            .map((t) => `${t.label}: ${t.errorMessage ?? "failed"}`)
+            .join(" | ")
+        : null;
+    const key = `${status}\u0000${errorMessage ?? "\u0001"}`;
+    const group = groups.get(key) ?? { status, errorMessage, ids: [] };
+    group.ids.push(post.id);
+    groups.set(key, group);
+    if (final && post.status !== status) becameFinal.push({ post, status: status as keyof typeof FINAL_EVENTS, errorMessage });
   }
-  return status;
+  for (const g of groups.values()) {
+    await tx.update(scheduledPosts).set({ status: g.status, errorMessage: g.errorMessage, updatedAt: now }).where(inArray(scheduledPosts.id, g.ids)).run();
+  }
+  if (becameFinal.length === 0) return statuses;
+  // Events only for accounts with an event webhook at all (recordEvent checks the types): one read for the batch.
+  // A failed or partly failed post is a notice to the account's people whatever its webhooks (store/notices.ts).
+  const accountIds = [...new Set(becameFinal.map((f) => f.post.accountId))];
+  const hooked = new Set(
+    (await tx.selectDistinct({ accountId: eventWebhooks.accountId }).from(eventWebhooks).where(inArray(eventWebhooks.accountId, accountIds)).all()).map(
+      (h) => h.accountId,
+    ),
+  );
+  for (const { post, status, errorMessage } of becameFinal) {
+    if (status !== "published") await noticePostFailed(tx, now, post, errorMessage, status === "partially_failed");
+    if (!hooked.has(post.accountId)) continue;
+    const targets = targetsOf.get(post.id) ?? [];
+    await recordEvent(tx, now, post.accountId, FINAL_EVENTS[status], () => ({ post: postToApi({ ...post, status, errorMessage, updatedAt: now }, targets) }));
+  }
+  return statuses;
+}
+
+/**
+ * Marks `postIds` as publishing: right after a claim, whose claimed target is publishing, the status refreshPostStatus
+ * would derive (a publishing target outranks every other), so there is nothing to read. One statement; on PostgreSQL
+ * it locks the rows in id order first (a locking subquery), as every refresh does.
+ */
+export async function markPostsPublishing(tx: StoreDb, postIds: readonly string[], now: number): Promise<void> {
+  if (postIds.length === 0) return;
+  const ids = [...new Set(postIds)].sort();
+  const values = { status: "publishing" as const, errorMessage: null, updatedAt: now };
+  if (tablesDialect() !== "postgres") {
+    await tx.update(scheduledPosts).set(values).where(inArray(scheduledPosts.id, ids)).run();
+    return;
+  }
+  const lock = tx.select({ id: scheduledPosts.id }).from(scheduledPosts).where(inArray(scheduledPosts.id, ids)).orderBy(scheduledPosts.id);
+  const locked = (lock as unknown as { for(strength: "update"): typeof lock }).for("update");
+  await tx.update(scheduledPosts).set(values).where(inArray(scheduledPosts.id, locked)).run();
 }
