@@ -7,7 +7,7 @@
  * context of its own, and so a pool of its own: not what production uses).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type TestCa, type TestHttpsServer, createTestCa, startHttpsServer } from "./helpers/test-ca.ts";
+import { type TestCa, type TestHttpsServer, createTestCa, runTrustingCa, startHttpsServer } from "./helpers/test-ca.ts";
 
 let ca: TestCa;
 let server: TestHttpsServer;
@@ -42,14 +42,7 @@ test("a pooled TLS connection serves its own name again, never another name on t
     const third = await port("localhost");
     console.log(JSON.stringify({ first, second, other, third }));
   `;
-  const child = Bun.spawn([process.execPath, "-e", script], {
-    env: { ...process.env, NODE_EXTRA_CA_CERTS: ca.caPath },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
-  await child.exited;
-  expect(err).toBe("");
+  const out = await runTrustingCa(ca, script);
   const seen = JSON.parse(out.trim()) as { first: number; second: number; other: number | string; third: number };
   // The second request to localhost came over the first one's connection (same client port): kept alive.
   expect(typeof seen.first).toBe("number");

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { gzipSync } from "node:zlib";
-import { createTestCa, startHttpsServer, type TestCa, type TestHttpsServer } from "./helpers/test-ca.ts";
+import { createTestCa, runTrustingCa, startHttpsServer, type TestCa, type TestHttpsServer } from "./helpers/test-ca.ts";
 import {
   parseAllowPrivateHosts,
   safeFetch,
@@ -394,14 +394,7 @@ describe("trusting an extra CA (NODE_EXTRA_CA_CERTS)", () => {
       });
       console.log(res.status);
     `;
-    const child = Bun.spawn([process.execPath, "-e", script], {
-      env: { ...process.env, NODE_EXTRA_CA_CERTS: ca.caPath },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [out, err] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
-    await child.exited;
-    expect(err).toBe("");
+    const out = await runTrustingCa(ca, script);
     expect(out.trim()).toBe("200");
   });
 

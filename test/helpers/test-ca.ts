@@ -119,3 +119,19 @@ export function startHttpsServer(
     },
   };
 }
+
+/**
+ * Runs `script` in a child Bun that trusts `ca` the way production does (NODE_EXTRA_CA_CERTS is read at start, so it
+ * cannot be set inside this process) and answers its stdout, once it exited. Throws with its stderr if it printed any.
+ */
+export async function runTrustingCa(ca: Pick<TestCa, "caPath">, script: string): Promise<string> {
+  const child = Bun.spawn([process.execPath, "-e", script], {
+    env: { ...process.env, NODE_EXTRA_CA_CERTS: ca.caPath },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  await child.exited;
+  if (err !== "") throw new Error(`the child process printed to stderr: ${err}`);
+  return out;
+}
