@@ -10,6 +10,8 @@ import { embeddedMigrations } from "./migrations-embed" with { type: "macro" };
 // NB: FTS (fts.ts) and the auth generation triggers (auth-triggers.ts) are DDL drizzle-kit cannot generate; they run after drizzle's.
 const MIGRATIONS = [...embeddedMigrations(), ...FTS_MIGRATIONS, ...AUTH_TRIGGER_MIGRATIONS];
 const BREAKPOINT = "--> statement-breakpoint";
+/** drizzle-kit writes this around a table rebuild (a changed column or CHECK); it is a no-op inside a transaction. */
+const FOREIGN_KEYS_OFF = "PRAGMA foreign_keys=OFF";
 
 /** Applies every migration not yet applied; returns the tags applied now. */
 export function migrateDatabase(sqlite: Database): string[] {
@@ -22,14 +24,28 @@ export function migrateDatabase(sqlite: Database): string[] {
   const applied: string[] = [];
   for (const migration of MIGRATIONS) {
     if (done.has(migration.tag)) continue;
-    sqlite.transaction(() => {
-      for (const statement of migration.sql.split(BREAKPOINT)) {
-        if (statement.trim()) sqlite.exec(statement);
-      }
-      sqlite
-        .query("INSERT INTO __seedcast_migrations (tag, applied_at) VALUES (?, ?)")
-        .run(migration.tag, new Date().toISOString());
-    })();
+    // NB: a rebuild drops the old table; with foreign keys on, that drop runs ON DELETE CASCADE and empties every
+    // table referring to it (scheduled_post_targets when scheduled_posts is rebuilt). SQLite ignores the pragma
+    // inside a transaction, so it is switched off around it, and the keys are checked before the commit.
+    const rebuilds = migration.sql.includes(FOREIGN_KEYS_OFF);
+    const keysWereOn = sqlite.query<{ foreign_keys: number }, []>("PRAGMA foreign_keys").get()?.foreign_keys === 1;
+    if (rebuilds) sqlite.exec("PRAGMA foreign_keys=OFF");
+    try {
+      sqlite.transaction(() => {
+        for (const statement of migration.sql.split(BREAKPOINT)) {
+          if (statement.trim()) sqlite.exec(statement);
+        }
+        if (rebuilds) {
+          const broken = sqlite.query<{ table: string }, []>("PRAGMA foreign_key_check").all();
+          if (broken.length > 0) throw new Error(`migration ${migration.tag} breaks foreign keys in ${[...new Set(broken.map((b) => b.table))].join(", ")}`);
+        }
+        sqlite
+          .query("INSERT INTO __seedcast_migrations (tag, applied_at) VALUES (?, ?)")
+          .run(migration.tag, new Date().toISOString());
+      })();
+    } finally {
+      if (rebuilds && keysWereOn) sqlite.exec("PRAGMA foreign_keys=ON");
+    }
     applied.push(migration.tag);
   }
   return applied;

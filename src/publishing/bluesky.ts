@@ -11,9 +11,10 @@
 import { fitImageUnderBytes } from "../lib/image-fit";
 import { isoAt } from "../lib/clock";
 import { recordKeyForTarget } from "./bluesky-rkey";
-import type { CheckResult, Connector, DeliveryContext, DeliveryResult } from "./connector";
+import type { CheckResult, Connector, DeliveryContext, DeliveryResult, NetworkCapabilities } from "./connector";
 import type { OpenConnection } from "../store/connections";
-import { DeliveryError } from "./connector";
+import { DeliveryError, LIBRARY_IMAGE_TYPES } from "./connector";
+import { MAX_THREAD_PARTS } from "../db/schema/post-content";
 import { failureKindOf, outboundProblem, providerFetch } from "./outbound";
 import type { Deps } from "../deps";
 
@@ -22,6 +23,15 @@ export const BLUESKY_DEFAULT_SERVICE = "https://bsky.social";
 export const BLUESKY_MAX_IMAGE_BYTES = 1_000_000;
 export const BLUESKY_MAX_GRAPHEMES = 300;
 export const POST_COLLECTION = "app.bsky.feed.post";
+/** Bluesky: 4 images per post (app.bsky.embed.images), replies for the thread and the first comment. */
+const BLUESKY_CAPABILITIES: NetworkCapabilities = {
+  name: "Bluesky",
+  maxImages: 4,
+  maxThreadParts: MAX_THREAD_PARTS,
+  firstComment: true,
+  requiresImage: false,
+  imageTypes: LIBRARY_IMAGE_TYPES,
+};
 const APP_URL = "https://bsky.app";
 const XRPC = {
   createSession: "com.atproto.server.createSession",
@@ -190,6 +200,7 @@ function classify(answer: XrpcAnswer, what: string): DeliveryError {
 export const blueskyConnector: Connector = {
   platform: "bluesky",
   captionLimit: () => ({ maxGraphemes: BLUESKY_MAX_GRAPHEMES, platformName: "Bluesky" }),
+  capabilities: () => BLUESKY_CAPABILITIES,
   reconcileProvesAbsence: true,
   holdsNatively: () => false,
 
@@ -236,8 +247,9 @@ export const blueskyConnector: Connector = {
     const { deps, connection, content } = ctx;
     const rkey = recordKeyForTarget(ctx.targetId);
     let embed: Record<string, unknown> | undefined;
-    if (content.image) {
-      const fitted = await fitImageUnderBytes(content.image.bytes, content.image.mimeType, BLUESKY_MAX_IMAGE_BYTES).catch((error: Error) => {
+    const image = content.images[0];
+    if (image) {
+      const fitted = await fitImageUnderBytes(image.bytes, image.mimeType, BLUESKY_MAX_IMAGE_BYTES).catch((error: Error) => {
         throw new DeliveryError("permanent", `The image could not be prepared for Bluesky: ${error.message}`);
       });
       const { answer } = await withSession(deps, connection, ctx.saveSession, (s) =>
@@ -246,7 +258,7 @@ export const blueskyConnector: Connector = {
       if (answer.status !== 200) throw classify(answer, "image upload");
       embed = {
         $type: "app.bsky.embed.images",
-        images: [{ image: answer.body.blob, alt: content.altText ?? "", aspectRatio: { width: fitted.width, height: fitted.height } }],
+        images: [{ image: answer.body.blob, alt: image.altText ?? "", aspectRatio: { width: fitted.width, height: fitted.height } }],
       };
     }
     const facets = linkFacets(content.caption);

@@ -1,5 +1,5 @@
 /**
- * The one interface every publishing platform implements (Bluesky, Mastodon, webhooks), and the error type that
+ * The one interface every publishing platform implements (Bluesky, Mastodon, webhooks, …), and the error type that
  * tells the dispatcher what to do with a failure: retry later, give up with the platform's message, mark the
  * connection as needing attention, or reconcile first because the outcome is unknown.
  */
@@ -7,13 +7,35 @@ import type { ConnectionPlatform } from "../db/schema/connections";
 import type { Deps } from "../deps";
 import type { ConnectionMeta, OpenConnection } from "../store/connections";
 
-/** The content snapshot a target delivers. */
+/** One image of what a target sends: the library asset's bytes, type, public URL and its own alt text. */
+export interface DeliveryImage {
+  assetId: string;
+  bytes: Uint8Array;
+  mimeType: string;
+  url: string;
+  altText: string | null;
+}
+
+/** One follow-up part of a thread. */
+export interface DeliveryPart {
+  caption: string;
+  images: DeliveryImage[];
+}
+
+/**
+ * What one target sends (decisions.md §13): the post's snapshot with that target's network version applied. Parts go
+ * out in this order: the post itself, each thread part, then the first comment.
+ */
 export interface DeliveryContent {
   postId: string;
-  caption: string;
-  altText: string | null;
-  image: { bytes: Uint8Array; mimeType: string; url: string; assetId: string } | null;
   scheduledTime: number;
+  caption: string;
+  /** The post's images in order (0–10). */
+  images: DeliveryImage[];
+  /** Follow-up parts (0–24), published as replies or following messages. */
+  thread: DeliveryPart[];
+  /** Posted as the first comment or reply right after the post; null when none. */
+  firstComment: string | null;
 }
 
 /** One delivery of one target. */
@@ -81,15 +103,41 @@ export interface CaptionLimit {
   maxGraphemes: number;
   /** Counting rule: Mastodon counts every URL as 23 characters. */
   urlLength?: number;
+  /** A network's own counting rule (X's weighted count); graphemes (with urlLength) when absent. */
+  count?: (text: string) => number;
   /** Human name of the platform for problem messages. */
   platformName: string;
 }
+
+/**
+ * What a network can take, declared once per connector (decisions.md §13): the schedule service checks every target
+ * against it, and the composer reads it. The caption's limit is `captionLimit`.
+ */
+export interface NetworkCapabilities {
+  /** Human name of the network for problems and pages. */
+  name: string;
+  /** Images per post and per thread part; 0 = text only. */
+  maxImages: number;
+  /** Follow-up parts a thread may have here; 0 = the network has no threads. */
+  maxThreadParts: number;
+  /** True when a first comment goes out here. */
+  firstComment: boolean;
+  /** True when a post here needs at least one image (Instagram, Pinterest). */
+  requiresImage: boolean;
+  /** Image types the connector can send (after its own re-encoding); the others are refused at scheduling. */
+  imageTypes: readonly string[];
+}
+
+/** Every image type the library holds (PNG, JPEG, GIF, WebP). */
+export const LIBRARY_IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"] as const;
 
 /** One platform. */
 export interface Connector {
   platform: ConnectionPlatform;
   /** The caption limit for this connection, or null when there is none (webhooks). */
   captionLimit(connection: OpenConnection): CaptionLimit | null;
+  /** What this connection's network can take (some depend on the server: Mastodon's media count). */
+  capabilities(connection: OpenConnection): NetworkCapabilities;
   /** True when the provider itself holds posts scheduled at `scheduledTime` (decided at scheduling). */
   holdsNatively(scheduledTime: number, now: number): boolean;
   /** Checks the stored credentials against the provider. Never throws for a refusal: answers not ready. */

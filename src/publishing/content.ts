@@ -1,24 +1,77 @@
-/** Loads the content snapshot a post delivers: its caption and alt text, and the image bytes from the library. */
-import { eq } from "drizzle-orm";
+/**
+ * Loads what a target sends: the post's snapshot (caption, images, thread, first comment) with the target's network
+ * version applied (decisions.md §13), and every image's bytes from the library.
+ */
+import { inArray } from "drizzle-orm";
 import { assets } from "../db/tables";
+import type { StoredImage, StoredPart, StoredVariants } from "../db/schema/post-content";
 import type { scheduledPosts } from "../db/schema/scheduled-posts";
 import type { Deps } from "../deps";
 import { assetUrl } from "../store/media-url";
-import { type DeliveryContent, DeliveryError } from "./connector";
+import { type DeliveryContent, DeliveryError, type DeliveryImage } from "./connector";
 
 type PostRow = typeof scheduledPosts.$inferSelect;
 
-/** The snapshot's image: bytes from storage, type and public library URL. Throws a permanent DeliveryError when gone. */
-export async function loadSnapshotImage(deps: Pick<Deps, "store" | "storage" | "config">, assetId: string): Promise<NonNullable<DeliveryContent["image"]>> {
-  const asset = await deps.store.db.select().from(assets).where(eq(assets.id, assetId)).get();
-  if (!asset) throw new DeliveryError("permanent", "The post's image is no longer in the library.");
-  if (!(await deps.storage.exists(asset.storageKey))) throw new DeliveryError("permanent", "The post's image file is missing from storage.");
-  const bytes = await deps.storage.read(asset.storageKey);
-  return { bytes, mimeType: asset.mimeType, url: assetUrl(deps, asset), assetId: asset.id };
+/** A post's content as stored (a creation's, or a post's snapshot). */
+export interface StoredContent {
+  caption: string;
+  images: StoredImage[];
+  thread: StoredPart[];
+  firstComment: string | null;
+  variants: StoredVariants;
 }
 
-/** The snapshot of `post`, with the image bytes read from storage. Throws a permanent DeliveryError when gone. */
-export async function loadDeliveryContent(deps: Pick<Deps, "store" | "storage" | "config">, post: PostRow): Promise<DeliveryContent> {
-  const image = post.imageAssetId ? await loadSnapshotImage(deps, post.imageAssetId) : null;
-  return { postId: post.id, caption: post.caption, altText: post.altText, image, scheduledTime: post.scheduledTime };
+/** What one network's targets send: `content` with that platform's version applied (a field it sets wins). */
+export function contentForPlatform(content: StoredContent, platform: string): Omit<StoredContent, "variants"> {
+  const version = content.variants[platform] ?? {};
+  const firstComment = version.firstComment !== undefined ? version.firstComment : content.firstComment;
+  return {
+    caption: version.caption ?? content.caption,
+    images: version.images ?? content.images,
+    thread: version.thread ?? content.thread,
+    firstComment: firstComment === "" ? null : firstComment,
+  };
+}
+
+/** Every asset id `content` uses (the post's, its thread's, and every version's images). */
+export function assetIdsOf(content: Pick<StoredContent, "images" | "thread" | "variants">): string[] {
+  const ids = new Set<string>();
+  const addAll = (images: readonly StoredImage[] | undefined) => images?.forEach((i) => ids.add(i.assetId));
+  const addParts = (parts: readonly StoredPart[] | undefined) => parts?.forEach((p) => addAll(p.images));
+  addAll(content.images);
+  addParts(content.thread);
+  for (const version of Object.values(content.variants)) {
+    addAll(version.images);
+    addParts(version.thread);
+  }
+  return [...ids];
+}
+
+/** The images' bytes, types and public URLs. Throws a permanent DeliveryError when one is gone. */
+export async function loadImages(deps: Pick<Deps, "store" | "storage" | "config">, images: readonly StoredImage[]): Promise<DeliveryImage[]> {
+  if (images.length === 0) return [];
+  const rows = await deps.store.db.select().from(assets).where(inArray(assets.id, images.map((i) => i.assetId))).all();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return Promise.all(
+    images.map(async (image) => {
+      const asset = byId.get(image.assetId);
+      if (!asset) throw new DeliveryError("permanent", "One of the post's images is no longer in the library.");
+      if (!(await deps.storage.exists(asset.storageKey))) throw new DeliveryError("permanent", "One of the post's image files is missing from storage.");
+      const bytes = await deps.storage.read(asset.storageKey);
+      return { assetId: asset.id, bytes, mimeType: asset.mimeType, url: assetUrl(deps, asset), altText: image.altText };
+    }),
+  );
+}
+
+/** What the target on `platform` of `post` sends, with image bytes read from storage. Throws a permanent DeliveryError when an image is gone. */
+export async function loadDeliveryContent(deps: Pick<Deps, "store" | "storage" | "config">, post: PostRow, platform: string): Promise<DeliveryContent> {
+  const chosen = contentForPlatform(post, platform);
+  return {
+    postId: post.id,
+    scheduledTime: post.scheduledTime,
+    caption: chosen.caption,
+    images: await loadImages(deps, chosen.images),
+    thread: await Promise.all(chosen.thread.map(async (part) => ({ caption: part.caption, images: await loadImages(deps, part.images) }))),
+    firstComment: chosen.firstComment,
+  };
 }

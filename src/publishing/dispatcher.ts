@@ -351,10 +351,12 @@ async function prepareBatch(deps: Deps, claims: readonly Claim[], stamp: boolean
         connection = openConnection(deps, row);
         opened.set(row.id, connection);
       }
-      let content = contents.get(post.id);
+      // Targets of one post on one network send the same content (its version): loaded once.
+      const contentKey = `${post.id}\u0000${row.platform}`;
+      let content = contents.get(contentKey);
       if (!content) {
-        content = loadDeliveryContent(deps, post);
-        contents.set(post.id, content);
+        content = loadDeliveryContent(deps, post, row.platform);
+        contents.set(contentKey, content);
       }
       return { ctx: contextFor(deps, claim, target, connection, await content), platform: row.platform };
     } catch (problem) {

@@ -9,15 +9,18 @@
 import type { Deps } from "../deps";
 import { fitImageUnderBytes } from "../lib/image-fit";
 import { isoAt } from "../lib/clock";
-import type { CheckResult, ConfirmResult, Connector, DeliveryContent, DeliveryContext, DeliveryResult } from "./connector";
+import type { CheckResult, ConfirmResult, Connector, DeliveryContent, DeliveryContext, DeliveryResult, NetworkCapabilities } from "./connector";
 import type { OpenConnection } from "../store/connections";
-import { DeliveryError } from "./connector";
+import { DeliveryError, LIBRARY_IMAGE_TYPES } from "./connector";
+import { MAX_THREAD_PARTS } from "../db/schema/post-content";
 import { type MultipartPart, failureKindOf, outboundProblem, providerFetch, providerMessage } from "./outbound";
 import { IDEMPOTENCY_HEADER } from "./webhook";
 
 /** Mastodon refuses scheduled_at closer than 5 minutes; keep a margin for clock skew and the upload time. */
 const MIN_NATIVE_LEAD_MS = 5 * 60 * 1000 + 60 * 1000;
 export const MASTODON_DEFAULT_MAX_CHARACTERS = 500;
+/** Mastodon's default `configuration.statuses.max_media_attachments`. */
+export const MASTODON_DEFAULT_MAX_MEDIA = 4;
 export const MASTODON_URL_LENGTH = 23;
 const DEFAULT_IMAGE_SIZE_LIMIT = 8 * 1024 * 1024;
 const MEDIA_POLL_DELAYS_MS = [200, 400, 800, 1500, 3000, 5000];
@@ -54,14 +57,14 @@ async function sleep(ms: number): Promise<void> {
 
 /** Uploads the image with its description and waits until the instance has processed it. Answers the media id. */
 async function uploadMedia(deps: Deps, connection: OpenConnection, content: DeliveryContent): Promise<string> {
-  const image = content.image!;
+  const image = content.images[0]!;
   const limit = connection.meta.imageSizeLimit ?? DEFAULT_IMAGE_SIZE_LIMIT;
   const fitted = await fitImageUnderBytes(image.bytes, image.mimeType, limit).catch((error: Error) => {
     throw new DeliveryError("permanent", `The image could not be prepared for Mastodon: ${error.message}`);
   });
   const ext = fitted.mimeType.split("/")[1] ?? "bin";
   const form: MultipartPart[] = [{ name: "file", fileName: `image.${ext}`, type: fitted.mimeType, bytes: fitted.bytes }];
-  if (content.altText) form.push({ name: "description", value: content.altText });
+  if (image.altText) form.push({ name: "description", value: image.altText });
   const res = await providerFetch(deps, api(connection, "/api/v2/media"), { method: "POST", headers: authHeaders(connection), body: form });
   if (res.status !== 200 && res.status !== 202) throw await failure(res, "image upload");
   const media = (await res.json()) as { id: string; url: string | null };
@@ -163,6 +166,14 @@ export const mastodonConnector: Connector = {
     urlLength: MASTODON_URL_LENGTH,
     platformName: "Mastodon",
   }),
+  capabilities: (connection) => ({
+    name: "Mastodon",
+    maxImages: connection.meta.maxMediaAttachments ?? MASTODON_DEFAULT_MAX_MEDIA,
+    maxThreadParts: MAX_THREAD_PARTS,
+    firstComment: true,
+    requiresImage: false,
+    imageTypes: LIBRARY_IMAGE_TYPES,
+  }),
   reconcileProvesAbsence: false,
   holdsNatively: (scheduledTime, now) => scheduledTime - now >= MIN_NATIVE_LEAD_MS,
 
@@ -198,7 +209,7 @@ export const mastodonConnector: Connector = {
 
   async deliver(ctx: DeliveryContext): Promise<DeliveryResult> {
     const { deps, connection, content } = ctx;
-    const mediaIds = content.image ? [await uploadMedia(deps, connection, content)] : [];
+    const mediaIds = content.images.length > 0 ? [await uploadMedia(deps, connection, content)] : [];
     const native = mastodonConnector.holdsNatively(content.scheduledTime, deps.clock.now());
     const body: Record<string, unknown> = { status: content.caption, visibility: "public", media_ids: mediaIds };
     if (native) body.scheduled_at = isoAt(content.scheduledTime);

@@ -2,7 +2,7 @@
  * A scheduled post as the API shows it (decisions.md §7): GET /schedule/posts answers it, and the post.* events of
  * event webhooks carry it. Built from the stored rows, so the schedule module and the dispatcher render it alike.
  */
-import type { PostStatus, scheduledPosts, scheduledPostTargets } from "../db/schema/scheduled-posts";
+import type { PostStatus, scheduledPosts, scheduledPostTargets, TargetStatus } from "../db/schema/scheduled-posts";
 import { isoAt } from "../lib/clock";
 
 type PostRow = typeof scheduledPosts.$inferSelect;
@@ -12,7 +12,7 @@ export interface PostTargetApi {
   accountId: string;
   platform: string;
   label: string;
-  status: "scheduled" | "publishing" | "published" | "failed";
+  status: Exclude<TargetStatus, "withdrawn">;
   providerPostId: string | null;
   publishedUrl: string | null;
   errorMessage: string | null;

@@ -9,9 +9,10 @@
 import { createHmac } from "node:crypto";
 import { isoAt } from "../lib/clock";
 import { keyOfRawSecret, standardWebhookHeaders } from "../lib/standard-webhooks";
-import type { CheckResult, Connector, DeliveryContext, DeliveryResult } from "./connector";
+import type { CheckResult, Connector, DeliveryContext, DeliveryResult, NetworkCapabilities } from "./connector";
 import type { OpenConnection } from "../store/connections";
-import { DeliveryError } from "./connector";
+import { DeliveryError, LIBRARY_IMAGE_TYPES } from "./connector";
+import { MAX_IMAGES, MAX_THREAD_PARTS } from "../db/schema/post-content";
 import { failureKindOf, outboundProblem, providerFetch, providerMessage } from "./outbound";
 
 export const WEBHOOK_SIGNATURE_HEADER = "X-Seedcast-Signature";
@@ -19,6 +20,15 @@ export const WEBHOOK_TIMESTAMP_HEADER = "X-Seedcast-Timestamp";
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 export const WEBHOOK_EVENTS = { ping: "ping", publish: "post.publish" } as const;
 const USER_AGENT = "Seedcast-Webhook/1";
+/** A webhook takes everything: its payload carries the images, the thread and the first comment (decisions.md §13). */
+const WEBHOOK_CAPABILITIES: NetworkCapabilities = {
+  name: "Webhook",
+  maxImages: MAX_IMAGES,
+  maxThreadParts: MAX_THREAD_PARTS,
+  firstComment: true,
+  requiresImage: false,
+  imageTypes: LIBRARY_IMAGE_TYPES,
+};
 
 /** `sha256=<hex HMAC-SHA256 of rawBody under secret>`. */
 export function webhookSignature(rawBody: string, secret: string): string {
@@ -69,6 +79,7 @@ async function send(ctxDeps: DeliveryContext["deps"], connection: OpenConnection
 export const webhookConnector: Connector = {
   platform: "webhook",
   captionLimit: () => null,
+  capabilities: () => WEBHOOK_CAPABILITIES,
   reconcileProvesAbsence: false,
   holdsNatively: () => false,
 
@@ -100,9 +111,9 @@ export const webhookConnector: Connector = {
         targetId: ctx.targetId,
         scheduledTime: isoAt(content.scheduledTime),
         caption: content.caption,
-        altText: content.altText,
-        imageUrl: content.image?.url ?? null,
-        imageMimeType: content.image?.mimeType ?? null,
+        altText: content.images[0]?.altText ?? null,
+        imageUrl: content.images[0]?.url ?? null,
+        imageMimeType: content.images[0]?.mimeType ?? null,
       },
       sentAt: isoAt(ctx.deps.clock.now()),
     };

@@ -100,7 +100,7 @@ async function withdrawOne(
       const post = withdrawn ? undefined : await deps.store.db.select().from(scheduledPosts).where(eq(scheduledPosts.id, target.postId)).get();
       if (post && deps.clock.now() >= post.scheduledTime && connector.confirm) {
         // The provider no longer holds it after its time: it may have gone out; then it stays published.
-        const outcome = await connector.confirm(deps, connection, providerPostId, await loadDeliveryContent(deps, post));
+        const outcome = await connector.confirm(deps, connection, providerPostId, await loadDeliveryContent(deps, post, connection.platform));
         if (outcome.state === "published") {
           await recordPublishedClaim(deps, claim, target.postId, outcome.providerPostId, outcome.publishedUrl);
           return "published";

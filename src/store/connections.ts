@@ -31,6 +31,8 @@ export interface ConnectionMeta {
   maxCharacters?: number;
   /** Mastodon: image size limit in bytes. */
   imageSizeLimit?: number;
+  /** Mastodon: media attachments per status (the server's configuration). */
+  maxMediaAttachments?: number;
   /** Mastodon account id (to look up published statuses); Bluesky DID. */
   providerAccountId?: string;
 }

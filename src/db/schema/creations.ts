@@ -5,6 +5,7 @@
 import { sql } from "drizzle-orm";
 import { check, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
+import type { StoredImage, StoredPart, StoredVariants } from "./post-content";
 
 export const creations = sqliteTable(
   "creations",
@@ -17,9 +18,9 @@ export const creations = sqliteTable(
     type: text("type").notNull(),
     /**
      * The seed it was generated from. NB: no foreign key: a creation outlives its seed (it may already be scheduled),
-     * and the seeds module owns seed deletion.
+     * and the seeds module owns seed deletion. Null for a post written by hand without a seed (decisions.md §13).
      */
-    seedId: text("seed_id").notNull(),
+    seedId: text("seed_id"),
     caption: text("caption").notNull(),
     /** Null when the creation has no image. */
     altText: text("alt_text"),
@@ -29,6 +30,14 @@ export const creations = sqliteTable(
      * asset in use (it counts every `image_asset_id` column, 409 asset_in_use).
      */
     imageAssetId: text("image_asset_id"),
+    /** Every image in order, the first included (mirrored by imageAssetId/altText). */
+    images: text("images", { mode: "json" }).$type<StoredImage[]>().notNull().default(sql`'[]'`),
+    /** The thread's follow-up parts, in order. */
+    thread: text("thread", { mode: "json" }).$type<StoredPart[]>().notNull().default(sql`'[]'`),
+    /** Text posted as the first comment or reply right after the post; null when none. */
+    firstComment: text("first_comment"),
+    /** A version per network. */
+    variants: text("variants", { mode: "json" }).$type<StoredVariants>().notNull().default(sql`'{}'`),
     aspectRatio: text("aspect_ratio").notNull(),
     mediaStyle: text("media_style").notNull(),
     /**

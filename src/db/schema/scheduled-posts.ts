@@ -12,11 +12,20 @@
 import { sql } from "drizzle-orm";
 import { check, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
+import type { StoredImage, StoredPart, StoredVariants } from "./post-content";
 
-export const POST_STATUSES = ["scheduled", "publishing", "published", "partially_failed", "failed"] as const;
+/**
+ * `unconfirmed` (decisions.md §12): every target is final except some whose outcome nobody can tell; `pending_approval`
+ * (§14): an editor's post waiting for an owner.
+ */
+export const POST_STATUSES = ["scheduled", "publishing", "published", "partially_failed", "failed", "unconfirmed", "pending_approval"] as const;
 export type PostStatus = (typeof POST_STATUSES)[number];
-/** `withdrawn` is internal: a target already withdrawn by a cancel that could not finish (never shown). */
-export const TARGET_STATUSES = ["scheduled", "publishing", "published", "failed", "withdrawn"] as const;
+/**
+ * `withdrawn` is internal: a target already withdrawn by a cancel that could not finish (never shown). `unconfirmed`:
+ * the network cannot tell whether a send took effect; never resent on its own, a person answers. `pending_approval`:
+ * the post waits for an owner (§14).
+ */
+export const TARGET_STATUSES = ["scheduled", "publishing", "published", "failed", "withdrawn", "unconfirmed", "pending_approval"] as const;
 export type TargetStatus = (typeof TARGET_STATUSES)[number];
 
 export const scheduledPosts = sqliteTable(
@@ -35,6 +44,14 @@ export const scheduledPosts = sqliteTable(
     altText: text("alt_text"),
     /** The snapshot's image: an asset id (assets are immutable), or null for a text-only post. */
     imageAssetId: text("image_asset_id"),
+    /** The snapshot's images in order, the first included (mirrored by imageAssetId/altText). */
+    images: text("images", { mode: "json" }).$type<StoredImage[]>().notNull().default(sql`'[]'`),
+    /** The snapshot's thread parts. */
+    thread: text("thread", { mode: "json" }).$type<StoredPart[]>().notNull().default(sql`'[]'`),
+    /** The snapshot's first comment, null when none. */
+    firstComment: text("first_comment"),
+    /** The snapshot's versions per network: a target sends the post with its platform's version applied. */
+    variants: text("variants", { mode: "json" }).$type<StoredVariants>().notNull().default(sql`'{}'`),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -43,7 +60,7 @@ export const scheduledPosts = sqliteTable(
     index("scheduled_posts_image_asset_idx").on(t.imageAssetId),
     check(
       "scheduled_posts_status_valid",
-      sql`${t.status} IN ('scheduled','publishing','published','partially_failed','failed')`,
+      sql`${t.status} IN ('scheduled','publishing','published','partially_failed','failed','unconfirmed','pending_approval')`,
     ),
   ],
 );
@@ -63,6 +80,11 @@ export const scheduledPostTargets = sqliteTable(
     label: text("label").notNull(),
     status: text("status", { enum: TARGET_STATUSES }).notNull(),
     providerPostId: text("provider_post_id"),
+    /**
+     * The provider ids of the parts already out, in sending order (the post, each thread part, the first comment), so a
+     * retry or a recovery after a crash resumes at the first part that is not out. `providerPostId` is the post's.
+     */
+    partsOut: text("parts_out", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     publishedUrl: text("published_url"),
     errorMessage: text("error_message"),
     /** True once the provider itself holds the post (Mastodon scheduled status). */
@@ -86,7 +108,7 @@ export const scheduledPostTargets = sqliteTable(
     index("scheduled_post_targets_connection_idx").on(t.connectionId),
     check(
       "scheduled_post_targets_status_valid",
-      sql`${t.status} IN ('scheduled','publishing','published','failed','withdrawn')`,
+      sql`${t.status} IN ('scheduled','publishing','published','failed','withdrawn','unconfirmed','pending_approval')`,
     ),
   ],
 );

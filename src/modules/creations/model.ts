@@ -119,7 +119,7 @@ export const creationSchema = t.Object({
     altText: orNull(t.String()),
     imageUrl: orNull(t.String()),
   }),
-  seedId: uuid(),
+  seedId: orNull(uuid(), { description: "The seed it was generated from; null for a post written by hand without one" }),
   imageAssetId: orNull(uuid()),
   editedByHand: editedByHandSchema,
   aspectRatio: t.String(),

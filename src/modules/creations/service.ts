@@ -224,7 +224,8 @@ function seedTextOf(seed: { title: string; content: string; category: string | n
 }
 
 /** The seed's text, or null when the seed is gone (a creation outlives its seed). */
-async function seedTextOrNull(deps: Deps, accountId: string, seedId: string): Promise<SeedText | null> {
+async function seedTextOrNull(deps: Deps, accountId: string, seedId: string | null): Promise<SeedText | null> {
+  if (seedId === null) return null;
   try {
     return seedTextOf(await getOwnedSeed(deps, accountId, seedId));
   } catch (error) {
@@ -525,7 +526,8 @@ export async function generateCreation(
     const chosen = image;
     const saved = await save(deps, accountId, image, async (asset) => {
       if (chosen?.kind === "library") await useLibraryAsset(deps, accountId, chosen, requestedAsset !== null);
-      const row: CreationRow = { ...base, imageAssetId: asset?.id ?? null };
+      const images = asset ? [{ assetId: asset.id, altText: base.altText }] : [];
+      const row: CreationRow = { ...base, imageAssetId: asset?.id ?? null, images, thread: [], firstComment: null, variants: {} };
       await deps.store.db.insert(creations).values(row).run();
       const charged = await captureHold(deps, holdId, `creation:${row.id}`);
       await recordCreationEvent(deps, row, asset, charged, "generate");

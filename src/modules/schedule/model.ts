@@ -14,6 +14,8 @@ const postStatus = t.Union([
   t.Literal("published"),
   t.Literal("partially_failed"),
   t.Literal("failed"),
+  t.Literal("unconfirmed"),
+  t.Literal("pending_approval"),
 ]);
 
 export const targetSchema = t.Object({
@@ -30,7 +32,14 @@ export const postTargetSchema = t.Object({
   accountId: uuid(),
   platform: t.String(),
   label: t.String(),
-  status: t.Union([t.Literal("scheduled"), t.Literal("publishing"), t.Literal("published"), t.Literal("failed")]),
+  status: t.Union([
+    t.Literal("scheduled"),
+    t.Literal("publishing"),
+    t.Literal("published"),
+    t.Literal("failed"),
+    t.Literal("unconfirmed"),
+    t.Literal("pending_approval"),
+  ]),
   providerPostId: nullableString,
   publishedUrl: nullableString,
   errorMessage: nullableString,

@@ -17,7 +17,7 @@ import { parseRfc3339 } from "../../lib/rfc3339";
 import type { CaptionLimit } from "../../publishing/connector";
 import { DeliveryError } from "../../publishing/connector";
 import { runDueOnce } from "../../publishing/dispatcher";
-import { loadDeliveryContent, loadSnapshotImage } from "../../publishing/content";
+import { loadDeliveryContent, loadImages } from "../../publishing/content";
 import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "../../publishing/delivery-metrics";
 import { refreshPostStatus } from "../../publishing/post-status";
 import { type PostApi, postToApi } from "../../publishing/post-view";
@@ -185,7 +185,7 @@ async function assertSchedulable(
   }
   if (content.imageAssetId) {
     try {
-      await loadSnapshotImage(deps, content.imageAssetId);
+      await loadImages(deps, [{ assetId: content.imageAssetId, altText: null }]);
     } catch (error) {
       problems.push({ field: "image", problem: error instanceof DeliveryError ? error.message : "the image cannot be read" });
     }
@@ -284,6 +284,10 @@ async function insertPost(
         caption: creation.caption,
         altText: creation.altText,
         imageAssetId: creation.imageAssetId,
+        images: creation.imageAssetId ? [{ assetId: creation.imageAssetId, altText: creation.altText }] : [],
+        thread: creation.thread,
+        firstComment: creation.firstComment,
+        variants: creation.variants,
         createdAt: now,
         updatedAt: now,
       })
@@ -472,7 +476,18 @@ async function replaceTargets(
   return deps.store.write(async (tx) => {
     const moved = await tx
       .update(scheduledPosts)
-      .set({ scheduledTime, updatedAt: now, ...(content ? { caption: content.caption, altText: content.altText } : {}) })
+      .set({
+        scheduledTime,
+        updatedAt: now,
+        ...(content
+          ? {
+              caption: content.caption,
+              altText: content.altText,
+              // images[0] mirrors the first image's alt text (db/schema/post-content.ts).
+              images: post.images.map((image, i) => (i === 0 ? { ...image, altText: content.altText } : image)),
+            }
+          : {}),
+      })
       .where(eq(scheduledPosts.id, post.id))
       .returning({ id: scheduledPosts.id })
       .all();
@@ -617,7 +632,7 @@ export async function confirmProviderHeldPosts(deps: Deps): Promise<{ confirmed:
     const connector = connectorFor(row.platform);
     if (!connector.confirm) continue;
     try {
-      const content = await loadDeliveryContent(deps, post);
+      const content = await loadDeliveryContent(deps, post, row.platform);
       const outcome = await connector.confirm(deps, openConnection(deps, row), target.providerPostId, content);
       if (outcome.state === "pending") continue;
       const recorded = await deps.store.write(async (tx) => {

@@ -5,7 +5,9 @@
  */
 import { sql } from "drizzle-orm";
 import { bigint, check, index, pgTable, text } from "drizzle-orm/pg-core";
+import { jsonDocument } from "../columns";
 import { accounts } from "./accounts";
+import type { StoredImage, StoredPart, StoredVariants } from "../../schema/post-content";
 
 export const creations = pgTable(
   "creations",
@@ -18,9 +20,9 @@ export const creations = pgTable(
     type: text("type").notNull(),
     /**
      * The seed it was generated from. NB: no foreign key: a creation outlives its seed (it may already be scheduled),
-     * and the seeds module owns seed deletion.
+     * and the seeds module owns seed deletion. Null for a post written by hand without a seed (decisions.md §13).
      */
-    seedId: text("seed_id").notNull(),
+    seedId: text("seed_id"),
     caption: text("caption").notNull(),
     /** Null when the creation has no image. */
     altText: text("alt_text"),
@@ -30,6 +32,14 @@ export const creations = pgTable(
      * asset in use (it counts every `image_asset_id` column, 409 asset_in_use).
      */
     imageAssetId: text("image_asset_id"),
+    /** Every image in order, the first included (mirrored by imageAssetId/altText). */
+    images: jsonDocument<StoredImage[]>("images").notNull().default(sql`'[]'::jsonb`),
+    /** The thread's follow-up parts, in order. */
+    thread: jsonDocument<StoredPart[]>("thread").notNull().default(sql`'[]'::jsonb`),
+    /** Text posted as the first comment or reply right after the post; null when none. */
+    firstComment: text("first_comment"),
+    /** A version per network. */
+    variants: jsonDocument<StoredVariants>("variants").notNull().default(sql`'{}'::jsonb`),
     aspectRatio: text("aspect_ratio").notNull(),
     mediaStyle: text("media_style").notNull(),
     /**

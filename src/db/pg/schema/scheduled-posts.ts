@@ -12,7 +12,9 @@
  */
 import { sql } from "drizzle-orm";
 import { bigint, boolean, check, index, pgTable, text } from "drizzle-orm/pg-core";
+import { jsonDocument } from "../columns";
 import { accounts } from "./accounts";
+import type { StoredImage, StoredPart, StoredVariants } from "../../schema/post-content";
 import { POST_STATUSES, TARGET_STATUSES } from "../../schema/scheduled-posts";
 
 export const scheduledPosts = pgTable(
@@ -31,6 +33,14 @@ export const scheduledPosts = pgTable(
     altText: text("alt_text"),
     /** The snapshot's image: an asset id (assets are immutable), or null for a text-only post. */
     imageAssetId: text("image_asset_id"),
+    /** The snapshot's images in order, the first included (mirrored by imageAssetId/altText). */
+    images: jsonDocument<StoredImage[]>("images").notNull().default(sql`'[]'::jsonb`),
+    /** The snapshot's thread parts. */
+    thread: jsonDocument<StoredPart[]>("thread").notNull().default(sql`'[]'::jsonb`),
+    /** The snapshot's first comment, null when none. */
+    firstComment: text("first_comment"),
+    /** The snapshot's versions per network: a target sends the post with its platform's version applied. */
+    variants: jsonDocument<StoredVariants>("variants").notNull().default(sql`'{}'::jsonb`),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
   },
@@ -39,7 +49,7 @@ export const scheduledPosts = pgTable(
     index("scheduled_posts_image_asset_idx").on(t.imageAssetId),
     check(
       "scheduled_posts_status_valid",
-      sql`${t.status} IN ('scheduled','publishing','published','partially_failed','failed')`,
+      sql`${t.status} IN ('scheduled','publishing','published','partially_failed','failed','unconfirmed','pending_approval')`,
     ),
   ],
 );
@@ -59,6 +69,11 @@ export const scheduledPostTargets = pgTable(
     label: text("label").notNull(),
     status: text("status", { enum: TARGET_STATUSES }).notNull(),
     providerPostId: text("provider_post_id"),
+    /**
+     * The provider ids of the parts already out, in sending order (the post, each thread part, the first comment), so a
+     * retry or a recovery after a crash resumes at the first part that is not out. `providerPostId` is the post's.
+     */
+    partsOut: jsonDocument<string[]>("parts_out").notNull().default(sql`'[]'::jsonb`),
     publishedUrl: text("published_url"),
     errorMessage: text("error_message"),
     /** True once the provider itself holds the post (Mastodon scheduled status). */
@@ -82,7 +97,7 @@ export const scheduledPostTargets = pgTable(
     index("scheduled_post_targets_connection_idx").on(t.connectionId),
     check(
       "scheduled_post_targets_status_valid",
-      sql`${t.status} IN ('scheduled','publishing','published','failed','withdrawn')`,
+      sql`${t.status} IN ('scheduled','publishing','published','failed','withdrawn','unconfirmed','pending_approval')`,
     ),
   ],
 );

@@ -66,7 +66,7 @@ async function seedTitle(ctx: DashboardCtx, accountId: string, seedId: string | 
 /** `titles`: seed id → the seed's title (null when it is gone), read before rendering. */
 function creationCard(ctx: DashboardCtx, c: Creation, titles: ReadonlyMap<string, string | null>, zone: string): Html {
   const img = sameOrigin(ctx, c.body.imageUrl);
-  const title = titles.get(c.seedId);
+  const title = c.seedId === null ? null : titles.get(c.seedId);
   return html`<li>
   ${img ? html`<img src="${img}" alt="${c.body.altText ?? ""}" loading="lazy">` : html`<div class="no-image muted">No image</div>`}
   <div class="meta">${title ? html`<p class="hint">From “${title}”</p>` : ""}<p class="caption-excerpt">${excerpt(c.body.caption)}</p>
@@ -94,7 +94,7 @@ export async function getCreations(ctx: DashboardCtx, s: SessionContext, request
   }
   const titles = new Map<string, string | null>();
   for (const c of result.creations) {
-    if (!titles.has(c.seedId)) titles.set(c.seedId, await seedTitle(ctx, account.accountId, c.seedId));
+    if (c.seedId !== null && !titles.has(c.seedId)) titles.set(c.seedId, await seedTitle(ctx, account.accountId, c.seedId));
   }
   return htmlResponse(
     page(
