@@ -17,7 +17,7 @@ import { parseRfc3339 } from "../../lib/rfc3339";
 import type { CaptionLimit } from "../../publishing/connector";
 import { DeliveryError } from "../../publishing/connector";
 import { runDueOnce } from "../../publishing/dispatcher";
-import { loadDeliveryContent, loadImages } from "../../publishing/content";
+import { type StoredContent, heldContentFor, loadDeliveryContent, loadImages } from "../../publishing/content";
 import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "../../publishing/delivery-metrics";
 import { refreshPostStatus } from "../../publishing/post-status";
 import { type PostApi, postToApi } from "../../publishing/post-view";
@@ -201,7 +201,7 @@ async function assertSchedulable(
  */
 async function insertTargets(
   tx: StoreDb,
-  post: { id: string; accountId: string },
+  post: { id: string; accountId: string } & Pick<StoredContent, "thread" | "firstComment" | "variants">,
   chosen: readonly ConnectionRow[],
   scheduledTime: number,
   now: number,
@@ -209,7 +209,7 @@ async function insertTargets(
   const handOver: string[] = [];
   for (const connection of chosen) {
     const id = newId();
-    const native = connectorFor(connection.platform).holdsNatively(scheduledTime, now);
+    const native = connectorFor(connection.platform).holdsNatively(scheduledTime, now, heldContentFor(post, connection.platform));
     if (native) handOver.push(id);
     await tx
       .insert(scheduledPostTargets)
@@ -292,7 +292,8 @@ async function insertPost(
         updatedAt: now,
       })
       .run();
-    return insertTargets(tx, { id: postId, accountId }, chosen, scheduledTime, now);
+    const snapshot = { id: postId, accountId, thread: creation.thread, firstComment: creation.firstComment, variants: creation.variants };
+    return insertTargets(tx, snapshot, chosen, scheduledTime, now);
   });
 }
 
