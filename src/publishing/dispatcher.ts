@@ -8,7 +8,9 @@
  *   A claim that finds it set knows an earlier attempt's outcome is unknown (a crash, a timeout) and reconciles
  *   with the provider first (Bluesky: getRecord on the deterministic record key; Mastodon: its scheduled list by
  *   Idempotency-Key; webhooks: resending under the same Idempotency-Key is absorbed by the receiver).
- * - The provider's post id is saved the moment it is known (Bluesky: before the record is written).
+ * - The provider's post id is saved the moment it is known. A post in several parts (a thread, a first comment) goes
+ *   out part by part; each part's provider id is saved (fenced, `parts_out`) before the next leaves, so a retry or a
+ *   recovery resumes at the first part not out, and a target that fails midway says how many parts went out.
  * - Transient failures retry with backoff; the 5th failed attempt fails the target with the platform's message.
  *   A crash is not an attempt: it is reconciled instead.
  *
@@ -477,14 +479,18 @@ export async function deliverClaim(deps: Deps, claim: Claim): Promise<void> {
 
 /**
  * For cancel: asks the provider whether a claimed target's unknown earlier attempt took effect. Answers the result
- * (not recorded: the caller decides), or null when nothing reached the provider. Throws DeliveryError.
+ * (not recorded: the caller decides; parts found out are recorded), or null when not every part is out; `provesAbsence`
+ * when nothing reached the provider. Throws DeliveryError.
  */
 export async function reconcileClaim(deps: Deps, claim: Claim): Promise<{ result: DeliveryResult | null; provesAbsence: boolean }> {
   const prepared = (await prepareBatch(deps, [claim], false)).get(claim.targetId);
   if (!prepared) throw new DeliveryError("transient", "The delivery lease was lost.");
   if ("problem" in prepared.context) throw prepared.context.problem;
   const connector = connectorFor(prepared.context.platform);
-  return { result: await connector.reconcile(prepared.context.ctx), provesAbsence: connector.reconcileProvesAbsence };
+  const { ctx } = prepared.context;
+  const result = await connector.reconcile(ctx);
+  // A post some of whose parts are out is not absent, whatever its connector can prove about the rest.
+  return { result, provesAbsence: connector.reconcileProvesAbsence && ctx.partsOut.length === 0 };
 }
 
 /** Records a claimed target as published (fenced), e.g. when cancel learns the provider already published it. */
