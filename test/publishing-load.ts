@@ -31,10 +31,10 @@ export async function insertDuePosts(
     spreadMs: number;
     label?: string;
     platform?: string;
-    content?: DuePostContent;
+    /** The same for every post, or each post's own (by its index). */
+    content?: DuePostContent | ((index: number) => DuePostContent);
   },
 ): Promise<string[]> {
-  const images = opts.content?.images ?? [];
   const ids: string[] = [];
   const now = deps.clock.now();
   await deps.store.write(async (tx) => {
@@ -42,6 +42,8 @@ export async function insertDuePosts(
       const postId = newId();
       const targetId = newId();
       const due = opts.firstDueAt + Math.floor((i * opts.spreadMs) / Math.max(1, opts.count));
+      const content = typeof opts.content === "function" ? opts.content(i) : opts.content;
+      const images = content?.images ?? [];
       await tx
         .insert(scheduledPosts)
         .values({
@@ -50,12 +52,12 @@ export async function insertDuePosts(
           creationId: opts.creationId,
           scheduledTime: due,
           status: "scheduled",
-          caption: opts.content?.caption ?? `Post ${i}`,
+          caption: content?.caption ?? `Post ${i}`,
           altText: images[0]?.altText ?? null,
           imageAssetId: images[0]?.assetId ?? null,
           images,
-          thread: opts.content?.thread ?? [],
-          firstComment: opts.content?.firstComment ?? null,
+          thread: content?.thread ?? [],
+          firstComment: content?.firstComment ?? null,
           createdAt: now,
           updatedAt: now,
         })

@@ -109,7 +109,14 @@ async function targetRow(targetId: string) {
   const rows = await world.sql("SELECT status, error_message, parts_out, provider_post_id, published_url, attempts FROM scheduled_post_targets WHERE id = ?", targetId);
   const row = rows[0]!;
   const partsOut = typeof row.parts_out === "string" ? (JSON.parse(row.parts_out) as string[]) : (row.parts_out as string[]);
-  return { ...row, partsOut } as { status: string; error_message: string | null; partsOut: string[]; provider_post_id: string | null; published_url: string | null; attempts: number };
+  return { ...row, partsOut, attempts: Number(row.attempts) } as {
+    status: string;
+    error_message: string | null;
+    partsOut: string[];
+    provider_post_id: string | null;
+    published_url: string | null;
+    attempts: number;
+  };
 }
 
 interface BskyPost {
