@@ -285,6 +285,14 @@ describe("Mastodon (peer)", () => {
     expect(waiting.error_message).toStartWith("2 of 4 parts went out: The Mastodon server refused the part 3 of 4: ");
     expect(statusesOf("Mastodon retry")).toHaveLength(2);
 
+    // Cancelling now cannot take the two parts back: refused, and nothing changes.
+    const postId = await postIdOf(targetId);
+    const cancel = await world.call("DELETE", `/api/v1/schedule/${postId}`, { key: acct.key });
+    expect(cancel.status).toBe(502);
+    expect(cancel.json.error).toBe("distribution_failed");
+    expect(cancel.json.message).toContain("The first 2 parts of this post went out already and cannot be taken back; the rest follows.");
+    expect((await targetRow(targetId)).status).toBe("scheduled");
+
     world.clock.advance(BACKOFF_MS[0]);
     await runDueOnce(world.deps);
     const row = await targetRow(targetId);
