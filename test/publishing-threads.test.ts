@@ -305,6 +305,31 @@ describe("Mastodon (peer)", () => {
     expect([two!.in_reply_to_id, three!.in_reply_to_id, comment!.in_reply_to_id]).toEqual([post!.id, two!.id, post!.id]);
   });
 
+  test("a crash after parts 2 and 3 were posted but before they were recorded: the resend under each part's key creates nothing new", async () => {
+    const content = threadContent("Mastodon crash");
+    const targetId = await insertPost("mastodon", content);
+    await runDueOnce(world.deps);
+    const sent = await targetRow(targetId);
+    expect(sent.status).toBe("published");
+    await world.sql(
+      "UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ?, next_attempt_at = ?, parts_out = ? WHERE id = ?",
+      world.clock.now() - 1,
+      world.clock.now() - 5000,
+      world.clock.now(),
+      JSON.stringify(sent.partsOut.slice(0, 1)),
+      targetId,
+    );
+    const posted = mastodon.state.requests.filter((r) => r.method === "POST" && r.path === "/api/v1/statuses").length;
+    await runDueOnce(world.deps);
+    const row = await targetRow(targetId);
+    expect(row.status).toBe("published");
+    expect(row.partsOut).toEqual(sent.partsOut);
+    // Parts 2–4 were sent again under their keys (the post was not) and answered with the statuses they made before.
+    const resent = mastodon.state.requests.filter((r) => r.method === "POST" && r.path === "/api/v1/statuses").slice(posted);
+    expect(resent.map((r) => r.idempotencyKey)).toEqual([`${targetId}:1`, `${targetId}:2`, `${targetId}:3`]);
+    expect(statusesOf("Mastodon crash")).toHaveLength(4);
+  });
+
   test("a part refused for good fails the target with how many parts went out", async () => {
     const content = threadContent("Mastodon refused");
     mastodon.state.statusHook = (input) =>
