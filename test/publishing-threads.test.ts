@@ -6,7 +6,8 @@
  * continues from the first part not out and never sends a part twice. A Mastodon post with a thread is held by
  * Seedcast, not handed to the server.
  *
- * Posts are inserted with the contract columns directly (test/publishing-load.ts), due at once.
+ * Posts are written by hand (POST /api/v1/creations) and scheduled through the API; the few that test a refusal
+ * mid-thread the checks at scheduling would catch first are inserted as snapshots directly (test/publishing-load.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
@@ -90,7 +91,36 @@ function threadContent(tag: string): DuePostContent & { thread: StoredPart[] } {
   };
 }
 
-/** Inserts one post for `platform`'s connection with `content`, due now. Answers its target id. */
+/** An image as requests spell it. */
+const imageInput = (image: StoredImage) => ({ asset_id: image.assetId, alt_text: image.altText });
+
+/**
+ * Writes `content` by hand (POST /api/v1/creations), schedules it to `platform`'s connection (POST /api/v1/schedule,
+ * 5 minutes ahead), moves the clock there and runs the dispatcher. Answers the target's id.
+ */
+async function publish(platform: keyof typeof connection, content: DuePostContent): Promise<string> {
+  const created = await world.call("POST", "/api/v1/creations", {
+    key: acct.key,
+    body: {
+      type: "social_post",
+      caption: content.caption,
+      images: (content.images ?? []).map(imageInput),
+      thread: (content.thread ?? []).map((part) => ({ caption: part.caption, images: part.images.map(imageInput) })),
+      first_comment: content.firstComment ?? null,
+    },
+  });
+  expect(created.status).toBe(201);
+  const scheduled = await world.call("POST", "/api/v1/schedule", {
+    key: acct.key,
+    body: { type: "social_post", creation_id: created.json.creation.id, scheduled_time: isoAt(world.clock.now() + FIVE_MIN + 1000), targets: [connection[platform]] },
+  });
+  expect(scheduled.status).toBe(200);
+  world.clock.advance(FIVE_MIN + 1000);
+  await runDueOnce(world.deps);
+  return (await postRows(world.deps, scheduled.json.post.id)).targets[0]!.id;
+}
+
+/** Inserts one post for `platform`'s connection with `content`, due now (as a snapshot no check saw). Answers its target id. */
 async function insertPost(platform: keyof typeof connection, content: DuePostContent): Promise<string> {
   const [targetId] = await insertDuePosts(world.deps, {
     accountId: acct.accountId,
@@ -130,8 +160,7 @@ describe("Bluesky (real PDS)", () => {
   test("a 3-part thread with 4 images in the first part and a first comment: replies with root and parent strong refs, alt texts, aspect ratios, link facets", async () => {
     const before = (await pds.listRecords(bsky.did, COLLECTION)).length;
     const content = threadContent("Bluesky");
-    const targetId = await insertPost("bluesky", content);
-    await runDueOnce(world.deps);
+    const targetId = await publish("bluesky", content);
     const row = await targetRow(targetId);
     expect(row.status).toBe("published");
     expect(row.error_message).toBeNull();
@@ -171,8 +200,7 @@ describe("Bluesky (real PDS)", () => {
 
   test("a crash after part 2 landed but before it was recorded: the retry finds it by its key and sends only the rest", async () => {
     const content = threadContent("Bluesky crash");
-    const targetId = await insertPost("bluesky", content);
-    await runDueOnce(world.deps);
+    const targetId = await publish("bluesky", content);
     const sent = await targetRow(targetId);
     expect(sent.status).toBe("published");
     // Take back the records of parts 3 and 4 (as if never sent) and forget part 2 (as if the crash came before its write).
@@ -235,8 +263,7 @@ describe("Mastodon (peer)", () => {
 
   test("4 media with their descriptions in order, the thread as an in_reply_to_id chain, the first comment replying to the post", async () => {
     const content = threadContent("Mastodon");
-    const targetId = await insertPost("mastodon", content);
-    await runDueOnce(world.deps);
+    const targetId = await publish("mastodon", content);
     const row = await targetRow(targetId);
     expect(row.status).toBe("published");
     expect(row.partsOut).toHaveLength(4);
@@ -271,9 +298,9 @@ describe("Mastodon (peer)", () => {
       refusals++;
       return new Response(JSON.stringify({ error: "Service Unavailable" }), { status: 503, headers: { "content-type": "application/json" } });
     };
-    const targetId = await insertPost("mastodon", content);
+    let targetId: string;
     try {
-      await runDueOnce(world.deps);
+      targetId = await publish("mastodon", content);
     } finally {
       mastodon.state.statusHook = null;
     }
@@ -307,8 +334,7 @@ describe("Mastodon (peer)", () => {
 
   test("a crash after parts 2 and 3 were posted but before they were recorded: the resend under each part's key creates nothing new", async () => {
     const content = threadContent("Mastodon crash");
-    const targetId = await insertPost("mastodon", content);
-    await runDueOnce(world.deps);
+    const targetId = await publish("mastodon", content);
     const sent = await targetRow(targetId);
     expect(sent.status).toBe("published");
     await world.sql(
@@ -334,9 +360,9 @@ describe("Mastodon (peer)", () => {
     const content = threadContent("Mastodon refused");
     mastodon.state.statusHook = (input) =>
       input.status === content.firstComment ? new Response(JSON.stringify({ error: "Validation failed: Text is spam" }), { status: 422 }) : null;
-    const targetId = await insertPost("mastodon", content);
+    let targetId: string;
     try {
-      await runDueOnce(world.deps);
+      targetId = await publish("mastodon", content);
     } finally {
       mastodon.state.statusHook = null;
     }
@@ -385,8 +411,7 @@ async function postIdOf(targetId: string): Promise<string> {
 describe("webhook (receiver)", () => {
   test("one signed delivery carries every image, the thread and the first comment, and today's first-image fields", async () => {
     const content = threadContent("Webhook");
-    const targetId = await insertPost("webhook", content);
-    await runDueOnce(world.deps);
+    const targetId = await publish("webhook", content);
     expect((await targetRow(targetId)).status).toBe("published");
     const deliveries = receiver.effects().filter((d) => d.idempotencyKey === targetId);
     expect(deliveries).toHaveLength(1);
@@ -410,8 +435,7 @@ describe("webhook (receiver)", () => {
   });
 
   test("a post without images, thread or comment carries empty lists and null", async () => {
-    const targetId = await insertPost("webhook", { caption: "Webhook plain" });
-    await runDueOnce(world.deps);
+    const targetId = await publish("webhook", { caption: "Webhook plain" });
     const body = receiver.effects().find((d) => d.idempotencyKey === targetId)!.body as { post: Record<string, unknown> };
     expect(body.post).toMatchObject({ caption: "Webhook plain", imageUrl: null, altText: null, images: [], thread: [], firstComment: null });
   });
