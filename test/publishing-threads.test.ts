@@ -332,27 +332,42 @@ describe("Mastodon (peer)", () => {
     expect([two!.in_reply_to_id, three!.in_reply_to_id, comment!.in_reply_to_id]).toEqual([post!.id, two!.id, post!.id]);
   });
 
-  test("a crash after parts 2 and 3 were posted but before they were recorded: the resend under each part's key creates nothing new", async () => {
+  test("a crash with parts posted but not recorded: the recent statuses settle what is out, only the rest is sent again, under its part's key", async () => {
     const content = threadContent("Mastodon crash");
     const targetId = await publish("mastodon", content);
     const sent = await targetRow(targetId);
     expect(sent.status).toBe("published");
-    await world.sql(
-      "UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ?, next_attempt_at = ?, parts_out = ? WHERE id = ?",
-      world.clock.now() - 1,
-      world.clock.now() - 5000,
-      world.clock.now(),
-      JSON.stringify(sent.partsOut.slice(0, 1)),
-      targetId,
-    );
-    const posted = mastodon.state.requests.filter((r) => r.method === "POST" && r.path === "/api/v1/statuses").length;
+    const dieAfter = async (recorded: number) =>
+      world.sql(
+        "UPDATE scheduled_post_targets SET status = 'publishing', lease_token = 'dead', lease_expires_at = ?, send_started_at = ?, next_attempt_at = ?, parts_out = ? WHERE id = ?",
+        world.clock.now() - 1,
+        world.clock.now() - 5000,
+        world.clock.now(),
+        JSON.stringify(sent.partsOut.slice(0, recorded)),
+        targetId,
+      );
+    const statusPosts = () => mastodon.state.requests.filter((r) => r.method === "POST" && r.path === "/api/v1/statuses");
+
+    // Parts 2–4 went out but only the post was recorded: all three are found, nothing is sent.
+    await dieAfter(1);
+    let before = statusPosts().length;
     await runDueOnce(world.deps);
-    const row = await targetRow(targetId);
+    let row = await targetRow(targetId);
     expect(row.status).toBe("published");
     expect(row.partsOut).toEqual(sent.partsOut);
-    // Parts 2–4 were sent again under their keys (the post was not) and answered with the statuses they made before.
-    const resent = mastodon.state.requests.filter((r) => r.method === "POST" && r.path === "/api/v1/statuses").slice(posted);
-    expect(resent.map((r) => r.idempotencyKey)).toEqual([`${targetId}:1`, `${targetId}:2`, `${targetId}:3`]);
+    expect(statusPosts().length).toBe(before);
+
+    // Parts 3 and 4 never went out (removed here), part 2 did but was not recorded: part 2 is found, 3 and 4 are sent.
+    for (const id of sent.partsOut.slice(2)) mastodon.state.statuses.delete(id);
+    await dieAfter(1);
+    before = statusPosts().length;
+    await runDueOnce(world.deps);
+    row = await targetRow(targetId);
+    expect(row.status).toBe("published");
+    expect(row.partsOut.slice(0, 2)).toEqual(sent.partsOut.slice(0, 2));
+    expect(statusPosts().slice(before).map((r) => r.idempotencyKey)).toEqual([`${targetId}:2`, `${targetId}:3`]);
+    const [post, two, three, comment] = row.partsOut.map((id) => mastodon.state.statuses.get(id)!);
+    expect([three!.in_reply_to_id, comment!.in_reply_to_id]).toEqual([two!.id, post!.id]);
     expect(statusesOf("Mastodon crash")).toHaveLength(4);
   });
 

@@ -149,22 +149,48 @@ function stripHtml(html: string): string {
     .trim();
 }
 
-/** Finds the status a scheduled status became: the account's recent statuses, by time and text. */
-async function findPublishedStatus(deps: Deps, connection: OpenConnection, content: DeliveryContent): Promise<{ id: string; url: string } | null> {
+/** A status as the account's recent statuses list it. */
+interface RecentStatus {
+  id: string;
+  url: string | null;
+  created_at: string;
+  content: string;
+  in_reply_to_id?: string | null;
+}
+
+/**
+ * The account's recent statuses, newest first (GET /api/v1/accounts/:id/statuses, the documented maximum page); null
+ * when the account's id is not known yet. Throws a transient DeliveryError when the server does not answer the list.
+ */
+async function recentStatuses(deps: Deps, connection: OpenConnection): Promise<RecentStatus[] | null> {
   const accountId = connection.meta.providerAccountId;
   if (!accountId) return null;
-  const res = await providerFetch(deps, api(connection, `/api/v1/accounts/${accountId}/statuses?limit=${STATUS_LOOKUP_LIMIT}`), {
+  const res = await providerFetch(deps, api(connection, `/api/v1/accounts/${encodeURIComponent(accountId)}/statuses?limit=${STATUS_LOOKUP_LIMIT}`), {
     headers: authHeaders(connection),
   });
   if (!res.ok) {
-    await res.body?.cancel();
-    return null;
+    const words = await providerMessage(res);
+    throw new DeliveryError("transient", `The Mastodon server could not list the account's recent posts: ${words}`);
   }
-  const statuses = (await res.json()) as Array<{ id: string; url: string; created_at: string; content: string }>;
-  const expected = content.caption.trim();
-  const match = statuses.find(
-    (s) => Date.parse(s.created_at) >= content.scheduledTime - CONFIRM_WINDOW_BEFORE_MS && stripHtml(s.content) === expected,
+  const statuses = (await res.json().catch(() => [])) as unknown;
+  return Array.isArray(statuses) ? (statuses as RecentStatus[]).filter((s) => typeof s?.id === "string" && typeof s.content === "string") : [];
+}
+
+/** The recent status with `text`, created from `since` − 2 minutes on, replying to `parent` when given. */
+function findStatus(statuses: readonly RecentStatus[], text: string, since: number, parent?: string | null): RecentStatus | undefined {
+  const expected = text.trim();
+  return statuses.find(
+    (s) =>
+      Date.parse(s.created_at) >= since - CONFIRM_WINDOW_BEFORE_MS &&
+      stripHtml(s.content) === expected &&
+      (parent === undefined || (s.in_reply_to_id ?? null) === parent),
   );
+}
+
+/** Finds the status a scheduled status became: the account's recent statuses, by time and text. */
+async function findPublishedStatus(deps: Deps, connection: OpenConnection, content: DeliveryContent): Promise<{ id: string; url: string | null } | null> {
+  const statuses = await recentStatuses(deps, connection).catch(() => null);
+  const match = statuses ? findStatus(statuses, content.caption, content.scheduledTime) : undefined;
   return match ? { id: match.id, url: match.url } : null;
 }
 
@@ -298,8 +324,23 @@ export const mastodonConnector: Connector = {
     const scheduled = (await res.json()) as ScheduledStatusBody[];
     const mine = scheduled.find((s) => s.params?.idempotency === ctx.targetId);
     if (mine) return { kind: "handed_over", providerPostId: mine.id };
-    // Not held: a direct post sent moments ago is answered again by the same Idempotency-Key, so resending is safe.
-    return null;
+    // Not held: the parts not recorded as out are looked for among the account's recent statuses (each by its text and
+    // the status it replies to), in order, before any resend; some servers answer a repeated Idempotency-Key with 500
+    // (decisions.md §12). What is not found is sent again under its part's key.
+    const parts = partsOf(ctx.content);
+    let postUrl: string | null = null;
+    if (ctx.partsOut.length < parts.length) {
+      const statuses = await recentStatuses(deps, connection);
+      for (const part of parts.slice(ctx.partsOut.length)) {
+        const parent = part.index === 0 ? null : ctx.partsOut[part.kind === "first_comment" ? 0 : part.index - 1];
+        const found = statuses ? findStatus(statuses, part.caption, ctx.content.scheduledTime, parent) : undefined;
+        if (!found) return null;
+        await ctx.savePartOut(part.index, found.id);
+        if (part.index === 0) postUrl = found.url;
+      }
+    }
+    const postId = ctx.partsOut[0] ?? "";
+    return { kind: "published", providerPostId: postId, publishedUrl: postUrl ?? (await statusUrl(deps, connection, postId)) };
   },
 
   async withdraw(deps, connection, providerPostId): Promise<boolean> {
