@@ -206,6 +206,7 @@ interface StrongRef {
   cid: string;
 }
 
+/** True when getRecord answered that no record is under the key (the PDS's two wordings). */
 function isRecordNotFound(answer: XrpcAnswer): boolean {
   if (answer.status !== 400) return false;
   return answer.body.error === "RecordNotFound" || /could not locate record/i.test(String(answer.body.message ?? ""));
@@ -256,6 +257,16 @@ async function imagesEmbed(ctx: DeliveryContext, images: readonly DeliveryImage[
     embedded.push({ image: answer.body.blob, alt: image.altText ?? "", aspectRatio: { width: fitted.width, height: fitted.height } });
   }
   return { $type: "app.bsky.embed.images", images: embedded };
+}
+
+/** The outcome once every part is out: the post's record (part 0) and its public URL. */
+function publishedResult(ctx: DeliveryContext, connection: OpenConnection, did: string): DeliveryResult {
+  const rkey = recordKeyForPart(ctx.targetId, 0);
+  return {
+    kind: "published",
+    providerPostId: ctx.partsOut[0] ?? `at://${did}/${POST_COLLECTION}/${rkey}`,
+    publishedUrl: publishedUrlOf({ did, handle: handleOf(connection) }, rkey),
+  };
 }
 
 /** The Bluesky connector. */
@@ -349,8 +360,7 @@ export const blueskyConnector: Connector = {
       await ctx.savePartOut(part.index, created.uri);
       refs.set(part.index, created);
     }
-    const rkey = recordKeyForPart(ctx.targetId, 0);
-    return { kind: "published", providerPostId: ctx.partsOut[0] ?? `at://${did}/${POST_COLLECTION}/${rkey}`, publishedUrl: publishedUrlOf({ did: did ?? "", handle: handleOf(connection) }, rkey) };
+    return publishedResult(ctx, connection, did ?? "");
   },
 
   async reconcile(ctx: DeliveryContext): Promise<DeliveryResult | null> {
@@ -369,8 +379,7 @@ export const blueskyConnector: Connector = {
       if (isRecordNotFound(answer)) return null;
       throw new DeliveryError("transient", `Bluesky could not tell whether the earlier attempt landed: ${xrpcError(answer)}`);
     }
-    const rkey = recordKeyForPart(ctx.targetId, 0);
-    return { kind: "published", providerPostId: ctx.partsOut[0] ?? `at://${did}/${POST_COLLECTION}/${rkey}`, publishedUrl: publishedUrlOf({ did, handle: handleOf(connection) }, rkey) };
+    return publishedResult(ctx, connection, did);
   },
 
   // The service holds Bluesky posts until their time: nothing to withdraw at the provider.
