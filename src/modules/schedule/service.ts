@@ -28,7 +28,7 @@ import { decodeCursor, encodeCursor } from "../assets/cursor";
 import { lockAsset } from "../assets/service";
 import { registerAssetReferenceCheck } from "../assets/references";
 import { connectionView, listConnections } from "../connections/service";
-import { type ConnectionRow, openConnection } from "../../store/connections";
+import { type ConnectionMeta, type ConnectionRow, openConnection } from "../../store/connections";
 import { cleanAltText, cleanHandCaption } from "../creations/edit";
 import { findCreationRow, graphemeCount } from "../creations/service";
 import { LIST_LIMIT_DEFAULT, type RescheduleBody } from "./model";
@@ -209,7 +209,8 @@ async function insertTargets(
   const handOver: string[] = [];
   for (const connection of chosen) {
     const id = newId();
-    const native = connectorFor(connection.platform).holdsNatively(scheduledTime, now);
+    // A server known to ignore `scheduled_at` (meta.nativeScheduling false, networks/mastodon/server.ts) is held here.
+    const native = connectorFor(connection.platform).holdsNatively(scheduledTime, now) && (JSON.parse(connection.meta) as ConnectionMeta).nativeScheduling !== false;
     if (native) handOver.push(id);
     await tx
       .insert(scheduledPostTargets)
