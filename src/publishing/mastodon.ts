@@ -16,6 +16,7 @@ import { MAX_THREAD_PARTS } from "../db/schema/post-content";
 import { type MultipartPart, failureKindOf, outboundProblem, providerFetch, providerMessage } from "./outbound";
 import { IDEMPOTENCY_HEADER } from "./webhook";
 import { NOT_MASTODON, detectServer, serverMeta } from "./networks/mastodon/server";
+import { findRecentStatus } from "./networks/mastodon/recent-statuses";
 
 /** Mastodon refuses scheduled_at closer than 5 minutes; keep a margin for clock skew and the upload time. */
 const MIN_NATIVE_LEAD_MS = 5 * 60 * 1000 + 60 * 1000;
@@ -209,7 +210,9 @@ export const mastodonConnector: Connector = {
     const scheduled = (await res.json()) as ScheduledStatusBody[];
     const mine = scheduled.find((s) => s.params?.idempotency === ctx.targetId);
     if (mine) return { kind: "handed_over", providerPostId: mine.id };
-    // Not held: a direct post sent moments ago is answered again by the same Idempotency-Key, so resending is safe.
+    // Not held: posted already? Some servers answer a repeated Idempotency-Key with 500, so look before resending.
+    const sent = await findRecentStatus(deps, connection, ctx.content.caption, ctx.content.scheduledTime);
+    if (sent) return { kind: "published", providerPostId: sent.id, publishedUrl: sent.url };
     return null;
   },
 
