@@ -74,7 +74,7 @@ export async function markConnectionBlocked(deps: Pick<Deps, "store" | "clock">,
       .update(connections)
       .set(set)
       .where(and(eq(connections.id, connectionId), eq(connections.readyToPost, true)))
-      .returning({ accountId: connections.accountId, label: connections.label, platform: connections.platform })
+      .returning({ id: connections.id, accountId: connections.accountId, label: connections.label, platform: connections.platform })
       .get();
     if (turned) await noticeConnectionBlocked(tx, now, turned, reason);
     else await tx.update(connections).set(set).where(eq(connections.id, connectionId)).run();
