@@ -26,7 +26,7 @@ import { noticeFrom, plainMessage, refusal } from "./common";
 import { zoneOf } from "../../../web/preferences";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
 import { AppError } from "../../../lib/errors";
-import { mastodonSignInForm } from "./sign-in-form";
+import { mastodonSignInForm, signInPageResponse } from "./sign-in-form";
 
 const CURRENT = "/dashboard/connections";
 const PLATFORM_LABELS = { bluesky: "Bluesky", mastodon: "Mastodon", webhook: "Webhook" } as const;
@@ -206,7 +206,7 @@ export function missing(s: SessionContext): Response {
 export async function getConnections(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  return htmlResponse(await connectionsPage(ctx, s, account, noticeFrom(request)));
+  return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, noticeFrom(request)));
 }
 
 /**
@@ -217,7 +217,7 @@ export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Fo
   const account = managed(s);
   if (account instanceof Response) return account;
   const input = inputFrom(account.accountId, form);
-  if (!input) return htmlResponse(await connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon or Webhook." }]), 400);
+  if (!input) return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon or Webhook." }]), 400);
   try {
     await addConnection(ctx.deps, input, { keepWhenNotReady: false });
     return redirect(`${CURRENT}?notice=connected`);
@@ -228,20 +228,20 @@ export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Fo
         kind: "error",
         text: html`${plainMessage(error)} <a href="#connection-${existing}">See it</a> or <a href="${CURRENT}/${existing}/reconnect">reconnect it</a>.`,
       };
-      return htmlResponse(await connectionsPage(ctx, s, account, [notice], safeValues(form), {}, existing), 409);
+      return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [notice], safeValues(form), {}, existing), 409);
     }
     if (error instanceof AppError && error.extra.checkFailed === true) {
       // The check's own words: they say what the platform answered and what to change.
       const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, (_field, problem, message) => problem || message);
       const notice: Notice = { kind: "error", text: "Not connected: the check failed. See what to fix in the form below." };
-      return htmlResponse(await connectionsPage(ctx, s, account, general ? [notice, { kind: "error", text: general }] : [notice], safeValues(form), errors), 400);
+      return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, general ? [notice, { kind: "error", text: general }] : [notice], safeValues(form), errors), 400);
     }
     if (error instanceof AppError && error.code === "invalid_request") {
       const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, connectWords);
-      return htmlResponse(await connectionsPage(ctx, s, account, general ? [{ kind: "error", text: general }] : [], safeValues(form), errors), 400);
+      return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, general ? [{ kind: "error", text: general }] : [], safeValues(form), errors), 400);
     }
     const { notice, status } = refusal(error);
-    return htmlResponse(await connectionsPage(ctx, s, account, [notice], safeValues(form)), status);
+    return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [notice], safeValues(form)), status);
   }
 }
 
@@ -277,7 +277,7 @@ export async function getReconnect(ctx: DashboardCtx, s: SessionContext, id: str
   if (!row) return missing(s);
   const values: Record<string, string> =
     row.platform === "bluesky" ? { handle: row.label.replace(/^@/, ""), service: row.endpoint } : row.platform === "mastodon" ? { instance: row.endpoint } : { url: row.endpoint };
-  return htmlResponse(reconnectPage(s, row, values));
+  return signInPageResponse(ctx.deps.config, reconnectPage(s, row, values));
 }
 
 /**
@@ -296,17 +296,17 @@ export async function postReconnect(ctx: DashboardCtx, s: SessionContext, id: st
     const replaced = await replaceConnectionCredentials(ctx.deps, account.accountId, row.id, input);
     if (!replaced.readyToPost) {
       const reason = replaced.blockedReason ?? "the check failed";
-      return htmlResponse(await connectionsPage(ctx, s, account, [{ kind: "error", text: `The new credentials were saved but do not work yet: ${reason}` }]), 400);
+      return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: `The new credentials were saved but do not work yet: ${reason}` }]), 400);
     }
     return redirect(`${CURRENT}?notice=connected`);
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_request") {
       const words = error.extra.checkFailed === true ? (_f: string, problem: string, message: string) => problem || message : connectWords;
       const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, words);
-      return htmlResponse(reconnectPage(s, row, safeValues(form), errors, general ? [{ kind: "error", text: general }] : []), 400);
+      return signInPageResponse(ctx.deps.config, reconnectPage(s, row, safeValues(form), errors, general ? [{ kind: "error", text: general }] : []), 400);
     }
     const { notice, status } = refusal(error);
-    return htmlResponse(await connectionsPage(ctx, s, account, [notice]), status);
+    return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [notice]), status);
   }
 }
 
@@ -338,7 +338,7 @@ export async function postRemoveConnection(ctx: DashboardCtx, s: SessionContext,
   } catch (error) {
     // e.g. Mastodon unreachable while withdrawing a post it holds: nothing was removed; say so and why.
     const { notice, status } = refusal(error);
-    return htmlResponse(await connectionsPage(ctx, s, account, [notice]), status);
+    return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [notice]), status);
   }
   return redirect(`${CURRENT}?notice=connection-removed`);
 }

@@ -8,13 +8,14 @@
  */
 import { type DashboardCtx } from "../../../web/guard";
 import { html } from "../../../lib/html";
-import { type Form, field, htmlResponse, redirect } from "../../../web/http";
+import { type Form, field, redirect } from "../../../web/http";
 import type { SessionContext } from "../../../web/session";
 import { getConnection } from "../../connections/service";
 import { finishSignIn, startSignIn } from "../../../publishing/sign-in/flow";
 import { SignInRefused } from "../../../publishing/sign-in/network";
 import { signInNetworkFor } from "../../../publishing/sign-in/registry";
 import { connectionsPage, managed, missing } from "./connections";
+import { signInPageResponse } from "./sign-in-form";
 
 const CURRENT = "/dashboard/connections";
 
@@ -32,7 +33,8 @@ export async function postSignInStart(ctx: DashboardCtx, s: SessionContext, plat
     return new Response(null, { status: 303, headers: { location: url, "cache-control": "no-store" } });
   } catch (error) {
     if (!(error instanceof SignInRefused)) throw error;
-    return htmlResponse(
+    return signInPageResponse(
+      ctx.deps.config,
       await connectionsPage(ctx, s, account, [{ kind: "error", text: `Not connected: ${error.message}` }], { platform: `${platform}-signin`, server }, { server: error.message }),
       400,
     );
@@ -51,6 +53,6 @@ export async function getSignInCallback(ctx: DashboardCtx, s: SessionContext, pl
     return redirect(`${CURRENT}?notice=${outcome.reconnected ? "signed-in-again" : "signed-in"}#connection-${outcome.connectionId}`);
   } catch (error) {
     if (!(error instanceof SignInRefused)) throw error;
-    return htmlResponse(await connectionsPage(ctx, s, account, [{ kind: "error", text: html`${error.message}` }]), 400);
+    return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: html`${error.message}` }]), 400);
   }
 }
