@@ -67,6 +67,18 @@ describe("Connect Mastodon by signing in, in Chromium", () => {
     await shoot("mastodon-03-connected");
   }, 90_000);
 
+  test("an address that is not a Mastodon server: said beside the field, nothing stored", async () => {
+    await page.goto(`${base}/dashboard/connections`);
+    // Seedcast itself answers no Mastodon instance document.
+    await connectCard().getByLabel("Your server").fill(base);
+    await connectCard().getByRole("button", { name: "Sign in with Mastodon" }).click();
+    await page.waitForSelector("#mastodon-signin-server-error");
+    expect(await page.locator("#mastodon-signin-server-error").textContent()).toContain("does not answer like a Mastodon server");
+    expect(await page.locator("#mastodon-signin-server").inputValue()).toBe(base);
+    expect(await cards().count()).toBe(1);
+    await shoot("mastodon-04a-not-mastodon");
+  }, 60_000);
+
   test("Deny: one sentence, nothing more stored", async () => {
     await page.goto(`${base}/dashboard/connections`);
     await connectCard().getByLabel("Your server").fill(mastodon.url);

@@ -12,7 +12,7 @@ import { schedulePost } from "../src/modules/schedule/service";
 import { isoAt } from "../src/lib/clock";
 import { makeCreation } from "./publishing-fixtures";
 import { openConnection } from "../src/store/connections";
-import { SIGN_IN_STATE_TTL_MS } from "../src/publishing/sign-in/state";
+import { SIGN_IN_STATE_TTL_MS, tidySignInStates } from "../src/publishing/sign-in/state";
 import { DashboardClient, PASSWORD } from "./helpers/dashboard-client";
 import { BASE, type World, createWorld } from "./helpers/world";
 import { type MastodonServer, startMastodonServer } from "./peers/mastodon-server";
@@ -160,6 +160,10 @@ describe("connect Mastodon by signing in", () => {
     expect(lateRes.status).toBe(400);
     expect(lateRes.text).toContain("no longer valid");
     expect(await connectionRows()).toEqual([]);
+    // Sign-ins never finished are tidied once their ten minutes are over; one just started stays.
+    await start(b, mastodon.url);
+    expect(await tidySignInStates(world.deps)).toBeGreaterThan(0);
+    expect(await world.sql("SELECT state_hash FROM sign_in_states")).toHaveLength(1);
   });
 
   test("a refused code exchange: the server's words in one sentence, nothing stored", async () => {
