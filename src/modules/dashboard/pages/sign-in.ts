@@ -35,7 +35,7 @@ export async function postSignInStart(ctx: DashboardCtx, s: SessionContext, plat
     if (!(error instanceof SignInRefused)) throw error;
     return signInPageResponse(
       ctx.deps.config,
-      await connectionsPage(ctx, s, account, [{ kind: "error", text: `Not connected: ${error.message}` }], { platform: `${platform}-signin`, server }, { server: error.message }),
+      await connectionsPage(ctx, s, account, [{ kind: "error", text: `Not connected: the sign-in could not start. See what to fix in the ${network.name} form below.` }], { platform: `${platform}-signin`, server }, { server: error.message }),
       400,
     );
   }

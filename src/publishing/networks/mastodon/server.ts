@@ -173,6 +173,9 @@ export async function detectServer(deps: Pick<Deps, "config">, endpoint: string)
   const instance = await instanceDocument(deps, endpoint);
   if (instance === NOT_MASTODON) return NOT_MASTODON;
   const info = await nodeInfo(deps, endpoint);
+  // A server that keeps even its instance document private still names its software in NodeInfo; an address that
+  // answers 401 to everything (an API behind its own keys) and has no NodeInfo is not a Mastodon server.
+  if (instance === "private" && info === null) return NOT_MASTODON;
   const compatible = instance === "private" ? null : compatibleSoftware(instance.body.version);
   const software = info?.software ?? compatible?.software ?? (instance === "private" ? null : "mastodon");
   const version =
