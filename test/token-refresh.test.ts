@@ -13,7 +13,10 @@ import type { SignInNetwork } from "../src/publishing/sign-in/network";
 import { REFRESH_AT_DELIVERY_MS, connectionForDelivery, deadGrantReason, refreshExpiringTokens } from "../src/publishing/sign-in/refresh";
 import { openConnection } from "../src/store/connections";
 import { sealJson } from "../src/store/sealing";
-import { type TestAccount, type World, createWorld } from "./helpers/world";
+import { bootstrap } from "../src/bootstrap";
+import { loadConfig } from "../src/config";
+import { silentLogger } from "../src/lib/log";
+import { BASE, type TestAccount, type World, createWorld } from "./helpers/world";
 import { type TokenServer, startTokenServer } from "./peers/oauth-token-server";
 
 const MINUTE = 60 * 1000;
@@ -222,5 +225,21 @@ describe("single flight", () => {
     expect(tokens.presentedRefreshTokens).toHaveLength(1);
     expect(new Set(opened.map((c) => c.credentials.token))).toEqual(new Set([tokens.current.accessToken]));
     expect((await stored(id)).lease).toBeNull();
+  });
+
+  test("two replicas (two stores on one database), 25 deliveries each: one refresh", async () => {
+    const config = loadConfig({ BASE_URL: BASE, LOG_LEVEL: "silent", HOST: "127.0.0.1", ALLOW_PRIVATE_HOSTS: "127.0.0.1", ...world.env(), DATA_DIR: world.dataDir });
+    const replica = await bootstrap(config, { clock: world.clock, log: silentLogger });
+    try {
+      const id = await signedInConnection(2 * MINUTE);
+      const snapshot = await row(id);
+      const opened = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => connectionForDelivery(i % 2 === 0 ? world.deps : replica, snapshot, lookup)),
+      );
+      expect(tokens.refreshes).toBe(1);
+      expect(new Set(opened.map((c) => c.credentials.token))).toEqual(new Set([tokens.current.accessToken]));
+    } finally {
+      await replica.store.close();
+    }
   });
 });
