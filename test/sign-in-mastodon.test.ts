@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createAccount } from "../src/modules/accounts/service";
 import { schedulePost } from "../src/modules/schedule/service";
+import { checkConnection } from "../src/modules/connections/service";
 import { isoAt } from "../src/lib/clock";
 import { makeCreation } from "./publishing-fixtures";
 import { openConnection } from "../src/store/connections";
@@ -211,5 +212,11 @@ describe("connect Mastodon by signing in", () => {
     expect((await connectionRows()).map((r) => r.id)).toEqual([connectionId]);
     const targets = await world.sql<{ connection_id: string; status: string }>("SELECT connection_id, status FROM scheduled_post_targets WHERE post_id = ?", post.id);
     expect(targets).toEqual([{ connection_id: connectionId, status: "scheduled" }]);
+  });
+
+  test("Seedcast revoked on the server: the check says to reconnect (sign in again), not to paste a token", async () => {
+    mastodon.state.signIn.issuedTokens.clear();
+    const view = await checkConnection(world.deps, connectionId);
+    expect(view).toMatchObject({ readyToPost: false, blockedReason: "Mastodon no longer accepts Seedcast's sign-in: reconnect Mastodon (The access token is invalid)." });
   });
 });

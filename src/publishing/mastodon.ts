@@ -17,6 +17,8 @@ import { type MultipartPart, failureKindOf, outboundProblem, providerFetch, prov
 import { IDEMPOTENCY_HEADER } from "./webhook";
 import { NOT_MASTODON, detectServer, serverMeta } from "./networks/mastodon/server";
 import { findRecentStatus } from "./networks/mastodon/recent-statuses";
+import { SIGNED_IN } from "./networks/mastodon/sign-in";
+import { deadGrantReason } from "./sign-in/network";
 
 /** Mastodon refuses scheduled_at closer than 5 minutes; keep a margin for clock skew and the upload time. */
 const MIN_NATIVE_LEAD_MS = 5 * 60 * 1000 + 60 * 1000;
@@ -168,7 +170,10 @@ export const mastodonConnector: Connector = {
       const meta: CheckResult["meta"] = { ...connection.meta, ...serverMeta(facts, SERVER_DEFAULTS) };
       const res = await providerFetch(deps, api(connection, "/api/v1/accounts/verify_credentials"), { headers: authHeaders(connection) });
       if (res.status === 401 || res.status === 403) {
-        return { ready: false, fix: "credentials", blockedReason: `The Mastodon server refused the access token (${await providerMessage(res)}). ${TOKEN_HINT}` };
+        const words = await providerMessage(res);
+        // Signed in through the dashboard: the person revoked Seedcast on their server; the fix is to sign in again.
+        if (connection.credentials.via === SIGNED_IN) return { ready: false, fix: "credentials", blockedReason: `${deadGrantReason({ name: "Mastodon" })} (${words}).` };
+        return { ready: false, fix: "credentials", blockedReason: `The Mastodon server refused the access token (${words}). ${TOKEN_HINT}` };
       }
       if (res.status === 404) {
         await res.body?.cancel();

@@ -61,6 +61,11 @@ export interface SignInNetwork {
   deadGrantErrors?: readonly string[];
 }
 
+/** The blockedReason of a connection whose grant is gone (decisions.md §12). */
+export function deadGrantReason(network: Pick<SignInNetwork, "name">): string {
+  return `${network.name} no longer accepts Seedcast's sign-in: reconnect ${network.name}`;
+}
+
 /** A sign-in that cannot go on; `message` is one sentence for the person (no secret in it). */
 export class SignInRefused extends Error {
   constructor(message: string) {

@@ -22,7 +22,7 @@ import { type ConnectionRow, type OpenConnection, markConnectionBlocked, openCon
 import { sealJson } from "../../store/sealing";
 import { DeliveryError } from "../connector";
 import { PROVIDER_TIMEOUT_MS } from "../outbound";
-import type { SignInNetwork } from "./network";
+import { type SignInNetwork, deadGrantReason } from "./network";
 import { signInNetworkFor } from "./registry";
 import { requestToken } from "./token-endpoint";
 
@@ -36,11 +36,6 @@ const LEASE_MS = 4 * PROVIDER_TIMEOUT_MS;
 const WAIT_STEP_MS = 25;
 /** Real time a caller waits for another's refresh before going on with what it has. */
 const MAX_WAIT_MS = LEASE_MS + 5_000;
-
-/** The blockedReason of a connection whose grant is gone. */
-export function deadGrantReason(network: Pick<SignInNetwork, "name">): string {
-  return `${network.name} no longer accepts Seedcast's sign-in: reconnect ${network.name}`;
-}
 
 /** Finds the sign-in declaration of a platform (the registry; tests pass their own network). */
 export type NetworkLookup = (platform: string) => SignInNetwork | null;

@@ -18,6 +18,9 @@ import { redirectUriFor } from "../../sign-in/redirect-uri";
 import { type SignInApp, type SignInNetwork, SignInRefused, type SignedInAccount, type TokenSet } from "../../sign-in/network";
 import { NOT_MASTODON, detectServer } from "./server";
 
+/** `credentials.via` of a connection made by signing in (its check says "reconnect", not "paste a new token"). */
+export const SIGNED_IN = "sign-in";
+
 /** The scopes Seedcast asks for: who the account is, post statuses, upload media. */
 export const MASTODON_SCOPES = ["read:accounts", "write:statuses", "write:media"] as const;
 const CLIENT_NAME = "Seedcast";
@@ -157,6 +160,6 @@ export const mastodonSignIn: SignInNetwork = {
       throw new SignInRefused("Mastodon did not say which account signed in. Nothing was connected: try again.");
     }
     const host = new URL(app.endpoint).host;
-    return { networkAccountId: body.id, label: `@${acct.includes("@") ? acct : `${acct}@${host}`}` };
+    return { networkAccountId: body.id, label: `@${acct.includes("@") ? acct : `${acct}@${host}`}`, credentials: { via: SIGNED_IN } };
   },
 };
