@@ -524,7 +524,7 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
       return json({
         domain: url.host,
         title: "Seedcast fake Mastodon",
-        version: software.name === "mastodon" ? software.version : `${software.version}`,
+        version: software.version,
         source_url: software.name === "mastodon" ? "https://github.com/mastodon/mastodon" : "https://codeberg.org/superseriousbusiness/gotosocial",
         configuration: {
           urls: { streaming: `ws://${url.host}` },
