@@ -12,6 +12,7 @@ import { scheduledPostTargets } from "../src/db/tables";
 import { isoAt } from "../src/lib/clock";
 import { addConnection } from "../src/modules/connections/service";
 import { runDueOnce } from "../src/publishing/dispatcher";
+import { NOT_MASTODON, detectServer, honoursScheduledAt } from "../src/publishing/networks/mastodon/server";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 import { DEFAULT_TOKEN, type MastodonServer, startMastodonServer } from "./peers/mastodon-server";
 import { makeCreation, postRows } from "./publishing-fixtures";
@@ -144,5 +145,59 @@ describe("a server that answers a repeated Idempotency-Key with 500", () => {
     expect(statusPosts(server).length).toBe(postsBefore);
     expect(server.state.requests.some((r) => r.method === "GET" && r.path === `/api/v1/accounts/${server.state.account.id}/statuses`)).toBe(true);
     expect(server.state.statuses.size).toBe(1);
+  });
+});
+
+describe("recognising the server", () => {
+  test("limits come from the server's configuration: characters, media per post, image size", async () => {
+    const server = await startMastodonServer({ now: () => world.clock.now(), maxCharacters: 1000, maxMediaAttachments: 6, imageSizeLimit: 10_000_000 });
+    try {
+      const id = await connect(server);
+      const [row] = await world.sql<{ meta: string }>("SELECT meta FROM connections WHERE id = ?", id);
+      expect(JSON.parse(row!.meta)).toMatchObject({ maxCharacters: 1000, maxMediaAttachments: 6, imageSizeLimit: 10_000_000, urlLength: 23, software: "mastodon", nativeScheduling: true });
+      await world.sql("DELETE FROM connections WHERE id = ?", id);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("a server with only the v1 instance document and no NodeInfo (Pleroma's shape) is read from v1", async () => {
+    // Pleroma's /api/v1/instance: `uri`, `max_toot_chars`, and a version naming the software it is compatible with.
+    const pleroma = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: (req) =>
+        new URL(req.url).pathname === "/api/v1/instance"
+          ? Response.json({ uri: "pleroma.example", title: "Pleroma", version: "2.7.2 (compatible; Pleroma 2.5.0)", max_toot_chars: 5000 })
+          : Response.json({ error: "Not found" }, { status: 404 }),
+    });
+    try {
+      const facts = await detectServer(world.deps, `http://127.0.0.1:${pleroma.port}`);
+      expect(facts).toEqual({ software: "pleroma", version: "2.5.0", limits: { maxCharacters: 5000 } });
+    } finally {
+      await pleroma.stop(true);
+    }
+  });
+
+  test("an address answering neither instance document is not a Mastodon server", async () => {
+    const other = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("<h1>Hello</h1>", { headers: { "content-type": "text/html" } }) });
+    try {
+      expect(await detectServer(world.deps, `http://127.0.0.1:${other.port}`)).toBe(NOT_MASTODON);
+    } finally {
+      await other.stop(true);
+    }
+  });
+
+  test("which servers hold scheduled statuses: GoToSocial from 0.20, an unreadable GoToSocial version counts as old", () => {
+    const cases: [string | null, string | null, boolean][] = [
+      ["mastodon", "4.3.0", true],
+      ["gotosocial", "0.19.1+git-7a3b2c1", false],
+      ["gotosocial", "0.20.0", true],
+      ["gotosocial", "v0.21.2", true],
+      ["gotosocial", null, false],
+      ["pleroma", "2.5.0", true],
+      [null, null, true],
+    ];
+    for (const [software, version, holds] of cases) expect([software, version, honoursScheduledAt({ software, version })]).toEqual([software, version, holds]);
   });
 });
