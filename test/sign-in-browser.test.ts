@@ -109,6 +109,7 @@ describe("Connect Mastodon by signing in, in Chromium", () => {
     await page.waitForURL((url) => url.toString().startsWith(`${mastodon.url}/oauth/authorize`));
     await page.getByRole("button", { name: "Authorize" }).click();
     await page.waitForURL((url) => url.pathname === "/dashboard/connections" && url.searchParams.get("notice") === "signed-in-again");
+    expect(await page.locator(".notice").first().textContent()).toContain("Signed in again and checked: posts already scheduled to this account go out with the new sign-in.");
     expect(await cards().count()).toBe(1);
     expect(await cards().first().getAttribute("id")).toBe(`connection-${connectionId}`);
     expect(await cards().first().textContent()).toContain("Ready to post.");
