@@ -155,11 +155,17 @@ describe("the dashboard walked as a bakery owner", () => {
 
   test("connections: not Mastodon is refused beside its field; a wrong token adds nothing; an account already connected points at its card", async () => {
     await page.goto(`${world.base}/dashboard/connections`);
-    const form = page.locator("form", { has: page.getByRole("heading", { name: "Connect Mastodon" }) });
+    // The access-token form is folded under Mastodon's sign-in (pages/sign-in-form.ts); open it, as a person would.
+    const tokenForm = async () => {
+      const details = page.locator("details.paste-token");
+      if ((await details.getAttribute("open")) === null) await details.locator("summary").click();
+      return page.locator("#mastodon-token-form");
+    };
+    const form = await tokenForm();
     const fakeUrl = `http://127.0.0.1:${notMastodon.port}`;
     await form.getByLabel("Server").fill(fakeUrl);
     await form.getByLabel("Access token").fill("some-token");
-    await form.getByRole("button", { name: "Connect" }).click();
+    await form.getByRole("button", { name: "Connect with this token" }).click();
     await page.waitForSelector("#mastodon-instance-error");
     expect(await page.locator("#mastodon-instance-error").textContent()).toContain("does not answer like a Mastodon server");
     expect(await page.locator("#mastodon-instance").inputValue()).toBe(fakeUrl);
@@ -167,24 +173,24 @@ describe("the dashboard walked as a bakery owner", () => {
     expect(await page.locator(".post.connection").count()).toBe(0);
     await shoot("04-connect-not-mastodon");
 
-    const again = page.locator("form", { has: page.getByRole("heading", { name: "Connect Mastodon" }) });
+    const again = await tokenForm();
     await again.getByLabel("Server").fill(mastodon.url);
     await again.getByLabel("Access token").fill("typo-token");
-    await again.getByRole("button", { name: "Connect" }).click();
+    await again.getByRole("button", { name: "Connect with this token" }).click();
     await page.waitForSelector("#mastodon-token-error");
     expect(await page.locator("#mastodon-token-error").textContent()).toContain("refused the access token");
     expect(await page.locator(".post.connection").count()).toBe(0);
 
     await page.locator("#mastodon-token").fill(DEFAULT_TOKEN);
-    await page.locator("form", { has: page.getByRole("heading", { name: "Connect Mastodon" }) }).getByRole("button", { name: "Connect" }).click();
+    await (await tokenForm()).getByRole("button", { name: "Connect with this token" }).click();
     await page.waitForURL(/notice=connected$/);
     expect(await page.locator(".post.connection").count()).toBe(1);
     ids.mastodon = ((await page.locator(".post.connection").getAttribute("id")) ?? "").replace("connection-", "");
 
-    const twice = page.locator("form", { has: page.getByRole("heading", { name: "Connect Mastodon" }) });
+    const twice = await tokenForm();
     await twice.getByLabel("Server").fill(mastodon.url);
     await twice.getByLabel("Access token").fill(DEFAULT_TOKEN);
-    await twice.getByRole("button", { name: "Connect" }).click();
+    await twice.getByRole("button", { name: "Connect with this token" }).click();
     await page.waitForSelector(".post.connection.highlight");
     expect(await page.locator(".notice-error").textContent()).toContain("is already connected; use Reconnect on it");
     expect(await page.getByRole("link", { name: "reconnect it" }).getAttribute("href")).toBe(`/dashboard/connections/${ids.mastodon}/reconnect`);

@@ -38,6 +38,8 @@ export let scheduledPosts = sqlite.scheduledPosts;
 export let seeds = sqlite.seeds;
 export let secretReveals = sqlite.secretReveals;
 export let sessions = sqlite.sessions;
+export let signInApps = sqlite.signInApps;
+export let signInStates = sqlite.signInStates;
 export let rateLimitBuckets = sqlite.rateLimitBuckets;
 export let uploadLinks = sqlite.uploadLinks;
 export let userPreferences = sqlite.userPreferences;
@@ -47,7 +49,7 @@ export let webhookEvents = sqlite.webhookEvents;
 
 /** Every table by its export name (asset reference counting walks them). */
 export function allTables() {
-  return { accounts, apiKeys, assets, brandVoices, connections, creations, creationVersions, creditHolds, creditLedger, eventWebhooks, idempotencyKeys, instanceIdentity, instanceSettings, invitations, loginThrottle, members, noticeMailOptOuts, notices, oauthClients, oauthCodes, oauthGrants, oauthTokens, passwordResets, scheduledPostTargets, scheduledPosts, seeds, secretReveals, sessions, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
+  return { accounts, apiKeys, assets, brandVoices, connections, creations, creationVersions, creditHolds, creditLedger, eventWebhooks, idempotencyKeys, instanceIdentity, instanceSettings, invitations, loginThrottle, members, noticeMailOptOuts, notices, oauthClients, oauthCodes, oauthGrants, oauthTokens, passwordResets, scheduledPostTargets, scheduledPosts, seeds, secretReveals, sessions, signInApps, signInStates, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
 }
 
 let current: "sqlite" | "postgres" = "sqlite";
@@ -87,6 +89,8 @@ export async function useDialect(dialect: "sqlite" | "postgres"): Promise<void> 
   seeds = from.seeds;
   secretReveals = from.secretReveals;
   sessions = from.sessions;
+  signInApps = from.signInApps;
+  signInStates = from.signInStates;
   rateLimitBuckets = from.rateLimitBuckets;
   uploadLinks = from.uploadLinks;
   userPreferences = from.userPreferences;

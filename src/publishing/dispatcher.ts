@@ -28,7 +28,7 @@ import { accounts, connections, scheduledPosts, scheduledPostTargets } from "../
 import type { StoreDb } from "../db/store";
 import type { Deps } from "../deps";
 import { newId } from "../lib/ids";
-import { type ConnectionRow, type OpenConnection, markConnectionBlocked, openConnection, saveConnectionSession } from "../store/connections";
+import { type ConnectionRow, type OpenConnection, markConnectionBlocked, saveConnectionSession } from "../store/connections";
 import type { DeliveryContent, DeliveryContext, DeliveryResult } from "./connector";
 import { DeliveryError, partsOf, partsOutNote } from "./connector";
 import { loadDeliveryContent } from "./content";
@@ -36,6 +36,7 @@ import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "./delivery-metrics";
 import { claimDueEvents, deliverEvent, nextEventWakeAt } from "./event-delivery";
 import { markPostsPublishing, refreshPostStatus, refreshPostStatuses } from "./post-status";
 import { connectorFor } from "./registry";
+import { connectionForDelivery } from "./sign-in/refresh";
 
 /** Attempts before a target fails for good. */
 export const MAX_ATTEMPTS = 5;
@@ -369,7 +370,7 @@ async function prepareBatch(deps: Deps, claims: readonly Claim[], stamp: boolean
       ? []
       : (await deps.store.db.select().from(connections).where(inArray(connections.id, connectionIds)).all()).map((row) => [row.id, row]),
   );
-  const opened = new Map<string, OpenConnection>();
+  const opened = new Map<string, Promise<OpenConnection>>();
   const contents = new Map<string, Promise<DeliveryContent>>();
   const build = async (claim: Claim, target: TargetRow, post: PostRow): Promise<Prepared["context"]> => {
     try {
@@ -377,7 +378,8 @@ async function prepareBatch(deps: Deps, claims: readonly Claim[], stamp: boolean
       if (!row) throw new DeliveryError("permanent", `The connection ${target.label} was removed from this account.`);
       let connection = opened.get(row.id);
       if (!connection) {
-        connection = openConnection(deps, row);
+        // A token with under 5 minutes left is refreshed first (sign-in/refresh.ts), once per connection.
+        connection = connectionForDelivery(deps, row);
         opened.set(row.id, connection);
       }
       // Targets of one post on one network send the same content (its version): loaded once.
@@ -387,7 +389,7 @@ async function prepareBatch(deps: Deps, claims: readonly Claim[], stamp: boolean
         content = loadDeliveryContent(deps, post, row.platform);
         contents.set(contentKey, content);
       }
-      return { ctx: contextFor(deps, claim, target, connection, await content), platform: row.platform };
+      return { ctx: contextFor(deps, claim, target, await connection, await content), platform: row.platform };
     } catch (problem) {
       return { problem };
     }

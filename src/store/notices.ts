@@ -19,6 +19,7 @@ import type { NoticeKind } from "../db/schema/notices";
 import type { StoreDb } from "../db/store";
 import { members, noticeMailOptOuts, notices, users } from "../db/tables";
 import { newId } from "../lib/ids";
+import { recordEvent } from "./events";
 import { sealJson } from "./sealing";
 
 type Role = (typeof members.$inferSelect)["role"];
@@ -154,15 +155,24 @@ export async function noticePostFailed(
   await recordAccountNotice(tx, now, { kind: "post_failed", accountId: post.accountId, title, path: `/dashboard/calendar/posts/${post.id}` });
 }
 
-/** The needs-attention notice, when a connection turns from ready to blocked (store/connections.ts, modules/connections). */
+/**
+ * The needs-attention notice, when a connection turns from ready to blocked (store/connections.ts, modules/connections),
+ * and the `connection.needs_attention` event for the account's event webhooks, in the same transaction.
+ */
 export async function noticeConnectionBlocked(
   tx: StoreDb,
   now: number,
-  connection: { accountId: string; label: string; platform: string },
+  connection: { id: string; accountId: string; label: string; platform: string },
   reason: string | null,
 ): Promise<void> {
   const title = `${connection.label} (${connection.platform}) needs attention${reason ? `: ${reason}` : ""}`;
   await recordAccountNotice(tx, now, { kind: "connection_needs_attention", accountId: connection.accountId, title, path: "/dashboard/connections" });
+  await recordEvent(tx, now, connection.accountId, "connection.needs_attention", () => ({
+    accountId: connection.id,
+    platform: connection.platform,
+    label: connection.label,
+    blockedReason: reason,
+  }));
 }
 
 /** The kinds whose email `userId` turned off. */

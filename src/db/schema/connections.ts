@@ -32,6 +32,11 @@ export const connections = sqliteTable(
     readyToPost: integer("ready_to_post", { mode: "boolean" }).notNull().default(false),
     blockedReason: text("blocked_reason"),
     checkedAt: integer("checked_at"),
+    /** When the access token stops working (networks whose tokens expire); null when it does not expire. */
+    tokenExpiresAt: integer("token_expires_at"),
+    /** The single-flight lease of a token refresh (src/publishing/sign-in/refresh.ts): its holder and its end. */
+    refreshLeaseToken: text("refresh_lease_token"),
+    refreshLeaseExpiresAt: integer("refresh_lease_expires_at"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

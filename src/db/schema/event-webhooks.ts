@@ -19,6 +19,7 @@ export const EVENT_TYPES = [
   "post.cancelled",
   "creation.generated",
   "credits.low",
+  "connection.needs_attention",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

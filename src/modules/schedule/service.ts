@@ -26,7 +26,7 @@ import { connectorFor } from "../../publishing/registry";
 import { decodeCursor, encodeCursor } from "../assets/cursor";
 import { registerAssetReferenceCheck } from "../assets/references";
 import { connectionView, listConnections } from "../connections/service";
-import { type ConnectionRow, openConnection } from "../../store/connections";
+import { type ConnectionMeta, type ConnectionRow, openConnection } from "../../store/connections";
 import { cleanAltText, cleanHandCaption } from "../creations/content-input";
 import { jsonHoldsString } from "../../db/portable-sql";
 import { lockAssets } from "../creations/content-input";
@@ -204,7 +204,10 @@ async function insertTargets(
   const handOver: string[] = [];
   for (const connection of chosen) {
     const id = newId();
-    const native = connectorFor(connection.platform).holdsNatively(scheduledTime, now, heldContentFor(post, connection.platform));
+    // A server known to ignore `scheduled_at` (meta.nativeScheduling false, networks/mastodon/server.ts) is held here.
+    const native =
+      connectorFor(connection.platform).holdsNatively(scheduledTime, now, heldContentFor(post, connection.platform)) &&
+      (JSON.parse(connection.meta) as ConnectionMeta).nativeScheduling !== false;
     if (native) handOver.push(id);
     await tx
       .insert(scheduledPostTargets)

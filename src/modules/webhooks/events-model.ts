@@ -56,6 +56,16 @@ const EVENT_BODIES: Record<EventType, { title: string; summary: string; data: TS
       operation: t.UnionEnum(["generate", "regenerate"]),
     }),
   },
+  "connection.needs_attention": {
+    title: "ConnectionNeedsAttentionEvent",
+    summary: "A connection stopped being ready to post (its network refused the credentials, or the sign-in is gone)",
+    data: t.Object({
+      accountId: t.String({ description: "The connection's id (a target's accountId)." }),
+      platform: t.String(),
+      label: t.String(),
+      blockedReason: t.Union([t.String(), t.Null()], { description: "What to fix, in plain words." }),
+    }),
+  },
   "credits.low": {
     title: "CreditsLowEvent",
     summary: `A charge took the balance under ${LOW_CREDITS_THRESHOLD}`,

@@ -29,6 +29,8 @@ const NOTICES: Record<string, string> = {
   "account-enabled": "The account was enabled again.",
   "voice-saved": "The brand voice was saved.",
   connected: "The connection was added.",
+  "signed-in": "Signed in: the connection was added and checked.",
+  "signed-in-again": "Signed in again and checked: posts already scheduled to this account go out with the new sign-in.",
   checked: "The connection was checked.",
   "connection-removed": "The connection was removed.",
   cancelled: "The post was cancelled.",

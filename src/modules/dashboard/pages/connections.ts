@@ -26,6 +26,7 @@ import { noticeFrom, plainMessage, refusal } from "./common";
 import { zoneOf } from "../../../web/preferences";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
 import { AppError } from "../../../lib/errors";
+import { mastodonSignInForm, signInPageResponse } from "./sign-in-form";
 
 const CURRENT = "/dashboard/connections";
 const PLATFORM_LABELS = { bluesky: "Bluesky", mastodon: "Mastodon", webhook: "Webhook" } as const;
@@ -81,6 +82,28 @@ function platformFields(platform: Platform, values: Record<string, string>, pref
   }
 }
 
+/**
+ * Mastodon's card: the server and "Sign in with Mastodon" (pages/sign-in.ts), with the access-token form folded away
+ * beneath it (open when that form was just refused).
+ */
+function mastodonCard(s: SessionContext, values: Record<string, string>, errors: FieldErrors): Html {
+  const signInFailed = values.platform === "mastodon-signin";
+  const pasteFailed = values.platform === "mastodon";
+  return html`<section class="card" aria-labelledby="connect-mastodon-title">
+  <h3 id="connect-mastodon-title">Connect Mastodon</h3>
+  ${mastodonSignInForm(s.csrfToken, signInFailed ? values : {}, signInFailed ? errors : {})}
+  <details class="paste-token"${pasteFailed ? html` open` : ""}>
+    <summary>Paste an access token instead</summary>
+    <form method="post" action="${CURRENT}" id="mastodon-token-form" aria-label="Connect Mastodon with an access token" novalidate>
+      ${csrfField(s.csrfToken)}
+      <input type="hidden" name="platform" value="mastodon">
+      ${platformFields("mastodon", pasteFailed ? values : {}, "mastodon", pasteFailed ? errors : {})}
+      <button type="submit" class="secondary">Connect with this token</button>
+    </form>
+  </details>
+</section>`;
+}
+
 /** Refusals of the connect form in words a person uses, by field. */
 function connectWords(fieldName: string, problem: string, message: string): string {
   if (fieldName === "instance" && problem === "is required") return "Enter the address of your Mastodon server, such as mastodon.social.";
@@ -104,7 +127,8 @@ function connectForm(s: SessionContext, platform: Platform, values: Record<strin
 </form>`;
 }
 
-async function connectionsPage(
+/** The connections page with `notices`; a refused form comes back with what was typed and what to fix. */
+export async function connectionsPage(
   ctx: DashboardCtx,
   s: SessionContext,
   account: Membership,
@@ -128,7 +152,11 @@ ${
     ? html`<section aria-labelledby="add-title">
   <h2 id="add-title">Add a connection</h2>
   <div class="grid2">
-    ${(Object.keys(PLATFORM_LABELS) as Platform[]).map((p) => connectForm(s, p, failedPlatform === p ? values : {}, CURRENT, undefined, failedPlatform === p ? errors : {}))}
+    ${(Object.keys(PLATFORM_LABELS) as Platform[]).map((p) =>
+      p === "mastodon"
+        ? mastodonCard(s, values, errors)
+        : connectForm(s, p, failedPlatform === p ? values : {}, CURRENT, undefined, failedPlatform === p ? errors : {}),
+    )}
   </div>
 </section>`
     : html`<p class="hint">Only owners and editors add or change connections.</p>`
@@ -161,14 +189,16 @@ function safeValues(form: Form | undefined): Record<string, string> {
   };
 }
 
-function managed(s: SessionContext): Membership | Response {
+/** The session's account when its role may change connections, else the page that says it may not. */
+export function managed(s: SessionContext): Membership | Response {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   if (!canManage(s)) return forbiddenPage(s, "Only owners and editors add or change connections.");
   return account;
 }
 
-function missing(s: SessionContext): Response {
+/** The 404 page of a connection that is not in this account. */
+export function missing(s: SessionContext): Response {
   return htmlResponse(page(s, { title: "Not found", current: CURRENT }, html`<p class="card">No such connection in this account.</p>`), 404);
 }
 
@@ -176,7 +206,7 @@ function missing(s: SessionContext): Response {
 export async function getConnections(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  return htmlResponse(await connectionsPage(ctx, s, account, noticeFrom(request)));
+  return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, noticeFrom(request)));
 }
 
 /**
@@ -187,7 +217,7 @@ export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Fo
   const account = managed(s);
   if (account instanceof Response) return account;
   const input = inputFrom(account.accountId, form);
-  if (!input) return htmlResponse(await connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon or Webhook." }]), 400);
+  if (!input) return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon or Webhook." }]), 400);
   try {
     await addConnection(ctx.deps, input, { keepWhenNotReady: false });
     return redirect(`${CURRENT}?notice=connected`);
@@ -198,20 +228,20 @@ export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Fo
         kind: "error",
         text: html`${plainMessage(error)} <a href="#connection-${existing}">See it</a> or <a href="${CURRENT}/${existing}/reconnect">reconnect it</a>.`,
       };
-      return htmlResponse(await connectionsPage(ctx, s, account, [notice], safeValues(form), {}, existing), 409);
+      return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [notice], safeValues(form), {}, existing), 409);
     }
     if (error instanceof AppError && error.extra.checkFailed === true) {
       // The check's own words: they say what the platform answered and what to change.
       const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, (_field, problem, message) => problem || message);
       const notice: Notice = { kind: "error", text: "Not connected: the check failed. See what to fix in the form below." };
-      return htmlResponse(await connectionsPage(ctx, s, account, general ? [notice, { kind: "error", text: general }] : [notice], safeValues(form), errors), 400);
+      return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, general ? [notice, { kind: "error", text: general }] : [notice], safeValues(form), errors), 400);
     }
     if (error instanceof AppError && error.code === "invalid_request") {
       const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, connectWords);
-      return htmlResponse(await connectionsPage(ctx, s, account, general ? [{ kind: "error", text: general }] : [], safeValues(form), errors), 400);
+      return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, general ? [{ kind: "error", text: general }] : [], safeValues(form), errors), 400);
     }
     const { notice, status } = refusal(error);
-    return htmlResponse(await connectionsPage(ctx, s, account, [notice], safeValues(form)), status);
+    return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [notice], safeValues(form)), status);
   }
 }
 
@@ -228,7 +258,12 @@ function reconnectPage(s: SessionContext, row: ConnectionRow, values: Record<str
   return page(
     s,
     { title: `Reconnect ${row.label}`, current: CURRENT, notices },
-    html`<p class="muted">Enter the credentials again. They replace the old ones and are checked at once; posts already scheduled to this connection go out with the new ones.</p>
+    row.platform === "mastodon"
+      ? html`<p class="muted">Sign in again on your server. The new sign-in replaces the old one and is checked at once; posts already scheduled to this connection go out with it.</p>
+<section class="card" aria-labelledby="reconnect-signin-title"><h2 id="reconnect-signin-title">Sign in again</h2>
+${mastodonSignInForm(s.csrfToken, { server: values.instance ?? "" }, {}, row.id)}</section>
+${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, "Or paste a new access token", errors)}`
+      : html`<p class="muted">Enter the credentials again. They replace the old ones and are checked at once; posts already scheduled to this connection go out with the new ones.</p>
 ${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconnect ${PLATFORM_LABELS[row.platform]}`, errors)}
 <p><a href="${CURRENT}">Back to connections</a></p>`,
   );
@@ -242,7 +277,7 @@ export async function getReconnect(ctx: DashboardCtx, s: SessionContext, id: str
   if (!row) return missing(s);
   const values: Record<string, string> =
     row.platform === "bluesky" ? { handle: row.label.replace(/^@/, ""), service: row.endpoint } : row.platform === "mastodon" ? { instance: row.endpoint } : { url: row.endpoint };
-  return htmlResponse(reconnectPage(s, row, values));
+  return signInPageResponse(ctx.deps.config, reconnectPage(s, row, values));
 }
 
 /**
@@ -261,17 +296,17 @@ export async function postReconnect(ctx: DashboardCtx, s: SessionContext, id: st
     const replaced = await replaceConnectionCredentials(ctx.deps, account.accountId, row.id, input);
     if (!replaced.readyToPost) {
       const reason = replaced.blockedReason ?? "the check failed";
-      return htmlResponse(await connectionsPage(ctx, s, account, [{ kind: "error", text: `The new credentials were saved but do not work yet: ${reason}` }]), 400);
+      return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: `The new credentials were saved but do not work yet: ${reason}` }]), 400);
     }
     return redirect(`${CURRENT}?notice=connected`);
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_request") {
       const words = error.extra.checkFailed === true ? (_f: string, problem: string, message: string) => problem || message : connectWords;
       const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, words);
-      return htmlResponse(reconnectPage(s, row, safeValues(form), errors, general ? [{ kind: "error", text: general }] : []), 400);
+      return signInPageResponse(ctx.deps.config, reconnectPage(s, row, safeValues(form), errors, general ? [{ kind: "error", text: general }] : []), 400);
     }
     const { notice, status } = refusal(error);
-    return htmlResponse(await connectionsPage(ctx, s, account, [notice]), status);
+    return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [notice]), status);
   }
 }
 
@@ -303,7 +338,7 @@ export async function postRemoveConnection(ctx: DashboardCtx, s: SessionContext,
   } catch (error) {
     // e.g. Mastodon unreachable while withdrawing a post it holds: nothing was removed; say so and why.
     const { notice, status } = refusal(error);
-    return htmlResponse(await connectionsPage(ctx, s, account, [notice]), status);
+    return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [notice]), status);
   }
   return redirect(`${CURRENT}?notice=connection-removed`);
 }
