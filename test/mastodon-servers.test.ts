@@ -126,6 +126,7 @@ describe("a server that answers a repeated Idempotency-Key with 500", () => {
         .set({
           status: "publishing",
           providerPostId: null,
+          partsOut: [],
           publishedUrl: null,
           nextAttemptAt: world.clock.now(),
           leaseToken: "dead",
