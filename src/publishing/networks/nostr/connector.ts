@@ -1,0 +1,242 @@
+/**
+ * Nostr connections (decisions.md §12): a secret key, 1–10 relays and optionally a Blossom server for images.
+ *
+ * - A post is a signed kind-1 note; its thread parts are NIP-10 replies (notes.ts). Every event is the same event on
+ *   a resend (created_at from the scheduled time and the part's index, images at their sha256 address), so a retry
+ *   after a crash can never make a second note: a relay stores an id once.
+ * - A relay's `OK true` is the confirmation; `OK false` is shown in the relay's own words; "duplicate:" counts as
+ *   accepted. Each part goes to every relay; a part is out when at least one relay accepted it.
+ * - An unknown outcome is reconciled by asking every relay for the post (author, created_at and text): found →
+ *   the rest of the thread is sent again (the same events) and the post is published; every relay answered without
+ *   it → proof of absence; a relay that cannot be asked → the answer waits.
+ * - Images go to the Blossom server (blossom.ts) and appear in the note with a NIP-92 `imeta` tag; without a Blossom
+ *   server the connection declares no images, so a post with images is refused at scheduling.
+ */
+import type { Event } from "nostr-tools/core";
+import { neventEncode } from "nostr-tools/nip19";
+import { getPublicKey } from "nostr-tools/pure";
+import { MAX_IMAGES, MAX_THREAD_PARTS } from "../../../db/schema/post-content";
+import type { Deps } from "../../../deps";
+import type { OpenConnection } from "../../../store/connections";
+import {
+  type CheckResult,
+  type Connector,
+  type DeliveryContent,
+  type DeliveryContext,
+  DeliveryError,
+  type DeliveryResult,
+  LIBRARY_IMAGE_TYPES,
+  type NetworkCapabilities,
+} from "../../connector";
+import { failureKindOf, outboundProblem, providerFetch, plainNetworkProblem } from "../../outbound";
+import { type UploadedImage, uploadToBlossom } from "./blossom";
+import { relaysOf } from "./connection";
+import { NOTE_KIND, type NotePart, partCreatedAt, signNotes } from "./notes";
+import { type PublishOutcome, RelayConnection, RelayError } from "./relay";
+import { secretBytes } from "./keys";
+
+/** Where a published note is shown on the web: njump, the common Nostr gateway, takes any nevent. */
+const WEB_GATEWAY = "https://njump.me";
+/** NIP-01 refusal prefixes that say "try again later" rather than "never". */
+const TRANSIENT_PREFIXES = ["rate-limited:", "error:"];
+/** The sha256 of no bytes: a blob no Blossom server is expected to hold, asked for by the check (BUD-01 HEAD). */
+const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+/** What a person reads when a post has images and the connection has no Blossom server. */
+export const NOSTR_IMAGES_HINT = "Nostr notes carry images through a Blossom server: add one to this connection (for example https://blossom.primal.net), or post without images.";
+
+function capabilitiesOf(connection: OpenConnection): NetworkCapabilities {
+  const blossom = Boolean(connection.credentials.blossom);
+  return {
+    name: "Nostr",
+    maxImages: blossom ? MAX_IMAGES : 0,
+    maxThreadParts: MAX_THREAD_PARTS,
+    firstComment: false,
+    requiresImage: false,
+    imageTypes: LIBRARY_IMAGE_TYPES,
+    ...(blossom ? {} : { imagesHint: NOSTR_IMAGES_HINT }),
+  };
+}
+
+/** The web address of a note. */
+export function noteUrl(event: Pick<Event, "id" | "pubkey">, relays: readonly string[]): string {
+  return `${WEB_GATEWAY}/${neventEncode({ id: event.id, author: event.pubkey, relays: relays.slice(0, 2) })}`;
+}
+
+/** Opens every relay at once; answers the open ones and why each other one failed. */
+async function openRelays(deps: Pick<Deps, "config">, relays: readonly string[]): Promise<{ open: RelayConnection[]; failed: Map<string, string> }> {
+  const settled = await Promise.allSettled(relays.map((r) => RelayConnection.open(deps, r)));
+  const open: RelayConnection[] = [];
+  const failed = new Map<string, string>();
+  settled.forEach((s, i) => {
+    if (s.status === "fulfilled") open.push(s.value);
+    else failed.set(relays[i] as string, s.reason instanceof Error ? s.reason.message : String(s.reason));
+  });
+  return { open, failed };
+}
+
+/**
+ * The failure of a part no relay accepted, classified: every relay refused → the relays' own words (permanent, or
+ * transient for `rate-limited:`/`error:`); a relay that got it without answering → unknown (reconcile); otherwise
+ * nothing reached a relay → transient.
+ */
+function noRelayAccepted(what: string, outcomes: ReadonlyMap<string, PublishOutcome>): DeliveryError {
+  const list = [...outcomes.entries()];
+  const words = list.map(([relay, o]) => `${relay}: ${o.message || o.kind}`).join("; ");
+  if (list.length > 0 && list.every(([, o]) => o.kind === "refused")) {
+    const later = list.some(([, o]) => TRANSIENT_PREFIXES.some((p) => o.message.startsWith(p)));
+    return new DeliveryError(later ? "transient" : "permanent", `Every relay refused the ${what}: ${words}`);
+  }
+  if (list.some(([, o]) => o.kind === "no_answer")) return new DeliveryError("unknown", `No relay confirmed the ${what}: ${words}`);
+  return new DeliveryError("transient", `No relay could be reached for the ${what}: ${words}`);
+}
+
+/** Uploads every image of every part (post first) to the connection's Blossom server. */
+async function uploadAll(deps: Deps, connection: OpenConnection, content: DeliveryContent, secret: Uint8Array): Promise<NotePart[]> {
+  const parts = [{ caption: content.caption, images: content.images }, ...content.thread];
+  const blossom = connection.credentials.blossom;
+  const out: NotePart[] = [];
+  for (const part of parts) {
+    if (part.images.length > 0 && !blossom) throw new DeliveryError("permanent", NOSTR_IMAGES_HINT);
+    const images: UploadedImage[] = [];
+    for (const image of part.images) images.push(await uploadToBlossom(deps, blossom as string, secret, image));
+    out.push({ caption: part.caption, images });
+  }
+  return out;
+}
+
+/** Signs and publishes the post and its thread, in order, each part to every relay. */
+async function publishAll(ctx: DeliveryContext): Promise<DeliveryResult> {
+  const { deps, connection, content } = ctx;
+  const secret = secretBytes(connection.credentials.secretKey as string);
+  const pubkey = getPublicKey(secret);
+  const relays = relaysOf(connection.endpoint);
+  const parts = await uploadAll(deps, connection, content, secret);
+  const events = signNotes(secret, pubkey, content.scheduledTime, parts, relays[0] ?? "");
+  const root = events[0] as Event;
+  // The note's id is known before anything is sent: saved first, so a crash leaves the id behind.
+  await ctx.saveProviderPostId(root.id);
+  const { open, failed } = await openRelays(deps, relays);
+  try {
+    for (const [index, event] of events.entries()) {
+      const outcomes = new Map<string, PublishOutcome>();
+      for (const [relay, why] of failed) outcomes.set(relay, { kind: "unreached", message: why });
+      const answers = await Promise.all(open.map((r) => r.publish(event)));
+      open.forEach((r, i) => outcomes.set(r.url, answers[i] as PublishOutcome));
+      if (![...outcomes.values()].some((o) => o.kind === "accepted")) {
+        throw noRelayAccepted(index === 0 ? "note" : `thread part ${index}`, outcomes);
+      }
+      const refusals = [...outcomes.entries()].filter(([, o]) => o.kind !== "accepted");
+      if (refusals.length > 0) {
+        deps.log.info("nostr: some relays did not take a note", { targetId: ctx.targetId, part: index, relays: refusals.map(([r, o]) => `${r}: ${o.kind} ${o.message}`) });
+      }
+    }
+  } finally {
+    for (const r of open) r.close();
+  }
+  return { kind: "published", providerPostId: root.id, publishedUrl: noteUrl(root, relays) };
+}
+
+/** Asks every relay for the post's note; answers it, null when every relay answered without it. Throws when one could not be asked. */
+async function findRoot(deps: Pick<Deps, "config">, connection: OpenConnection, content: DeliveryContent): Promise<Event | null> {
+  const pubkey = getPublicKey(secretBytes(connection.credentials.secretKey as string));
+  const createdAt = partCreatedAt(content.scheduledTime, 0);
+  const relays = relaysOf(connection.endpoint);
+  const { open, failed } = await openRelays(deps, relays);
+  const unasked = new Map(failed);
+  try {
+    const answers = await Promise.allSettled(open.map((r) => r.query({ authors: [pubkey], kinds: [NOTE_KIND], since: createdAt, until: createdAt })));
+    for (const [i, answer] of answers.entries()) {
+      if (answer.status === "rejected") {
+        unasked.set((open[i] as RelayConnection).url, answer.reason instanceof Error ? answer.reason.message : String(answer.reason));
+        continue;
+      }
+      const found = answer.value.find((e) => e.pubkey === pubkey && e.created_at === createdAt && e.content.startsWith(content.caption) && !e.tags.some((t) => t[0] === "e"));
+      if (found) return found;
+    }
+  } finally {
+    for (const r of open) r.close();
+  }
+  if (unasked.size > 0) {
+    const words = [...unasked.entries()].map(([r, why]) => `${r}: ${why}`).join("; ");
+    throw new DeliveryError("transient", `Could not ask every relay whether the earlier attempt landed: ${words}`);
+  }
+  return null;
+}
+
+/** Checks one relay: it opens and answers a query up to EOSE. Answers null, or why not. */
+async function relayProblem(deps: Pick<Deps, "config">, relay: string, pubkey: string): Promise<string | null> {
+  let connection: RelayConnection | null = null;
+  try {
+    connection = await RelayConnection.open(deps, relay);
+    await connection.query({ authors: [pubkey], kinds: [NOTE_KIND], limit: 1 });
+    return null;
+  } catch (error) {
+    return error instanceof RelayError ? error.message : (plainNetworkProblem(error) ?? String(error));
+  } finally {
+    connection?.close();
+  }
+}
+
+/** Checks the Blossom server: `HEAD /<sha256>` answers 200 or 404 on every Blossom server (BUD-01). */
+async function blossomProblem(deps: Pick<Deps, "config">, server: string): Promise<string | null> {
+  const problem = outboundProblem(deps, server);
+  if (problem !== null) return problem;
+  try {
+    const response = await providerFetch(deps, `${server}/${EMPTY_SHA256}`, { method: "HEAD" });
+    if (response.status === 200 || response.status === 404) return null;
+    if (failureKindOf(response.status) === "transient") return `it answered HTTP ${response.status}; try again later.`;
+    return `it answered HTTP ${response.status}, not the way a Blossom server does. Check the address.`;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/** The label a connection is shown with: its npub, shortened. */
+export function npubLabel(npub: string): string {
+  return `${npub.slice(0, 12)}…${npub.slice(-6)}`;
+}
+
+/** The Nostr connector. */
+export const nostrConnector: Connector = {
+  platform: "nostr",
+  // Nostr sets no length; relays may (NIP-11 max_content_length), and would answer with their words.
+  captionLimit: () => null,
+  capabilities: capabilitiesOf,
+  reconcileProvesAbsence: true,
+  holdsNatively: () => false,
+
+  async check(deps, connection): Promise<CheckResult> {
+    let pubkey: string;
+    try {
+      pubkey = getPublicKey(secretBytes(connection.credentials.secretKey as string));
+    } catch {
+      return { ready: false, fix: "credentials", blockedReason: "The stored secret key cannot be read: paste it again." };
+    }
+    const relays = relaysOf(connection.endpoint);
+    const problems = await Promise.all(relays.map((r) => relayProblem(deps, r, pubkey)));
+    const failing = relays.map((r, i) => [r, problems[i]] as const).filter(([, p]) => p !== null);
+    if (failing.length > 0) {
+      const words = failing.map(([r, p]) => `${r}: ${p}`).join("; ");
+      const which = failing.length === 1 ? "This relay did not answer" : "These relays did not answer";
+      return { ready: false, fix: "address", blockedReason: `${which} (${words}). Check the address, or remove it from the list.` };
+    }
+    const blossom = connection.credentials.blossom;
+    if (blossom) {
+      const problem = await blossomProblem(deps, blossom);
+      if (problem !== null) return { ready: false, fix: "address", field: "blossom", blockedReason: `The Blossom server ${blossom} cannot be used: ${problem}` };
+    }
+    return { ready: true, blockedReason: null, meta: { providerAccountId: pubkey } };
+  },
+
+  deliver: publishAll,
+
+  async reconcile(ctx: DeliveryContext): Promise<DeliveryResult | null> {
+    const found = await findRoot(ctx.deps, ctx.connection, ctx.content);
+    if (found === null) return null;
+    // The post is out; its thread may not be: send it all again (the same events), which completes it.
+    return publishAll(ctx);
+  },
+
+  // Notes are sent at their time by Seedcast: nothing is held at a relay to withdraw.
+  withdraw: async () => false,
+};
