@@ -2,14 +2,15 @@
  * Inserts many service-held posts directly (bypassing the API's 5-minute lead time), due at chosen times: for the
  * crash-safety test and the dispatch benchmark. The rows are exactly what POST /schedule would store for a webhook.
  */
+import type { ConnectionPlatform } from "../src/db/schema/connections";
 import { scheduledPosts, scheduledPostTargets } from "../src/db/tables";
 import type { Deps } from "../src/deps";
 import { newId } from "../src/lib/ids";
 
-/** Inserts `count` posts, one webhook target each, due evenly over `spreadMs` from `firstDueAt`. Answers target ids. */
+/** Inserts `count` posts, one target each (a webhook unless `platform` says otherwise), due evenly over `spreadMs` from `firstDueAt`. Answers target ids. */
 export async function insertDuePosts(
   deps: Deps,
-  opts: { accountId: string; connectionId: string; creationId: string; count: number; firstDueAt: number; spreadMs: number; label?: string },
+  opts: { accountId: string; connectionId: string; creationId: string; count: number; firstDueAt: number; spreadMs: number; label?: string; platform?: ConnectionPlatform },
 ): Promise<string[]> {
   const ids: string[] = [];
   const now = deps.clock.now();
@@ -29,7 +30,7 @@ export async function insertDuePosts(
           postId,
           accountId: opts.accountId,
           connectionId: opts.connectionId,
-          platform: "webhook",
+          platform: opts.platform ?? "webhook",
           label: opts.label ?? "receiver",
           status: "scheduled",
           nextAttemptAt: due,

@@ -62,7 +62,8 @@ async function stop(code) {
 }
 
 try {
-  repository = new EventRepositorySqlite(dbFile)
+  // A query without a limit answers up to 100 events by default (10 × that with one): tests read thousands back.
+  repository = new EventRepositorySqlite(dbFile, { defaultLimit: 10_000 })
   await repository.init()
   relay = new NostrRelay(repository, { filterResultCacheTtl: 0, logLevel: 3 })
   if (refuseWord !== null) {
