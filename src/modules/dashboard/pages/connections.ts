@@ -86,7 +86,7 @@ function platformFields(platform: Platform, values: Record<string, string>, pref
       return html`${f.input({ name: "url", id: id("url"), label: "Webhook URL", type: "url", value: values.url ?? "", required: true, attrs: html` placeholder="https://hooks.example.com/seedcast"` })}
   ${f.input({ name: "secret", id: id("secret"), label: "Signing secret", type: "password", required: true, hint: "At least 16 characters, the same as the receiving service uses. A signed test message is sent now to check it.", attrs: html` minlength="16"${off}` })}`;
     case "nostr":
-      return html`${f.input({ name: "secretKey", id: id("secretKey"), label: "Secret key", type: "password", hint: "Your nsec1… key (or its 64 hexadecimal characters), from your Nostr app. It is stored sealed and never shown again. No key yet? Use “Make a new key” below.", attrs: off })}
+      return html`${f.input({ name: "secretKey", id: id("secretKey"), label: "Secret key", type: "password", hint: "Your nsec1… key (or its 64 hexadecimal characters), from your Nostr app. It is stored sealed and never shown again. No key yet? Use the “Make a new key” button below.", attrs: off })}
   ${f.textarea({ name: "relays", id: id("relays"), label: "Relays", value: values.relays ?? "", required: true, rows: 3, hint: "1 to 10 relays, one per line, each starting with wss://, such as wss://relay.damus.io. Every note goes to each of them.", attrs: html` spellcheck="false"${off}` })}
   ${f.input({ name: "blossom", id: id("blossom"), label: "Blossom server (for images, optional)", value: values.blossom ?? "", hint: "Where images are uploaded, such as https://blossom.primal.net. Without one, Nostr posts are text only.", attrs: html` inputmode="url"${off}` })}`;
   }
