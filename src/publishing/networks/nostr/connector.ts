@@ -32,7 +32,7 @@ import { failureKindOf, outboundProblem, providerFetch, plainNetworkProblem } fr
 import { type UploadedImage, uploadToBlossom } from "./blossom";
 import { relaysOf } from "./connection";
 import { NOTE_KIND, type NotePart, partCreatedAt, signNotes } from "./notes";
-import { type PublishOutcome, RelayConnection, RelayError } from "./relay";
+import { type PublishOutcome, RelayConnection, RelayError, withRelay } from "./relay";
 import { secretBytes } from "./keys";
 
 /** Where a published note is shown on the web: njump, the common Nostr gateway, takes any nevent. */
@@ -60,18 +60,6 @@ function capabilitiesOf(connection: OpenConnection): NetworkCapabilities {
 /** The web address of a note. */
 export function noteUrl(event: Pick<Event, "id" | "pubkey">, relays: readonly string[]): string {
   return `${WEB_GATEWAY}/${neventEncode({ id: event.id, author: event.pubkey, relays: relays.slice(0, 2) })}`;
-}
-
-/** Opens every relay at once; answers the open ones and why each other one failed. */
-async function openRelays(deps: Pick<Deps, "config">, relays: readonly string[]): Promise<{ open: RelayConnection[]; failed: Map<string, string> }> {
-  const settled = await Promise.allSettled(relays.map((r) => RelayConnection.open(deps, r)));
-  const open: RelayConnection[] = [];
-  const failed = new Map<string, string>();
-  settled.forEach((s, i) => {
-    if (s.status === "fulfilled") open.push(s.value);
-    else failed.set(relays[i] as string, s.reason instanceof Error ? s.reason.message : String(s.reason));
-  });
-  return { open, failed };
 }
 
 /**
@@ -104,62 +92,64 @@ async function uploadAll(deps: Deps, connection: OpenConnection, content: Delive
   return out;
 }
 
+/** The connection's public key: stored beside the secret at connect (a curve multiplication saved per post), else derived. */
+function pubkeyOf(connection: OpenConnection, secret: Uint8Array): string {
+  return connection.credentials.pubkey ?? getPublicKey(secret);
+}
+
+/** What each relay made of one event: its outcome, or why it could not be opened. */
+async function publishEverywhere(deps: Pick<Deps, "config">, relays: readonly string[], event: Event): Promise<Map<string, PublishOutcome>> {
+  const outcomes = await Promise.all(
+    relays.map((relay) =>
+      withRelay(deps, relay, (connection) => connection.publish(event)).catch(
+        (error: unknown): PublishOutcome => ({ kind: "unreached", message: error instanceof Error ? error.message : String(error) }),
+      ),
+    ),
+  );
+  return new Map(relays.map((relay, i) => [relay, outcomes[i] as PublishOutcome]));
+}
+
 /** Signs and publishes the post and its thread, in order, each part to every relay. */
 async function publishAll(ctx: DeliveryContext): Promise<DeliveryResult> {
   const { deps, connection, content } = ctx;
   const secret = secretBytes(connection.credentials.secretKey as string);
-  const pubkey = getPublicKey(secret);
+  const pubkey = pubkeyOf(connection, secret);
   const relays = relaysOf(connection.endpoint);
   const parts = await uploadAll(deps, connection, content, secret);
   const events = signNotes(secret, pubkey, content.scheduledTime, parts, relays[0] ?? "");
   const root = events[0] as Event;
   // The note's id is known before anything is sent: saved first, so a crash leaves the id behind.
   await ctx.saveProviderPostId(root.id);
-  const { open, failed } = await openRelays(deps, relays);
-  try {
-    for (const [index, event] of events.entries()) {
-      const outcomes = new Map<string, PublishOutcome>();
-      for (const [relay, why] of failed) outcomes.set(relay, { kind: "unreached", message: why });
-      const answers = await Promise.all(open.map((r) => r.publish(event)));
-      open.forEach((r, i) => outcomes.set(r.url, answers[i] as PublishOutcome));
-      if (![...outcomes.values()].some((o) => o.kind === "accepted")) {
-        throw noRelayAccepted(index === 0 ? "note" : `thread part ${index}`, outcomes);
-      }
-      const refusals = [...outcomes.entries()].filter(([, o]) => o.kind !== "accepted");
-      if (refusals.length > 0) {
-        deps.log.info("nostr: some relays did not take a note", { targetId: ctx.targetId, part: index, relays: refusals.map(([r, o]) => `${r}: ${o.kind} ${o.message}`) });
-      }
+  for (const [index, event] of events.entries()) {
+    const outcomes = await publishEverywhere(deps, relays, event);
+    if (![...outcomes.values()].some((o) => o.kind === "accepted")) {
+      throw noRelayAccepted(index === 0 ? "note" : `thread part ${index}`, outcomes);
     }
-  } finally {
-    for (const r of open) r.close();
+    const refusals = [...outcomes.entries()].filter(([, o]) => o.kind !== "accepted");
+    if (refusals.length > 0) {
+      deps.log.info("nostr: some relays did not take a note", { targetId: ctx.targetId, part: index, relays: refusals.map(([r, o]) => `${r}: ${o.kind} ${o.message}`) });
+    }
   }
   return { kind: "published", providerPostId: root.id, publishedUrl: noteUrl(root, relays) };
 }
 
 /** Asks every relay for the post's note; answers it, null when every relay answered without it. Throws when one could not be asked. */
 async function findRoot(deps: Pick<Deps, "config">, connection: OpenConnection, content: DeliveryContent): Promise<Event | null> {
-  const pubkey = getPublicKey(secretBytes(connection.credentials.secretKey as string));
+  const pubkey = pubkeyOf(connection, secretBytes(connection.credentials.secretKey as string));
   const createdAt = partCreatedAt(content.scheduledTime, 0);
   const relays = relaysOf(connection.endpoint);
-  const { open, failed } = await openRelays(deps, relays);
-  const unasked = new Map(failed);
-  try {
-    const answers = await Promise.allSettled(open.map((r) => r.query({ authors: [pubkey], kinds: [NOTE_KIND], since: createdAt, until: createdAt })));
-    for (const [i, answer] of answers.entries()) {
-      if (answer.status === "rejected") {
-        unasked.set((open[i] as RelayConnection).url, answer.reason instanceof Error ? answer.reason.message : String(answer.reason));
-        continue;
-      }
-      const found = answer.value.find((e) => e.pubkey === pubkey && e.created_at === createdAt && e.content.startsWith(content.caption) && !e.tags.some((t) => t[0] === "e"));
-      if (found) return found;
+  const filter = { authors: [pubkey], kinds: [NOTE_KIND], since: createdAt, until: createdAt };
+  const answers = await Promise.allSettled(relays.map((relay) => withRelay(deps, relay, (c) => c.query(filter))));
+  const unasked: string[] = [];
+  for (const [i, answer] of answers.entries()) {
+    if (answer.status === "rejected") {
+      unasked.push(`${relays[i]}: ${answer.reason instanceof Error ? answer.reason.message : String(answer.reason)}`);
+      continue;
     }
-  } finally {
-    for (const r of open) r.close();
+    const found = answer.value.find((e) => e.pubkey === pubkey && e.created_at === createdAt && e.content.startsWith(content.caption) && !e.tags.some((t) => t[0] === "e"));
+    if (found) return found;
   }
-  if (unasked.size > 0) {
-    const words = [...unasked.entries()].map(([r, why]) => `${r}: ${why}`).join("; ");
-    throw new DeliveryError("transient", `Could not ask every relay whether the earlier attempt landed: ${words}`);
-  }
+  if (unasked.length > 0) throw new DeliveryError("transient", `Could not ask every relay whether the earlier attempt landed: ${unasked.join("; ")}`);
   return null;
 }
 

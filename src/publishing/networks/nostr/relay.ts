@@ -121,6 +121,11 @@ export class RelayConnection {
     });
   }
 
+  /** True once the connection is gone (closed by either side or failed). */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Closes the connection; pending work ends as if the relay had gone. */
   close(): void {
     this.onGone("the connection was closed");
@@ -185,6 +190,65 @@ export class RelayConnection {
       clearTimeout(query.timer);
       query.reject(new RelayError(`${why} before it answered`, true));
       this.queries.delete(id);
+    }
+  }
+}
+
+/** How long an unused relay connection stays open for the next delivery. */
+export const RELAY_IDLE_MS = 30_000;
+
+interface Pooled {
+  connection: Promise<RelayConnection>;
+  idle: ReturnType<typeof setTimeout> | null;
+  users: number;
+}
+
+/** Open connections per configuration (one per world in tests), then per relay URL. */
+const pools = new WeakMap<object, Map<string, Pooled>>();
+
+/**
+ * Runs `use` with an open connection to `url`, shared by the deliveries of this process and kept open for
+ * RELAY_IDLE_MS after the last one (issue 22's lesson for HTTP: a handshake per post cost more than the post). A
+ * connection that was lost is opened anew (resolved and checked again) on the next use. Throws RelayError when the
+ * relay cannot be opened.
+ */
+export async function withRelay<T>(deps: Pick<Deps, "config">, url: string, use: (connection: RelayConnection) => Promise<T>): Promise<T> {
+  let pool = pools.get(deps.config);
+  if (!pool) {
+    pool = new Map();
+    pools.set(deps.config, pool);
+  }
+  let entry = pool.get(url);
+  if (entry) {
+    const live = await entry.connection.catch(() => null);
+    if (live === null || live.isClosed) {
+      if (pool.get(url) === entry) pool.delete(url);
+      entry = undefined;
+    }
+  }
+  if (!entry) {
+    const opened = RelayConnection.open(deps, url);
+    entry = { connection: opened, idle: null, users: 0 };
+    pool.set(url, entry);
+    opened.catch(() => {
+      if (pool.get(url) === entry) pool.delete(url);
+    });
+  }
+  const current = entry;
+  if (current.idle) clearTimeout(current.idle);
+  current.idle = null;
+  current.users++;
+  try {
+    return await use(await current.connection);
+  } finally {
+    current.users--;
+    if (current.users === 0 && pool.get(url) === current) {
+      current.idle = setTimeout(() => {
+        if (pool.get(url) === current && current.users === 0) pool.delete(url);
+        void current.connection.then((c) => c.close()).catch(() => {});
+      }, RELAY_IDLE_MS);
+      // An idle relay connection never keeps the process alive.
+      (current.idle as { unref?: () => void }).unref?.();
     }
   }
 }
