@@ -17,6 +17,7 @@ import { generateKeys, parseSecretKey } from "../src/publishing/networks/nostr/k
 import { partCreatedAt } from "../src/publishing/networks/nostr/notes";
 import { connectorFor } from "../src/publishing/registry";
 import { eq } from "drizzle-orm";
+import { join } from "node:path";
 import { connections } from "../src/db/tables";
 import { type OpenConnection, openConnection } from "../src/store/connections";
 import { type BlossomServer, startBlossomServer } from "./peers/blossom-server";
@@ -338,6 +339,34 @@ describe("publish", () => {
     expect(post.status).toBe("failed");
     expect(post.targets[0].errorMessage).toBe("The Blossom server refused the image: File too large. Max allowed size is 1 KB");
     expect(await relay.query({ authors: [keys.pubkey], since: partCreatedAt(row!.scheduledTime, 0), until: partCreatedAt(row!.scheduledTime, 0) })).toHaveLength(0);
+  });
+
+  test("a relay restarted between two posts: the kept connection is found gone and opened anew", async () => {
+    const a = await world.createAccount();
+    const dbFile = join(world.dataDir, "restarting-relay.sqlite");
+    let restarting = await startNostrRelay({ db: dbFile });
+    try {
+      const k = generateKeys();
+      const view = await addConnection(world.deps, { accountId: a.accountId, platform: "nostr", secretKey: k.nsec, relays: restarting.url });
+      const post = async (caption: string) => {
+        const creation = await makeCreation(world.deps, a.accountId, { caption });
+        const res = await world.call("POST", "/api/v1/schedule", {
+          key: a.key,
+          body: { type: "social_post", creation_id: creation.id, scheduled_time: isoAt(world.clock.now() + FIVE_MIN + 1000), targets: [view.accountId] },
+        });
+        world.clock.advance(FIVE_MIN + 1000);
+        await runDueOnce(world.deps);
+        return (await world.call("GET", `/api/v1/schedule/posts/${res.json.post.id}`, { key: a.key })).json.post.status;
+      };
+      expect(await post("Before the restart")).toBe("published");
+      const port = restarting.port;
+      await restarting.stop();
+      restarting = await startNostrRelay({ db: dbFile, port });
+      expect(await post("After the restart")).toBe("published");
+      expect((await restarting.query({ authors: [k.pubkey] })).map((e) => e.content).sort()).toEqual(["After the restart", "Before the restart"]);
+    } finally {
+      await restarting.stop();
+    }
   });
 
   test("check again after the relay is gone: not ready, naming it", async () => {
