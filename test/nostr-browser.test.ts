@@ -146,22 +146,25 @@ describe.skipIf(TEST_DIALECT !== "sqlite")("Nostr through the dashboard and the 
   test("a post with 2 images, alt text and a 2-part thread reaches both keys once; read back and verified", async () => {
     const images = [await solidPng(64, 48), await solidPng(48, 64)];
     const assets = await Promise.all(images.map((bytes, i) => ingestImageBytes(deps, accountId, { bytes, fileName: `e2e-${i}` })));
-    const creation = await makeCreation(deps, accountId, { caption: "Tulips are up" });
-    const thread = [{ caption: "Planted in October", images: [] }, { caption: "Watered weekly", images: [] }];
-    const due = Date.now() + 6 * 60_000;
-    const scheduled = await api("POST", "/api/v1/schedule", { type: "social_post", creation_id: creation.id, scheduled_time: isoAt(due), targets: connectionIds });
+    const written = await api("POST", "/api/v1/creations", {
+      type: "social_post",
+      caption: "Tulips are up",
+      images: [
+        { asset_id: assets[0]!.id, alt_text: "Red tulips" },
+        { asset_id: assets[1]!.id, alt_text: "Yellow tulips" },
+      ],
+      thread: [{ caption: "Planted in October" }, { caption: "Watered weekly" }],
+    });
+    expect(written.status).toBe(201);
+    const creationId = (written.json.creation as { id: string }).id;
+    const scheduled = await api("POST", "/api/v1/schedule", { type: "social_post", creation_id: creationId, scheduled_time: isoAt(Date.now() + 6 * 60_000), targets: connectionIds });
     expect(scheduled.status).toBe(200);
     const postId = (scheduled.json.post as { id: string }).id;
-    // The post's snapshot gets the two images and the thread (the composer's API comes with decisions §13), and is
-    // made due now instead of in 6 minutes (the API's lead time is not what this test is about).
+    // Made due now instead of in 6 minutes, through the database (the API's lead time is not what this test is about).
     const now = Date.now();
-    const two = JSON.stringify([
-      { assetId: assets[0]!.id, altText: "Red tulips" },
-      { assetId: assets[1]!.id, altText: "Yellow tulips" },
-    ]);
     await deps.store.write(async (tx) => {
       const { sql } = await import("drizzle-orm");
-      await tx.run(sql`UPDATE scheduled_posts SET images = ${two}, image_asset_id = ${assets[0]!.id}, alt_text = 'Red tulips', thread = ${JSON.stringify(thread)}, scheduled_time = ${now} WHERE id = ${postId}`);
+      await tx.run(sql`UPDATE scheduled_posts SET scheduled_time = ${now} WHERE id = ${postId}`);
       await tx.run(sql`UPDATE scheduled_post_targets SET next_attempt_at = ${now} WHERE post_id = ${postId}`);
     });
     let post: { status: string; targets: Array<{ publishedUrl: string | null }> } = { status: "", targets: [] };

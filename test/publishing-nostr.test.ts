@@ -65,25 +65,30 @@ async function getPost(id: string) {
   return (await world.call("GET", `/api/v1/schedule/posts/${id}`, { key: acct.key })).json.post;
 }
 
-/** A post with 2 images (alt text on each) and a 2-part thread whose second part has an image of its own. */
-async function richPost(caption: string): Promise<{ postId: string; images: Uint8Array[] }> {
+/** A post written by hand (POST /api/v1/creations): 2 images with alt text and a 2-part thread whose second part has an image. */
+async function writePost(caption: string, extra: Record<string, unknown> = {}): Promise<{ creationId: string; images: Uint8Array[] }> {
   const images = [await solidPng(64, 48), await solidPng(40, 30), await solidPng(20, 10)];
   const assets = await Promise.all(images.map((bytes, i) => ingestImageBytes(world.deps, acct.accountId, { bytes, fileName: `picture-${i}` })));
-  const creation = await makeCreation(world.deps, acct.accountId, { caption, altText: "A blue field" });
-  const thread = [
-    { caption: `${caption} (2/3)`, images: [] },
-    { caption: `${caption} (3/3)`, images: [{ assetId: assets[2]!.id, altText: "A small blue bar" }] },
-  ];
-  await world.sql("UPDATE creations SET thread = ? WHERE id = ?", JSON.stringify(thread), creation.id);
-  const postId = await schedule(creation.id, connectionId);
-  // Scheduling snapshots the first image only until the composer's creations carry several (decisions §13): the
-  // post's snapshot is given both images here, in the stored shape the content loader reads.
-  const two = [
-    { assetId: assets[0]!.id, altText: "A blue field" },
-    { assetId: assets[1]!.id, altText: "A smaller blue field" },
-  ];
-  await world.sql("UPDATE scheduled_posts SET images = ?, image_asset_id = ?, alt_text = ? WHERE id = ?", JSON.stringify(two), assets[0]!.id, "A blue field", postId);
-  return { postId, images };
+  const res = await world.call("POST", "/api/v1/creations", {
+    key: acct.key,
+    body: {
+      type: "social_post",
+      caption,
+      images: [
+        { asset_id: assets[0]!.id, alt_text: "A blue field" },
+        { asset_id: assets[1]!.id, alt_text: "A smaller blue field" },
+      ],
+      thread: [{ caption: `${caption} (2/3)` }, { caption: `${caption} (3/3)`, images: [{ asset_id: assets[2]!.id, alt_text: "A small blue bar" }] }],
+      ...extra,
+    },
+  });
+  expect(res.status).toBe(201);
+  return { creationId: res.json.creation.id as string, images };
+}
+
+async function richPost(caption: string): Promise<{ postId: string; images: Uint8Array[] }> {
+  const { creationId, images } = await writePost(caption);
+  return { postId: await schedule(creationId, connectionId), images };
 }
 
 /** A stored connection, opened as the dispatcher opens it. */
@@ -189,6 +194,23 @@ describe("connect", () => {
     expect(message).toContain("is already connected");
   });
 
+  test("scheduling images to a Nostr connection without Blossom, or a first comment to any: 409 not_schedulable, saying what to do", async () => {
+    const a = await world.createAccount();
+    const bare = await addConnection(world.deps, { accountId: a.accountId, platform: "nostr", secretKey: generateKeys().nsec, relays: relay.url });
+    const asset = await ingestImageBytes(world.deps, a.accountId, { bytes: await solidPng(10, 10), fileName: "x" });
+    const when = isoAt(world.clock.now() + FIVE_MIN + 1000);
+    const withImage = await world.call("POST", "/api/v1/creations", { key: a.key, body: { type: "social_post", caption: "Look", images: [{ asset_id: asset.id, alt_text: "x" }] } });
+    const refused = await world.call("POST", "/api/v1/schedule", { key: a.key, body: { type: "social_post", creation_id: withImage.json.creation.id, scheduled_time: when, targets: [bare.accountId] } });
+    expect(refused.status).toBe(409);
+    expect(refused.json.error).toBe("not_schedulable");
+    expect(refused.json.message).toContain("takes no images; this has 1. Nostr notes carry images through a Blossom server: add one to this connection");
+    const withComment = await world.call("POST", "/api/v1/creations", { key: a.key, body: { type: "social_post", caption: "Look", first_comment: "More below" } });
+    const noComment = await world.call("POST", "/api/v1/schedule", { key: a.key, body: { type: "social_post", creation_id: withComment.json.creation.id, scheduled_time: when, targets: [bare.accountId] } });
+    expect(noComment.status).toBe(409);
+    expect(noComment.json.message).toMatch(/Nostr .*first comment/i);
+    expect(Number((await world.sql("SELECT COUNT(*) AS n FROM scheduled_posts WHERE account_id = ?", a.accountId))[0]!.n)).toBe(0);
+  });
+
   test("without a Blossom server the connection declares no images, with the hint; with one, up to 10", async () => {
     const a = await world.createAccount();
     const bare = await addConnection(world.deps, { accountId: a.accountId, platform: "nostr", secretKey: generateKeys().nsec, relays: relay.url });
@@ -241,18 +263,79 @@ describe("publish", () => {
     expect(blossom.uploads.every((u) => u.pubkey === keys.pubkey)).toBe(true);
   });
 
-  test("a resend after an unknown outcome finds the post, completes the thread, and never makes a second note", async () => {
+  test("a crash after sending, before recording: reconcile finds every part on the relay, records them, sends nothing again", async () => {
     const { postId } = await richPost("Resent once");
     const { post: row, targets } = await postRows(world.deps, postId);
     world.clock.advance(FIVE_MIN + 1000);
     await runDueOnce(world.deps);
-    // A worker that died after sending: the target is left publishing with an unknown outcome.
+    const sent = (await postRows(world.deps, postId)).targets[0]!.partsOut;
+    expect(sent).toHaveLength(3);
+    // A worker that died after its notes went out but before anything was recorded: nothing known, outcome unknown.
+    await world.sql(
+      "UPDATE scheduled_post_targets SET parts_out = '[]', provider_post_id = NULL, published_at = NULL, next_attempt_at = ? WHERE id = ?",
+      world.clock.now(),
+      targets[0]!.id,
+    );
     await leaveDeadWorker(world, targets[0]!.id);
+    const uploadsBefore = blossom.uploads.length;
     world.clock.advance(1000);
     await runDueOnce(world.deps);
     expect((await getPost(postId)).status).toBe("published");
+    const after = (await postRows(world.deps, postId)).targets[0]!;
+    expect(after.partsOut).toEqual(sent);
+    expect(after.providerPostId).toBe(sent[0]!);
+    expect(blossom.uploads.length).toBe(uploadsBefore); // nothing was signed or uploaded again
     const window = { authors: [keys.pubkey], since: partCreatedAt(row!.scheduledTime, 0), until: partCreatedAt(row!.scheduledTime, 2) };
     expect(await relay.query(window)).toHaveLength(3);
+  });
+
+  test("a crash mid-thread: the parts found on the relay are recorded in order; none is sent twice", async () => {
+    const { postId } = await richPost("Cut short");
+    const { post: row, targets } = await postRows(world.deps, postId);
+    world.clock.advance(FIVE_MIN + 1000);
+    await runDueOnce(world.deps);
+    const sent = (await postRows(world.deps, postId)).targets[0]!.partsOut;
+    // Recorded: the post only. The relay has all three; reconcile finds parts 1 and 2 and records them in order.
+    await world.sql("UPDATE scheduled_post_targets SET parts_out = ?, next_attempt_at = ? WHERE id = ?", JSON.stringify(sent.slice(0, 1)), world.clock.now(), targets[0]!.id);
+    await leaveDeadWorker(world, targets[0]!.id);
+    world.clock.advance(1000);
+    await runDueOnce(world.deps);
+    expect((await postRows(world.deps, postId)).targets[0]!.partsOut).toEqual(sent);
+    expect(await relay.query({ authors: [keys.pubkey], since: partCreatedAt(row!.scheduledTime, 0), until: partCreatedAt(row!.scheduledTime, 2) })).toHaveLength(3);
+  });
+
+  test("a delivery resuming after a recorded post sends only the rest, replying to the recorded id", async () => {
+    const fresh = await startNostrRelay();
+    try {
+      const a = await world.createAccount();
+      const k = generateKeys();
+      const view = await addConnection(world.deps, { accountId: a.accountId, platform: "nostr", secretKey: k.nsec, relays: fresh.url });
+      const rootId = "ab".repeat(32); // the post, out already (on another relay, say)
+      const partsOut = [rootId];
+      const scheduledTime = world.clock.now();
+      const result = await connectorFor("nostr").deliver({
+        deps: world.deps,
+        connection: await openById(view.accountId),
+        targetId: "resume",
+        content: { postId: "resume", scheduledTime, caption: "One", images: [], thread: [{ caption: "Two", images: [] }, { caption: "Three", images: [] }], firstComment: null },
+        saveProviderPostId: async () => {},
+        partsOut,
+        savePartOut: async (index, id) => {
+          expect(index).toBe(partsOut.length);
+          partsOut.push(id);
+        },
+        saveSession: async () => {},
+      });
+      expect(result).toMatchObject({ kind: "published", providerPostId: rootId });
+      const notes = (await fresh.query({ authors: [k.pubkey] })).sort((x, y) => x.created_at - y.created_at);
+      expect(notes.map((n) => n.content)).toEqual(["Two", "Three"]);
+      expect(notes.map((n) => n.created_at)).toEqual([partCreatedAt(scheduledTime, 1), partCreatedAt(scheduledTime, 2)]);
+      expect(notes[0]!.tags).toEqual([["e", rootId, fresh.url, "root", k.pubkey], ["p", k.pubkey]]);
+      expect(notes[1]!.tags).toEqual([["e", rootId, fresh.url, "root", k.pubkey], ["e", notes[0]!.id, fresh.url, "reply", k.pubkey], ["p", k.pubkey]]);
+      expect(partsOut).toEqual([rootId, notes[0]!.id, notes[1]!.id]);
+    } finally {
+      await fresh.stop();
+    }
   });
 
   test("a crash before anything was sent: every relay answers without the note (proof of absence), it is sent once", async () => {
@@ -267,6 +350,10 @@ describe("publish", () => {
       targetId: targets[0]!.id,
       content: { postId, scheduledTime: row!.scheduledTime, caption: "Never sent before the crash", images: [], thread: [], firstComment: null },
       saveProviderPostId: async () => {},
+      partsOut: [],
+      savePartOut: async () => {
+        throw new Error("nothing is out: no part may be recorded");
+      },
       saveSession: async () => {},
     });
     expect(reconciled).toBeNull();

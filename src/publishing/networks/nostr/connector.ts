@@ -5,10 +5,11 @@
  *   a resend (created_at from the scheduled time and the part's index, images at their sha256 address), so a retry
  *   after a crash can never make a second note: a relay stores an id once.
  * - A relay's `OK true` is the confirmation; `OK false` is shown in the relay's own words; "duplicate:" counts as
- *   accepted. Each part goes to every relay; a part is out when at least one relay accepted it.
- * - An unknown outcome is reconciled by asking every relay for the post (author, created_at and text): found →
- *   the rest of the thread is sent again (the same events) and the post is published; every relay answered without
- *   it → proof of absence; a relay that cannot be asked → the answer waits.
+ *   accepted. Each part goes to every relay; a part is out when at least one relay accepted it, and is then recorded
+ *   (savePartOut) before the next leaves; a retry resumes after the parts recorded.
+ * - An unknown outcome is reconciled by asking every relay for this key's notes in the post's time window: each part
+ *   found (time, text, NIP-10 tags) is recorded in order; all found → published; none found and none recorded → proof
+ *   of absence (every relay having answered); a relay that cannot be asked → the answer waits.
  * - Images go to the Blossom server (blossom.ts) and appear in the note with a NIP-92 `imeta` tag; without a Blossom
  *   server the connection declares no images, so a post with images is refused at scheduling.
  */
@@ -26,6 +27,7 @@ import {
   DeliveryError,
   type DeliveryResult,
   LIBRARY_IMAGE_TYPES,
+  partsOf,
   type NetworkCapabilities,
 } from "../../connector";
 import { failureKindOf, outboundProblem, providerFetch, plainNetworkProblem } from "../../outbound";
@@ -78,16 +80,20 @@ function noRelayAccepted(what: string, outcomes: ReadonlyMap<string, PublishOutc
   return new DeliveryError("transient", `No relay could be reached for the ${what}: ${words}`);
 }
 
-/** Uploads every image of every part (post first) to the connection's Blossom server. */
-async function uploadAll(deps: Deps, connection: OpenConnection, content: DeliveryContent, secret: Uint8Array): Promise<NotePart[]> {
-  const parts = [{ caption: content.caption, images: content.images }, ...content.thread];
-  const blossom = connection.credentials.blossom;
-  const out: NotePart[] = [];
-  for (const part of parts) {
-    if (part.images.length > 0 && !blossom) throw new DeliveryError("permanent", NOSTR_IMAGES_HINT);
+/**
+ * The parts to sign, in sending order (partsOf: post, thread parts, first comment), with the images of every part not
+ * out yet uploaded to the connection's Blossom server (parts out already are not signed again, so theirs are not).
+ */
+async function prepareParts(deps: Deps, ctx: DeliveryContext, secret: Uint8Array): Promise<Array<NotePart & { replyToRoot: boolean }>> {
+  const blossom = ctx.connection.credentials.blossom;
+  const out: Array<NotePart & { replyToRoot: boolean }> = [];
+  for (const part of partsOf(ctx.content)) {
     const images: UploadedImage[] = [];
-    for (const image of part.images) images.push(await uploadToBlossom(deps, blossom as string, secret, image));
-    out.push({ caption: part.caption, images });
+    if (part.index >= ctx.partsOut.length) {
+      if (part.images.length > 0 && !blossom) throw new DeliveryError("permanent", NOSTR_IMAGES_HINT);
+      for (const image of part.images) images.push(await uploadToBlossom(deps, blossom as string, secret, image));
+    }
+    out.push({ caption: part.caption, images, replyToRoot: part.kind === "first_comment" });
   }
   return out;
 }
@@ -109,45 +115,72 @@ async function publishEverywhere(deps: Pick<Deps, "config">, relays: readonly st
   return new Map(relays.map((relay, i) => [relay, outcomes[i] as PublishOutcome]));
 }
 
-/** Signs and publishes the post and its thread, in order, each part to every relay. */
+/**
+ * Signs and publishes the parts not out yet, in order, each to every relay; each part is recorded as out
+ * (savePartOut) before the next leaves, so a retry resumes after it.
+ */
 async function publishAll(ctx: DeliveryContext): Promise<DeliveryResult> {
   const { deps, connection, content } = ctx;
   const secret = secretBytes(connection.credentials.secretKey as string);
   const pubkey = pubkeyOf(connection, secret);
   const relays = relaysOf(connection.endpoint);
-  const parts = await uploadAll(deps, connection, content, secret);
-  const events = signNotes(secret, pubkey, content.scheduledTime, parts, relays[0] ?? "");
-  const root = events[0] as Event;
-  // The note's id is known before anything is sent: saved first, so a crash leaves the id behind.
-  await ctx.saveProviderPostId(root.id);
-  for (const [index, event] of events.entries()) {
+  const parts = await prepareParts(deps, ctx, secret);
+  for (const { index, event } of signNotes(secret, pubkey, content.scheduledTime, parts, relays[0] ?? "", ctx.partsOut)) {
     const outcomes = await publishEverywhere(deps, relays, event);
     if (![...outcomes.values()].some((o) => o.kind === "accepted")) {
-      throw noRelayAccepted(index === 0 ? "note" : `thread part ${index}`, outcomes);
+      throw noRelayAccepted(index === 0 ? "note" : `reply ${index}`, outcomes);
     }
     const refusals = [...outcomes.entries()].filter(([, o]) => o.kind !== "accepted");
     if (refusals.length > 0) {
       deps.log.info("nostr: some relays did not take a note", { targetId: ctx.targetId, part: index, relays: refusals.map(([r, o]) => `${r}: ${o.kind} ${o.message}`) });
     }
+    await ctx.savePartOut(index, event.id);
   }
-  return { kind: "published", providerPostId: root.id, publishedUrl: noteUrl(root, relays) };
+  const rootId = ctx.partsOut[0] as string;
+  return { kind: "published", providerPostId: rootId, publishedUrl: noteUrl({ id: rootId, pubkey }, relays) };
 }
 
-/** Asks every relay for the post's note; answers it, null when every relay answered without it. Throws when one could not be asked. */
-async function findRoot(deps: Pick<Deps, "config">, connection: OpenConnection, content: DeliveryContent): Promise<Event | null> {
+/**
+ * After an unknown outcome: asks every relay for this key's notes in the post's `created_at` window and records, in
+ * order from the first part not recorded, each part found (its time, its text, and for a reply the `e` tags naming
+ * the post and the part before). Answers the result when every part is out; null when some are not (the delivery
+ * resumes after those found; none found and none recorded before is proof of absence, every relay having answered).
+ * Throws a transient DeliveryError when a relay cannot be asked and not every part was found.
+ */
+async function reconcileParts(ctx: DeliveryContext): Promise<DeliveryResult | null> {
+  const { deps, connection, content } = ctx;
   const pubkey = pubkeyOf(connection, secretBytes(connection.credentials.secretKey as string));
-  const createdAt = partCreatedAt(content.scheduledTime, 0);
+  const parts = partsOf(content);
+  const since = partCreatedAt(content.scheduledTime, 0);
   const relays = relaysOf(connection.endpoint);
-  const filter = { authors: [pubkey], kinds: [NOTE_KIND], since: createdAt, until: createdAt };
+  const filter = { authors: [pubkey], kinds: [NOTE_KIND], since, until: partCreatedAt(content.scheduledTime, parts.length - 1) };
   const answers = await Promise.allSettled(relays.map((relay) => withRelay(deps, relay, (c) => c.query(filter))));
+  const seen = new Map<string, Event>();
   const unasked: string[] = [];
   for (const [i, answer] of answers.entries()) {
     if (answer.status === "rejected") {
       unasked.push(`${relays[i]}: ${answer.reason instanceof Error ? answer.reason.message : String(answer.reason)}`);
       continue;
     }
-    const found = answer.value.find((e) => e.pubkey === pubkey && e.created_at === createdAt && e.content.startsWith(content.caption) && !e.tags.some((t) => t[0] === "e"));
-    if (found) return found;
+    for (const e of answer.value) if (e.pubkey === pubkey) seen.set(e.id, e);
+  }
+  const eTag = (e: Event, marker: string) => e.tags.find((t) => t[0] === "e" && t[3] === marker)?.[1];
+  for (let index = ctx.partsOut.length; index < parts.length; index++) {
+    const part = parts[index] as (typeof parts)[number];
+    const root = ctx.partsOut[0];
+    const parent = part.kind === "first_comment" ? root : ctx.partsOut[index - 1];
+    const found = [...seen.values()].find(
+      (e) =>
+        e.created_at === partCreatedAt(content.scheduledTime, index) &&
+        e.content.startsWith(part.caption) &&
+        (index === 0 ? !e.tags.some((t) => t[0] === "e") : eTag(e, "root") === root && (parent === root || eTag(e, "reply") === parent)),
+    );
+    if (!found) break;
+    await ctx.savePartOut(index, found.id);
+  }
+  if (ctx.partsOut.length === parts.length) {
+    const rootId = ctx.partsOut[0] as string;
+    return { kind: "published", providerPostId: rootId, publishedUrl: noteUrl({ id: rootId, pubkey }, relays) };
   }
   if (unasked.length > 0) throw new DeliveryError("transient", `Could not ask every relay whether the earlier attempt landed: ${unasked.join("; ")}`);
   return null;
@@ -220,12 +253,7 @@ export const nostrConnector: Connector = {
 
   deliver: publishAll,
 
-  async reconcile(ctx: DeliveryContext): Promise<DeliveryResult | null> {
-    const found = await findRoot(ctx.deps, ctx.connection, ctx.content);
-    if (found === null) return null;
-    // The post is out; its thread may not be: send it all again (the same events), which completes it.
-    return publishAll(ctx);
-  },
+  reconcile: reconcileParts,
 
   // Notes are sent at their time by Seedcast: nothing is held at a relay to withdraw.
   withdraw: async () => false,

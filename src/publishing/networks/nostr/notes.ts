@@ -40,22 +40,35 @@ export function imetaTag(image: UploadedImage): string[] {
 }
 
 /**
- * Signs the post and its thread parts, in order. `relayHint` goes into the NIP-10 `e` tags (the first relay the
- * connection lists).
+ * Signs the parts not out yet, in order: parts before `outIds.length` are out already under those ids (replies name
+ * them); the others are signed, each naming the post as `root` and, after the first reply, the part before it as
+ * `reply` (a first comment, `replyToRoot`, answers the post itself). `relayHint` goes into the `e` tags (the first
+ * relay the connection lists). Answers each signed part with its index.
  */
-export function signNotes(secret: Uint8Array, pubkey: string, scheduledTimeMs: number, parts: readonly NotePart[], relayHint: string): Event[] {
-  const events: Event[] = [];
-  parts.forEach((part, index) => {
+export function signNotes(
+  secret: Uint8Array,
+  pubkey: string,
+  scheduledTimeMs: number,
+  parts: readonly (NotePart & { replyToRoot?: boolean })[],
+  relayHint: string,
+  outIds: readonly string[] = [],
+): Array<{ index: number; event: Event }> {
+  const ids = [...outIds];
+  const signed: Array<{ index: number; event: Event }> = [];
+  for (let index = outIds.length; index < parts.length; index++) {
+    const part = parts[index] as NotePart & { replyToRoot?: boolean };
     const tags: string[][] = [];
-    const root = events[0];
-    const parent = events[index - 1];
-    if (root && parent) {
-      tags.push(["e", root.id, relayHint, "root", pubkey]);
-      if (parent.id !== root.id) tags.push(["e", parent.id, relayHint, "reply", pubkey]);
+    if (index > 0) {
+      const root = ids[0] as string;
+      const parent = part.replyToRoot ? root : (ids[index - 1] as string);
+      tags.push(["e", root, relayHint, "root", pubkey]);
+      if (parent !== root) tags.push(["e", parent, relayHint, "reply", pubkey]);
       tags.push(["p", pubkey]);
     }
     for (const image of part.images) tags.push(imetaTag(image));
-    events.push(finalizeEvent({ kind: NOTE_KIND, created_at: partCreatedAt(scheduledTimeMs, index), tags, content: contentOf(part) }, secret));
-  });
-  return events;
+    const event = finalizeEvent({ kind: NOTE_KIND, created_at: partCreatedAt(scheduledTimeMs, index), tags, content: contentOf(part) }, secret);
+    ids.push(event.id);
+    signed.push({ index, event });
+  }
+  return signed;
 }
