@@ -17,6 +17,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 
+import Database from 'better-sqlite3'
 import { NostrRelay } from '@nostr-relay/core'
 import { EventRepositorySqlite } from '@nostr-relay/event-repository-sqlite'
 import { Validator } from '@nostr-relay/validator'
@@ -62,8 +63,13 @@ async function stop(code) {
 }
 
 try {
+  // WAL (the repository's own choice) with synchronous=NORMAL, the usual setting for a relay's SQLite: a commit does
+  // not wait for an fsync (durable at checkpoints; a power cut may lose the last events, a process crash does not).
+  const db = new Database(dbFile)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
   // A query without a limit answers up to 100 events by default (10 × that with one): tests read thousands back.
-  repository = new EventRepositorySqlite(dbFile, { defaultLimit: 10_000 })
+  repository = new EventRepositorySqlite(db, { defaultLimit: 10_000 })
   await repository.init()
   relay = new NostrRelay(repository, { filterResultCacheTtl: 0, logLevel: 3 })
   if (refuseWord !== null) {
