@@ -22,6 +22,7 @@ import { connections } from "../src/db/tables";
 import { type OpenConnection, openConnection } from "../src/store/connections";
 import { type BlossomServer, startBlossomServer } from "./peers/blossom-server";
 import { type NostrTestRelay, isNostrRelayInstalled, startNostrRelay } from "./helpers/nostr-relay";
+import { DashboardClient } from "./helpers/dashboard-client";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 import { FIVE_MIN, leaveDeadWorker, makeCreation, postRows, solidPng } from "./publishing-fixtures";
 
@@ -467,3 +468,35 @@ describe("publish", () => {
     expect(after.blockedReason).toContain(lonely.url);
   });
 });
+
+describe("the dashboard's Nostr form", () => {
+  test("a relay that does not answer: nothing stored, the relays kept, the key not; reconnect keeps the id and shows no key", async () => {
+    const a = await world.createAccount({ name: "Form" });
+    const [owner] = await world.sql<{ email: string }>("SELECT u.email FROM users u JOIN members m ON m.user_id = u.id WHERE m.account_id = ?", a.accountId);
+    const client = new DashboardClient(world);
+    expect((await client.login(owner?.email ?? "")).status).toBe(303);
+    const k = generateKeys();
+    const dead = "ws://localhost:9";
+    const failed = await client.submit("/dashboard/connections", "/dashboard/connections", { platform: "nostr", secretKey: k.nsec, relays: `${relay.url}\n${dead}` });
+    expect(failed.status).toBe(400);
+    expect(failed.text).toContain("Not connected: the check failed.");
+    expect(failed.text).toMatch(/id="nostr-relays-error">This relay did not answer \(ws:\/\/localhost:9: /);
+    expect(failed.text).not.toContain(k.nsec);
+    expect(failed.text).not.toContain(k.secretHex);
+    expect(Number((await world.sql("SELECT COUNT(*) AS n FROM connections WHERE account_id = ?", a.accountId))[0]!.n)).toBe(0);
+
+    const made = await client.submit("/dashboard/connections", "/dashboard/connections", { platform: "nostr", newKey: "1", relays: relay.url });
+    expect(made.status).toBe(303);
+    const [row] = await world.sql<{ id: string; label: string }>("SELECT id, label FROM connections WHERE account_id = ?", a.accountId);
+    const page = await client.get(`/dashboard/connections/${row!.id}/reconnect`);
+    expect(page.text).toContain(relay.url);
+    expect(page.text).toMatch(/name="secretKey"[^>]*type="password"|type="password"[^>]*name="secretKey"/);
+    const again = await client.submit(`/dashboard/connections/${row!.id}/reconnect`, `/dashboard/connections/${row!.id}/reconnect`, { secretKey: k.nsec, relays: relay.url });
+    expect(again.status).toBe(303);
+    const [after] = await world.sql<{ id: string; label: string }>("SELECT id, label FROM connections WHERE account_id = ?", a.accountId);
+    expect(after!.id).toBe(row!.id);
+    expect(after!.label).toBe(`${k.npub.slice(0, 12)}…${k.npub.slice(-6)}`);
+    expect((await client.get("/dashboard/connections")).text).toContain(k.npub);
+  });
+});
+
