@@ -399,6 +399,47 @@ describe("publish", () => {
     expect(await refusing.query({ authors: [k.pubkey] })).toHaveLength(0);
   });
 
+  test("a relay answering OK false with a duplicate: message counts as having the note", async () => {
+    // A relay written from NIP-01's OK message ("duplicate:" is the prefix for an event the relay already has).
+    const fake = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: (request, server) => (server.upgrade(request) ? undefined : new Response("websocket only", { status: 400 })),
+      websocket: {
+        message(ws, raw) {
+          const [type, event] = JSON.parse(String(raw)) as [string, { id: string }];
+          if (type === "EVENT") ws.send(JSON.stringify(["OK", event.id, false, "duplicate: already have this event"]));
+        },
+      },
+    });
+    try {
+      const a = await world.createAccount();
+      const k = generateKeys();
+      const url = `ws://localhost:${fake.port}`;
+      // The fake answers no query (no EOSE), so the check stores the connection not ready; the delivery is driven directly.
+      const view = await addConnection(world.deps, { accountId: a.accountId, platform: "nostr", secretKey: k.nsec, relays: url });
+      expect(view.readyToPost).toBe(false);
+      const partsOut: string[] = [];
+      const ctx = {
+        deps: world.deps,
+        connection: await openById(view.accountId),
+        targetId: "dup",
+        content: { postId: "dup", scheduledTime: world.clock.now(), caption: "Seen before", images: [], thread: [], firstComment: null },
+        saveProviderPostId: async () => {},
+        partsOut,
+        savePartOut: async (_i: number, id: string) => {
+          partsOut.push(id);
+        },
+        saveSession: async () => {},
+      };
+      const result = await connectorFor("nostr").deliver(ctx);
+      expect(partsOut).toHaveLength(1);
+      expect(result).toMatchObject({ kind: "published", providerPostId: partsOut[0] });
+    } finally {
+      fake.stop(true);
+    }
+  });
+
   test("cancelled before it is due: nothing reaches the relay", async () => {
     const creation = await makeCreation(world.deps, acct.accountId, { caption: "Cancelled in time" });
     const postId = await schedule(creation.id, connectionId);
