@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Event } from "nostr-tools/core";
+import { parse as parseThread } from "nostr-tools/nip10";
 import { decode, nsecEncode } from "nostr-tools/nip19";
 import { getPublicKey } from "nostr-tools/pure";
 import { hexToBytes } from "nostr-tools/utils";
@@ -260,6 +261,12 @@ describe("publish", () => {
       ["e", first.id, relay.url, "reply", keys.pubkey],
     ]);
     expect(tagsNamed(second, "imeta").map(imeta)[0]).toMatchObject({ alt: "A small blue bar", dim: "20x10" });
+    // nostr-tools' own NIP-10 reader sees the same thread: each reply's root is the post, its parent the part before.
+    const firstRead = parseThread(first);
+    const secondRead = parseThread(second);
+    expect([firstRead.root?.id, firstRead.reply?.id]).toEqual([root.id, root.id]);
+    expect([secondRead.root?.id, secondRead.reply?.id]).toEqual([root.id, first.id]);
+    expect(parseThread(root)).toMatchObject({ root: undefined, reply: undefined });
     // The Blossom uploads were authorised by this key (BUD-01 kind-24242 event checked by the stand-in).
     expect(blossom.uploads.every((u) => u.pubkey === keys.pubkey)).toBe(true);
   });
