@@ -15,20 +15,50 @@ import {
   listConnections,
   removeConnection,
 } from "../modules/connections/service";
+import { generateKeys } from "../publishing/networks/nostr/keys";
 import { UsageError, optional, output, parse, required } from "./args";
 
 const USAGE =
   "usage: seedcast connections add --account ID --platform bluesky --handle H --app-password P [--service URL]\n" +
   "       seedcast connections add --account ID --platform mastodon --instance URL --token T\n" +
   "       seedcast connections add --account ID --platform webhook --url URL --secret S\n" +
+  "       seedcast connections add --account ID --platform nostr (--secret-key K | --generate-key [--show-secret-key]) --relays R1,R2 [--blossom URL]\n" +
   "       seedcast connections check ID --account ID | list --account ID | remove ID --account ID";
 
-const FLAGS = ["account", "platform", "handle", "app-password", "service", "instance", "token", "url", "secret"];
+const FLAGS = ["account", "platform", "handle", "app-password", "service", "instance", "token", "url", "secret", "secret-key", "relays", "blossom"];
+const BOOLEANS = ["generate-key", "show-secret-key"];
 
-function addInput(flags: Record<string, string | boolean | undefined>): AddConnectionInput {
+/** A key made by `--generate-key`: its npub is printed; its nsec only with `--show-secret-key`, this once. */
+interface MintedKey {
+  npub: string;
+  nsec: string | null;
+}
+
+function addInput(flags: Record<string, string | boolean | undefined>): { input: AddConnectionInput; minted: MintedKey | null } {
   const accountId = required(flags, "account");
   const platform = required(flags, "platform");
-  if (!isPlatform(platform)) throw new UsageError(`--platform must be bluesky, mastodon or webhook\n${USAGE}`);
+  if (!isPlatform(platform)) throw new UsageError(`--platform must be bluesky, mastodon, webhook or nostr\n${USAGE}`);
+  if (platform === "nostr") return nostrInput(accountId, flags);
+  return { input: pastedInput(accountId, platform, flags), minted: null };
+}
+
+function nostrInput(accountId: string, flags: Record<string, string | boolean | undefined>): { input: AddConnectionInput; minted: MintedKey | null } {
+  const generate = flags["generate-key"] === true;
+  if (generate === (optional(flags, "secret-key") !== undefined)) throw new UsageError(`give either --secret-key or --generate-key\n${USAGE}`);
+  if (!generate && flags["show-secret-key"] === true) throw new UsageError("--show-secret-key goes with --generate-key: a key you pasted is never printed");
+  const blossom = optional(flags, "blossom");
+  const keys = generate ? generateKeys() : null;
+  const input: AddConnectionInput = {
+    accountId,
+    platform: "nostr",
+    secretKey: keys ? keys.secretHex : required(flags, "secret-key"),
+    relays: required(flags, "relays"),
+    ...(blossom ? { blossom } : {}),
+  };
+  return { input, minted: keys ? { npub: keys.npub, nsec: flags["show-secret-key"] === true ? keys.nsec : null } : null };
+}
+
+function pastedInput(accountId: string, platform: Exclude<AddConnectionInput["platform"], "nostr">, flags: Record<string, string | boolean | undefined>): AddConnectionInput {
   switch (platform) {
     case "bluesky": {
       const service = optional(flags, "service");
@@ -48,11 +78,17 @@ function viewText(v: ReturnType<typeof connectionView>): string {
 /** Dispatches the connections subcommands. */
 export async function connectionsCommand(deps: Deps, argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
-  const { flags, positionals, json } = parse(rest, FLAGS);
+  const { flags, positionals, json } = parse(rest, FLAGS, BOOLEANS);
   switch (sub) {
     case "add": {
-      const view = await addConnection(deps, addInput(flags));
-      output(json, view, viewText(view));
+      const { input, minted } = addInput(flags);
+      const view = await addConnection(deps, input);
+      if (minted === null) {
+        output(json, view, viewText(view));
+        return;
+      }
+      const keyLines = `\n    npub: ${minted.npub}${minted.nsec ? `\n    nsec: ${minted.nsec}  (shown this once: keep it somewhere safe)` : ""}`;
+      output(json, { ...view, npub: minted.npub, ...(minted.nsec ? { nsec: minted.nsec } : {}) }, `${viewText(view)}${keyLines}`);
       return;
     }
     case "check": {

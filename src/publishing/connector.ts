@@ -120,6 +120,8 @@ export interface CheckResult {
   session?: Record<string, string> | null;
   /** When not ready: what the person should change, the credentials (password, token, secret) or the address. */
   fix?: CheckFix;
+  /** The form field to change when the network has more than one address (Nostr: `relays` or `blossom`). */
+  field?: string;
   /**
    * True when the address answers, but not the way the platform's servers do (a Mastodon "server" without Mastodon's
    * API): a new connection there is refused rather than stored.
@@ -158,6 +160,8 @@ export interface NetworkCapabilities {
   requiresImage: boolean;
   /** Image types the connector can send (after its own re-encoding); the others are refused at scheduling. */
   imageTypes: readonly string[];
+  /** Said with a refusal of images when `maxImages` is 0 for this connection: what the person can change (Nostr: add a Blossom server). */
+  imagesHint?: string;
 }
 
 /** Every image type the library holds (PNG, JPEG, GIF, WebP). */

@@ -3,11 +3,13 @@ import type { ConnectionPlatform } from "../db/schema/connections";
 import { blueskyConnector } from "./bluesky";
 import type { Connector } from "./connector";
 import { mastodonConnector } from "./mastodon";
+import { nostrConnector } from "./networks/nostr/connector";
 import { webhookConnector } from "./webhook";
 
 const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   bluesky: blueskyConnector,
   mastodon: mastodonConnector,
+  nostr: nostrConnector,
   webhook: webhookConnector,
 };
 

@@ -17,6 +17,9 @@ import type { CheckResult } from "../../publishing/connector";
 import { refreshPostStatus } from "../../publishing/post-status";
 import { withdrawPendingTargets } from "../../publishing/withdraw";
 import { outboundProblem } from "../../publishing/outbound";
+import { RelayListError, endpointOf, normalizeBlossom, normalizeRelays } from "../../publishing/networks/nostr/connection";
+import { npubLabel } from "../../publishing/networks/nostr/connector";
+import { NostrKeyError, parseSecretKey } from "../../publishing/networks/nostr/keys";
 import { connectorFor } from "../../publishing/registry";
 import { type ConnectionRow, openConnection } from "../../store/connections";
 import { noticeConnectionBlocked } from "../../store/notices";
@@ -35,7 +38,9 @@ export interface ConnectionView {
 export type AddConnectionInput =
   | { accountId: string; platform: "bluesky"; handle: string; appPassword: string; service?: string }
   | { accountId: string; platform: "mastodon"; instance: string; token: string }
-  | { accountId: string; platform: "webhook"; url: string; secret: string };
+  | { accountId: string; platform: "webhook"; url: string; secret: string }
+  /** Nostr: a secret key (`nsec1…` or hex; the CLI and the dashboard make one when asked), 1–10 relays, an optional Blossom server. */
+  | { accountId: string; platform: "nostr"; secretKey: string; relays: string | readonly string[]; blossom?: string };
 
 const MIN_WEBHOOK_SECRET = 16;
 
@@ -72,6 +77,7 @@ const FIELDS: Record<ConnectionPlatform, { address: string; credentials: string 
   bluesky: { address: "service", credentials: "appPassword" },
   mastodon: { address: "instance", credentials: "token" },
   webhook: { address: "url", credentials: "secret" },
+  nostr: { address: "relays", credentials: "secretKey" },
 };
 
 /** Validates the input into endpoint, label and credentials. */
@@ -97,7 +103,40 @@ function prepare(deps: Pick<Deps, "config">, input: AddConnectionInput): { endpo
       const endpoint = normalizeEndpoint(deps, "url", input.url);
       return { endpoint, label: new URL(endpoint).host, credentials: { secret: input.secret } };
     }
+    case "nostr":
+      return prepareNostr(deps, input);
   }
+}
+
+/** A Nostr connection's fields: each mistake is a sentence on its field (the key is never echoed). */
+function prepareNostr(
+  deps: Pick<Deps, "config">,
+  input: Extract<AddConnectionInput, { platform: "nostr" }>,
+): { endpoint: string; label: string; credentials: Record<string, string> } {
+  let keys: ReturnType<typeof parseSecretKey>;
+  try {
+    keys = parseSecretKey(input.secretKey);
+  } catch (error) {
+    if (error instanceof NostrKeyError) throw invalidField("secretKey", error.message);
+    throw error;
+  }
+  let relays: string[];
+  let blossom: string | null;
+  try {
+    relays = normalizeRelays(deps, input.relays);
+  } catch (error) {
+    if (error instanceof RelayListError) throw invalidField("relays", error.message);
+    throw error;
+  }
+  try {
+    blossom = normalizeBlossom(deps, input.blossom);
+  } catch (error) {
+    if (error instanceof RelayListError) throw invalidField("blossom", error.message);
+    throw error;
+  }
+  const credentials: Record<string, string> = { secretKey: keys.secretHex, pubkey: keys.pubkey };
+  if (blossom !== null) credentials.blossom = blossom;
+  return { endpoint: endpointOf(relays), label: npubLabel(keys.npub), credentials };
 }
 
 /**
@@ -113,7 +152,10 @@ function sameAccount(
   const lower = (v: string | undefined) => (v ?? "").toLowerCase();
   for (const row of rows) {
     if (row.platform !== candidate.platform || candidate.platform === "webhook") continue;
-    if (candidate.platform === "bluesky") {
+    if (candidate.platform === "nostr") {
+      // The same key is the same Nostr account, whatever relays it lists.
+      if (openConnection(deps, row).credentials.pubkey === candidate.handle) return row;
+    } else if (candidate.platform === "bluesky") {
       const handle = lower(openConnection(deps, row).credentials.handle);
       if (row.endpoint === candidate.endpoint && (handle === lower(candidate.handle) || lower(row.label) === lower(candidate.label))) return row;
     } else if (row.endpoint === candidate.endpoint && (!candidate.checked || lower(row.label) === lower(candidate.label))) {
@@ -125,7 +167,7 @@ function sameAccount(
 
 /** The refusal of a second connection to an account already connected: it points at the existing one. */
 export function alreadyConnected(platform: ConnectionPlatform, row: ConnectionRow): AppError {
-  const field = platform === "bluesky" ? "handle" : FIELDS[platform].address;
+  const field = platform === "bluesky" ? "handle" : platform === "nostr" ? "secretKey" : FIELDS[platform].address;
   return new AppError("invalid_request", `${field}: ${row.label} is already connected; use Reconnect on it to enter new credentials.`, {
     details: [{ field, problem: `${row.label} is already connected; use Reconnect on it to enter new credentials.` }],
     connectionId: row.id,
@@ -134,7 +176,7 @@ export function alreadyConnected(platform: ConnectionPlatform, row: ConnectionRo
 
 /** The refusal of a connection whose check failed, naming the field to change and what the check found. */
 function checkRefused(platform: ConnectionPlatform, result: CheckResult): AppError {
-  const field = FIELDS[platform][result.fix ?? "credentials"];
+  const field = result.field ?? FIELDS[platform][result.fix ?? "credentials"];
   const problem = result.blockedReason ?? "The connection could not be checked.";
   return new AppError("invalid_request", `${field}: ${problem}`, { details: [{ field, problem }], checkFailed: true });
 }
@@ -157,7 +199,7 @@ export async function addConnection(deps: Deps, input: AddConnectionInput, opts:
   const account = await deps.store.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, input.accountId)).get();
   if (!account) throw notFound("account");
   const { endpoint, label, credentials } = prepare(deps, input);
-  const candidate = { platform: input.platform, endpoint, label, handle: credentials.handle };
+  const candidate = { platform: input.platform, endpoint, label, handle: credentials.handle ?? credentials.pubkey };
   const before = sameAccount(deps, await listConnections(deps, input.accountId), { ...candidate, checked: true });
   if (before) throw alreadyConnected(input.platform, before);
   const id = newId();

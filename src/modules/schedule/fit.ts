@@ -54,7 +54,7 @@ function imageProblems(target: FitTarget, images: readonly StoredImage[], field:
       field,
       problem:
         caps.maxImages === 0
-          ? `${caps.name} (${target.label}) takes no images; this has ${images.length}`
+          ? `${caps.name} (${target.label}) takes no images; this has ${images.length}${caps.imagesHint ? `. ${caps.imagesHint.replace(/\.$/, "")}` : ""}`
           : `${images.length} images; ${caps.name} (${target.label}) takes at most ${caps.maxImages}`,
     });
   }

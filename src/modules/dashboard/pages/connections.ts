@@ -1,11 +1,14 @@
 /**
- * Connections (the API's manageUrl): connect Bluesky, Mastodon or a webhook; each shows ready or what to fix;
+ * Connections (the API's manageUrl): connect Bluesky, Mastodon, Nostr or a webhook; each shows ready or what to fix;
  * re-check, reconnect (new credentials replace the old ones in place: the connection keeps its id, so posts already
  * scheduled to it go out with them), remove. Owners and editors
  * manage them; viewers see them. Credentials are never rendered back.
  */
 import { isoAt } from "../../../lib/clock";
-import type { ConnectionRow } from "../../../store/connections";
+import { type ConnectionMeta, type ConnectionRow, openConnection } from "../../../store/connections";
+import { npubEncode } from "nostr-tools/nip19";
+import { relaysOf } from "../../../publishing/networks/nostr/connection";
+import { generateKeys } from "../../../publishing/networks/nostr/keys";
 import { BLUESKY_DEFAULT_SERVICE } from "../../../publishing/bluesky";
 import { ROLE_SCOPES } from "../../../auth/scopes";
 import {
@@ -29,7 +32,7 @@ import { AppError } from "../../../lib/errors";
 import { mastodonSignInForm, signInPageResponse } from "./sign-in-form";
 
 const CURRENT = "/dashboard/connections";
-const PLATFORM_LABELS = { bluesky: "Bluesky", mastodon: "Mastodon", webhook: "Webhook" } as const;
+const PLATFORM_LABELS = { bluesky: "Bluesky", mastodon: "Mastodon", nostr: "Nostr", webhook: "Webhook" } as const;
 type Platform = keyof typeof PLATFORM_LABELS;
 
 function canManage(s: SessionContext): boolean {
@@ -40,6 +43,10 @@ function canManage(s: SessionContext): boolean {
 function whereTo(c: ConnectionRow): string {
   if (c.platform === "bluesky") return c.endpoint === BLUESKY_DEFAULT_SERVICE ? "" : `Server ${new URL(c.endpoint).host} · `;
   if (c.platform === "mastodon") return `Server ${new URL(c.endpoint).host} · `;
+  if (c.platform === "nostr") {
+    const pubkey = (JSON.parse(c.meta) as ConnectionMeta).providerAccountId;
+    return `${pubkey ? `${npubEncode(pubkey)} · ` : ""}Relays ${relaysOf(c.endpoint).join(", ")} · `;
+  }
   return `Sends to ${c.endpoint} · `;
 }
 
@@ -79,6 +86,10 @@ function platformFields(platform: Platform, values: Record<string, string>, pref
     case "webhook":
       return html`${f.input({ name: "url", id: id("url"), label: "Webhook URL", type: "url", value: values.url ?? "", required: true, attrs: html` placeholder="https://hooks.example.com/seedcast"` })}
   ${f.input({ name: "secret", id: id("secret"), label: "Signing secret", type: "password", required: true, hint: "At least 16 characters, the same as the receiving service uses. A signed test message is sent now to check it.", attrs: html` minlength="16"${off}` })}`;
+    case "nostr":
+      return html`${f.input({ name: "secretKey", id: id("secretKey"), label: "Secret key", type: "password", hint: "Your nsec1… key (or its 64 hexadecimal characters), from your Nostr app. It is stored sealed and never shown again. No key yet? Use the “Make a new key” button below.", attrs: off })}
+  ${f.textarea({ name: "relays", id: id("relays"), label: "Relays", value: values.relays ?? "", required: true, rows: 3, hint: "1 to 10 relays, one per line, each starting with wss://, such as wss://relay.damus.io. Every note goes to each of them.", attrs: html` spellcheck="false"${off}` })}
+  ${f.input({ name: "blossom", id: id("blossom"), label: "Blossom server (for images, optional)", value: values.blossom ?? "", hint: "Where images are uploaded, such as https://blossom.primal.net. Without one, Nostr posts are text only.", attrs: html` inputmode="url"${off}` })}`;
   }
 }
 
@@ -112,10 +123,22 @@ function connectWords(fieldName: string, problem: string, message: string): stri
   if (fieldName === "appPassword") return "Paste the app password you created in Bluesky.";
   if (fieldName === "token") return "Paste the access token from your Mastodon instance.";
   if (fieldName === "secret") return "The signing secret needs at least 16 characters.";
+  if (fieldName === "relays" && problem === "is required") return "List at least one relay, such as wss://relay.damus.io.";
   const text = problem || message;
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
-const CONNECT_FIELDS = { handle: "handle", appPassword: "appPassword", service: "service", instance: "instance", token: "token", url: "url", secret: "secret" };
+const CONNECT_FIELDS = {
+  handle: "handle",
+  appPassword: "appPassword",
+  service: "service",
+  instance: "instance",
+  token: "token",
+  url: "url",
+  secret: "secret",
+  secretKey: "secretKey",
+  relays: "relays",
+  blossom: "blossom",
+};
 
 function connectForm(s: SessionContext, platform: Platform, values: Record<string, string>, action = CURRENT, title?: string, errors: FieldErrors = {}): Html {
   return html`<form method="post" action="${action}" class="card" aria-labelledby="connect-${platform}-title" novalidate>
@@ -123,7 +146,9 @@ function connectForm(s: SessionContext, platform: Platform, values: Record<strin
   ${csrfField(s.csrfToken)}
   <input type="hidden" name="platform" value="${platform}">
   ${platformFields(platform, values, platform, errors)}
-  <button type="submit">${title ? "Reconnect" : "Connect"}</button>
+  <div class="actions"><button type="submit">${title ? "Reconnect" : "Connect"}</button>${
+    platform === "nostr" ? html`<button type="submit" name="newKey" value="1" class="secondary">Make a new key${title ? " and reconnect" : " and connect"}</button>` : ""
+  }</div>
 </form>`;
 }
 
@@ -173,6 +198,11 @@ function inputFrom(accountId: string, form: Form | undefined): AddConnectionInpu
       return { accountId, platform, instance: field(form, "instance"), token: field(form, "token") };
     case "webhook":
       return { accountId, platform, url: field(form, "url"), secret: field(form, "secret") };
+    case "nostr": {
+      // "Make a new key": a fresh key is made here; its npub shows on the connection's card.
+      const secretKey = field(form, "newKey") === "1" ? generateKeys().secretHex : field(form, "secretKey");
+      return { accountId, platform, secretKey, relays: field(form, "relays"), blossom: field(form, "blossom") || undefined };
+    }
     default:
       return null;
   }
@@ -186,6 +216,8 @@ function safeValues(form: Form | undefined): Record<string, string> {
     service: field(form, "service"),
     instance: field(form, "instance"),
     url: field(form, "url"),
+    relays: field(form, "relays"),
+    blossom: field(form, "blossom"),
   };
 }
 
@@ -217,7 +249,7 @@ export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Fo
   const account = managed(s);
   if (account instanceof Response) return account;
   const input = inputFrom(account.accountId, form);
-  if (!input) return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon or Webhook." }]), 400);
+  if (!input) return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon, Nostr or Webhook." }]), 400);
   try {
     await addConnection(ctx.deps, input, { keepWhenNotReady: false });
     return redirect(`${CURRENT}?notice=connected`);
@@ -276,7 +308,13 @@ export async function getReconnect(ctx: DashboardCtx, s: SessionContext, id: str
   const row = await getConnection(ctx.deps, account.accountId, id);
   if (!row) return missing(s);
   const values: Record<string, string> =
-    row.platform === "bluesky" ? { handle: row.label.replace(/^@/, ""), service: row.endpoint } : row.platform === "mastodon" ? { instance: row.endpoint } : { url: row.endpoint };
+    row.platform === "bluesky"
+      ? { handle: row.label.replace(/^@/, ""), service: row.endpoint }
+      : row.platform === "mastodon"
+        ? { instance: row.endpoint }
+        : row.platform === "nostr"
+          ? { relays: relaysOf(row.endpoint).join("\n"), blossom: openConnection(ctx.deps, row).credentials.blossom ?? "" }
+          : { url: row.endpoint };
   return signInPageResponse(ctx.deps.config, reconnectPage(s, row, values));
 }
 
