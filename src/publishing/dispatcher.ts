@@ -289,6 +289,50 @@ async function recordFailure(
   if (written) recordDeliveryOutcome(deps, written.platform, final ? DELIVERY_OUTCOME.failed : DELIVERY_OUTCOME.retry);
 }
 
+/**
+ * Records a target whose outcome nobody can tell as `unconfirmed` (fenced; decisions.md §12): it is never resent on
+ * its own, and its message says so and what to do. Counted as a delivery outcome of its own.
+ */
+async function recordUnconfirmed(
+  deps: Pick<Deps, "store" | "clock" | "metrics">,
+  claim: Claim,
+  postId: string,
+  network: string,
+  partsOut: number,
+  parts: number,
+  detail: string,
+): Promise<void> {
+  const now = deps.clock.now();
+  const written = await deps.store.write(async (tx) => {
+    const rows = await tx
+      .update(scheduledPostTargets)
+      .set({
+        status: "unconfirmed",
+        errorMessage: unconfirmedMessage(network, partsOut, parts, detail),
+        nextAttemptAt: null,
+        leaseToken: null,
+        leaseExpiresAt: null,
+        sendStartedAt: null,
+        updatedAt: now,
+      })
+      .where(fenced(claim))
+      .returning({ platform: scheduledPostTargets.platform })
+      .all();
+    if (rows.length === 1) await refreshPostStatus(tx, postId, now);
+    return rows[0] ?? null;
+  });
+  if (written) recordDeliveryOutcome(deps, written.platform, DELIVERY_OUTCOME.unconfirmed);
+}
+
+/** The errorMessage of an unconfirmed target: what is unknown, what went out, and what a person does about it. */
+export function unconfirmedMessage(network: string, partsOut: number, parts: number, detail: string): string {
+  const progress = parts > 1 ? ` ${partsOut} of ${parts} parts were confirmed; part ${partsOut + 1} may or may not have gone out.` : "";
+  return (
+    `${network} did not confirm whether this went out (${detail.replace(/[.\s]+$/, "")}), and it cannot be asked.${progress} ` +
+    `It is not sent again on its own: look at ${network}, then answer "It was posted" or "Send again".`
+  );
+}
+
 type TargetRow = typeof scheduledPostTargets.$inferSelect;
 type PostRow = typeof scheduledPosts.$inferSelect;
 
@@ -304,6 +348,7 @@ interface Prepared {
 
 /** The delivery context of a claimed target (fenced provider-id writes). */
 function contextFor(deps: Deps, claim: Claim, target: TargetRow, connection: OpenConnection, content: DeliveryContent): DeliveryContext {
+  let partsOut: readonly string[] = [...target.partsOut];
   return {
     deps,
     connection,
@@ -315,6 +360,17 @@ function contextFor(deps: Deps, claim: Claim, target: TargetRow, connection: Ope
       }
     },
     saveSession: (session) => saveConnectionSession(deps, connection.id, session),
+    get partsOut() {
+      return partsOut;
+    },
+    savePartOut: async (index, providerId) => {
+      const next = [...partsOut];
+      next[index] = providerId;
+      if (!(await fencedUpdate(deps, claim, { partsOut: next, updatedAt: deps.clock.now() }))) {
+        throw new DeliveryError("unknown", "The delivery lease was lost.");
+      }
+      partsOut = next;
+    },
   };
 }
 
@@ -411,6 +467,11 @@ async function deliverPrepared(deps: Deps, claim: Claim, prepared: Prepared | un
     const { ctx, platform } = context;
     const connector = connectorFor(platform);
     let result: DeliveryResult | null = null;
+    if (claim.outcomeUnknown && connector.recovery === "unconfirmed") {
+      // The last attempt may have gone out and the network cannot be asked: a person decides, never a blind resend.
+      await recordUnconfirmed(deps, claim, post.id, connector.capabilities(ctx.connection).name, ctx.partsOut.length, partsOf(ctx.content), "the delivery was interrupted before an answer was recorded");
+      return;
+    }
     if (claim.outcomeUnknown) {
       result = await connector.reconcile(ctx);
       if (result === null) {
@@ -430,6 +491,12 @@ async function deliverPrepared(deps: Deps, claim: Claim, prepared: Prepared | un
       error instanceof DeliveryError ? error : new DeliveryError("unknown", `Unexpected error: ${error instanceof Error ? error.message : String(error)}`);
     if (failure.kind === "auth" && target.connectionId) await markConnectionBlocked(deps, target.connectionId, failure.message);
     deps.log.warn("delivery failed", { targetId: target.id, platform: target.platform, kind: failure.kind, message: failure.message });
+    const connector = "ctx" in context ? connectorFor(context.platform) : null;
+    if (failure.kind === "unknown" && connector?.recovery === "unconfirmed" && "ctx" in context) {
+      const { ctx } = context;
+      await recordUnconfirmed(deps, claim, post.id, connector.capabilities(ctx.connection).name, ctx.partsOut.length, partsOf(ctx.content), failure.message);
+      return;
+    }
     await recordFailure(deps, claim, post.id, target.attempts, failure);
   }
 }
@@ -458,6 +525,11 @@ export async function reconcileClaim(deps: Deps, claim: Claim): Promise<{ result
   if ("problem" in prepared.context) throw prepared.context.problem;
   const connector = connectorFor(prepared.context.platform);
   return { result: await connector.reconcile(prepared.context.ctx), provesAbsence: connector.reconcileProvesAbsence };
+}
+
+/** How many parts `content` goes out as: the post, each thread part, the first comment. */
+function partsOf(content: DeliveryContent): number {
+  return 1 + content.thread.length + (content.firstComment === null ? 0 : 1);
 }
 
 /** Records a claimed target as published (fenced), e.g. when cancel learns the provider already published it. */

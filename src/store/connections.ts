@@ -35,6 +35,14 @@ export interface ConnectionMeta {
   maxMediaAttachments?: number;
   /** Mastodon account id (to look up published statuses); Bluesky DID. */
   providerAccountId?: string;
+  /** Discord: the channel the webhook posts to, and its server (for message links). */
+  discordChannelId?: string;
+  discordGuildId?: string;
+  /** Telegram: the chat's numeric id, type (channel, supergroup, group), public username, and the bot's username. */
+  telegramChatId?: string;
+  telegramChatType?: string;
+  telegramChatUsername?: string;
+  telegramBotUsername?: string;
 }
 
 /** Opens a row's sealed credentials and session. */

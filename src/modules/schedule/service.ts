@@ -171,7 +171,7 @@ async function assertSchedulable(
   const problems: Array<{ accountId?: string; platform?: string; field: string; problem: string }> = [];
   if (caption === "") problems.push({ field: "caption", problem: "the creation has no caption" });
   for (const connection of chosen) {
-    const limit = connectorFor(connection.platform).captionLimit(openConnection(deps, connection));
+    const limit = connectorFor(connection.platform).captionLimit(openConnection(deps, connection), { images: content.imageAssetId ? 1 : 0 });
     if (limit === null || caption === "") continue;
     const length = captionLength(content.caption, limit);
     if (length > limit.maxGraphemes) {
