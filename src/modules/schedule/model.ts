@@ -146,6 +146,20 @@ export const postResponse = t.Object({ post: postSchema }, { title: "PostEnvelop
 
 export const postIdParams = t.Object({ id: pathId() });
 
+export const targetParams = t.Object({ id: pathId(), accountId: pathId() });
+
+export const resolveBody = t.Object(
+  {
+    outcome: t.UnionEnum(["posted", "send_again"], {
+      description: "posted: it went out (the target becomes published); send_again: one new attempt, resuming after the parts already confirmed",
+    }),
+    published_url: t.Optional(
+      t.String({ minLength: 1, maxLength: 2048, description: "With posted: the post's address on the network, when you have it (http or https)" }),
+    ),
+  },
+  { title: "ResolveUnconfirmed" },
+);
+
 export const cancelResponse = t.Object({ id: uuid(), cancelled: t.Literal(true), providerPostWithdrawn: t.Boolean() }, { title: "Cancelled" });
 
 export const listQuery = t.Object({
