@@ -52,7 +52,7 @@ export const postSchema = t.Object({
   creationId: uuid(),
   scheduledTime: timestamp(),
   status: postStatus,
-  errorMessage: t.Optional(t.String({ description: "Present when status is failed or partially_failed" })),
+  errorMessage: t.Optional(t.String({ description: "Present when status is failed, partially_failed or unconfirmed" })),
   content: t.Object(
     {
       caption: t.String(),

@@ -49,6 +49,10 @@ export interface StandInWebhook {
 export interface DiscordMode {
   /** Store the message, then never answer (the connection stays open until the client gives up). */
   storeThenHang: number;
+  /** Store the message, then cut the answer off midway (the client cannot know it was stored). */
+  storeThenCut: number;
+  /** Before storeThenCut takes effect: this many stores are answered normally first. */
+  cutAfter: number;
   /** Answer 429 this many times before accepting. */
   rateLimited: number;
 }
@@ -118,6 +122,17 @@ function errorsText(fn: ValidateFunction): string {
   return (fn.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`).join("; ");
 }
 
+/** An answer whose body ends long before the length it announced: the client never gets the whole answer. */
+function cutOff(): Response {
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('{"id":'));
+      controller.close();
+    },
+  });
+  return new Response(body, { status: 200, headers: { "content-type": "application/json", "content-length": "4096" } });
+}
+
 /** Starts the stand-in on 127.0.0.1 (any free port unless given). */
 export function startDiscordStandIn(port = 0): DiscordStandIn {
   const { v } = validators();
@@ -125,7 +140,7 @@ export function startDiscordStandIn(port = 0): DiscordStandIn {
   const messages: StoredMessage[] = [];
   const violations: string[] = [];
   const requests: string[] = [];
-  const mode: DiscordMode = { storeThenHang: 0, rateLimited: 0 };
+  const mode: DiscordMode = { storeThenHang: 0, storeThenCut: 0, cutAfter: 0, rateLimited: 0 };
   const hanging = new Set<() => void>();
 
   const answer = (status: number, body: unknown, validator: string): Response => {
@@ -258,6 +273,12 @@ export function startDiscordStandIn(port = 0): DiscordStandIn {
       timestamp: new Date().toISOString(),
     };
     messages.push(message);
+    if (mode.storeThenCut > 0 && mode.cutAfter > 0) {
+      mode.cutAfter -= 1;
+    } else if (mode.storeThenCut > 0) {
+      mode.storeThenCut -= 1;
+      return cutOff();
+    }
     if (mode.storeThenHang > 0) {
       mode.storeThenHang -= 1;
       return new Promise<Response>((resolve) => {

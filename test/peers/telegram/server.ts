@@ -49,6 +49,10 @@ export interface SentMessage {
 export interface TelegramMode {
   /** Store the message(s), then never answer. */
   storeThenHang: number;
+  /** Store the message(s), then cut the answer off midway (the client cannot know they were stored). */
+  storeThenCut: number;
+  /** Before storeThenCut takes effect: this many stores are answered normally first. */
+  cutAfter: number;
   /** Answer 429 Too Many Requests this many times. */
   rateLimited: number;
 }
@@ -70,6 +74,17 @@ export interface TelegramStandIn {
 
 type Params = Record<string, unknown>;
 
+/** An answer whose body ends long before the length it announced: the client never gets the whole answer. */
+function cutOff(): Response {
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('{"id":'));
+      controller.close();
+    },
+  });
+  return new Response(body, { status: 200, headers: { "content-type": "application/json", "content-length": "4096" } });
+}
+
 /** Starts the stand-in on 127.0.0.1. */
 export function startTelegramStandIn(port = 0): TelegramStandIn {
   const bots: StandInBot[] = [];
@@ -77,7 +92,7 @@ export function startTelegramStandIn(port = 0): TelegramStandIn {
   const messages: SentMessage[] = [];
   const violations: string[] = [];
   const calls: string[] = [];
-  const mode: TelegramMode = { storeThenHang: 0, rateLimited: 0 };
+  const mode: TelegramMode = { storeThenHang: 0, storeThenCut: 0, cutAfter: 0, rateLimited: 0 };
   const hanging = new Set<() => void>();
   let nextMessageId = 100;
   let nextGroup = 1;
@@ -195,6 +210,12 @@ export function startTelegramStandIn(port = 0): TelegramStandIn {
       for (const name of files.keys()) if (!named.has(name)) return invalid(method, `uploaded file ${name} is not in media`);
     }
     messages.push(...stored);
+    if (mode.storeThenCut > 0 && mode.cutAfter > 0) {
+      mode.cutAfter -= 1;
+    } else if (mode.storeThenCut > 0) {
+      mode.storeThenCut -= 1;
+      return cutOff();
+    }
     if (mode.storeThenHang > 0) {
       mode.storeThenHang -= 1;
       return new Promise<Response>((resolve) => hanging.add(() => resolve(fail(500, "Internal Server Error"))));
