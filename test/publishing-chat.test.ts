@@ -217,3 +217,120 @@ describe("Discord end to end", () => {
   });
 
 });
+
+describe("Telegram end to end", () => {
+  let acct: TestAccount;
+  let bot: ReturnType<TelegramStandIn["addBot"]>;
+
+  beforeAll(async () => {
+    acct = await world.createAccount();
+    bot = telegram.addBot("garden_news_bot");
+    telegram.addChannel("gardennews", bot);
+  });
+
+  test("connect: getMe, getChat, getChatMember; the channel's @name is the label; its id and the bot are remembered", async () => {
+    const view = await addConnection(world.deps, { accountId: acct.accountId, platform: "telegram", botToken: bot.token, chat: "https://t.me/gardennews" });
+    expect(view).toMatchObject({ platform: "telegram", label: "@gardennews", readyToPost: true, blockedReason: null });
+    const [row] = await world.sql("SELECT endpoint, credentials_sealed, meta FROM connections WHERE id = ?", view.accountId);
+    expect(row!.endpoint).toBe("https://api.telegram.org");
+    expect(row!.credentials_sealed).not.toContain(bot.token);
+    expect(JSON.parse(row!.meta)).toMatchObject({ telegramChatId: String(telegram.chats[0]!.id), telegramChatType: "channel", telegramBotUsername: "garden_news_bot" });
+    expect(telegram.calls.slice(0, 3)).toEqual(["getMe", "getChat", "getChatMember"]);
+  });
+
+  test("bad inputs: not a token, a wrong token, an unknown channel, a bot that is not an admin (or may not post): a sentence each, nothing stored", async () => {
+    const other = await world.createAccount();
+    const add = (botToken: string, chat: string) => addConnection(world.deps, { accountId: other.accountId, platform: "telegram", botToken, chat }, { keepWhenNotReady: false });
+    const notToken = await refusal(add("my bot", "@gardennews"));
+    expect(notToken.extra.details).toEqual([{ field: "botToken", problem: expect.stringContaining("This is not a bot token.") }]);
+    const notChat = await refusal(add(bot.token, "garden news!"));
+    expect(notChat.extra.details).toEqual([{ field: "chat", problem: expect.stringContaining("This is not a channel name or id") }]);
+    const wrong = await refusal(add(`${bot.id}:AAE${"x".repeat(32)}`, "@gardennews"));
+    expect(wrong.extra.details).toEqual([{ field: "botToken", problem: expect.stringContaining("Telegram does not accept this bot token.") }]);
+    const unknown = await refusal(add(bot.token, "@nosuchchannel"));
+    expect(unknown.extra.details).toEqual([{ field: "chat", problem: expect.stringContaining("Telegram cannot find @nosuchchannel for @garden_news_bot") }]);
+    const outsider = telegram.addBot("outsider_bot");
+    telegram.addChannel("outsiders", outsider, { status: "member" });
+    const member = await refusal(add(outsider.token, "@outsiders"));
+    expect(member.extra.details).toEqual([
+      { field: "chat", problem: 'Add @outsider_bot to the channel @outsiders as an administrator with "Post messages" (channel settings → Administrators → Add Admin).' },
+    ]);
+    const mute = telegram.addBot("mute_bot");
+    telegram.addChannel("mutes", mute, { status: "administrator", canPost: false });
+    const noPost = await refusal(add(mute.token, "@mutes"));
+    expect(noPost.extra.details).toEqual([
+      { field: "chat", problem: '@mute_bot is an administrator of @mutes but may not post: in the channel\'s settings → Administrators → @mute_bot, turn on "Post messages".' },
+    ]);
+    expect(await listConnections(world.deps, other.accountId)).toEqual([]);
+    // The same channel again (by its id this time), whichever bot: already connected.
+    const again = await refusal(addConnection(world.deps, { accountId: acct.accountId, platform: "telegram", botToken: bot.token, chat: String(telegram.chats[0]!.id) }));
+    expect(again.message).toContain("@gardennews is already connected");
+  });
+
+  test("caption limits depend on the content: 1,024 with media, 4,096 without", async () => {
+    const [row] = await listConnections(world.deps, acct.accountId);
+    const open = openConnection(world.deps, row!);
+    expect(telegramConnector.captionLimit(open, { images: 2 })?.maxGraphemes).toBe(1024);
+    expect(telegramConnector.captionLimit(open, { images: 0 })?.maxGraphemes).toBe(4096);
+    expect(telegramConnector.captionLimit(open)?.maxGraphemes).toBe(1024);
+  });
+
+  test("2 images become one media group (caption on the first, uploaded as multipart files), the thread the following messages, once", async () => {
+    const post = await schedulePost(acct, ["telegram"], "Seedlings for everyone");
+    const before = telegram.messages.length;
+    world.clock.advance(HOUR + 1000);
+    await runDueOnce(world.deps);
+    await runDueOnce(world.deps);
+    const sent = telegram.messages.slice(before);
+    expect(sent.map((m) => [m.caption ?? m.text, m.photos.length, m.mediaGroupId !== null])).toEqual([
+      ["Seedlings for everyone", 1, true],
+      [null, 1, true],
+      ["Seedlings for everyone (2/3)", 0, false],
+      ["Seedlings for everyone (3/3)", 0, false],
+    ]);
+    expect(sent[0]!.photos[0]!.type).toBe("image/png");
+    const { targets } = await postRows(world.deps, post.id);
+    const ids = sent.map((m) => String(m.messageId));
+    expect(targets[0]).toMatchObject({ status: "published", providerPostId: `${ids[0]},${ids[1]}`, partsOut: [`${ids[0]},${ids[1]}`, ids[2], ids[3]] });
+    expect(targets[0]!.publishedUrl).toBe(`https://t.me/gardennews/${ids[0]}`);
+    expect(telegram.calls.filter((c) => c.startsWith("send")).slice(-3)).toEqual(["sendMediaGroup", "sendMessage", "sendMessage"]);
+  });
+
+  test("cancel before it is due: nothing is sent", async () => {
+    const post = await schedulePost(acct, ["telegram"], "Not this one");
+    const before = telegram.messages.length;
+    const del = await world.call("DELETE", `/api/v1/schedule/${post.id}`, { key: acct.key });
+    expect(del.json.cancelled).toBe(true);
+    world.clock.advance(HOUR + 1000);
+    await runDueOnce(world.deps);
+    expect(telegram.messages.length).toBe(before);
+  });
+
+  test("an unknown outcome is unconfirmed and never resent; It was posted makes it published with the pasted URL", async () => {
+    const post = await schedulePost(acct, ["telegram"], "Compost workshop");
+    const before = telegram.messages.length;
+    telegram.mode.storeThenCut = 1;
+    world.clock.advance(HOUR + 1000);
+    await runDueOnce(world.deps);
+    for (let i = 0; i < 3; i++) {
+      world.clock.advance(HOUR);
+      await runDueOnce(world.deps);
+    }
+    // The media group was stored (2 messages) but never confirmed: nothing after it, nothing twice.
+    expect(telegram.messages.length - before).toBe(2);
+    const read = (await world.call("GET", `/api/v1/schedule/posts/${post.id}`, { key: acct.key })).json.post;
+    expect(read).toMatchObject({ status: "unconfirmed", targets: [{ status: "unconfirmed", providerPostId: null }] });
+    expect(read.targets[0].errorMessage).toContain("Telegram did not confirm whether this went out");
+    expect(read.targets[0].errorMessage).toContain('answer "It was posted" or "Send again"');
+    const url = `https://t.me/gardennews/${telegram.messages[before]!.messageId}`;
+    const answered = await world.call("POST", `/api/v1/schedule/${post.id}/targets/${read.targets[0].accountId}/resolve`, {
+      key: acct.key,
+      body: { outcome: "posted", published_url: url },
+    });
+    expect(answered.status).toBe(200);
+    expect(answered.json.post).toMatchObject({ status: "published", targets: [{ status: "published", publishedUrl: url, errorMessage: null }] });
+    const bad = await world.call("POST", `/api/v1/schedule/${post.id}/targets/${read.targets[0].accountId}/resolve`, { key: acct.key, body: { outcome: "maybe" } });
+    expect(bad.status).toBe(400);
+    expect(telegram.messages.length - before).toBe(2);
+  });
+});

@@ -6,6 +6,7 @@
  * Every call goes through the outbound layer (src/publishing/outbound.ts), so PLATFORM_ORIGIN_OVERRIDES applies.
  */
 import type { Deps } from "../../../deps";
+import { DeliveryError } from "../../connector";
 import { type MultipartPart, providerFetch } from "../../outbound";
 import type { ErrorResponse, GuildIncomingWebhookResponse, IncomingWebhookRequestPartial, MessageResponse } from "./types";
 
@@ -92,7 +93,7 @@ function firstErrorDetail(errors: unknown, path: string[] = []): string {
 export async function getWebhook(deps: Pick<Deps, "config">, webhook: DiscordWebhook): Promise<GuildIncomingWebhookResponse | DiscordFailure> {
   const res = await providerFetch(deps, webhookPath(webhook));
   if (res.status !== 200) return failureOf(res);
-  return (await res.json()) as GuildIncomingWebhookResponse;
+  return readJson<GuildIncomingWebhookResponse>(res, "the webhook lookup");
 }
 
 /** One file of a message: its bytes, type, name and alt text. */
@@ -125,8 +126,19 @@ export async function executeWebhook(
     files.forEach((f, n) => form.push({ name: `files[${n}]`, fileName: f.fileName, type: f.mimeType, bytes: f.bytes }));
     res = await providerFetch(deps, url, { method: "POST", body: form });
   }
+  // A server error, or a success whose answer cannot be read: the message may be stored, and a webhook cannot list it.
+  if (res.status >= 500) throw new DeliveryError("unknown", `Discord answered HTTP ${res.status} to the message.`);
   if (res.status !== 200) return failureOf(res);
-  return (await res.json()) as MessageResponse;
+  return readJson<MessageResponse>(res, "the message");
+}
+
+/** A 200's JSON, or an unknown outcome when the answer cannot be read whole. */
+async function readJson<T>(res: Response, what: string): Promise<T> {
+  try {
+    return (await res.json()) as T;
+  } catch {
+    throw new DeliveryError("unknown", `Discord's answer to ${what} could not be read.`);
+  }
 }
 
 /** Deletes a message the webhook sent: true when deleted, false when Discord no longer had it. */

@@ -7,6 +7,7 @@
  * through the outbound layer, so PLATFORM_ORIGIN_OVERRIDES applies.
  */
 import type { Deps } from "../../../deps";
+import { DeliveryError } from "../../connector";
 import { type MultipartPart, providerFetch } from "../../outbound";
 import type { ChatFullInfo, ChatMember, InputMediaPhoto, Message, TelegramAnswer, TelegramError, User } from "./types";
 
@@ -64,6 +65,10 @@ async function call<T>(deps: Pick<Deps, "config">, token: string, method: string
     // not JSON (a proxy's page): the status speaks
   }
   if (answer?.ok === true && res.status === 200) return answer.result;
+  // A success whose answer could not be read, or a server error: Telegram may have acted on it, and cannot be asked.
+  if (res.status === 200 || res.status >= 500) {
+    throw new DeliveryError("unknown", `Telegram's answer to ${method} could not be read (HTTP ${res.status}${answer === null ? ", not JSON" : ""}).`);
+  }
   const error = answer as TelegramError | null;
   return {
     status: error?.error_code ?? res.status,
