@@ -53,6 +53,8 @@ export interface DiscordMode {
   storeThenCut: number;
   /** Before storeThenCut takes effect: this many stores are answered normally first. */
   cutAfter: number;
+  /** Latency of every send: half before the message is stored, half after (a kill lands on either side). */
+  latencyMs: number;
   /** Answer 429 this many times before accepting. */
   rateLimited: number;
 }
@@ -140,7 +142,7 @@ export function startDiscordStandIn(port = 0): DiscordStandIn {
   const messages: StoredMessage[] = [];
   const violations: string[] = [];
   const requests: string[] = [];
-  const mode: DiscordMode = { storeThenHang: 0, storeThenCut: 0, cutAfter: 0, rateLimited: 0 };
+  const mode: DiscordMode = { storeThenHang: 0, storeThenCut: 0, cutAfter: 0, latencyMs: 0, rateLimited: 0 };
   const hanging = new Set<() => void>();
 
   const answer = (status: number, body: unknown, validator: string): Response => {
@@ -258,6 +260,7 @@ export function startDiscordStandIn(port = 0): DiscordStandIn {
       mode.rateLimited -= 1;
       return answer(429, { code: 0, message: "You are being rate limited.", retry_after: 0.5, global: false }, "ratelimited");
     }
+    if (mode.latencyMs > 0) await Bun.sleep(mode.latencyMs / 2);
     const message: StoredMessage = {
       id: snowflake(),
       webhookId: w.id,
@@ -273,6 +276,7 @@ export function startDiscordStandIn(port = 0): DiscordStandIn {
       timestamp: new Date().toISOString(),
     };
     messages.push(message);
+    if (mode.latencyMs > 0) await Bun.sleep(mode.latencyMs / 2);
     if (mode.storeThenCut > 0 && mode.cutAfter > 0) {
       mode.cutAfter -= 1;
     } else if (mode.storeThenCut > 0) {

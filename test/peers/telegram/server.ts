@@ -53,6 +53,8 @@ export interface TelegramMode {
   storeThenCut: number;
   /** Before storeThenCut takes effect: this many stores are answered normally first. */
   cutAfter: number;
+  /** Latency of every send: half before the message is stored, half after (a kill lands on either side). */
+  latencyMs: number;
   /** Answer 429 Too Many Requests this many times. */
   rateLimited: number;
 }
@@ -92,7 +94,7 @@ export function startTelegramStandIn(port = 0): TelegramStandIn {
   const messages: SentMessage[] = [];
   const violations: string[] = [];
   const calls: string[] = [];
-  const mode: TelegramMode = { storeThenHang: 0, storeThenCut: 0, cutAfter: 0, rateLimited: 0 };
+  const mode: TelegramMode = { storeThenHang: 0, storeThenCut: 0, cutAfter: 0, latencyMs: 0, rateLimited: 0 };
   const hanging = new Set<() => void>();
   let nextMessageId = 100;
   let nextGroup = 1;
@@ -181,6 +183,7 @@ export function startTelegramStandIn(port = 0): TelegramStandIn {
       mode.rateLimited -= 1;
       return fail(429, "Too Many Requests: retry after 1", { retry_after: 1 });
     }
+    if (mode.latencyMs > 0) await Bun.sleep(mode.latencyMs / 2);
     const photoOf = async (file: File) => ({ name: file.name, size: (await file.arrayBuffer()).byteLength, type: file.type });
     const stored: SentMessage[] = [];
     if (method === "sendMessage") {
@@ -210,6 +213,7 @@ export function startTelegramStandIn(port = 0): TelegramStandIn {
       for (const name of files.keys()) if (!named.has(name)) return invalid(method, `uploaded file ${name} is not in media`);
     }
     messages.push(...stored);
+    if (mode.latencyMs > 0) await Bun.sleep(mode.latencyMs / 2);
     if (mode.storeThenCut > 0 && mode.cutAfter > 0) {
       mode.cutAfter -= 1;
     } else if (mode.storeThenCut > 0) {
