@@ -198,7 +198,7 @@ describe("Discord end to end", () => {
     expect(read.status).toBe("unconfirmed");
     expect(read.targets[0].status).toBe("unconfirmed");
     expect(read.targets[0].errorMessage).toContain("Discord did not confirm whether this went out");
-    expect(read.targets[0].errorMessage).toContain("1 of 3 parts were confirmed");
+    expect(read.targets[0].errorMessage).toContain("1 of 3 messages were confirmed; message 2 may or may not have gone out.");
     expect(read.errorMessage).toContain("Garden club news");
     const [notice] = await world.sql("SELECT kind, title FROM notices WHERE account_id = ? AND kind = 'post_unconfirmed'", acct.accountId);
     expect(notice?.title).toContain("Check whether a post went out");

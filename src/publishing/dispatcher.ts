@@ -326,7 +326,12 @@ async function recordUnconfirmed(
 
 /** The errorMessage of an unconfirmed target: what is unknown, what went out, and what a person does about it. */
 export function unconfirmedMessage(network: string, partsOut: number, parts: number, detail: string): string {
-  const progress = parts > 1 ? ` ${partsOut} of ${parts} parts were confirmed; part ${partsOut + 1} may or may not have gone out.` : "";
+  const progress =
+    parts <= 1
+      ? ""
+      : partsOut === 0
+        ? ` None of its ${parts} messages was confirmed; the first may or may not have gone out.`
+        : ` ${partsOut} of ${parts} messages were confirmed; message ${partsOut + 1} may or may not have gone out.`;
   return (
     `${network} did not confirm whether this went out (${detail.replace(/[.\s]+$/, "")}), and it cannot be asked.${progress} ` +
     `It is not sent again on its own: look at ${network}, then answer "It was posted" or "Send again".`

@@ -380,7 +380,13 @@ async function postPage(ctx: DashboardCtx, s: SessionContext, account: Membershi
   <div><p><strong>${longDate(at.date)}, <time datetime="${p.scheduledTime}">${at.time}</time></strong> <span class="muted">${zoneLabel(zone)}</span> ${statusBadge(p.status)}</p>
   <p class="post-caption caption">${caption}</p>
   ${creationExists ? html`<p><a href="/dashboard/creations/${p.creationId}">Open the post it was made from</a></p>` : ""}</div></div>
-  ${p.errorMessage ? html`<p class="notice notice-error">${p.errorMessage}</p>` : ""}
+  ${
+    p.status === "unconfirmed"
+      ? html`<p class="notice notice-warn">Not every network could confirm that this went out. Answer for each below; nothing is sent again until you do.</p>`
+      : p.errorMessage
+        ? html`<p class="notice notice-error">${p.errorMessage}</p>`
+        : ""
+  }
   ${blocked.map((c) => html`<p class="notice notice-warn">${c.label} needs attention: ${c.blockedReason ?? "it is not ready to post."} <a href="/dashboard/connections#connection-${c.id}">Fix it on the Connections page</a>.</p>`)}
   <h2>Where it goes</h2>
   ${targetsList(p, retries, zone, ctx.deps.clock.now())}
