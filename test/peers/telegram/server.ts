@@ -44,6 +44,8 @@ export interface SentMessage {
   photos: { name: string; size: number; type: string }[];
   mediaGroupId: string | null;
   deleted: boolean;
+  /** When the stand-in stored it (ms since the epoch). */
+  at: number;
 }
 
 export interface TelegramMode {
@@ -190,14 +192,14 @@ export function startTelegramStandIn(port = 0): TelegramStandIn {
       const text = String(params.text ?? "");
       if (text.trim() === "") return fail(400, "Bad Request: message text is empty");
       if (text.length > TEXT_MAX) return fail(400, "Bad Request: message is too long");
-      stored.push({ chatId: c.id, messageId: nextMessageId++, text, caption: null, photos: [], mediaGroupId: null, deleted: false });
+      stored.push({ chatId: c.id, messageId: nextMessageId++, text, caption: null, photos: [], mediaGroupId: null, deleted: false, at: Date.now() });
     } else if (method === "sendPhoto") {
       const file = files.get("photo");
       if (!file) return invalid(method, "photo must be uploaded as a file here");
       const caption = typeof params.caption === "string" ? params.caption : null;
       if (caption !== null && caption.length > CAPTION_MAX) return fail(400, "Bad Request: message caption is too long");
       if (file.size > PHOTO_MAX_BYTES) return fail(400, "Bad Request: PHOTO_INVALID_DIMENSIONS");
-      stored.push({ chatId: c.id, messageId: nextMessageId++, text: null, caption, photos: [await photoOf(file)], mediaGroupId: null, deleted: false });
+      stored.push({ chatId: c.id, messageId: nextMessageId++, text: null, caption, photos: [await photoOf(file)], mediaGroupId: null, deleted: false, at: Date.now() });
     } else {
       const media = params.media as { type: string; media: string; caption?: string }[];
       if (media.length < 2 || media.length > 10) return invalid(method, "media must include 2-10 items");
@@ -207,7 +209,7 @@ export function startTelegramStandIn(port = 0): TelegramStandIn {
         const file = attach ? files.get(attach[1]!) : undefined;
         if (!file) return invalid(method, `${item.media} names no uploaded file`);
         if (item.caption !== undefined && item.caption.length > CAPTION_MAX) return fail(400, "Bad Request: message caption is too long");
-        stored.push({ chatId: c.id, messageId: nextMessageId++, text: null, caption: item.caption ?? null, photos: [await photoOf(file)], mediaGroupId: group, deleted: false });
+        stored.push({ chatId: c.id, messageId: nextMessageId++, text: null, caption: item.caption ?? null, photos: [await photoOf(file)], mediaGroupId: group, deleted: false, at: Date.now() });
       }
       const named = new Set(media.map((m) => m.media.replace(/^attach:\/\//, "")));
       for (const name of files.keys()) if (!named.has(name)) return invalid(method, `uploaded file ${name} is not in media`);
