@@ -9,11 +9,13 @@
  * `--postgres` runs the server on a PostgreSQL started here (test/helpers/postgres.ts) instead of SQLite; with
  * `--replicas N`, N servers share it (each claims with SKIP LOCKED; on one machine they also share its cores).
  * BENCH_CPU_PROF_DIR=<dir> writes the server's CPU profile there (bun --cpu-prof, plus its markdown summary).
- * Usage: bun bench/dispatch.ts [--posts N] [--window-ms W] [--postgres [--replicas N]] [--json]
+ * `--thread` (issue 24): each post has 4 images (library assets, each with its alt text) and a thread of 3 follow-up
+ * parts, the third with an image; every delivery is checked to carry all of it ("incomplete" counts those that do not).
+ * Usage: bun bench/dispatch.ts [--posts N] [--window-ms W] [--thread] [--postgres [--replicas N]] [--json]
  */
 import { type Subprocess, spawn } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { count, eq } from "drizzle-orm";
 import { bootstrap } from "../src/bootstrap";
@@ -25,8 +27,10 @@ import { addConnection } from "../src/modules/connections/service";
 import { startPostgres, type Postgres } from "../test/helpers/postgres";
 import { TEST_INSTANCE_SECRET } from "../test/helpers/test-database";
 import { readWebhookLog } from "../test/peers/webhook-receiver";
-import { makeCreation } from "../test/publishing-fixtures";
-import { insertDuePosts } from "../test/publishing-load";
+import type { StoredImage } from "../src/db/schema/post-content";
+import { ingestImageBytes } from "../src/modules/assets/service";
+import { makeCreation, solidPng } from "../test/publishing-fixtures";
+import { type DuePostContent, insertDuePosts } from "../test/publishing-load";
 
 const ROOT = resolve(import.meta.dir, "..");
 const args = process.argv.slice(2);
@@ -41,7 +45,10 @@ const SECRET = "bench-secret-0123456789abcdef";
 const json = args.includes("--json");
 const POSTGRES = args.includes("--postgres");
 const REPLICAS = POSTGRES ? argOf("replicas", 1) : 1;
-const MODE = POSTGRES ? `PostgreSQL, ${REPLICAS} replica${REPLICAS === 1 ? "" : "s"}` : "SQLite";
+const THREAD = args.includes("--thread");
+const MODE = `${POSTGRES ? `PostgreSQL, ${REPLICAS} replica${REPLICAS === 1 ? "" : "s"}` : "SQLite"}${THREAD ? ", 4 images + a 3-part thread each" : ""}`;
+const THREAD_PARTS = 3;
+const IMAGES = 4;
 
 async function lineMatching(proc: Subprocess<"ignore", "pipe", "inherit">, match: (l: string) => boolean): Promise<string> {
   const decoder = new TextDecoder();
@@ -93,6 +100,19 @@ try {
   const connection = await addConnection(deps, { accountId, platform: "webhook", url: `${receiverUrl}/hook`, secret: SECRET });
   if (!connection.readyToPost) throw new Error(`webhook not ready: ${connection.blockedReason}`);
   const creation = await makeCreation(deps, accountId, { caption: "Bench post" });
+  let content: DuePostContent | undefined;
+  if (THREAD) {
+    const images: StoredImage[] = [];
+    for (let i = 0; i < IMAGES; i++) {
+      const asset = await ingestImageBytes(deps, accountId, { bytes: await solidPng(64 + 16 * i, 48), fileName: `bench-${i}` });
+      images.push({ assetId: asset.id, altText: `Bench picture ${i + 1}` });
+    }
+    content = {
+      images,
+      thread: Array.from({ length: THREAD_PARTS }, (_, i) => ({ caption: `Part ${i + 2} of the bench thread`, images: i === THREAD_PARTS - 1 ? images.slice(0, 1) : [] })),
+      firstComment: null,
+    };
+  }
 
   const profile = process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
   for (let i = 0; i < REPLICAS; i++) {
@@ -116,7 +136,7 @@ try {
   }
   // LOG_LEVEL=warn hides "ready": wait for the port via the health probe instead.
   const firstDue = Date.now() + LEAD_MS;
-  await insertDuePosts(deps, { accountId, connectionId: connection.accountId, creationId: creation.id, count: POSTS, firstDueAt: firstDue, spreadMs: WINDOW_MS });
+  await insertDuePosts(deps, { accountId, connectionId: connection.accountId, creationId: creation.id, count: POSTS, firstDueAt: firstDue, spreadMs: WINDOW_MS, content });
   const lastDue = firstDue + WINDOW_MS - Math.floor(WINDOW_MS / POSTS);
   for (const server of servers) {
     void (async () => {
@@ -146,12 +166,20 @@ try {
     .map((d) => Date.parse(d.receivedAt) - Date.parse((d.body as { post: { scheduledTime: string } }).post.scheduledTime))
     .sort((a, b) => a - b);
   const lastArrival = Math.max(...log.map((d) => Date.parse(d.receivedAt)));
+  // With --thread: a delivery that does not carry every image and every part is incomplete.
+  const incomplete = THREAD
+    ? log.filter((d) => {
+        const post = (d.body as { post: { images?: unknown[]; thread?: Array<{ images: unknown[] }> } }).post;
+        return post.images?.length !== IMAGES || post.thread?.length !== THREAD_PARTS || post.thread[THREAD_PARTS - 1]?.images.length !== 1;
+      }).length
+    : 0;
   const result = {
     posts: POSTS,
     windowMs: WINDOW_MS,
     delivered: perKey.size,
     publishedInDb: published,
     duplicates: [...perKey.values()].filter((n) => n > 1).length,
+    incomplete,
     absorbedRepeats: log.filter((d) => d.repeat).length,
     firstDueToLastArrivalMs: lastArrival - firstDue,
     // posts ÷ (last arrival − first due time)
@@ -165,17 +193,19 @@ try {
       min: lateness[0] ?? 0,
     },
   };
-  const ok = result.delivered === POSTS && result.duplicates === 0 && result.latenessMs.p99 < 2000 && result.firstDueToLastArrivalMs <= WINDOW_MS + 2000;
+  const ok =
+    result.delivered === POSTS && result.duplicates === 0 && result.incomplete === 0 && result.latenessMs.p99 < 2000 && result.firstDueToLastArrivalMs <= WINDOW_MS + 2000;
   if (json) {
     console.log(
       JSON.stringify({
-        bench: POSTGRES ? `dispatch-pg-${REPLICAS}` : "dispatch",
+        bench: `${POSTGRES ? `dispatch-pg-${REPLICAS}` : "dispatch"}${THREAD ? "-thread" : ""}`,
         figures: [
           { label: `webhook posts delivered (${POSTS} due within ${WINDOW_MS / 1000} s, ${MODE})`, value: result.delivered, unit: "posts", goal: `= ${POSTS}`, ok: result.delivered === POSTS },
           { label: "drain rate (posts ÷ (last arrival − first due))", value: result.postsPerSecond, unit: "posts/s", goal: "", ok: null },
           { label: "lateness p99", value: result.latenessMs.p99, unit: "ms", goal: "< 2000", ok: result.latenessMs.p99 < 2000 },
           { label: "first due to last arrival", value: result.firstDueToLastArrivalMs, unit: "ms", goal: `≤ ${WINDOW_MS + 2000}`, ok: result.firstDueToLastArrivalMs <= WINDOW_MS + 2000 },
           { label: "duplicate deliveries", value: result.duplicates, unit: "", goal: "= 0", ok: result.duplicates === 0 },
+          ...(THREAD ? [{ label: "deliveries missing an image or a part", value: result.incomplete, unit: "", goal: "= 0", ok: result.incomplete === 0 }] : []),
         ],
       }),
     );
@@ -186,6 +216,8 @@ try {
     console.log(`drain rate: ${result.postsPerSecond} posts/s (posts ÷ (last arrival − first due))`);
     console.log(`lateness ms: p50 ${result.latenessMs.p50}, p95 ${result.latenessMs.p95}, p99 ${result.latenessMs.p99}, max ${result.latenessMs.max}`);
     console.log(`duplicates: ${result.duplicates} (absorbed repeats: ${result.absorbedRepeats})`);
+    if (THREAD) console.log(`deliveries missing an image or a part: ${result.incomplete}`);
+    console.log(`load average at the end (1, 5, 15 min): ${loadavg().map((l) => l.toFixed(2)).join(", ")} on ${cpus().length} cores`);
     console.log(ok ? "GOALS MET" : "GOALS NOT MET");
   }
   process.exitCode = ok ? 0 : 1;

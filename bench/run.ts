@@ -52,6 +52,15 @@ const BENCHES: { name: string; args: [string[], string[]]; env: [Record<string, 
     ],
     env: [{}, {}],
   },
+  // Issue 24: 1,000 posts, each with 4 images and a 3-part thread, due within 10 s.
+  {
+    name: "dispatch-thread",
+    args: [
+      ["bench/dispatch.ts", "--posts", "1000", "--window-ms", "10000", "--thread"],
+      ["bench/dispatch.ts", "--posts", "1000", "--window-ms", "10000", "--thread"],
+    ],
+    env: [{}, {}],
+  },
   {
     name: "webhook-events",
     args: [["bench/webhook-events.ts", "--posts", "1000", "--window-ms", "10000", "--rounds", "2"], ["bench/webhook-events.ts", "--rounds", "5"]],

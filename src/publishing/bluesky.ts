@@ -2,18 +2,22 @@
  * Bluesky (AT Protocol) connections. The service holds the post and publishes at its time:
  * - the session is cached (sealed on the connection) and refreshed with refreshSession, because createSession is
  *   rate-limited (30 per 5 minutes, 300 per day);
- * - images are re-encoded to fit under 1,000,000 bytes and sent with `aspectRatio` and alt text;
- * - links in the caption become link facets (UTF-8 byte offsets);
+ * - up to 4 images per post (app.bsky.embed.images), each re-encoded to fit under 1,000,000 bytes and sent with
+ *   `aspectRatio` and its alt text;
+ * - links in each part's text become link facets (UTF-8 byte offsets);
+ * - a thread's parts go out as replies, each to the part before it, and the first comment as a reply to the post,
+ *   with `reply: {root, parent}` strong refs (uri + cid); each part is recorded as out (DeliveryContext.savePartOut)
+ *   before the next one leaves;
  * - `createdAt` is the send time;
- * - the record key is derived from the target id (bluesky-rkey.ts), so a retry can never make a second post, and an
- *   unknown outcome is reconciled with getRecord.
+ * - every part's record key is derived from the target id and the part's index (bluesky-rkey.ts), so a retry can never
+ *   make a second record, and an unknown outcome is reconciled with getRecord on the first part not recorded as out.
  */
 import { fitImageUnderBytes } from "../lib/image-fit";
 import { isoAt } from "../lib/clock";
-import { recordKeyForTarget } from "./bluesky-rkey";
-import type { CheckResult, Connector, DeliveryContext, DeliveryResult, NetworkCapabilities } from "./connector";
+import { recordKeyForPart } from "./bluesky-rkey";
+import type { CheckResult, Connector, DeliveryContext, DeliveryImage, DeliveryResult, NetworkCapabilities } from "./connector";
 import type { OpenConnection } from "../store/connections";
-import { DeliveryError, LIBRARY_IMAGE_TYPES } from "./connector";
+import { DeliveryError, LIBRARY_IMAGE_TYPES, partsOf } from "./connector";
 import { MAX_THREAD_PARTS } from "../db/schema/post-content";
 import { failureKindOf, outboundProblem, providerFetch } from "./outbound";
 import type { Deps } from "../deps";
@@ -196,6 +200,64 @@ function classify(answer: XrpcAnswer, what: string): DeliveryError {
   return new DeliveryError(failureKindOf(answer.status), `Bluesky refused the ${what}: ${xrpcError(answer)}`);
 }
 
+/** A strong reference to a record (com.atproto.repo.strongRef): what a reply's root and parent are. */
+interface StrongRef {
+  uri: string;
+  cid: string;
+}
+
+function isRecordNotFound(answer: XrpcAnswer): boolean {
+  if (answer.status !== 400) return false;
+  return answer.body.error === "RecordNotFound" || /could not locate record/i.test(String(answer.body.message ?? ""));
+}
+
+/** The DID the connection posts as: its session's, else the one its last check learnt. */
+function sessionDid(connection: OpenConnection): string | undefined {
+  return (isSession(connection.session) ? connection.session.did : undefined) ?? connection.meta.providerAccountId;
+}
+
+/** The handle for the post's public URL: the session's, else the connection's label (`@handle`). */
+function handleOf(connection: OpenConnection): string {
+  return isSession(connection.session) ? connection.session.handle : connection.label.replace(/^@/, "");
+}
+
+/** The strong ref of a part already out (its uri as recorded): the PDS answers its cid. */
+async function readRef(deps: Pick<Deps, "config">, connection: OpenConnection, uri: string): Promise<StrongRef> {
+  const match = /^at:\/\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(uri);
+  if (!match) throw new DeliveryError("permanent", `The part recorded as out (${uri}) is not a Bluesky record address.`);
+  const [, did = "", , rkey = ""] = match;
+  const answer = await getRecord(deps, connection, did, rkey);
+  if (answer.status === 200) return { uri: String(answer.body.uri), cid: String(answer.body.cid) };
+  if (isRecordNotFound(answer)) {
+    throw new DeliveryError("permanent", "A part of this thread that went out earlier was deleted on Bluesky, so the rest cannot reply to it.");
+  }
+  throw new DeliveryError(failureKindOf(answer.status), `Bluesky could not read back an earlier part of the thread: ${xrpcError(answer)}`);
+}
+
+/**
+ * Uploads `images` (each re-encoded under 1,000,000 bytes) and answers the app.bsky.embed.images embed with each
+ * image's alt text and aspect ratio; undefined for none. More than 4 is a permanent refusal, never a silent drop.
+ */
+async function imagesEmbed(ctx: DeliveryContext, images: readonly DeliveryImage[]): Promise<Record<string, unknown> | undefined> {
+  if (images.length === 0) return undefined;
+  if (images.length > BLUESKY_CAPABILITIES.maxImages) {
+    throw new DeliveryError("permanent", `Bluesky takes at most ${BLUESKY_CAPABILITIES.maxImages} images per post; this one has ${images.length}.`);
+  }
+  const { deps, connection } = ctx;
+  const embedded: Array<Record<string, unknown>> = [];
+  for (const image of images) {
+    const fitted = await fitImageUnderBytes(image.bytes, image.mimeType, BLUESKY_MAX_IMAGE_BYTES).catch((error: Error) => {
+      throw new DeliveryError("permanent", `An image could not be prepared for Bluesky: ${error.message}`);
+    });
+    const { answer } = await withSession(deps, connection, ctx.saveSession, (s) =>
+      xrpc(deps, connection, XRPC.uploadBlob, { bytes: fitted.bytes, contentType: fitted.mimeType, token: s.accessJwt }),
+    );
+    if (answer.status !== 200) throw classify(answer, "image upload");
+    embedded.push({ image: answer.body.blob, alt: image.altText ?? "", aspectRatio: { width: fitted.width, height: fitted.height } });
+  }
+  return { $type: "app.bsky.embed.images", images: embedded };
+}
+
 /** The Bluesky connector. */
 export const blueskyConnector: Connector = {
   platform: "bluesky",
@@ -244,60 +306,71 @@ export const blueskyConnector: Connector = {
   },
 
   async deliver(ctx: DeliveryContext): Promise<DeliveryResult> {
-    const { deps, connection, content } = ctx;
-    const rkey = recordKeyForTarget(ctx.targetId);
-    let embed: Record<string, unknown> | undefined;
-    const image = content.images[0];
-    if (image) {
-      const fitted = await fitImageUnderBytes(image.bytes, image.mimeType, BLUESKY_MAX_IMAGE_BYTES).catch((error: Error) => {
-        throw new DeliveryError("permanent", `The image could not be prepared for Bluesky: ${error.message}`);
-      });
-      const { answer } = await withSession(deps, connection, ctx.saveSession, (s) =>
-        xrpc(deps, connection, XRPC.uploadBlob, { bytes: fitted.bytes, contentType: fitted.mimeType, token: s.accessJwt }),
-      );
-      if (answer.status !== 200) throw classify(answer, "image upload");
-      embed = {
-        $type: "app.bsky.embed.images",
-        images: [{ image: answer.body.blob, alt: image.altText ?? "", aspectRatio: { width: fitted.width, height: fitted.height } }],
-      };
-    }
-    const facets = linkFacets(content.caption);
-    const record: Record<string, unknown> = {
-      $type: POST_COLLECTION,
-      text: content.caption,
-      createdAt: isoAt(deps.clock.now()),
-      ...(facets.length > 0 ? { facets } : {}),
-      ...(embed ? { embed } : {}),
+    const { deps, connection } = ctx;
+    const parts = partsOf(ctx.content);
+    // The strong refs (uri + cid) of the parts, by index: the replies need their root's and their parent's.
+    const refs = new Map<number, StrongRef>();
+    const refOf = async (index: number): Promise<StrongRef> => {
+      const known = refs.get(index);
+      if (known) return known;
+      const ref = await readRef(deps, connection, ctx.partsOut[index] ?? "");
+      refs.set(index, ref);
+      return ref;
     };
-    const { answer, session } = await withSession(deps, connection, ctx.saveSession, async (s) => {
-      // The record's address is known before it is written: save it first, so a crash leaves a key to reconcile.
-      await ctx.saveProviderPostId(`at://${s.did}/${POST_COLLECTION}/${rkey}`);
-      return xrpc(deps, connection, XRPC.createRecord, { json: { repo: s.did, collection: POST_COLLECTION, rkey, record }, token: s.accessJwt });
-    });
-    if (answer.status === 200) {
-      return { kind: "published", providerPostId: String(answer.body.uri), publishedUrl: publishedUrlOf(session, rkey) };
+    let did = sessionDid(connection);
+    for (const part of parts) {
+      if (part.index < ctx.partsOut.length) continue; // out already: never sent twice
+      const rkey = recordKeyForPart(ctx.targetId, part.index);
+      const embed = await imagesEmbed(ctx, part.images);
+      const facets = linkFacets(part.caption);
+      const reply = part.index === 0 ? null : { root: await refOf(0), parent: await refOf(part.kind === "first_comment" ? 0 : part.index - 1) };
+      const record: Record<string, unknown> = {
+        $type: POST_COLLECTION,
+        text: part.caption,
+        createdAt: isoAt(deps.clock.now()),
+        ...(facets.length > 0 ? { facets } : {}),
+        ...(embed ? { embed } : {}),
+        ...(reply ? { reply } : {}),
+      };
+      const { answer, session } = await withSession(deps, connection, ctx.saveSession, (s) =>
+        xrpc(deps, connection, XRPC.createRecord, { json: { repo: s.did, collection: POST_COLLECTION, rkey, record }, token: s.accessJwt }),
+      );
+      did = session.did;
+      let created: StrongRef;
+      if (answer.status === 200) {
+        created = { uri: String(answer.body.uri), cid: String(answer.body.cid) };
+      } else {
+        // A record under this part's key already exists: an earlier attempt landed. Read it back instead of failing.
+        const existing = await getRecord(deps, connection, session.did, rkey);
+        if (existing.status !== 200) throw classify(answer, part.index === 0 ? "post" : `part ${part.index + 1} of ${parts.length}`);
+        created = { uri: String(existing.body.uri), cid: String(existing.body.cid) };
+      }
+      // Recorded before the next part leaves: a retry resumes after it.
+      await ctx.savePartOut(part.index, created.uri);
+      refs.set(part.index, created);
     }
-    // A record under our key already exists: an earlier attempt landed. Read it back instead of failing.
-    const existing = await getRecord(deps, connection, session.did, rkey);
-    if (existing.status === 200) {
-      return { kind: "published", providerPostId: String(existing.body.uri), publishedUrl: publishedUrlOf(session, rkey) };
-    }
-    throw classify(answer, "post");
+    const rkey = recordKeyForPart(ctx.targetId, 0);
+    return { kind: "published", providerPostId: ctx.partsOut[0] ?? `at://${did}/${POST_COLLECTION}/${rkey}`, publishedUrl: publishedUrlOf({ did: did ?? "", handle: handleOf(connection) }, rkey) };
   },
 
   async reconcile(ctx: DeliveryContext): Promise<DeliveryResult | null> {
     const { deps, connection } = ctx;
-    const did = (isSession(connection.session) ? connection.session.did : undefined) ?? connection.meta.providerAccountId;
+    const did = sessionDid(connection);
     if (!did) return null; // never signed in, so nothing can have been written
-    const rkey = recordKeyForTarget(ctx.targetId);
-    const answer = await getRecord(deps, connection, did, rkey);
-    if (answer.status === 200) {
-      const handle = isSession(connection.session) ? connection.session.handle : connection.label.replace(/^@/, "");
-      return { kind: "published", providerPostId: String(answer.body.uri), publishedUrl: publishedUrlOf({ did, handle }, rkey) };
+    const parts = partsOf(ctx.content);
+    // Parts go out one after another: the first part not recorded as out may have landed (its key tells), no later one.
+    for (let index = ctx.partsOut.length; index < parts.length; index++) {
+      const rkey = recordKeyForPart(ctx.targetId, index);
+      const answer = await getRecord(deps, connection, did, rkey);
+      if (answer.status === 200) {
+        await ctx.savePartOut(index, String(answer.body.uri));
+        continue;
+      }
+      if (isRecordNotFound(answer)) return null;
+      throw new DeliveryError("transient", `Bluesky could not tell whether the earlier attempt landed: ${xrpcError(answer)}`);
     }
-    if (answer.status === 400 && answer.body.error === "RecordNotFound") return null;
-    if (answer.status === 400 && /could not locate record/i.test(String(answer.body.message ?? ""))) return null;
-    throw new DeliveryError("transient", `Bluesky could not tell whether the earlier attempt landed: ${xrpcError(answer)}`);
+    const rkey = recordKeyForPart(ctx.targetId, 0);
+    return { kind: "published", providerPostId: ctx.partsOut[0] ?? `at://${did}/${POST_COLLECTION}/${rkey}`, publishedUrl: publishedUrlOf({ did, handle: handleOf(connection) }, rkey) };
   },
 
   // The service holds Bluesky posts until their time: nothing to withdraw at the provider.

@@ -38,6 +38,28 @@ export interface DeliveryContent {
   firstComment: string | null;
 }
 
+/** One part of what a target sends, in sending order (the post, each thread part, the first comment). */
+export interface OutgoingPart {
+  /** Its index in the sending order: 0 is the post. */
+  index: number;
+  kind: "post" | "thread" | "first_comment";
+  caption: string;
+  images: DeliveryImage[];
+}
+
+/** The parts `content` goes out as, in order: the post, each thread part, then the first comment. */
+export function partsOf(content: Pick<DeliveryContent, "caption" | "images" | "thread" | "firstComment">): OutgoingPart[] {
+  const parts: OutgoingPart[] = [{ index: 0, kind: "post", caption: content.caption, images: content.images }];
+  for (const part of content.thread) parts.push({ index: parts.length, kind: "thread", caption: part.caption, images: part.images });
+  if (content.firstComment !== null) parts.push({ index: parts.length, kind: "first_comment", caption: content.firstComment, images: [] });
+  return parts;
+}
+
+/** How far a post in several parts went ("2 of 5 parts went out"), for the errorMessage of a target that failed midway. */
+export function partsOutNote(out: number, total: number): string {
+  return `${out} of ${total} part${total === 1 ? "" : "s"} went out`;
+}
+
 /** One delivery of one target. */
 export interface DeliveryContext {
   deps: Deps;
@@ -46,15 +68,18 @@ export interface DeliveryContext {
   content: DeliveryContent;
   /** Persists the provider's post id the moment it is known (fenced by the caller's lease); await it before sending. */
   saveProviderPostId(id: string): Promise<void>;
+  /**
+   * The provider ids of the parts already out, in sending order (partsOf): a delivery resumes at index
+   * `partsOut.length` and never sends an earlier part again. Grows as savePartOut records parts.
+   */
+  readonly partsOut: readonly string[];
+  /**
+   * Records that part `index` (which must be `partsOut.length`) is out under `providerId` (fenced by the caller's
+   * lease; part 0 also becomes the target's provider post id). Await it before sending the next part.
+   */
+  savePartOut(index: number, providerId: string): Promise<void>;
   /** Persists a refreshed provider session (Bluesky tokens). */
   saveSession(session: Record<string, string>): Promise<void>;
-  /**
-   * Provider ids of the parts already out, in order (post, thread parts, first comment): `scheduled_post_targets.
-   * parts_out`. A delivery resumes at the first part not in it, never sending one twice.
-   */
-  partsOut: readonly string[];
-  /** Persists the provider id of part `index` (fenced by the lease); await it before sending the next part. */
-  savePartOut(index: number, providerId: string): Promise<void>;
 }
 
 export type DeliveryResult =
@@ -147,6 +172,17 @@ export const LIBRARY_IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "ima
 /** How a network recovers from an unknown outcome (Connector.recovery). */
 export type DeliveryRecovery = "reconcile" | "unconfirmed";
 
+/** What holdsNatively looks at in a post's content (a target's version applied). */
+export interface HeldContent {
+  thread: readonly unknown[];
+  firstComment: string | null;
+}
+
+/** True when `content` goes out in more than one part (a thread or a first comment). */
+export function hasSeveralParts(content: HeldContent): boolean {
+  return content.thread.length > 0 || (content.firstComment !== null && content.firstComment !== "");
+}
+
 /** One platform. */
 export interface Connector {
   platform: ConnectionPlatform;
@@ -157,8 +193,12 @@ export interface Connector {
   captionLimit(connection: OpenConnection, content?: CaptionContext): CaptionLimit | null;
   /** What this connection's network can take (some depend on the server: Mastodon's media count). */
   capabilities(connection: OpenConnection): NetworkCapabilities;
-  /** True when the provider itself holds posts scheduled at `scheduledTime` (decided at scheduling). */
-  holdsNatively(scheduledTime: number, now: number): boolean;
+  /**
+   * True when the provider itself holds a post scheduled at `scheduledTime` with `content` (decided at scheduling, and
+   * again at delivery). A post in several parts (a thread, a first comment) needs each part's id for the next one's
+   * reply, so only a connector whose provider can hold such posts may answer true for it.
+   */
+  holdsNatively(scheduledTime: number, now: number, content: HeldContent): boolean;
   /** Checks the stored credentials against the provider. Never throws for a refusal: answers not ready. */
   check(deps: Deps, connection: OpenConnection): Promise<CheckResult>;
   /** Publishes now, or hands the post over to the provider. Throws DeliveryError. */
@@ -176,8 +216,10 @@ export interface Connector {
    */
   recovery?: DeliveryRecovery;
   /**
-   * After an unknown outcome: asks the provider whether the earlier attempt took effect. Answers the result when it
-   * did, null when it certainly did not (safe to send again). Throws DeliveryError when the provider cannot tell now.
+   * After an unknown outcome: asks the provider whether the earlier attempt took effect. Answers the result when every
+   * part is out; null when the rest may be sent (after recording, through `ctx.savePartOut`, each further part it found
+   * out: deliver then resumes after them). With `reconcileProvesAbsence`, null with no part out proves nothing reached
+   * the provider. Throws DeliveryError when the provider cannot tell now.
    */
   reconcile(ctx: DeliveryContext): Promise<DeliveryResult | null>;
   /** Withdraws a post the provider holds (`providerPostId`). Answers false when the provider no longer had it. */

@@ -8,7 +8,7 @@ import type { StoredImage, StoredPart, StoredVariants } from "../db/schema/post-
 import type { scheduledPosts } from "../db/schema/scheduled-posts";
 import type { Deps } from "../deps";
 import { assetUrl } from "../store/media-url";
-import { type DeliveryContent, DeliveryError, type DeliveryImage } from "./connector";
+import { type DeliveryContent, DeliveryError, type DeliveryImage, type HeldContent } from "./connector";
 
 type PostRow = typeof scheduledPosts.$inferSelect;
 
@@ -24,13 +24,17 @@ export interface StoredContent {
 /** What one network's targets send: `content` with that platform's version applied (a field it sets wins). */
 export function contentForPlatform(content: StoredContent, platform: string): Omit<StoredContent, "variants"> {
   const version = content.variants[platform] ?? {};
+  return { caption: version.caption ?? content.caption, images: version.images ?? content.images, ...heldContentFor(content, platform) };
+}
+
+/** The part of a platform's content holdsNatively looks at (the thread and first comment, its version applied). */
+export function heldContentFor(
+  content: Pick<StoredContent, "thread" | "firstComment" | "variants">,
+  platform: string,
+): HeldContent & Pick<StoredContent, "thread" | "firstComment"> {
+  const version = content.variants[platform] ?? {};
   const firstComment = version.firstComment !== undefined ? version.firstComment : content.firstComment;
-  return {
-    caption: version.caption ?? content.caption,
-    images: version.images ?? content.images,
-    thread: version.thread ?? content.thread,
-    firstComment: firstComment === "" ? null : firstComment,
-  };
+  return { thread: version.thread ?? content.thread, firstComment: firstComment === "" ? null : firstComment };
 }
 
 /** Every asset id `content` uses (the post's, its thread's, and every version's images). */

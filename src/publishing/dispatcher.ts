@@ -8,7 +8,9 @@
  *   A claim that finds it set knows an earlier attempt's outcome is unknown (a crash, a timeout) and reconciles
  *   with the provider first (Bluesky: getRecord on the deterministic record key; Mastodon: its scheduled list by
  *   Idempotency-Key; webhooks: resending under the same Idempotency-Key is absorbed by the receiver).
- * - The provider's post id is saved the moment it is known (Bluesky: before the record is written).
+ * - The provider's post id is saved the moment it is known. A post in several parts (a thread, a first comment) goes
+ *   out part by part; each part's provider id is saved (fenced, `parts_out`) before the next leaves, so a retry or a
+ *   recovery resumes at the first part not out, and a target that fails midway says how many parts went out.
  * - Transient failures retry with backoff; the 5th failed attempt fails the target with the platform's message.
  *   A crash is not an attempt: it is reconciled instead.
  *
@@ -28,7 +30,7 @@ import type { Deps } from "../deps";
 import { newId } from "../lib/ids";
 import { type ConnectionRow, type OpenConnection, markConnectionBlocked, openConnection, saveConnectionSession } from "../store/connections";
 import type { DeliveryContent, DeliveryContext, DeliveryResult } from "./connector";
-import { DeliveryError } from "./connector";
+import { DeliveryError, partsOf, partsOutNote } from "./connector";
 import { loadDeliveryContent } from "./content";
 import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "./delivery-metrics";
 import { claimDueEvents, deliverEvent, nextEventWakeAt } from "./event-delivery";
@@ -257,18 +259,34 @@ export function backoffAfter(attempts: number): number {
   return BACKOFF_MS[Math.min(attempts, BACKOFF_MS.length) - 1] ?? BACKOFF_MS[0];
 }
 
-/** Records a failed attempt (fenced): retry later with backoff, or fail for good with the platform's message. */
+/** How far a delivery in several parts went: parts out, of how many. */
+interface Progress {
+  out: number;
+  total: number;
+}
+
+/** The progress of a delivery whose connector records its parts (null when none is out: nothing to say). */
+function progressOf(ctx: DeliveryContext): Progress | null {
+  return ctx.partsOut.length > 0 ? { out: ctx.partsOut.length, total: partsOf(ctx.content).length } : null;
+}
+
+/**
+ * Records a failed attempt (fenced): retry later with backoff, or fail for good with the platform's message, which
+ * says how many parts went out when the post went out in part (`progress`: "2 of 5 parts went out: …").
+ */
 async function recordFailure(
   deps: Pick<Deps, "store" | "clock" | "metrics">,
   claim: Claim,
   postId: string,
   attemptsSoFar: number,
   error: DeliveryError,
+  progress: Progress | null = null,
 ): Promise<void> {
   const now = deps.clock.now();
   const attempts = attemptsSoFar + 1;
   const final = error.kind === "permanent" || attempts >= MAX_ATTEMPTS;
-  const message = error.kind === "permanent" || attempts < MAX_ATTEMPTS ? error.message : `Gave up after ${attempts} attempts: ${error.message}`;
+  const platformMessage = error.kind === "permanent" || attempts < MAX_ATTEMPTS ? error.message : `Gave up after ${attempts} attempts: ${error.message}`;
+  const message = progress && progress.out < progress.total ? `${partsOutNote(progress.out, progress.total)}: ${platformMessage}` : platformMessage;
   const written = await deps.store.write(async (tx) => {
     const values = final
       ? { status: "failed" as const, errorMessage: message, nextAttemptAt: null, sendStartedAt: null }
@@ -353,29 +371,28 @@ interface Prepared {
 
 /** The delivery context of a claimed target (fenced provider-id writes). */
 function contextFor(deps: Deps, claim: Claim, target: TargetRow, connection: OpenConnection, content: DeliveryContent): DeliveryContext {
-  let partsOut: readonly string[] = [...target.partsOut];
+  // The parts out so far: a retry or a recovery resumes after them (savePartOut grows the list as parts go out).
+  const partsOut = [...target.partsOut];
   return {
     deps,
     connection,
     targetId: target.id,
     content,
+    partsOut,
     saveProviderPostId: async (id) => {
       if (!(await fencedUpdate(deps, claim, { providerPostId: id, updatedAt: deps.clock.now() }))) {
         throw new DeliveryError("unknown", "The delivery lease was lost.");
       }
     },
-    saveSession: (session) => saveConnectionSession(deps, connection.id, session),
-    get partsOut() {
-      return partsOut;
-    },
     savePartOut: async (index, providerId) => {
-      const next = [...partsOut];
-      next[index] = providerId;
-      if (!(await fencedUpdate(deps, claim, { partsOut: next, updatedAt: deps.clock.now() }))) {
-        throw new DeliveryError("unknown", "The delivery lease was lost.");
-      }
-      partsOut = next;
+      if (index < partsOut.length && partsOut[index] === providerId) return;
+      if (index !== partsOut.length) throw new Error(`Part ${index} cannot be recorded before part ${partsOut.length}.`);
+      const next = [...partsOut, providerId];
+      const values = { partsOut: next, updatedAt: deps.clock.now(), ...(index === 0 ? { providerPostId: providerId } : {}) };
+      if (!(await fencedUpdate(deps, claim, values))) throw new DeliveryError("unknown", "The delivery lease was lost.");
+      partsOut.push(providerId);
     },
+    saveSession: (session) => saveConnectionSession(deps, connection.id, session),
   };
 }
 
@@ -474,7 +491,7 @@ async function deliverPrepared(deps: Deps, claim: Claim, prepared: Prepared | un
     let result: DeliveryResult | null = null;
     if (claim.outcomeUnknown && connector.recovery === "unconfirmed") {
       // The last attempt may have gone out and the network cannot be asked: a person decides, never a blind resend.
-      await recordUnconfirmed(deps, claim, post.id, connector.capabilities(ctx.connection).name, ctx.partsOut.length, partsOf(ctx.content), "the delivery was interrupted before an answer was recorded");
+      await recordUnconfirmed(deps, claim, post.id, connector.capabilities(ctx.connection).name, ctx.partsOut.length, partsOf(ctx.content).length, "the delivery was interrupted before an answer was recorded");
       return;
     }
     if (claim.outcomeUnknown) {
@@ -499,10 +516,10 @@ async function deliverPrepared(deps: Deps, claim: Claim, prepared: Prepared | un
     const connector = "ctx" in context ? connectorFor(context.platform) : null;
     if (failure.kind === "unknown" && connector?.recovery === "unconfirmed" && "ctx" in context) {
       const { ctx } = context;
-      await recordUnconfirmed(deps, claim, post.id, connector.capabilities(ctx.connection).name, ctx.partsOut.length, partsOf(ctx.content), failure.message);
+      await recordUnconfirmed(deps, claim, post.id, connector.capabilities(ctx.connection).name, ctx.partsOut.length, partsOf(ctx.content).length, failure.message);
       return;
     }
-    await recordFailure(deps, claim, post.id, target.attempts, failure);
+    await recordFailure(deps, claim, post.id, target.attempts, failure, "ctx" in context ? progressOf(context.ctx) : null);
   }
 }
 
@@ -522,19 +539,18 @@ export async function deliverClaim(deps: Deps, claim: Claim): Promise<void> {
 
 /**
  * For cancel: asks the provider whether a claimed target's unknown earlier attempt took effect. Answers the result
- * (not recorded: the caller decides), or null when nothing reached the provider. Throws DeliveryError.
+ * (not recorded: the caller decides; parts found out are recorded), or null when not every part is out; `provesAbsence`
+ * when nothing reached the provider. Throws DeliveryError.
  */
 export async function reconcileClaim(deps: Deps, claim: Claim): Promise<{ result: DeliveryResult | null; provesAbsence: boolean }> {
   const prepared = (await prepareBatch(deps, [claim], false)).get(claim.targetId);
   if (!prepared) throw new DeliveryError("transient", "The delivery lease was lost.");
   if ("problem" in prepared.context) throw prepared.context.problem;
   const connector = connectorFor(prepared.context.platform);
-  return { result: await connector.reconcile(prepared.context.ctx), provesAbsence: connector.reconcileProvesAbsence };
-}
-
-/** How many parts `content` goes out as: the post, each thread part, the first comment. */
-function partsOf(content: DeliveryContent): number {
-  return 1 + content.thread.length + (content.firstComment === null ? 0 : 1);
+  const { ctx } = prepared.context;
+  const result = await connector.reconcile(ctx);
+  // A post some of whose parts are out is not absent, whatever its connector can prove about the rest.
+  return { result, provesAbsence: connector.reconcileProvesAbsence && ctx.partsOut.length === 0 };
 }
 
 /** Records a claimed target as published (fenced), e.g. when cancel learns the provider already published it. */

@@ -5,13 +5,20 @@
  * and looks up the public URL. Limits (characters, image size) come from /api/v2/instance at each credential check.
  * When the time is too close for Mastodon's own 5-minute minimum, the service holds the post and publishes it
  * directly at its time instead (same Idempotency-Key).
+ *
+ * Several images go up one by one, each with its description (at most the server's `max_media_attachments`). A post
+ * with a thread or a first comment is always held by the service (a reply needs its parent's status id): at its time
+ * the parts go out in order, each thread part `in_reply_to_id` the part before it, the first comment in reply to the
+ * post, each under its own Idempotency-Key (`<targetId>:<index>`; the post itself keeps the target id), and each is
+ * recorded as out before the next leaves. A retry resumes at the first part not out; resending a part whose answer was
+ * lost is absorbed by its key.
  */
 import type { Deps } from "../deps";
 import { fitImageUnderBytes } from "../lib/image-fit";
 import { isoAt } from "../lib/clock";
-import type { CheckResult, ConfirmResult, Connector, DeliveryContent, DeliveryContext, DeliveryResult, NetworkCapabilities } from "./connector";
+import type { CheckResult, ConfirmResult, Connector, DeliveryContent, DeliveryContext, DeliveryImage, DeliveryResult } from "./connector";
 import type { OpenConnection } from "../store/connections";
-import { DeliveryError, LIBRARY_IMAGE_TYPES } from "./connector";
+import { DeliveryError, LIBRARY_IMAGE_TYPES, hasSeveralParts, partsOf } from "./connector";
 import { MAX_THREAD_PARTS } from "../db/schema/post-content";
 import { type MultipartPart, failureKindOf, outboundProblem, providerFetch, providerMessage } from "./outbound";
 import { IDEMPOTENCY_HEADER } from "./webhook";
@@ -55,12 +62,11 @@ async function sleep(ms: number): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Uploads the image with its description and waits until the instance has processed it. Answers the media id. */
-async function uploadMedia(deps: Deps, connection: OpenConnection, content: DeliveryContent): Promise<string> {
-  const image = content.images[0]!;
+/** Uploads one image with its description and waits until the instance has processed it. Answers the media id. */
+async function uploadMedia(deps: Deps, connection: OpenConnection, image: DeliveryImage): Promise<string> {
   const limit = connection.meta.imageSizeLimit ?? DEFAULT_IMAGE_SIZE_LIMIT;
   const fitted = await fitImageUnderBytes(image.bytes, image.mimeType, limit).catch((error: Error) => {
-    throw new DeliveryError("permanent", `The image could not be prepared for Mastodon: ${error.message}`);
+    throw new DeliveryError("permanent", `An image could not be prepared for Mastodon: ${error.message}`);
   });
   const ext = fitted.mimeType.split("/")[1] ?? "bin";
   const form: MultipartPart[] = [{ name: "file", fileName: `image.${ext}`, type: fitted.mimeType, bytes: fitted.bytes }];
@@ -80,6 +86,54 @@ async function uploadMedia(deps: Deps, connection: OpenConnection, content: Deli
     await poll.body?.cancel();
   }
   throw new DeliveryError("transient", "The Mastodon server is still processing the image; will try again.");
+}
+
+/**
+ * Uploads a post's (or a part's) images in order, each with its description. More than the server takes (its
+ * `max_media_attachments`) is a permanent refusal, never a silent drop.
+ */
+async function uploadAll(deps: Deps, connection: OpenConnection, images: readonly DeliveryImage[]): Promise<string[]> {
+  const max = mastodonConnector.capabilities(connection).maxImages;
+  if (images.length > max) throw new DeliveryError("permanent", `This Mastodon server takes at most ${max} images per post; this one has ${images.length}.`);
+  const ids: string[] = [];
+  for (const image of images) ids.push(await uploadMedia(deps, connection, image));
+  return ids;
+}
+
+/**
+ * The Idempotency-Key of part `index` of a target's post: the target id for the post itself (as statuses handed over
+ * before threads existed were keyed), `<targetId>:<index>` for each later part.
+ */
+export function idempotencyKeyForPart(targetId: string, index: number): string {
+  return index === 0 ? targetId : `${targetId}:${index}`;
+}
+
+/** POSTs one status (a part) under its Idempotency-Key. Answers the server's status or scheduled status. */
+async function postStatus(
+  ctx: DeliveryContext,
+  body: Record<string, unknown>,
+  index: number,
+  what: string,
+): Promise<{ id: string; url?: string | null; params?: unknown }> {
+  const { deps, connection } = ctx;
+  const res = await providerFetch(deps, api(connection, "/api/v1/statuses"), {
+    method: "POST",
+    headers: { ...authHeaders(connection), "content-type": "application/json", [IDEMPOTENCY_HEADER]: idempotencyKeyForPart(ctx.targetId, index) },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw await failure(res, what);
+  return (await res.json()) as { id: string; url?: string | null; params?: unknown };
+}
+
+/** The public URL of a status (for a post whose first part went out in an earlier attempt); null when not answered. */
+async function statusUrl(deps: Deps, connection: OpenConnection, id: string): Promise<string | null> {
+  const res = await providerFetch(deps, api(connection, `/api/v1/statuses/${encodeURIComponent(id)}`), { headers: authHeaders(connection) });
+  if (!res.ok) {
+    await res.body?.cancel();
+    return null;
+  }
+  const status = (await res.json().catch(() => null)) as { url?: unknown } | null;
+  return typeof status?.url === "string" ? status.url : null;
 }
 
 function stripHtml(html: string): string {
@@ -175,7 +229,8 @@ export const mastodonConnector: Connector = {
     imageTypes: LIBRARY_IMAGE_TYPES,
   }),
   reconcileProvesAbsence: false,
-  holdsNatively: (scheduledTime, now) => scheduledTime - now >= MIN_NATIVE_LEAD_MS,
+  // A thread or a first comment needs each part's status id for the next one's reply: the service holds those posts.
+  holdsNatively: (scheduledTime, now, content) => !hasSeveralParts(content) && scheduledTime - now >= MIN_NATIVE_LEAD_MS,
 
   async check(deps, connection): Promise<CheckResult> {
     const problem = outboundProblem(deps, connection.endpoint);
@@ -209,20 +264,31 @@ export const mastodonConnector: Connector = {
 
   async deliver(ctx: DeliveryContext): Promise<DeliveryResult> {
     const { deps, connection, content } = ctx;
-    const mediaIds = content.images.length > 0 ? [await uploadMedia(deps, connection, content)] : [];
-    const native = mastodonConnector.holdsNatively(content.scheduledTime, deps.clock.now());
-    const body: Record<string, unknown> = { status: content.caption, visibility: "public", media_ids: mediaIds };
-    if (native) body.scheduled_at = isoAt(content.scheduledTime);
-    const res = await providerFetch(deps, api(connection, "/api/v1/statuses"), {
-      method: "POST",
-      headers: { ...authHeaders(connection), "content-type": "application/json", [IDEMPOTENCY_HEADER]: ctx.targetId },
-      body: JSON.stringify(body),
-    });
-    if (!res.ok) throw await failure(res, "post");
-    const answer = (await res.json()) as { id: string; url?: string; scheduled_at?: string; params?: unknown };
-    await ctx.saveProviderPostId(answer.id);
-    if (answer.params !== undefined) return { kind: "handed_over", providerPostId: answer.id };
-    return { kind: "published", providerPostId: answer.id, publishedUrl: answer.url ?? null };
+    const parts = partsOf(content);
+    if (mastodonConnector.holdsNatively(content.scheduledTime, deps.clock.now(), content)) {
+      // One part, far enough ahead: Mastodon holds it as a scheduled status.
+      const mediaIds = await uploadAll(deps, connection, content.images);
+      const body = { status: content.caption, visibility: "public", media_ids: mediaIds, scheduled_at: isoAt(content.scheduledTime) };
+      const answer = await postStatus(ctx, body, 0, "post");
+      await ctx.saveProviderPostId(answer.id);
+      if (answer.params !== undefined) return { kind: "handed_over", providerPostId: answer.id };
+      return { kind: "published", providerPostId: answer.id, publishedUrl: answer.url ?? null };
+    }
+    // Published now, part after part: each thread part replies to the one before it, the first comment to the post.
+    let publishedUrl: string | null = null;
+    for (const part of parts) {
+      if (part.index < ctx.partsOut.length) continue; // out already: never sent twice
+      const mediaIds = await uploadAll(deps, connection, part.images);
+      const body: Record<string, unknown> = { status: part.caption, visibility: "public", media_ids: mediaIds };
+      if (part.index > 0) body.in_reply_to_id = ctx.partsOut[part.kind === "first_comment" ? 0 : part.index - 1];
+      const answer = await postStatus(ctx, body, part.index, part.index === 0 ? "post" : `part ${part.index + 1} of ${parts.length}`);
+      // Recorded before the next part leaves: a retry resumes after it.
+      await ctx.savePartOut(part.index, answer.id);
+      if (part.index === 0) publishedUrl = answer.url ?? null;
+    }
+    const postId = ctx.partsOut[0] ?? "";
+    if (publishedUrl === null) publishedUrl = await statusUrl(deps, connection, postId);
+    return { kind: "published", providerPostId: postId, publishedUrl };
   },
 
   async reconcile(ctx: DeliveryContext): Promise<DeliveryResult | null> {

@@ -1,5 +1,6 @@
 /**
- * Webhook connections: a JSON delivery signed with HMAC-SHA256 over the raw body (`X-Seedcast-Signature:
+ * Webhook connections: one JSON delivery per target carrying everything (caption, every image, the thread, the first
+ * comment; today's first-image fields too), signed with HMAC-SHA256 over the raw body (`X-Seedcast-Signature:
  * sha256=<hex>`, plus `X-Seedcast-Timestamp` in Unix seconds), with the target id as `Idempotency-Key` so a receiver
  * can absorb the repeat a crash may cause. The credential check is a signed `ping` answered 2xx.
  *
@@ -9,7 +10,7 @@
 import { createHmac } from "node:crypto";
 import { isoAt } from "../lib/clock";
 import { keyOfRawSecret, standardWebhookHeaders } from "../lib/standard-webhooks";
-import type { CheckResult, Connector, DeliveryContext, DeliveryResult, NetworkCapabilities } from "./connector";
+import type { CheckResult, Connector, DeliveryContext, DeliveryImage, DeliveryResult, NetworkCapabilities } from "./connector";
 import type { OpenConnection } from "../store/connections";
 import { DeliveryError, LIBRARY_IMAGE_TYPES } from "./connector";
 import { MAX_IMAGES, MAX_THREAD_PARTS } from "../db/schema/post-content";
@@ -75,6 +76,11 @@ async function send(ctxDeps: DeliveryContext["deps"], connection: OpenConnection
   return postSigned(ctxDeps, connection.endpoint, { secret, standardKey: keyOfRawSecret(secret) }, JSON.stringify(body), idempotencyKey);
 }
 
+/** An image as the delivery payload carries it. */
+function imageOf(image: DeliveryImage): { assetId: string; url: string; mimeType: string; altText: string | null } {
+  return { assetId: image.assetId, url: image.url, mimeType: image.mimeType, altText: image.altText };
+}
+
 /** The webhook connector. */
 export const webhookConnector: Connector = {
   platform: "webhook",
@@ -114,6 +120,9 @@ export const webhookConnector: Connector = {
         altText: content.images[0]?.altText ?? null,
         imageUrl: content.images[0]?.url ?? null,
         imageMimeType: content.images[0]?.mimeType ?? null,
+        images: content.images.map(imageOf),
+        thread: content.thread.map((part) => ({ caption: part.caption, images: part.images.map(imageOf) })),
+        firstComment: content.firstComment,
       },
       sentAt: isoAt(ctx.deps.clock.now()),
     };

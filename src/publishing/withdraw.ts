@@ -1,8 +1,10 @@
 /**
  * Withdrawing pending targets, shared by cancelling a post and removing a connection: claim every pending target or
  * none, settle each claim whose last attempt has an unknown outcome, take provider-held posts back from the provider,
- * and mark the rest withdrawn. A target that turns out to be out already is recorded as published and handed to the
- * caller's `onPublished`, which decides whether that stops everything (cancel) or not (connection removal).
+ * and mark the rest withdrawn. A target some of whose parts (a thread's) are out is refused unless the caller says
+ * otherwise (WithdrawOptions.partlyOut): they cannot be taken back. A target that turns out to be out already is
+ * recorded as published and handed to the caller's `onPublished`, which decides whether that stops everything
+ * (cancel) or not (connection removal).
  */
 import { eq } from "drizzle-orm";
 import type { scheduledPostTargets } from "../db/schema/scheduled-posts";
@@ -32,6 +34,11 @@ export interface WithdrawOptions {
   failed(target: TargetRow, why: string): AppError;
   /** Called after a target was found already published (and recorded so); throw to stop everything. */
   onPublished(target: TargetRow): void;
+  /**
+   * A target some of whose parts (a thread's) are out: "refuse" (the default: cancel, reschedule; what is out cannot
+   * be taken back, and the rest follows) or "withdraw" the rest (removing the connection: the rest can never go).
+   */
+  partlyOut?: "refuse" | "withdraw";
 }
 
 /**
@@ -56,7 +63,7 @@ export async function withdrawPendingTargets(deps: Deps, pending: readonly Targe
     const target = byId.get(claim.targetId);
     if (!target) continue;
     try {
-      const outcome = await withdrawOne(deps, claim, target, opened);
+      const outcome = await withdrawOne(deps, claim, target, opened, options.partlyOut ?? "refuse");
       open.delete(claim);
       if (outcome === "published") options.onPublished(target);
     } catch (error) {
@@ -73,8 +80,17 @@ async function withdrawOne(
   claim: Claim,
   target: TargetRow,
   opened: Map<string, OpenConnection | null>,
+  partlyOut: "refuse" | "withdraw",
 ): Promise<"withdrawn" | "published"> {
   let providerPostId = target.heldByProvider ? target.providerPostId : null;
+  if (!target.heldByProvider && target.partsOut.length > 0) {
+    if (partlyOut === "withdraw") {
+      await withdrawClaim(deps, claim);
+      return "withdrawn";
+    }
+    // Parts of a thread are out and cannot be taken back: withdrawing the rest would leave half a thread unaccounted for.
+    throw new Error(`${partsAlreadyOut(target.partsOut.length)} went out already and cannot be taken back; the rest follows.`);
+  }
   if (claim.outcomeUnknown && !target.heldByProvider) {
     const { result: found, provesAbsence } = await reconcileClaim(deps, claim);
     if (found === null && !provesAbsence) {
@@ -110,6 +126,11 @@ async function withdrawOne(
   }
   await withdrawClaim(deps, claim);
   return "withdrawn";
+}
+
+/** "The first part" / "The first 3 parts" of a post. */
+function partsAlreadyOut(n: number): string {
+  return n === 1 ? "The first part of this post" : `The first ${n} parts of this post`;
 }
 
 async function connectionFor(deps: Deps, connectionId: string | null, opened: Map<string, OpenConnection | null>): Promise<OpenConnection | null> {

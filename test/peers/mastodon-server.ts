@@ -9,6 +9,9 @@
  * - text length counted in grapheme clusters with every URL counting 23 characters;
  * - `Idempotency-Key`: the same key answers the same entity again and creates nothing new;
  * - GET /api/v1/accounts/:id/statuses lists the account's statuses newest first (`limit` 20 by default, at most 40);
+ * - `in_reply_to_id` (docs.joinmastodon.org/methods/statuses/#create): a reply names its parent, answered back as the
+ *   Status entity's `in_reply_to_id` / `in_reply_to_account_id`; an unknown parent is a 404 `Record not found`, as the
+ *   real StatusesController's `Status.find` answers; several `media_ids` (up to max_media_attachments) keep their order;
  * - 401 `{"error":"The access token is invalid"}` for a wrong or missing Bearer token.
  * Time comes from `opts.now` so tests can move a clock instead of sleeping.
  */
@@ -107,6 +110,9 @@ export interface Status {
   sensitive: boolean;
   spoiler_text: string;
   language: string | null;
+  /** The parent status when this one is a reply, else null. */
+  in_reply_to_id: string | null;
+  in_reply_to_account_id: string | null;
   media_attachments: MediaAttachment[];
   account: Account;
 }
@@ -154,6 +160,11 @@ export interface MastodonState {
   /** Idempotency-Key → the entity it created. */
   idempotency: Map<string, { kind: "status" | "scheduled"; id: string }>;
   requests: RecordedRequest[];
+  /**
+   * A test's hook on POST /api/v1/statuses (after the Idempotency-Key check): a Response answers instead (a refusal,
+   * a 503), null lets the status be created.
+   */
+  statusHook: ((input: { status: string; inReplyToId: string | null }) => Response | null) | null;
   /** Publishes every scheduled status due at `now` (default: the fake's clock), as the real server's worker does. */
   publishDue(now?: number): Status[];
   /** Marks every uploaded media as processed without further polls. */
@@ -193,6 +204,7 @@ interface StatusInput {
   sensitive: boolean | null;
   spoilerText: string | null;
   language: string | null;
+  inReplyToId: string | null;
 }
 
 async function readStatusInput(req: Request): Promise<StatusInput> {
@@ -208,6 +220,7 @@ async function readStatusInput(req: Request): Promise<StatusInput> {
       sensitive: typeof body.sensitive === "boolean" ? body.sensitive : null,
       spoilerText: typeof body.spoiler_text === "string" ? body.spoiler_text : null,
       language: typeof body.language === "string" ? body.language : null,
+      inReplyToId: typeof body.in_reply_to_id === "string" && body.in_reply_to_id !== "" ? body.in_reply_to_id : null,
     };
   }
   const form = await req.formData();
@@ -224,6 +237,7 @@ async function readStatusInput(req: Request): Promise<StatusInput> {
     sensitive: sensitive === null ? null : sensitive === "true",
     spoilerText: str("spoiler_text"),
     language: str("language"),
+    inReplyToId: str("in_reply_to_id") || null,
   };
 }
 
@@ -262,11 +276,12 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
     deletedScheduled: [],
     idempotency: new Map(),
     requests: [],
+    statusHook: null,
     publishDue(at = now()) {
       const published: Status[] = [];
       for (const [id, s] of [...state.scheduled]) {
         if (Date.parse(s.scheduled_at) > at) continue;
-        const status = createStatus(s.params.text, s.params.media_ids ?? [], s.params, at);
+        const status = createStatus(s.params.text, s.params.media_ids ?? [], s.params, at, s.params.in_reply_to_id);
         state.scheduled.delete(id);
         state.publishedFromScheduled.set(id, status.id);
         published.push(status);
@@ -291,6 +306,7 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
     mediaIds: string[],
     params: Pick<StatusParams, "visibility" | "sensitive" | "spoiler_text" | "language">,
     at: number,
+    inReplyToId: string | null = null,
   ): Status {
     const id = newId();
     const media = mediaIds.map((m) => state.media.get(m)).filter((m): m is StoredMedia => m !== undefined);
@@ -306,6 +322,8 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
       sensitive: params.sensitive ?? false,
       spoiler_text: params.spoiler_text ?? "",
       language: params.language ?? "en",
+      in_reply_to_id: inReplyToId,
+      in_reply_to_account_id: inReplyToId === null ? null : (state.statuses.get(inReplyToId)?.account.id ?? null),
       media_attachments: media.map((m) => m.attachment),
       account,
     };
@@ -333,6 +351,10 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
     } catch {
       return json({ error: "Validation failed: Text can't be blank" }, 422);
     }
+    const hooked = state.statusHook?.({ status: input.status, inReplyToId: input.inReplyToId }) ?? null;
+    if (hooked !== null) return hooked;
+    // StatusesController: `Status.find(in_reply_to_id)` answers 404 for a parent that does not exist.
+    if (input.inReplyToId !== null && !state.statuses.has(input.inReplyToId)) return json(NOT_FOUND_BODY, 404);
     // The real server ignores media ids that are unknown or already attached elsewhere.
     const mediaIds = input.mediaIds.filter((id) => {
       const m = state.media.get(id);
@@ -365,7 +387,7 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
       scheduled_at: null,
       poll: null,
       idempotency: key,
-      in_reply_to_id: null,
+      in_reply_to_id: input.inReplyToId,
       application_id: 1,
       with_rate_limit: false,
     };
@@ -391,7 +413,7 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
       if (key !== null) state.idempotency.set(key, { kind: "scheduled", id });
       return json(scheduled);
     }
-    const status = createStatus(input.status, mediaIds, params, now());
+    const status = createStatus(input.status, mediaIds, params, now(), input.inReplyToId);
     if (key !== null) state.idempotency.set(key, { kind: "status", id: status.id });
     return json(status);
   }

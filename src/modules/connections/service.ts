@@ -345,6 +345,8 @@ export async function removeConnection(deps: Deps, accountId: string, connection
     failed: (_target, why) => removalRefused(`Could not withdraw a scheduled post from ${row.label}: ${why} The connection is kept; try again.`),
     // A post that is out already stays published; removal goes on with the rest.
     onPublished: () => {},
+    // A thread partly out can never be finished without its connection.
+    partlyOut: "withdraw",
   });
   await deps.store.write(async (tx) => {
     const now = deps.clock.now();

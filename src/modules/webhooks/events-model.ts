@@ -7,6 +7,7 @@
 import { t, type TSchema } from "elysia";
 import { type EventType, EVENT_TYPES } from "../../db/schema/event-webhooks";
 import { integer, orNull, timestamp, uuid } from "../../lib/schema";
+import { MAX_IMAGES, MAX_THREAD_PARTS } from "../../db/schema/post-content";
 import { WEBHOOK_EVENTS } from "../../publishing/webhook";
 import { LOW_CREDITS_THRESHOLD } from "../../store/events";
 import { creationSchema } from "../creations/model";
@@ -75,6 +76,13 @@ const TARGET_SIGNING =
   "Signed with the connection's signing secret: `X-Seedcast-Signature: sha256=<hex HMAC-SHA256 of the raw body under the secret>` " +
   "and the Standard Webhooks headers, keyed by the secret's UTF-8 bytes (a Standard Webhooks library's raw-secret option). Answer 2xx.";
 
+const targetImage = t.Object({
+  assetId: uuid({ description: "The library asset." }),
+  url: t.String({ description: "The image's public URL (/media/…)." }),
+  mimeType: t.String(),
+  altText: orNull(t.String()),
+});
+
 const targetPost = t.Object(
   {
     event: t.Literal(WEBHOOK_EVENTS.publish),
@@ -86,6 +94,12 @@ const targetPost = t.Object(
       altText: orNull(t.String()),
       imageUrl: orNull(t.String({ description: "The image's public URL (/media/…), or null for a text-only post." })),
       imageMimeType: orNull(t.String()),
+      images: t.Array(targetImage, { maxItems: MAX_IMAGES, description: "Every image in order (the first is also imageUrl/altText/imageMimeType)." }),
+      thread: t.Array(t.Object({ caption: t.String(), images: t.Array(targetImage, { maxItems: MAX_IMAGES }) }), {
+        maxItems: MAX_THREAD_PARTS,
+        description: "The thread's follow-up parts, in order; [] when none.",
+      }),
+      firstComment: orNull(t.String({ description: "The text to post as the first comment, or null." })),
     }),
     sentAt: timestamp(),
   },
