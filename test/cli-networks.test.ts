@@ -3,7 +3,7 @@
  * the stand-ins reached through PLATFORM_ORIGIN_OVERRIDES: `connections add --platform discord --webhook-url U` and
  * `--platform telegram --bot-token T --chat C` refuse each bad input with a sentence and store nothing; the good ones
  * connect and check; `connections list` (without --account) shows every connection with its state. Then, with a key
- * the CLI minted, a post with 2 images (alt text) and a 2-part thread is scheduled through the API, delivered once to
+ * the CLI minted, a post with 2 images (alt text) and a 2-part thread is written and scheduled through the API, delivered once to
  * both (read back from the stand-ins), and another is cancelled before it is due. SQLite (the CLI's data dir).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -15,7 +15,7 @@ import { createApp } from "../src/app";
 import { bootstrap } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
 import type { Deps } from "../src/deps";
-import { creations, scheduledPosts, scheduledPostTargets } from "../src/db/tables";
+import { scheduledPosts, scheduledPostTargets } from "../src/db/tables";
 import { isoAt } from "../src/lib/clock";
 import { silentLogger } from "../src/lib/log";
 import { ingestImageBytes } from "../src/modules/assets/ingest";
@@ -24,7 +24,7 @@ import { type CliRun, runCli } from "./helpers/cli";
 import { TEST_DIALECT } from "./helpers/world";
 import { type DiscordStandIn, startDiscordStandIn } from "./peers/discord/server";
 import { type TelegramStandIn, startTelegramStandIn } from "./peers/telegram/server";
-import { makeCreation, solidPng } from "./publishing-fixtures";
+import { solidPng } from "./publishing-fixtures";
 
 let dataDir: string;
 let discord: DiscordStandIn;
@@ -108,7 +108,7 @@ describe.skipIf(TEST_DIALECT !== "sqlite")("Discord and Telegram through the CLI
             ...(body ? { body: JSON.stringify(body) } : {}),
           }),
         );
-        return { status: res.status, json: (await res.json()) as { post: { id: string; status: string }; cancelled?: boolean } };
+        return { status: res.status, json: (await res.json()) as { post: { id: string; status: string }; creation: { id: string }; cancelled?: boolean } };
       };
       const wide = await ingestImageBytes(deps, accountId, { bytes: await solidPng(320, 200), fileName: "wide" });
       const tall = await ingestImageBytes(deps, accountId, { bytes: await solidPng(200, 320), fileName: "tall" });
@@ -117,18 +117,20 @@ describe.skipIf(TEST_DIALECT !== "sqlite")("Discord and Telegram through the CLI
         { assetId: tall.id, altText: "A tall sunflower" },
       ];
       const schedule = async (caption: string) => {
-        const creation = await makeCreation(deps, accountId, { caption });
-        const thread = [2, 3].map((n) => ({ caption: `${caption} (${n}/3)`, images: [] }));
-        await deps.store.write((tx) => tx.update(creations).set({ imageAssetId: wide.id, altText: images[0]!.altText, images, thread }).where(eq(creations.id, creation.id)).run());
+        const made = await api("POST", "/api/v1/creations", {
+          type: "social_post",
+          caption,
+          images: images.map((i) => ({ asset_id: i.assetId, alt_text: i.altText })),
+          thread: [2, 3].map((n) => ({ caption: `${caption} (${n}/3)` })),
+        });
+        expect(made.status).toBe(201);
         const res = await api("POST", "/api/v1/schedule", {
           type: "social_post",
-          creation_id: creation.id,
+          creation_id: made.json.creation.id,
           scheduled_time: isoAt(Date.now() + 6 * 60_000),
           targets: ["discord", "telegram"],
         });
         expect(res.status).toBe(200);
-        // The second image on the post's snapshot (until the composer's API sets it through the creation).
-        await deps.store.write((tx) => tx.update(scheduledPosts).set({ images }).where(eq(scheduledPosts.id, res.json.post.id)).run());
         return res.json.post.id;
       };
       const kept = await schedule("Leek harvest");

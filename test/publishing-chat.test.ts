@@ -8,8 +8,6 @@
  * "Send again" (which resumes after the parts already out).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { creations, scheduledPosts } from "../src/db/tables";
 import { isoAt } from "../src/lib/clock";
 import { AppError } from "../src/lib/errors";
 import { ingestImageBytes } from "../src/modules/assets/ingest";
@@ -21,7 +19,7 @@ import { openConnection } from "../src/store/connections";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 import { type DiscordStandIn, startDiscordStandIn } from "./peers/discord/server";
 import { type TelegramStandIn, startTelegramStandIn } from "./peers/telegram/server";
-import { makeCreation, postRows, solidPng } from "./publishing-fixtures";
+import { postRows, solidPng } from "./publishing-fixtures";
 
 const HOUR = 60 * 60 * 1000;
 let world: World;
@@ -50,26 +48,25 @@ afterEach(() => {
 async function schedulePost(acct: TestAccount, targets: string[], caption: string, inMs = HOUR) {
   const first = await ingestImageBytes(world.deps, acct.accountId, { bytes: await solidPng(320, 200), fileName: "first" });
   const second = await ingestImageBytes(world.deps, acct.accountId, { bytes: await solidPng(200, 320), fileName: "second" });
-  const creation = await makeCreation(world.deps, acct.accountId, { caption });
-  const images = [
-    { assetId: first.id, altText: "A blue field, wide" },
-    { assetId: second.id, altText: "A blue field, tall" },
-  ];
-  const thread = [
-    { caption: `${caption} (2/3)`, images: [] },
-    { caption: `${caption} (3/3)`, images: [] },
-  ];
-  await world.store.write((tx) =>
-    tx.update(creations).set({ imageAssetId: first.id, altText: images[0]!.altText, images, thread }).where(eq(creations.id, creation.id)).run(),
-  );
+  // Written by hand through the API (decisions.md §13): 2 images with their alt text, 2 thread parts.
+  const made = await world.call("POST", "/api/v1/creations", {
+    key: acct.key,
+    body: {
+      type: "social_post",
+      caption,
+      images: [
+        { asset_id: first.id, alt_text: "A blue field, wide" },
+        { asset_id: second.id, alt_text: "A blue field, tall" },
+      ],
+      thread: [{ caption: `${caption} (2/3)` }, { caption: `${caption} (3/3)` }],
+    },
+  });
+  expect(made.status).toBe(201);
   const res = await world.call("POST", "/api/v1/schedule", {
     key: acct.key,
-    body: { type: "social_post", creation_id: creation.id, scheduled_time: isoAt(world.clock.now() + inMs), targets },
+    body: { type: "social_post", creation_id: made.json.creation.id, scheduled_time: isoAt(world.clock.now() + inMs), targets },
   });
   expect(res.status).toBe(200);
-  // Until the composer's API lands (the `model` branch), the snapshot takes only the first image: the second is set
-  // on the post directly, as the contract's columns hold it.
-  await world.store.write((tx) => tx.update(scheduledPosts).set({ images }).where(eq(scheduledPosts.id, res.json.post.id)).run());
   return res.json.post as { id: string; targets: { accountId: string; platform: string }[] };
 }
 
@@ -273,6 +270,24 @@ describe("Telegram end to end", () => {
     expect(telegramConnector.captionLimit(open, { images: 2 })?.maxGraphemes).toBe(1024);
     expect(telegramConnector.captionLimit(open, { images: 0 })?.maxGraphemes).toBe(4096);
     expect(telegramConnector.captionLimit(open)?.maxGraphemes).toBe(1024);
+    // At scheduling, per part: 2,000 characters go as text alone, not as a photo's caption.
+    const long = "w".repeat(2000);
+    const image = await ingestImageBytes(world.deps, acct.accountId, { bytes: await solidPng(64, 48), fileName: "small" });
+    const schedule = async (body: Record<string, unknown>) => {
+      const made = await world.call("POST", "/api/v1/creations", { key: acct.key, body: { type: "social_post", ...body } });
+      return world.call("POST", "/api/v1/schedule", {
+        key: acct.key,
+        body: { type: "social_post", creation_id: made.json.creation.id, scheduled_time: isoAt(world.clock.now() + HOUR), targets: ["telegram"] },
+      });
+    };
+    const textOnly = await schedule({ caption: "Short", thread: [{ caption: long }] });
+    expect(textOnly.status).toBe(200);
+    await world.call("DELETE", `/api/v1/schedule/${textOnly.json.post.id}`, { key: acct.key });
+    const withPhoto = await schedule({ caption: "Short", thread: [{ caption: long, images: [{ asset_id: image.id }] }] });
+    expect(withPhoto.status).toBe(409);
+    expect(withPhoto.json.problems).toEqual([
+      { accountId: row!.id, platform: "telegram", field: "thread[0].caption", problem: "thread part 1 is 2000 characters; Telegram (@gardennews) allows 1024" },
+    ]);
   });
 
   test("2 images become one media group (caption on the first, uploaded as multipart files), the thread the following messages, once", async () => {
