@@ -197,6 +197,7 @@ describe("Discord end to end", () => {
     expect(read.targets[0].errorMessage).toContain("Discord did not confirm whether this went out");
     expect(read.targets[0].errorMessage).toContain("1 of 3 messages were confirmed; message 2 may or may not have gone out.");
     expect(read.errorMessage).toContain("Garden club news");
+    for (const hook of discord.webhooks) expect(JSON.stringify(read)).not.toContain(hook.token);
     const [notice] = await world.sql("SELECT kind, title FROM notices WHERE account_id = ? AND kind = 'post_unconfirmed'", acct.accountId);
     expect(notice?.title).toContain("Check whether a post went out");
 
@@ -337,6 +338,7 @@ describe("Telegram end to end", () => {
     expect(read).toMatchObject({ status: "unconfirmed", targets: [{ status: "unconfirmed", providerPostId: null }] });
     expect(read.targets[0].errorMessage).toContain("Telegram did not confirm whether this went out");
     expect(read.targets[0].errorMessage).toContain('answer "It was posted" or "Send again"');
+    expect(JSON.stringify(read)).not.toContain(bot.token);
     const url = `https://t.me/gardennews/${telegram.messages[before]!.messageId}`;
     const answered = await world.call("POST", `/api/v1/schedule/${post.id}/targets/${read.targets[0].accountId}/resolve`, {
       key: acct.key,

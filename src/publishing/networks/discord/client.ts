@@ -42,6 +42,18 @@ export function parseWebhookUrl(raw: string): DiscordWebhook | { problem: string
   return { id: match[1], token: match[2] };
 }
 
+/** Runs `send`; a failure's message never carries the webhook's token (it is in the URL's path). */
+async function redacted<T>(webhook: DiscordWebhook, send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    if (error instanceof DeliveryError && webhook.token !== "" && error.message.includes(webhook.token)) {
+      throw new DeliveryError(error.kind, error.message.replaceAll(webhook.token, "<webhook token>"));
+    }
+    throw error;
+  }
+}
+
 function webhookPath(webhook: DiscordWebhook): string {
   return `${DISCORD_API}/webhooks/${webhook.id}/${encodeURIComponent(webhook.token)}`;
 }
@@ -91,7 +103,7 @@ function firstErrorDetail(errors: unknown, path: string[] = []): string {
 
 /** GET the webhook (it answers its name, channel and server). */
 export async function getWebhook(deps: Pick<Deps, "config">, webhook: DiscordWebhook): Promise<GuildIncomingWebhookResponse | DiscordFailure> {
-  const res = await providerFetch(deps, webhookPath(webhook));
+  const res = await redacted(webhook, () => providerFetch(deps, webhookPath(webhook)));
   if (res.status !== 200) return failureOf(res);
   return readJson<GuildIncomingWebhookResponse>(res, "the webhook lookup");
 }
@@ -119,12 +131,12 @@ export async function executeWebhook(
   const url = `${webhookPath(webhook)}?wait=true`;
   let res: Response;
   if (files.length === 0) {
-    res = await providerFetch(deps, url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(payload) });
+    res = await redacted(webhook, () => providerFetch(deps, url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(payload) }));
   } else {
     payload.attachments = files.map((f, n) => ({ id: String(n), filename: f.fileName, ...(f.description ? { description: f.description } : {}) }));
     const form: MultipartPart[] = [{ name: "payload_json", value: JSON.stringify(payload) }];
     files.forEach((f, n) => form.push({ name: `files[${n}]`, fileName: f.fileName, type: f.mimeType, bytes: f.bytes }));
-    res = await providerFetch(deps, url, { method: "POST", body: form });
+    res = await redacted(webhook, () => providerFetch(deps, url, { method: "POST", body: form }));
   }
   // A server error, or a success whose answer cannot be read: the message may be stored, and a webhook cannot list it.
   if (res.status >= 500) throw new DeliveryError("unknown", `Discord answered HTTP ${res.status} to the message.`);
@@ -143,7 +155,7 @@ async function readJson<T>(res: Response, what: string): Promise<T> {
 
 /** Deletes a message the webhook sent: true when deleted, false when Discord no longer had it. */
 export async function deleteWebhookMessage(deps: Pick<Deps, "config">, webhook: DiscordWebhook, messageId: string): Promise<true | false | DiscordFailure> {
-  const res = await providerFetch(deps, `${webhookPath(webhook)}/messages/${encodeURIComponent(messageId)}`, { method: "DELETE" });
+  const res = await redacted(webhook, () => providerFetch(deps, `${webhookPath(webhook)}/messages/${encodeURIComponent(messageId)}`, { method: "DELETE" }));
   if (res.status === 204) return true;
   const failure = await failureOf(res);
   return failure.status === 404 && failure.code === UNKNOWN_MESSAGE ? false : failure;

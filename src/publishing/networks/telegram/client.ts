@@ -54,9 +54,11 @@ export function isFailure(value: unknown): value is TelegramFailure {
 
 async function call<T>(deps: Pick<Deps, "config">, token: string, method: string, body: Record<string, unknown> | MultipartPart[]): Promise<T | TelegramFailure> {
   const url = `${TELEGRAM_API}/bot${token}/${method}`;
-  const res = Array.isArray(body)
-    ? await providerFetch(deps, url, { method: "POST", body })
-    : await providerFetch(deps, url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const res = await redacted(token, () =>
+    Array.isArray(body)
+      ? providerFetch(deps, url, { method: "POST", body })
+      : providerFetch(deps, url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
+  );
   const text = await res.text().catch(() => "");
   let answer: TelegramAnswer<T> | null = null;
   try {
@@ -75,6 +77,18 @@ async function call<T>(deps: Pick<Deps, "config">, token: string, method: string
     description: typeof error?.description === "string" ? error.description : `HTTP ${res.status}`,
     retryAfter: error?.parameters?.retry_after ?? null,
   };
+}
+
+/** Runs `send`; a failure's message never carries the token (it is in the URL's path). */
+async function redacted<T>(token: string, send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    if (error instanceof DeliveryError && token !== "" && error.message.includes(token)) {
+      throw new DeliveryError(error.kind, error.message.replaceAll(token, "<bot token>"));
+    }
+    throw error;
+  }
 }
 
 /** #getme: the bot itself. */
