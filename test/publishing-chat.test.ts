@@ -13,7 +13,8 @@ import { AppError } from "../src/lib/errors";
 import { ingestImageBytes } from "../src/modules/assets/ingest";
 import { addConnection, listConnections } from "../src/modules/connections/service";
 import { parseWebhookUrl } from "../src/publishing/networks/discord/client";
-import { telegramConnector } from "../src/publishing/networks/telegram/connector";
+import { discordConnector } from "../src/publishing/networks/discord/connector";
+import { postingProblem, telegramConnector } from "../src/publishing/networks/telegram/connector";
 import { runDueOnce } from "../src/publishing/dispatcher";
 import { openConnection } from "../src/store/connections";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
@@ -166,6 +167,15 @@ describe("Discord end to end", () => {
     expect((await world.call("GET", `/api/v1/schedule/posts/${post.id}`, { key: acct.key })).json.post.status).toBe("published");
   });
 
+  test("withdraw deletes the message the webhook sent (delete_webhook_message); a second time answers false", async () => {
+    const [row] = await listConnections(world.deps, acct.accountId);
+    const open = openConnection(world.deps, row!);
+    const message = discord.messages.find((m) => m.content === "Seed swap on Saturday")!;
+    expect(await discordConnector.withdraw(world.deps, open, message.id)).toBe(true);
+    expect(message.deleted).toBe(true);
+    expect(await discordConnector.withdraw(world.deps, open, message.id)).toBe(false);
+  });
+
   test("cancel before it is due: nothing is sent", async () => {
     const post = await schedulePost(acct, ["discord"], "Cancelled swap");
     const before = discord.messages.length;
@@ -214,6 +224,26 @@ describe("Discord end to end", () => {
     expect(twice.json.error).toBe("not_unconfirmed");
   });
 
+});
+
+describe("Telegram: who may post where (#getchatmember)", () => {
+  const user = { id: 1, is_bot: true, first_name: "bot" };
+  const group = { id: -100123, type: "supergroup" as const, title: "Growers" };
+  test.each([
+    ["channel owner", { id: -1, type: "channel" as const, username: "c" }, { status: "creator" as const, user }, null],
+    ["channel admin with Post messages", { id: -1, type: "channel" as const, username: "c" }, { status: "administrator" as const, user, can_post_messages: true }, null],
+    ["channel admin without it", { id: -1, type: "channel" as const, username: "c" }, { status: "administrator" as const, user, can_post_messages: false }, 'turn on "Post messages"'],
+    ["channel member", { id: -1, type: "channel" as const, title: "Private" }, { status: "member" as const, user }, 'Add @b to the channel "Private" as an administrator'],
+    ["group member, members may send", { ...group, permissions: { can_send_messages: true } }, { status: "member" as const, user }, null],
+    ["group member, members may not send", { ...group, permissions: { can_send_messages: false } }, { status: "member" as const, user }, "may not send messages"],
+    ["group member restricted", group, { status: "restricted" as const, user, is_member: true, can_send_messages: false, can_send_photos: false }, "may not send messages"],
+    ["left the group", group, { status: "left" as const, user }, 'Add @b to the group "Growers"'],
+    ["a private chat", { id: 5, type: "private" as const }, { status: "member" as const, user }, "enter a channel or a group"],
+  ])("%s", (_name, chat, member, expected) => {
+    const problem = postingProblem(chat, member, "@b");
+    if (expected === null) expect(problem).toBeNull();
+    else expect(problem).toContain(expected);
+  });
 });
 
 describe("Telegram end to end", () => {
@@ -310,6 +340,16 @@ describe("Telegram end to end", () => {
     expect(targets[0]).toMatchObject({ status: "published", providerPostId: `${ids[0]},${ids[1]}`, partsOut: [`${ids[0]},${ids[1]}`, ids[2], ids[3]] });
     expect(targets[0]!.publishedUrl).toBe(`https://t.me/gardennews/${ids[0]}`);
     expect(telegram.calls.filter((c) => c.startsWith("send")).slice(-3)).toEqual(["sendMediaGroup", "sendMessage", "sendMessage"]);
+  });
+
+  test("withdraw deletes every message of the part (a media group's ids together); a second time answers false", async () => {
+    const [row] = await listConnections(world.deps, acct.accountId);
+    const open = openConnection(world.deps, row!);
+    const group = telegram.messages.filter((m) => m.mediaGroupId !== null).slice(0, 2);
+    const id = group.map((m) => m.messageId).join(",");
+    expect(await telegramConnector.withdraw(world.deps, open, id)).toBe(true);
+    expect(group.every((m) => m.deleted)).toBe(true);
+    expect(await telegramConnector.withdraw(world.deps, open, id)).toBe(false);
   });
 
   test("cancel before it is due: nothing is sent", async () => {
