@@ -261,6 +261,12 @@ ${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconn
   );
 }
 
+/** The chat of a Telegram connection as the form takes it: its @name, else its numeric id (the label is a title then). */
+function telegramChatOf(row: ConnectionRow): string {
+  const meta = JSON.parse(row.meta) as { telegramChatUsername?: string; telegramChatId?: string };
+  return meta.telegramChatUsername ? `@${meta.telegramChatUsername}` : (meta.telegramChatId ?? row.label);
+}
+
 /** GET /dashboard/connections/:id/reconnect: the platform's form for new credentials. */
 export async function getReconnect(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = managed(s);
@@ -273,7 +279,7 @@ export async function getReconnect(ctx: DashboardCtx, s: SessionContext, id: str
       : row.platform === "mastodon"
         ? { instance: row.endpoint }
         : row.platform === "telegram"
-          ? { chat: row.label }
+          ? { chat: telegramChatOf(row) }
           : row.platform === "discord"
             ? {}
             : { url: row.endpoint };
