@@ -4,6 +4,8 @@ import { blueskyConnector } from "./bluesky";
 import type { Connector } from "./connector";
 import { mastodonConnector } from "./mastodon";
 import { nostrConnector } from "./networks/nostr/connector";
+import { discordConnector } from "./networks/discord/connector";
+import { telegramConnector } from "./networks/telegram/connector";
 import { webhookConnector } from "./webhook";
 
 const CONNECTORS: Record<ConnectionPlatform, Connector> = {
@@ -11,6 +13,8 @@ const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   mastodon: mastodonConnector,
   nostr: nostrConnector,
   webhook: webhookConnector,
+  discord: discordConnector,
+  telegram: telegramConnector,
 };
 
 /** The connector of `platform`. */

@@ -1,5 +1,6 @@
 /**
- * Connections (the API's manageUrl): connect Bluesky, Mastodon, Nostr or a webhook; each shows ready or what to fix;
+ * Connections (the API's manageUrl): connect Bluesky, Mastodon, Nostr, a Discord channel (its webhook URL), a Telegram
+ * channel (a bot token and the channel) or a webhook; each shows ready or what to fix;
  * re-check, reconnect (new credentials replace the old ones in place: the connection keeps its id, so posts already
  * scheduled to it go out with them), remove. Owners and editors
  * manage them; viewers see them. Credentials are never rendered back.
@@ -32,7 +33,7 @@ import { AppError } from "../../../lib/errors";
 import { mastodonSignInForm, signInPageResponse } from "./sign-in-form";
 
 const CURRENT = "/dashboard/connections";
-const PLATFORM_LABELS = { bluesky: "Bluesky", mastodon: "Mastodon", nostr: "Nostr", webhook: "Webhook" } as const;
+const PLATFORM_LABELS = { bluesky: "Bluesky", mastodon: "Mastodon", nostr: "Nostr", discord: "Discord", telegram: "Telegram", webhook: "Webhook" } as const;
 type Platform = keyof typeof PLATFORM_LABELS;
 
 function canManage(s: SessionContext): boolean {
@@ -47,6 +48,8 @@ function whereTo(c: ConnectionRow): string {
     const pubkey = (JSON.parse(c.meta) as ConnectionMeta).providerAccountId;
     return `${pubkey ? `${npubEncode(pubkey)} · ` : ""}Relays ${relaysOf(c.endpoint).join(", ")} · `;
   }
+  // The Discord webhook's address holds its secret token; the Telegram API's address says nothing.
+  if (c.platform === "discord" || c.platform === "telegram") return "";
   return `Sends to ${c.endpoint} · `;
 }
 
@@ -83,6 +86,11 @@ function platformFields(platform: Platform, values: Record<string, string>, pref
     case "mastodon":
       return html`${f.input({ name: "instance", id: id("instance"), label: "Server", value: values.instance ?? "", required: true, hint: "The server you sign in at, such as mastodon.social.", attrs: html` placeholder="mastodon.social" inputmode="url"${off}` })}
   ${f.input({ name: "token", id: id("token"), label: "Access token", type: "password", required: true, hint: "On your server: Preferences → Development → New application, with the scopes read, write:statuses and write:media; then copy “Your access token”.", attrs: off })}`;
+    case "discord":
+      return html`${f.input({ name: "webhookUrl", id: id("webhookUrl"), label: "Channel webhook URL", type: "password", required: true, hint: "In Discord: the channel's settings → Integrations → Webhooks → New Webhook (or choose one) → Copy Webhook URL. It holds a secret: keep it to yourself.", attrs: html` placeholder="https://discord.com/api/webhooks/…"${off}` })}`;
+    case "telegram":
+      return html`${f.input({ name: "botToken", id: id("botToken"), label: "Bot token", type: "password", required: true, hint: "From @BotFather: /newbot (or /mybots → your bot → API Token).", attrs: off })}
+  ${f.input({ name: "chat", id: id("chat"), label: "Channel", value: values.chat ?? "", required: true, hint: "The channel's @name, or its numeric id for a private channel. Add the bot to the channel as an administrator with “Post messages” first.", attrs: html` placeholder="@yourchannel"${off}` })}`;
     case "webhook":
       return html`${f.input({ name: "url", id: id("url"), label: "Webhook URL", type: "url", value: values.url ?? "", required: true, attrs: html` placeholder="https://hooks.example.com/seedcast"` })}
   ${f.input({ name: "secret", id: id("secret"), label: "Signing secret", type: "password", required: true, hint: "At least 16 characters, the same as the receiving service uses. A signed test message is sent now to check it.", attrs: html` minlength="16"${off}` })}`;
@@ -124,6 +132,9 @@ function connectWords(fieldName: string, problem: string, message: string): stri
   if (fieldName === "token") return "Paste the access token from your Mastodon instance.";
   if (fieldName === "secret") return "The signing secret needs at least 16 characters.";
   if (fieldName === "relays" && problem === "is required") return "List at least one relay, such as wss://relay.damus.io.";
+  if (fieldName === "webhookUrl" && problem === "is required") return "Paste the channel's webhook URL from Discord.";
+  if (fieldName === "botToken" && problem === "is required") return "Paste the bot token from @BotFather.";
+  if (fieldName === "chat" && problem === "is required") return "Enter the channel's @name or numeric id.";
   const text = problem || message;
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
@@ -138,6 +149,9 @@ const CONNECT_FIELDS = {
   secretKey: "secretKey",
   relays: "relays",
   blossom: "blossom",
+  webhookUrl: "webhookUrl",
+  botToken: "botToken",
+  chat: "chat",
 };
 
 function connectForm(s: SessionContext, platform: Platform, values: Record<string, string>, action = CURRENT, title?: string, errors: FieldErrors = {}): Html {
@@ -203,6 +217,10 @@ function inputFrom(accountId: string, form: Form | undefined): AddConnectionInpu
       const secretKey = field(form, "newKey") === "1" ? generateKeys().secretHex : field(form, "secretKey");
       return { accountId, platform, secretKey, relays: field(form, "relays"), blossom: field(form, "blossom") || undefined };
     }
+    case "discord":
+      return { accountId, platform, webhookUrl: field(form, "webhookUrl") };
+    case "telegram":
+      return { accountId, platform, botToken: field(form, "botToken"), chat: field(form, "chat") };
     default:
       return null;
   }
@@ -218,6 +236,7 @@ function safeValues(form: Form | undefined): Record<string, string> {
     url: field(form, "url"),
     relays: field(form, "relays"),
     blossom: field(form, "blossom"),
+    chat: field(form, "chat"),
   };
 }
 
@@ -249,7 +268,7 @@ export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Fo
   const account = managed(s);
   if (account instanceof Response) return account;
   const input = inputFrom(account.accountId, form);
-  if (!input) return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon, Nostr or Webhook." }]), 400);
+  if (!input) return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon, Nostr, Discord, Telegram or Webhook." }]), 400);
   try {
     await addConnection(ctx.deps, input, { keepWhenNotReady: false });
     return redirect(`${CURRENT}?notice=connected`);
@@ -301,6 +320,12 @@ ${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconn
   );
 }
 
+/** The chat of a Telegram connection as the form takes it: its @name, else its numeric id (the label is a title then). */
+function telegramChatOf(row: ConnectionRow): string {
+  const meta = JSON.parse(row.meta) as { telegramChatUsername?: string; telegramChatId?: string };
+  return meta.telegramChatUsername ? `@${meta.telegramChatUsername}` : (meta.telegramChatId ?? row.label);
+}
+
 /** GET /dashboard/connections/:id/reconnect: the platform's form for new credentials. */
 export async function getReconnect(ctx: DashboardCtx, s: SessionContext, id: string): Promise<Response> {
   const account = managed(s);
@@ -314,7 +339,11 @@ export async function getReconnect(ctx: DashboardCtx, s: SessionContext, id: str
         ? { instance: row.endpoint }
         : row.platform === "nostr"
           ? { relays: relaysOf(row.endpoint).join("\n"), blossom: openConnection(ctx.deps, row).credentials.blossom ?? "" }
-          : { url: row.endpoint };
+          : row.platform === "telegram"
+            ? { chat: telegramChatOf(row) }
+            : row.platform === "discord"
+              ? {}
+              : { url: row.endpoint };
   return signInPageResponse(ctx.deps.config, reconnectPage(s, row, values));
 }
 
