@@ -117,8 +117,8 @@ function imageItem(scope: ImageScope, image: DraftImage, index: number, count: n
   const missing = image.altText.trim() === "";
   const error = state.errors?.[name];
   const where = html`<span class="sr-only"> image <span class="pos">${index + 1}</span>${scope === "post" ? "" : html` of this part`}</span>`;
-  return html`<li class="image-item" draggable="true" data-asset="${image.assetId}" data-mime="${meta?.mimeType ?? ""}" data-src="${meta?.src ?? ""}">
-  <img class="image-thumb" src="${meta?.src ?? ""}" alt="" width="88" height="88">
+  return html`<li class="image-item" data-asset="${image.assetId}" data-mime="${meta?.mimeType ?? ""}" data-src="${meta?.src ?? ""}">
+  <img class="image-thumb" src="${meta?.src ?? ""}" alt="" width="88" height="88" draggable="false">
   <div class="image-fields${error ? " has-error" : ""}">
     <label for="${fieldId}">Alt text of image <span class="pos">${index + 1}</span> <span class="muted">${meta?.fileName ?? ""}</span></label>
     <textarea id="${fieldId}" name="${name}" rows="2" data-alt aria-describedby="${fieldId}-hint${error ? ` ${fieldId}-error` : ""}"${error ? html` aria-invalid="true"` : ""}>${image.altText}</textarea>
