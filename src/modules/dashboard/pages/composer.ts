@@ -6,8 +6,6 @@
  * trip that keeps what was typed, nothing stored until "Save"); the page script moves and removes items in place,
  * uploads files one by one, switches tabs and redraws previews and counts as the person types.
  */
-import { and, eq, inArray } from "drizzle-orm";
-import { assets } from "../../../db/tables";
 import { MAX_IMAGES, MAX_THREAD_PARTS } from "../../../db/schema/post-content";
 import { isUploadedFile, type UploadedFile } from "../../../http/form-body";
 import { AppError } from "../../../lib/errors";
@@ -25,7 +23,6 @@ import { type Notice, csrfField, page } from "../../../web/layout";
 import type { Membership, SessionContext } from "../../../web/session";
 import { type FieldErrors, FormState } from "../fields";
 import { imageChecklist } from "../image-picker";
-import { mediaPath } from "./library";
 import { plainMessage } from "./common";
 import {
   type ComposedInput,
@@ -44,6 +41,7 @@ import {
   operationOf,
 } from "../composer/draft";
 import { type Network, accountNetworks, countsFor, effectiveFor, hintsFor, platformsOf } from "../composer/networks";
+import { imageInfo } from "../composer/images";
 import { type ImageInfo, networkPreview } from "../composer/preview";
 
 /** The composer of a new post (NAV's "New post"). */
@@ -77,19 +75,6 @@ export function composerGate(s: SessionContext): Membership | Response {
   if (account instanceof Response) return account;
   if (!canCreate(s)) return forbiddenPage(s, "Only owners and editors write posts.");
   return account;
-}
-
-/** The account's images among `ids`, by id: what the page shows of each. Ids of other accounts are not there. */
-export async function imageInfo(ctx: DashboardCtx, accountId: string, ids: readonly string[]): Promise<Map<string, ImageInfo>> {
-  const out = new Map<string, ImageInfo>();
-  if (ids.length === 0) return out;
-  const rows = await ctx.deps.store.db
-    .select()
-    .from(assets)
-    .where(and(eq(assets.accountId, accountId), inArray(assets.id, [...ids])))
-    .all();
-  for (const a of rows) out.set(a.id, { src: mediaPath(a), mimeType: a.mimeType, fileName: a.fileName });
-  return out;
 }
 
 /** Drops images that are not the account's (a hand-made form): nothing foreign is shown or stored. */
@@ -223,7 +208,7 @@ export async function composerPage(ctx: DashboardCtx, s: SessionContext, account
   const { draft } = state;
   const f = new FormState(state.errors);
   const networks = await accountNetworks(ctx.deps, account.accountId);
-  const info = await imageInfo(ctx, account.accountId, draftAssetIds(draft));
+  const info = await imageInfo(ctx.deps, account.accountId, draftAssetIds(draft));
   const seedTitle = draft.seedId ? await getOwnedSeed(ctx.deps, account.accountId, draft.seedId).then((x) => x.title, () => null) : null;
   const action = target.creationId ? `${POSTS}/${target.creationId}/edit` : COMPOSE_PATH;
   const cancel = target.creationId ? `${POSTS}/${target.creationId}` : POSTS;
@@ -324,7 +309,7 @@ export async function readComposerForm(ctx: DashboardCtx, account: Membership, f
     }
   }
   const picked = fields(form, "pick");
-  const info = await imageInfo(ctx, account.accountId, [...draftAssetIds(draft), ...picked, ...added]);
+  const info = await imageInfo(ctx.deps, account.accountId, [...draftAssetIds(draft), ...picked, ...added]);
   keepOwned(draft, info);
   const chosen = [...picked.filter((id) => info.has(id)), ...added];
   if (chosen.length > 0) {
@@ -470,7 +455,7 @@ async function handleComposer(ctx: DashboardCtx, s: SessionContext, account: Mem
     if (!(error instanceof AppError)) throw error;
     if (error.code === "not_found") {
       // An image deleted meanwhile: the draft shows what is still there.
-      const info = await imageInfo(ctx, account.accountId, draftAssetIds(read.draft));
+      const info = await imageInfo(ctx.deps, account.accountId, draftAssetIds(read.draft));
       keepOwned(read.draft, info);
     }
     const { errors, notices } = refusalAtFields(error, read.draft);
