@@ -156,7 +156,7 @@ describe("generate", () => {
       type: "social_post",
       editedByHand: { caption: false, altText: false },
       url: `${BASE}/c/${c.id}`,
-      body: { type: "social_post", caption: expect.any(String), altText: null, imageUrl: null },
+      body: { type: "social_post", caption: expect.any(String), altText: null, imageUrl: null, images: [], thread: [], firstComment: null, variants: {} },
       seedId,
       imageAssetId: null,
       aspectRatio: "square",

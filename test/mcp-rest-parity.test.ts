@@ -350,7 +350,14 @@ for (const [label, connect] of connectors) {
       const creation = (await ok("generate_creation", { seed_id: seed.id, include_visual: true })).creation;
       const when = isoAt(world.clock.now() + HOUR);
       const post = (await ok("schedule_post", { creation_id: creation.id, scheduled_time: when, targets: ["webhook"] })).post;
-      expect(post.content).toEqual({ caption: creation.body.caption, altText: creation.body.altText });
+      expect(post.content).toEqual({
+        caption: creation.body.caption,
+        altText: creation.body.altText,
+        images: [{ assetId: creation.imageAssetId, altText: creation.body.altText }],
+        thread: [],
+        firstComment: null,
+        variants: {},
+      });
 
       // Content only: the time stays, the snapshot changes.
       const caption = `Open day at the workshop this Saturday (${client.era}).`;
@@ -363,7 +370,11 @@ for (const [label, connect] of connectors) {
       const later = isoAt(world.clock.now() + 2 * HOUR);
       const moved = await ok("reschedule_post", { post_id: post.id, scheduled_time: later, content: { altText: "An open workshop door." } });
       expect(moved.post).toMatchObject({ scheduledTime: later, content: { caption, altText: "An open workshop door." } });
-      expect((await ok("get_post", { id: post.id })).post.content).toEqual({ caption, altText: "An open workshop door." });
+      expect((await ok("get_post", { id: post.id })).post.content).toMatchObject({
+        caption,
+        altText: "An open workshop door.",
+        images: [{ assetId: creation.imageAssetId, altText: "An open workshop door." }],
+      });
       // The creation it was scheduled from is unchanged.
       expect((await ok("get_creation", { id: creation.id })).creation.body).toMatchObject({ caption: creation.body.caption, altText: creation.body.altText });
 
@@ -373,7 +384,11 @@ for (const [label, connect] of connectors) {
         expect(refusalOf(client, refused), JSON.stringify(content)).toEqual((await rest(account, "PATCH", `/api/v1/schedule/${post.id}`, { content })).json);
         expect(refusalOf(client, refused).error).toBe("invalid_request");
       }
-      expect((await ok("get_post", { id: post.id })).post.content).toEqual({ caption, altText: "An open workshop door." });
+      expect((await ok("get_post", { id: post.id })).post.content).toMatchObject({
+        caption,
+        altText: "An open workshop door.",
+        images: [{ assetId: creation.imageAssetId, altText: "An open workshop door." }],
+      });
 
       await ok("cancel_post", { id: post.id });
 

@@ -372,6 +372,27 @@ describe("edits, reschedule and event webhooks", () => {
     expectStatus(await send("get /api/v1/creations/{id}/versions", { key: a.key, params: { id: RANDOM_ID } }), 404, "versions 404");
     await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(c.id, ["webhook"]) });
     expectStatus(await send("delete /api/v1/creations/{id}", { key: a.key, params: { id: c.id } }), 409, "creation in use");
+    const pictured = await makeCreation(world.deps, a.accountId, { caption: "with a picture", image: await solidPng() });
+    const byHand = {
+      type: "social_post",
+      caption: "Written by hand",
+      images: [{ asset_id: pictured.imageAssetId, alt_text: "A blue card" }],
+      thread: [{ caption: "Second part", images: [{ asset_id: pictured.imageAssetId }] }],
+      first_comment: "https://seedcast.example/more",
+      variants: { bluesky: { caption: "Short", thread: [], first_comment: "" } },
+    };
+    const written = await send("post /api/v1/creations", { key: a.key, json: byHand });
+    expectStatus(written, 201, "write by hand");
+    expectStatus(
+      await send("post /api/v1/creations", { key: a.key, json: { ...byHand, images: [{ asset_id: RANDOM_ID }] } }),
+      404,
+      "write by hand, unknown asset",
+    );
+    expectStatus(
+      await send("patch /api/v1/creations/{id}", { key: a.key, params: { id: written.json.creation.id }, json: { images: null, thread: null, first_comment: null, variants: null } }),
+      200,
+      "remove images, thread, first comment, versions",
+    );
     const free = await makeCreation(world.deps, a.accountId, { caption: "free" });
     expectStatus(await send("delete /api/v1/creations/{id}", { key: a.key, params: { id: free.id } }), 200, "delete creation");
     expectStatus(await send("delete /api/v1/creations/{id}", { key: a.key, params: { id: RANDOM_ID } }), 404, "delete creation 404");

@@ -32,6 +32,8 @@ export async function makeCreation(
         caption: opts.caption,
         altText: asset ? (opts.altText ?? "") : null,
         imageAssetId: asset?.id ?? null,
+        // images[0] mirrors image_asset_id/alt_text, as every writer keeps them (db/schema/post-content.ts).
+        images: asset ? [{ assetId: asset.id, altText: opts.altText ?? null }] : [],
         aspectRatio: "square",
         mediaStyle: "minimal",
         createdAt: now,

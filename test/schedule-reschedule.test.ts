@@ -291,7 +291,7 @@ describe("edit a scheduled post's content (decisions §15)", () => {
     const firstId = post.targets[0].providerPostId;
     const res = await patch(a, post.id, { content: { caption: "better words" } });
     expect(res.status).toBe(200);
-    expect(res.json.post.content).toEqual({ caption: "better words", altText: null });
+    expect(res.json.post.content).toEqual({ caption: "better words", altText: null, images: [], thread: [], firstComment: null, variants: {} });
     expect(res.json.post.scheduledTime).toBe(post.scheduledTime);
     const secondId = res.json.post.targets[0].providerPostId;
     expect(secondId).not.toBe(firstId);

@@ -15,6 +15,16 @@ export function lesserOf(a: SQLWrapper | AnyColumn, b: SQLWrapper | AnyColumn): 
   return sql<number>`(CASE WHEN ${a} < ${b} THEN ${a} ELSE ${b} END)`;
 }
 
+/**
+ * True when the JSON document in `column` holds the string `value` (a whole JSON string, quotes included): the JSON
+ * columns of a post's content name their assets so. Read as text on both dialects (SQLite stores the text, PostgreSQL
+ * renders its jsonb); a caption quoting the id is escaped (`\"`) and does not match. `value` must hold no `%`, `_`
+ * or `"` (an id).
+ */
+export function jsonHoldsString(column: AnyColumn, value: string): SQL<boolean> {
+  return sql<boolean>`(CAST(${column} AS TEXT) LIKE ${`%"${value}"%`})`;
+}
+
 /** `min(expr)` over the rows, as a number (null when there are none). */
 export function minOf(expr: SQLWrapper | AnyColumn): SQL<number | null> {
   return sql<number | null>`min(${expr})`.mapWith(Number);

@@ -2,6 +2,7 @@
  * A scheduled post as the API shows it (decisions.md §7): GET /schedule/posts answers it, and the post.* events of
  * event webhooks carry it. Built from the stored rows, so the schedule module and the dispatcher render it alike.
  */
+import type { StoredImage, StoredPart, StoredVariants } from "../db/schema/post-content";
 import type { PostStatus, scheduledPosts, scheduledPostTargets, TargetStatus } from "../db/schema/scheduled-posts";
 import { isoAt } from "../lib/clock";
 
@@ -26,9 +27,61 @@ export interface PostApi {
   status: PostStatus;
   errorMessage?: string;
   /** What the post sends (its snapshot): a PATCH with `content` changes it, the creation stays as it is. */
-  content: { caption: string; altText: string | null };
+  content: PostContentApi;
   targets: PostTargetApi[];
   createdAt: string;
+}
+
+/** One image of a post's snapshot: the library asset and its own alt text ("" when none). */
+export interface PostImageApi {
+  assetId: string;
+  altText: string;
+}
+
+/** A network's own version in a post's snapshot (decisions.md §13). */
+export interface PostVariantApi {
+  caption?: string;
+  images?: PostImageApi[];
+  thread?: { caption: string; images: PostImageApi[] }[];
+  firstComment?: string;
+}
+
+/** A post's snapshot as the API shows it: `caption`/`altText` (the first image's) plus every image, the thread, the first comment and the versions. */
+export interface PostContentApi {
+  caption: string;
+  altText: string | null;
+  images: PostImageApi[];
+  thread: { caption: string; images: PostImageApi[] }[];
+  firstComment: string | null;
+  variants: Record<string, PostVariantApi>;
+}
+
+const imagesToApi = (images: readonly StoredImage[]): PostImageApi[] => images.map((i) => ({ assetId: i.assetId, altText: i.altText ?? "" }));
+const threadToApi = (parts: readonly StoredPart[]) => parts.map((p) => ({ caption: p.caption, images: imagesToApi(p.images) }));
+
+function variantsToApi(variants: StoredVariants): Record<string, PostVariantApi> {
+  const out: Record<string, PostVariantApi> = {};
+  for (const [platform, v] of Object.entries(variants)) {
+    out[platform] = {
+      ...(v.caption !== undefined ? { caption: v.caption } : {}),
+      ...(v.images !== undefined ? { images: imagesToApi(v.images) } : {}),
+      ...(v.thread !== undefined ? { thread: threadToApi(v.thread) } : {}),
+      ...(v.firstComment !== undefined ? { firstComment: v.firstComment } : {}),
+    };
+  }
+  return out;
+}
+
+/** The snapshot of `post` as the API shows it. */
+export function postContentToApi(post: PostRow): PostContentApi {
+  return {
+    caption: post.caption,
+    altText: post.imageAssetId ? (post.altText ?? "") : null,
+    images: imagesToApi(post.images),
+    thread: threadToApi(post.thread),
+    firstComment: post.firstComment,
+    variants: variantsToApi(post.variants),
+  };
 }
 
 export function targetToApi(row: TargetRow): PostTargetApi {
@@ -52,7 +105,7 @@ export function postToApi(post: PostRow, targets: TargetRow[]): PostApi {
     creationId: post.creationId,
     scheduledTime: isoAt(post.scheduledTime),
     status: post.status,
-    content: { caption: post.caption, altText: post.imageAssetId ? (post.altText ?? "") : null },
+    content: postContentToApi(post),
     targets: targets.map(targetToApi),
     createdAt: isoAt(post.createdAt),
   };

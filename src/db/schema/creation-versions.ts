@@ -8,6 +8,7 @@
  * image is gone restores its text and keeps the current image.
  */
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { StoredVersionContent } from "./post-content";
 import { creations } from "./creations";
 
 export const creationVersions = sqliteTable(
@@ -23,6 +24,8 @@ export const creationVersions = sqliteTable(
     altText: text("alt_text"),
     altTextSource: text("alt_text_source"),
     imageAssetId: text("image_asset_id"),
+    /** Every image, the thread, the first comment and the versions per network; null on versions kept before them. */
+    content: text("content", { mode: "json" }).$type<StoredVersionContent>(),
     /** When this content was replaced (ms). */
     replacedAt: integer("replaced_at").notNull(),
   },

@@ -37,3 +37,14 @@ export type StoredVariants = Record<string, StoredVariant>;
 export const MAX_IMAGES = 10;
 /** At most this many follow-up parts. */
 export const MAX_THREAD_PARTS = 24;
+
+/**
+ * The content of a creation version beyond its caption, alt text and first image (creation_versions.content): every
+ * image, the thread, the first comment and the versions per network. Null on versions kept before these existed.
+ */
+export interface StoredVersionContent {
+  images: StoredImage[];
+  thread: StoredPart[];
+  firstComment: string | null;
+  variants: StoredVariants;
+}

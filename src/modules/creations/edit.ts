@@ -1,80 +1,156 @@
 /**
- * Hand edits of a creation (decisions.md §10): PATCH changes the caption and/or the alt text, free; DELETE removes the
- * creation unless a pending post still uses it (409 creation_in_use). A scheduled post keeps its own snapshot either
- * way: nothing here touches scheduled_posts.
+ * Posts written and edited by hand (decisions.md §10, §13): POST /creations writes one (free), PATCH changes any of
+ * its fields (free), DELETE removes it unless a pending post still uses it (409 creation_in_use). A scheduled post
+ * keeps its own snapshot either way: nothing here touches scheduled_posts.
  *
- * API for other modules and the dashboard:
- *  - `editCreation(deps, accountId, id, input: {caption?, altText?})` → Promise<Creation>
+ * API for other modules and the dashboard (camelCase inputs: content-input.ts):
+ *  - `createCreationByHand(deps, accountId, input: CreationInput)` → Promise<Creation>
+ *  - `updateCreation(deps, accountId, id, patch: CreationPatch)` → Promise<Creation>
  *  - `deleteCreation(deps, accountId, id)` → Promise<{id, deleted: true}>
  */
 import { and, eq, inArray } from "drizzle-orm";
+import type { CreationRow } from "../../db/schema";
+import type { StoredImage, StoredPart, StoredVariants } from "../../db/schema/post-content";
 import { creations, scheduledPosts, scheduledPostTargets } from "../../db/tables";
 import type { StoreDb } from "../../db/store";
 import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
-import { isUuid } from "../../lib/ids";
-import { findAsset } from "../assets/service";
-import { MAX_ALT_TEXT_GRAPHEMES, MAX_HAND_CAPTION_GRAPHEMES, type Creation } from "./model";
-import { creationToApi, findCreationRow, graphemeCount, serialized } from "./service";
+import { isUuid, newId } from "../../lib/ids";
+import { assetIdsOf } from "../../publishing/content";
+import { DEFAULT_ASPECT_RATIO, DEFAULT_MEDIA_STYLE } from "../../generation/generator";
+import { getOwnedSeed } from "../seeds/service";
+import {
+  type CreationInput,
+  type CreationPatch,
+  assertOwnedAssets,
+  cleanAltText,
+  cleanFirstComment,
+  cleanHandCaption,
+  cleanImages,
+  cleanThread,
+  cleanVariants,
+  lockAssets,
+} from "./content-input";
+import { CREATION_TYPE, type Creation } from "./model";
+import { creationToApi, findCreationRow, serialized, viewOf } from "./service";
 import { HAND_SOURCE, keepVersion } from "./versions";
 
-export interface CreationEdit {
-  caption?: string;
-  altText?: string;
+/** The stored content fields of a creation. */
+type ContentFields = Pick<CreationRow, "caption" | "images" | "thread" | "firstComment" | "variants">;
+
+/** The columns that mirror images[0] (db/schema/post-content.ts), for `images`. */
+function firstImageColumns(images: readonly StoredImage[]): Pick<CreationRow, "imageAssetId" | "altText"> {
+  const first = images[0];
+  return { imageAssetId: first?.assetId ?? null, altText: first ? (first.altText ?? "") : null };
 }
 
 /**
- * A caption written by hand as it will be stored: trimmed, non-empty, at most MAX_HAND_CAPTION_GRAPHEMES
- * (decisions.md §13; each network's own limit is checked at scheduling). `field` names it in the refusal.
+ * POST /creations: a post written by hand, free. Checks in the order of decisions.md §1: the texts (400), then the
+ * seed and every image (404). The images are locked while the row is written, so an image deleted at that moment
+ * answers 404 and never leaves the creation pointing at nothing.
  */
-export function cleanHandCaption(caption: string, field = "caption"): string {
-  const trimmed = caption.trim();
-  if (trimmed === "") throw invalidField(field, "must not be empty");
-  const length = graphemeCount(trimmed);
-  if (length > MAX_HAND_CAPTION_GRAPHEMES) throw invalidField(field, `must be at most ${MAX_HAND_CAPTION_GRAPHEMES} characters (this one has ${length})`);
-  return trimmed;
+export async function createCreationByHand(deps: Deps, accountId: string, input: CreationInput): Promise<Creation> {
+  const content: ContentFields = {
+    caption: cleanHandCaption(input.caption),
+    images: cleanImages(input.images ?? [], "images"),
+    thread: cleanThread(input.thread ?? [], "thread"),
+    firstComment: cleanFirstComment(input.firstComment),
+    variants: cleanVariants(input.variants ?? {}),
+  };
+  const seedId = input.seedId === undefined ? null : (await getOwnedSeed(deps, accountId, input.seedId)).id;
+  const used = assetIdsOf(content);
+  await assertOwnedAssets(deps, accountId, used);
+  const now = deps.clock.now();
+  const first = firstImageColumns(content.images);
+  const row: CreationRow = {
+    id: newId(),
+    accountId,
+    type: CREATION_TYPE,
+    seedId,
+    ...content,
+    ...first,
+    captionSource: HAND_SOURCE,
+    altTextSource: first.imageAssetId ? HAND_SOURCE : null,
+    aspectRatio: DEFAULT_ASPECT_RATIO,
+    mediaStyle: DEFAULT_MEDIA_STYLE,
+    variant: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await deps.store.write(async (tx) => {
+    if (!(await lockAssets(deps, accountId, used))) throw notFound("asset");
+    await tx.insert(creations).values(row).run();
+  });
+  return creationToApi(deps, await viewOf(deps, row));
 }
 
-/** Alt text written by hand as it will be stored: trimmed, at most MAX_ALT_TEXT_GRAPHEMES. */
-export function cleanAltText(altText: string, field = "altText"): string {
-  const trimmed = altText.trim();
-  const length = graphemeCount(trimmed);
-  if (length > MAX_ALT_TEXT_GRAPHEMES) {
-    throw invalidField(field, `must be at most ${MAX_ALT_TEXT_GRAPHEMES} characters (this one has ${length})`);
+/** The fields a patch sets, cleaned (400s); fields it leaves out are absent. */
+function cleanPatch(patch: CreationPatch): Partial<ContentFields> & { altText?: string } {
+  if (patch.altText !== undefined && patch.images !== undefined) {
+    throw invalidField("altText", "cannot be sent together with images: give each image its alt_text there");
   }
-  return trimmed;
+  return {
+    ...(patch.caption !== undefined ? { caption: cleanHandCaption(patch.caption) } : {}),
+    ...(patch.altText !== undefined ? { altText: cleanAltText(patch.altText, "altText") } : {}),
+    ...(patch.images !== undefined ? { images: cleanImages(patch.images ?? [], "images") } : {}),
+    ...(patch.thread !== undefined ? { thread: cleanThread(patch.thread ?? [], "thread") } : {}),
+    ...(patch.firstComment !== undefined ? { firstComment: cleanFirstComment(patch.firstComment) } : {}),
+    ...(patch.variants !== undefined ? { variants: cleanVariants(patch.variants ?? {}) } : {}),
+  };
 }
 
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
 /**
- * PATCH /creations/{id}: sets the caption and/or the alt text by hand, marks them written by hand and keeps the content
- * they replace as a version (versions.ts). Free, nothing else changes (the image, the
- * variant regenerate counts from, and every scheduled post's snapshot stay as they are). Runs in the creation's
- * regenerate queue, so an edit never interleaves with a regenerate of the same creation.
+ * PATCH /creations/{id}: sets any of the caption, the first image's alt text, the images (the whole list), the thread,
+ * the first comment and the versions per network; null (or [] / {} / "") removes a field. Free. Texts a person wrote
+ * are marked written by hand, and the content replaced is kept as a version (versions.ts). The variant regenerate
+ * counts from and every scheduled post's snapshot stay as they are. Runs in the creation's regenerate queue, so an
+ * edit never interleaves with a regenerate of the same creation. Order of checks: 400 (the texts), 404 (the creation,
+ * then every new image), then 400 for alt text on a creation without an image.
  */
-export async function editCreation(deps: Deps, accountId: string, id: string, input: CreationEdit): Promise<Creation> {
-  if (input.caption === undefined && input.altText === undefined) {
-    throw new AppError("invalid_request", "Send caption, altText or both.", {
-      details: [{ field: "body", problem: "must contain caption or altText" }],
+export async function updateCreation(deps: Deps, accountId: string, id: string, patch: CreationPatch): Promise<Creation> {
+  const fields = Object.keys(patch).filter((k) => patch[k as keyof CreationPatch] !== undefined);
+  if (fields.length === 0) {
+    throw new AppError("invalid_request", "Send at least one of caption, alt_text, images, thread, first_comment, variants.", {
+      details: [{ field: "body", problem: "must contain caption, alt_text, images, thread, first_comment or variants" }],
     });
   }
-  const caption = input.caption === undefined ? undefined : cleanHandCaption(input.caption);
-  const altText = input.altText === undefined ? undefined : cleanAltText(input.altText);
+  const cleaned = cleanPatch(patch);
   if (!(await findCreationRow(deps, accountId, id))) throw notFound("creation");
+  const newAssets = assetIdsOf({ images: cleaned.images ?? [], thread: cleaned.thread ?? [], variants: cleaned.variants ?? {} });
+  await assertOwnedAssets(deps, accountId, newAssets);
   return serialized(id, async () => {
     const current = await findCreationRow(deps, accountId, id);
     if (!current) throw notFound("creation");
-    const asset = current.imageAssetId ? await findAsset(deps, accountId, current.imageAssetId) : null;
-    if (altText !== undefined && !asset) throw invalidField("altText", "cannot be set: the creation has no image");
-    const captionChanges = caption !== undefined && caption !== current.caption;
-    const altTextChanges = altText !== undefined && altText !== (current.altText ?? "");
-    // Saving the same text again changes nothing: no version, and who wrote it stays as it was.
-    if (!captionChanges && !altTextChanges) return creationToApi(deps, { row: current, asset });
+    let images: StoredImage[] = cleaned.images ?? current.images;
+    if (cleaned.altText !== undefined) {
+      const first = images[0];
+      if (!first) throw invalidField("altText", "cannot be set: the creation has no image");
+      images = [{ ...first, altText: cleaned.altText === "" ? null : cleaned.altText }, ...images.slice(1)];
+    }
+    const next: ContentFields = {
+      caption: cleaned.caption ?? current.caption,
+      images,
+      thread: (cleaned.thread ?? current.thread) as StoredPart[],
+      firstComment: cleaned.firstComment !== undefined ? cleaned.firstComment : current.firstComment,
+      variants: (cleaned.variants ?? current.variants) as StoredVariants,
+    };
+    const first = firstImageColumns(next.images);
+    const captionChanges = next.caption !== current.caption;
+    const firstChanges = first.imageAssetId !== current.imageAssetId || (first.imageAssetId !== null && first.altText !== (current.altText ?? ""));
+    const otherChanges = !same(next.images, current.images) || !same(next.thread, current.thread) || next.firstComment !== current.firstComment || !same(next.variants, current.variants);
+    // Saving the same content again changes nothing: no version, and who wrote it stays as it was.
+    if (!captionChanges && !firstChanges && !otherChanges) return creationToApi(deps, await viewOf(deps, current));
     const changes = {
-      ...(captionChanges ? { caption, captionSource: HAND_SOURCE } : {}),
-      ...(altTextChanges ? { altText, altTextSource: HAND_SOURCE } : {}),
+      ...next,
+      ...first,
+      ...(captionChanges ? { captionSource: HAND_SOURCE } : {}),
+      ...(firstChanges ? { altTextSource: first.imageAssetId ? HAND_SOURCE : null } : {}),
       updatedAt: deps.clock.now(),
     };
     const row = await deps.store.write(async (tx) => {
+      if (!(await lockAssets(deps, accountId, newAssets))) throw notFound("asset");
       await keepVersion(deps, current);
       return tx
         .update(creations)
@@ -84,7 +160,7 @@ export async function editCreation(deps: Deps, accountId: string, id: string, in
         .get();
     });
     if (!row) throw notFound("creation"); // deleted meanwhile
-    return creationToApi(deps, { row, asset });
+    return creationToApi(deps, await viewOf(deps, row));
   });
 }
 

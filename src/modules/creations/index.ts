@@ -8,6 +8,7 @@ import { authOf } from "../../http/request-context";
 import { parseJsonBody } from "../../http/json-body";
 import { scopePlugin } from "../../http/scope";
 import {
+  createBody,
   creationListResponse,
   creationResponse,
   creationDeletedResponse,
@@ -20,7 +21,8 @@ import {
   regenerateBody,
 } from "./model";
 import { INGEST_REFUSALS } from "../assets/model";
-import { deleteCreation, editCreation } from "./edit";
+import { creationInputOf, creationPatchOf } from "./content-input";
+import { createCreationByHand, deleteCreation, updateCreation } from "./edit";
 import { previewPage } from "./preview-page";
 import { listVersions } from "./versions";
 import { PREVIEW_PATH, generateCreation, getCreation, listCreations, regenerateCreation } from "./service";
@@ -31,6 +33,31 @@ const TAGS = ["creations"];
 export function creationsModule(deps: Deps) {
   return new Elysia()
     .use(scopePlugin)
+    .post(
+      "/api/v1/creations",
+      async ({ request, body, set }) => {
+        const { type: _type, ...rest } = body;
+        const creation = await createCreationByHand(deps, authOf(request).accountId, creationInputOf(rest));
+        set.status = 201;
+        return { creation, creditsCharged: 0 };
+      },
+      {
+        parse: parseJsonBody,
+        scope: "create",
+        errors: ["not_found"],
+        created: { path: "/api/v1/creations/{id}", idAt: "creation.id" },
+        body: createBody,
+        response: { 201: creationWithChargeResponse },
+        detail: {
+          summary: "Write a post by hand: caption, images, thread, first comment, a version per network (free)",
+          description:
+            "Requests are snake_case (images as {asset_id, alt_text}, first_comment), answers camelCase. Every image must be an asset of your library (404 otherwise), " +
+            "seed_id one of your seeds (404). Captions, thread parts and first comments: not empty, at most 63,206 characters each; each network's own limits " +
+            "(caption length, images, threads, first comments) are checked when the post is scheduled (409 not_schedulable).",
+          tags: TAGS,
+        },
+      },
+    )
     .post(
       "/api/v1/creations/generate",
       async ({ request, body, set }) => {
@@ -116,7 +143,7 @@ export function creationsModule(deps: Deps) {
     )
     .patch(
       "/api/v1/creations/:id",
-      async ({ request, params, body }) => ({ creation: await editCreation(deps, authOf(request).accountId, params.id, body) }),
+      async ({ request, params, body }) => ({ creation: await updateCreation(deps, authOf(request).accountId, params.id, creationPatchOf(body)) }),
       {
         parse: parseJsonBody,
         scope: "create",
@@ -125,11 +152,12 @@ export function creationsModule(deps: Deps) {
         body: editBody,
         response: { 200: creationResponse },
         detail: {
-          summary: "Edit a creation's caption and/or alt text by hand (free)",
+          summary: "Edit a creation by hand: caption, alt text, images, thread, first comment, versions (free)",
           description:
-            "caption: not empty, at most 63,206 characters (each network's own limit is checked when it is scheduled). altText: only for a creation with an image. " +
-            "The texts are marked editedByHand and the content they replace is kept as a version (GET /creations/{id}/versions). " +
-            "The image never changes, and posts already scheduled keep the snapshot they were scheduled with.",
+            "Fields left out stay; images, thread and variants replace the whole list or map; null removes a field (images null and [] alike). " +
+            "caption: not empty, at most 63,206 characters (each network's own limit is checked when it is scheduled). alt_text (or altText): the first image's, only for a creation with an image. " +
+            "Every image must be an asset of your library (404). The texts are marked editedByHand and the content they replace is kept as a version (GET /creations/{id}/versions). " +
+            "Posts already scheduled keep the snapshot they were scheduled with.",
           tags: TAGS,
         },
       },

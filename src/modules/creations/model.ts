@@ -2,7 +2,10 @@
  * Request and response schemas of the creations routes: the single source of truth for validation and OpenAPI.
  * Enum fields carry an `error` text naming the allowed values, which the pipeline puts in `details[].problem`.
  */
-import { t } from "elysia";
+import type { TOptional } from "@sinclair/typebox";
+import { type TSchema, t } from "elysia";
+import { CONNECTION_PLATFORMS } from "../../db/schema/connections";
+import { MAX_IMAGES, MAX_THREAD_PARTS } from "../../db/schema/post-content";
 import { integer, orNull, pathId, timestamp, uuid } from "../../lib/schema";
 import { ASPECT_RATIOS, DEFAULT_ASPECT_RATIO, DEFAULT_MEDIA_STYLE, MEDIA_STYLES } from "../../generation/generator";
 
@@ -57,6 +60,15 @@ export const generateBody = t.Object({
   image_asset_id: t.Optional(
     t.String({ error: "must be the id of one of your assets", description: "An owned asset; excludes include_visual." }),
   ),
+  platforms: t.Optional(
+    t.Array(t.UnionEnum(CONNECTION_PLATFORMS, { error: oneOf(CONNECTION_PLATFORMS) }), {
+      maxItems: CONNECTION_PLATFORMS.length,
+      uniqueItems: true,
+      error: `must be a list of distinct platforms among ${CONNECTION_PLATFORMS.join(", ")}`,
+      description:
+        "Also writes a version per network (body.variants) whose caption fits that network's limit, at the same flat price. A network whose limit the caption already fits gets no version.",
+    }),
+  ),
 });
 
 export const regenerateBody = t.Object({
@@ -82,6 +94,83 @@ export const listQuery = t.Object({
 
 export const idParams = t.Object({ id: pathId() });
 
+// ---------------------------------------------------------------------------------------------------------------
+// Posts written by hand (decisions.md §13): requests snake_case, answers camelCase.
+
+const handCaption = (what: string) =>
+  t.String({
+    maxLength: MAX_EDIT_CHARS,
+    error: `must be text of at most ${MAX_HAND_CAPTION_GRAPHEMES} characters`,
+    description: `${what}: not empty, at most ${MAX_HAND_CAPTION_GRAPHEMES} characters (each network's own limit is checked when it is scheduled).`,
+  });
+const firstCommentText = (description: string) =>
+  t.String({ maxLength: MAX_EDIT_CHARS, error: `must be text of at most ${MAX_HAND_CAPTION_GRAPHEMES} characters`, description });
+
+export const imageInput = t.Object(
+  {
+    asset_id: t.String({ maxLength: 64, error: "must be the id of one of your assets", description: "An asset of your library (404 otherwise)." }),
+    alt_text: t.Optional(
+      orNull(
+        t.String({ maxLength: MAX_EDIT_CHARS, error: `must be text of at most ${MAX_ALT_TEXT_GRAPHEMES} characters` }),
+        { description: `This image's alt text (at most ${MAX_ALT_TEXT_GRAPHEMES} characters); absent or null when none.` },
+      ),
+    ),
+  },
+  { title: "ImageInput", additionalProperties: false, error: "must be an object {asset_id, alt_text?}" },
+);
+const imagesInput = t.Array(imageInput, {
+  maxItems: MAX_IMAGES,
+  error: `must be a list of at most ${MAX_IMAGES} images`,
+  description: `0–${MAX_IMAGES} images in order; the first is body.imageUrl/body.altText.`,
+});
+
+export const partInput = t.Object(
+  { caption: handCaption("This part's text"), images: t.Optional(imagesInput) },
+  { title: "ThreadPartInput", additionalProperties: false, error: "must be an object {caption, images?}" },
+);
+const threadInput = t.Array(partInput, {
+  maxItems: MAX_THREAD_PARTS,
+  error: `must be a list of at most ${MAX_THREAD_PARTS} parts`,
+  description: `0–${MAX_THREAD_PARTS} follow-up parts, published as replies to the post in order (409 not_schedulable on a network without threads).`,
+});
+
+export const variantInput = t.Object(
+  {
+    caption: t.Optional(handCaption("This network's caption")),
+    images: t.Optional(imagesInput),
+    thread: t.Optional(threadInput),
+    first_comment: t.Optional(firstCommentText('This network\'s first comment; "" clears the post\'s for this network.')),
+  },
+  {
+    title: "VariantInput",
+    additionalProperties: false,
+    error: "must be an object {caption?, images?, thread?, first_comment?}",
+    description: "A network's own version: a field it sets replaces the post's for that network's targets (thread [] and first_comment \"\" clear them).",
+  },
+);
+
+/** An object with one optional property per platform, each `schema`: the versions' map, by platform name. */
+export function perPlatform<T extends TSchema>(schema: T, options: { title: string; description: string; error?: string }) {
+  const properties = Object.fromEntries(CONNECTION_PLATFORMS.map((p) => [p, t.Optional(schema)])) as unknown as Record<(typeof CONNECTION_PLATFORMS)[number], TOptional<T>>;
+  return t.Object(properties, { additionalProperties: false, ...options });
+}
+
+export const variantsInput = perPlatform(variantInput, {
+  title: "VariantsInput",
+  error: `must be an object whose keys are platforms among ${CONNECTION_PLATFORMS.join(", ")}`,
+  description: "A version per network, by platform name.",
+});
+
+export const createBody = t.Object({
+  type: t.Optional(typeField),
+  caption: handCaption("The post's caption"),
+  images: t.Optional(imagesInput),
+  seed_id: t.Optional(t.String({ maxLength: 64, error: "must be the id of one of your seeds", description: "The seed it is written from (404 otherwise)." })),
+  thread: t.Optional(threadInput),
+  first_comment: t.Optional(orNull(firstCommentText("Posted as the first comment or reply right after the post; empty or null: none."))),
+  variants: t.Optional(variantsInput),
+});
+
 export const editBody = t.Object({
   caption: t.Optional(
     t.String({
@@ -90,13 +179,24 @@ export const editBody = t.Object({
       description: `The new caption: not empty, at most ${MAX_HAND_CAPTION_GRAPHEMES} characters (each network's own limit is checked when it is scheduled).`,
     }),
   ),
+  alt_text: t.Optional(
+    t.String({
+      maxLength: MAX_EDIT_CHARS,
+      error: `must be text of at most ${MAX_ALT_TEXT_GRAPHEMES} characters`,
+      description: `The first image's alt text (at most ${MAX_ALT_TEXT_GRAPHEMES} characters); only for a creation with an image, and not together with images.`,
+    }),
+  ),
   altText: t.Optional(
     t.String({
       maxLength: MAX_EDIT_CHARS,
       error: `must be text of at most ${MAX_ALT_TEXT_GRAPHEMES} characters`,
-      description: `The image's alt text (at most ${MAX_ALT_TEXT_GRAPHEMES} characters); only for a creation with an image.`,
+      description: "The same as alt_text (this route's first spelling); send one of them.",
     }),
   ),
+  images: t.Optional(orNull(imagesInput, { description: "The whole list of images, replacing it; null or [] removes every image." })),
+  thread: t.Optional(orNull(threadInput, { description: "The whole thread, replacing it; null or [] removes it." })),
+  first_comment: t.Optional(orNull(firstCommentText("The first comment; null or empty removes it."))),
+  variants: t.Optional(orNull(variantsInput, { description: "The whole map of versions, replacing it; null or {} removes every version." })),
 });
 
 export const creationDeletedResponse = t.Object({ id: uuid(), deleted: t.Literal(true) }, { title: "Deleted" });
@@ -109,6 +209,21 @@ const editedByHandSchema = t.Object(
   { title: "EditedByHand", description: "Which texts a person wrote; a regenerate replacing them asks first in the dashboard." },
 );
 
+const imageSchema = t.Object(
+  { assetId: uuid(), url: t.String({ description: "The asset's public URL." }), altText: t.String({ description: '"" when the image has no alt text.' }) },
+  { title: "PostImage" },
+);
+const partSchema = t.Object({ caption: t.String(), images: t.Array(imageSchema) }, { title: "ThreadPart" });
+const variantSchema = t.Object(
+  {
+    caption: t.Optional(t.String()),
+    images: t.Optional(t.Array(imageSchema)),
+    thread: t.Optional(t.Array(partSchema, { description: "[]: this network gets no thread." })),
+    firstComment: t.Optional(t.String({ description: '"": this network gets no first comment.' })),
+  },
+  { title: "Variant", description: "A network's own version: the fields it sets replace the post's for that network." },
+);
+
 export const creationSchema = t.Object({
   id: uuid(),
   type: t.Literal(CREATION_TYPE),
@@ -116,8 +231,12 @@ export const creationSchema = t.Object({
   body: t.Object({
     type: t.Literal(CREATION_TYPE),
     caption: t.String(),
-    altText: orNull(t.String()),
-    imageUrl: orNull(t.String()),
+    altText: orNull(t.String(), { description: "The first image's alt text; null when there is no image." }),
+    imageUrl: orNull(t.String(), { description: "The first image's URL; null when there is no image." }),
+    images: t.Array(imageSchema, { description: `0–${MAX_IMAGES} images in order.` }),
+    thread: t.Array(partSchema, { description: `0–${MAX_THREAD_PARTS} follow-up parts, published as replies in order.` }),
+    firstComment: orNull(t.String(), { description: "Posted right after the post as its first comment or reply; null when none." }),
+    variants: perPlatform(variantSchema, { title: "Variants", description: "A version per network, by platform name; {} when none." }),
   }),
   seedId: orNull(uuid(), { description: "The seed it was generated from; null for a post written by hand without one" }),
   imageAssetId: orNull(uuid()),
@@ -159,3 +278,7 @@ export type Creation = typeof creationSchema.static;
 export type GenerateBody = typeof generateBody.static;
 export type RegenerateBody = typeof regenerateBody.static;
 export type EditBody = typeof editBody.static;
+export type CreateBody = typeof createBody.static;
+export type ImageInputBody = typeof imageInput.static;
+export type PartInputBody = typeof partInput.static;
+export type VariantInputBody = typeof variantInput.static;

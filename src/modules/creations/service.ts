@@ -10,8 +10,11 @@
  *  - `getCreation(deps, accountId, id)` → Creation (404 for missing or other-account ids)
  *  - `findCreationRow(deps, accountId, id)` → the stored row or null (scheduling reads caption/alt/asset from it)
  */
-import { and, desc, eq, inArray, lt } from "drizzle-orm";
+import { and, count, desc, eq, inArray, lt, or } from "drizzle-orm";
+import { jsonHoldsString } from "../../db/portable-sql";
 import type { CreationRow } from "../../db/schema";
+import type { StoredImage, StoredPart, StoredVariants } from "../../db/schema/post-content";
+import { assetIdsOf } from "../../publishing/content";
 import { assets, creations } from "../../db/tables";
 import type { Deps } from "../../deps";
 import {
@@ -26,11 +29,12 @@ import {
   type SeedText,
 } from "../../generation/generator";
 import { isoAt } from "../../lib/clock";
+import { graphemeCount } from "../../lib/graphemes";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { type CheckedImage, checkImageBytes } from "../assets/ingest";
 import { assetFileName } from "../assets/file-name";
-import { type AssetRecord, assetReferenceCount, assetUrl, findAsset, ingestFromUrl, lockAsset, storeImage } from "../assets/service";
+import { type AssetRecord, assetReferenceCount, assetUrl, findAsset, ingestFromUrl, lockAsset, registerAssetReferenceCheck, storeImage } from "../assets/service";
 import { captureHold, releaseHold, reserveCredits } from "../credits/service";
 import { getOwnedSeed } from "../seeds/service";
 import { generatorFor } from "../instance-settings/service";
@@ -47,6 +51,24 @@ import {
   type RegeneratePart,
 } from "./model";
 
+// A creation blocks deleting an asset it uses anywhere: its first image (image_asset_id), any of its images, its
+// thread parts' or its versions' images (decisions.md §4, §13).
+registerAssetReferenceCheck("creations", async (deps, assetId) => {
+  const row = await deps.store.db
+    .select({ n: count() })
+    .from(creations)
+    .where(
+      or(
+        eq(creations.imageAssetId, assetId),
+        jsonHoldsString(creations.images, assetId),
+        jsonHoldsString(creations.thread, assetId),
+        jsonHoldsString(creations.variants, assetId),
+      ),
+    )
+    .get();
+  return row?.n ?? 0;
+});
+
 /** Public path prefix of the preview page: `{base_url}/c/<id>`. */
 export const PREVIEW_PATH = "/c";
 /** Hold purposes, as they appear in the ledger. */
@@ -55,10 +77,13 @@ const PURPOSE_REGENERATE = (part: RegeneratePart) => `regenerate:${part}`;
 /** Tries at getting a caption different from the previous one before giving up with 502. */
 const MAX_CAPTION_TRIES = 4;
 
-/** A creation row with the asset it shows, as the API renders it. */
+/** A creation row with the assets it shows, as the API renders it. */
 export interface CreationView {
   row: CreationRow;
+  /** The first image's asset (body.imageUrl), null when none. */
   asset: AssetRecord | null;
+  /** Every asset the row uses (its images, its thread's and its versions'), by id. */
+  assets: ReadonlyMap<string, AssetRecord>;
 }
 
 /** An existing library image the save will attach. */
@@ -88,9 +113,53 @@ export function creationUrl(deps: Pick<Deps, "config">, id: string): string {
   return `${deps.config.baseUrl}${PREVIEW_PATH}/${id}`;
 }
 
-/** Renders a stored creation as the API answers it (decisions.md §6). */
+type ApiBody = Creation["body"];
+
+function imagesToApi(deps: Pick<Deps, "config">, images: readonly StoredImage[], assets: ReadonlyMap<string, AssetRecord>): ApiBody["images"] {
+  const out: ApiBody["images"] = [];
+  for (const image of images) {
+    const asset = assets.get(image.assetId);
+    // NB: an asset in use cannot be deleted; one missing here was deleted in a race and is left out.
+    if (asset) out.push({ assetId: asset.id, url: assetUrl(deps, asset), altText: image.altText ?? "" });
+  }
+  return out;
+}
+
+function threadToApi(deps: Pick<Deps, "config">, parts: readonly StoredPart[], assets: ReadonlyMap<string, AssetRecord>): ApiBody["thread"] {
+  return parts.map((part) => ({ caption: part.caption, images: imagesToApi(deps, part.images, assets) }));
+}
+
+/** A post's stored versions as the API answers them (camelCase, images with their URLs). */
+export function variantsToApi(deps: Pick<Deps, "config">, variants: StoredVariants, assets: ReadonlyMap<string, AssetRecord>): ApiBody["variants"] {
+  const out: Record<string, ApiBody["variants"][keyof ApiBody["variants"]]> = {};
+  for (const [platform, version] of Object.entries(variants)) {
+    out[platform] = {
+      ...(version.caption !== undefined ? { caption: version.caption } : {}),
+      ...(version.images !== undefined ? { images: imagesToApi(deps, version.images, assets) } : {}),
+      ...(version.thread !== undefined ? { thread: threadToApi(deps, version.thread, assets) } : {}),
+      ...(version.firstComment !== undefined ? { firstComment: version.firstComment } : {}),
+    };
+  }
+  return out as ApiBody["variants"];
+}
+
+/** The content fields of a post's body (images, thread, first comment, versions) as the API answers them. */
+export function contentToApi(
+  deps: Pick<Deps, "config">,
+  content: Pick<CreationRow, "images" | "thread" | "firstComment" | "variants">,
+  assets: ReadonlyMap<string, AssetRecord>,
+): Pick<ApiBody, "images" | "thread" | "firstComment" | "variants"> {
+  return {
+    images: imagesToApi(deps, content.images, assets),
+    thread: threadToApi(deps, content.thread, assets),
+    firstComment: content.firstComment,
+    variants: variantsToApi(deps, content.variants, assets),
+  };
+}
+
+/** Renders a stored creation as the API answers it (decisions.md §6, §13). */
 export function creationToApi(deps: Pick<Deps, "config">, view: CreationView): Creation {
-  const { row, asset } = view;
+  const { row, asset, assets } = view;
   return {
     id: row.id,
     type: CREATION_TYPE,
@@ -100,6 +169,7 @@ export function creationToApi(deps: Pick<Deps, "config">, view: CreationView): C
       caption: row.caption,
       altText: asset ? (row.altText ?? "") : null,
       imageUrl: asset ? assetUrl(deps, asset) : null,
+      ...contentToApi(deps, row, assets),
     },
     seedId: row.seedId,
     imageAssetId: row.imageAssetId,
@@ -111,9 +181,20 @@ export function creationToApi(deps: Pick<Deps, "config">, view: CreationView): C
   };
 }
 
-async function viewOf(deps: Deps, row: CreationRow): Promise<CreationView> {
-  const asset = row.imageAssetId ? await findAsset(deps, row.accountId, row.imageAssetId) : null;
-  return { row, asset };
+/** The account's assets `ids` by id (ids that are gone: absent), in one read. */
+export async function assetsById(deps: Pick<Deps, "store">, accountId: string, ids: readonly string[]): Promise<Map<string, AssetRecord>> {
+  const wanted = [...new Set(ids)];
+  if (wanted.length === 0) return new Map();
+  const rows = await deps.store.db.select().from(assets).where(and(eq(assets.accountId, accountId), inArray(assets.id, wanted))).all();
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** What the API shows of `row`: it and every asset it uses. */
+export async function viewOf(deps: Pick<Deps, "store">, row: CreationRow): Promise<CreationView> {
+  const ids = assetIdsOf(row);
+  if (row.imageAssetId) ids.push(row.imageAssetId);
+  const found = await assetsById(deps, row.accountId, ids);
+  return { row, asset: row.imageAssetId ? (found.get(row.imageAssetId) ?? null) : null, assets: found };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -195,14 +276,7 @@ export async function listCreations(
 // ---------------------------------------------------------------------------------------------------------------
 // Helpers shared by generate and regenerate
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
-
-/** Length in user-perceived characters, the unit of every caption limit. */
-export function graphemeCount(text: string): number {
-  let n = 0;
-  for (const _ of graphemes.segment(text)) n += 1;
-  return n;
-}
+export { graphemeCount };
 
 /** Turns a generator failure into 502 generation_failed (retryable); anything else is a bug and stays a 500. */
 async function generating<T>(deps: Deps, generator: Generator, what: string, work: () => Promise<T>): Promise<T> {
@@ -448,18 +522,20 @@ async function save<T>(
  * Records `creation.generated` for event webhooks inside the save's transaction (generate and regenerate alike:
  * `operation` tells them apart), with the creation as GET /creations/{id} shows it.
  */
-async function recordCreationEvent(
-  deps: Deps,
-  row: CreationRow,
-  asset: AssetRecord | null,
-  creditsCharged: number,
-  operation: "generate" | "regenerate",
-): Promise<void> {
-  await recordEvent(deps.store.db, deps.clock.now(), row.accountId, "creation.generated", () => ({
-    creation: creationToApi(deps, { row, asset }),
+async function recordCreationEvent(deps: Deps, view: CreationView, creditsCharged: number, operation: "generate" | "regenerate"): Promise<void> {
+  await recordEvent(deps.store.db, deps.clock.now(), view.row.accountId, "creation.generated", () => ({
+    creation: creationToApi(deps, view),
     creditsCharged,
     operation,
   }));
+}
+
+/** The view of `row` whose first image is `asset` (known already); the other assets it uses are read. */
+async function viewWith(deps: Pick<Deps, "store">, row: CreationRow, asset: AssetRecord | null): Promise<CreationView> {
+  const others = assetIdsOf(row).filter((id) => id !== asset?.id);
+  const found = others.length > 0 ? await assetsById(deps, row.accountId, others) : new Map<string, AssetRecord>();
+  if (asset) found.set(asset.id, asset);
+  return { row, asset, assets: found };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -530,10 +606,11 @@ export async function generateCreation(
       const row: CreationRow = { ...base, imageAssetId: asset?.id ?? null, images, thread: [], firstComment: null, variants: {} };
       await deps.store.db.insert(creations).values(row).run();
       const charged = await captureHold(deps, holdId, `creation:${row.id}`);
-      await recordCreationEvent(deps, row, asset, charged, "generate");
-      return { row, charged };
+      const view = await viewWith(deps, row, asset);
+      await recordCreationEvent(deps, view, charged, "generate");
+      return { view, charged };
     });
-    return { creation: creationToApi(deps, { row: saved.result.row, asset: saved.asset }), creditsCharged: saved.result.charged };
+    return { creation: creationToApi(deps, saved.result.view), creditsCharged: saved.result.charged };
   } catch (error) {
     await releaseHold(deps, holdId);
     await discard(deps, image);
@@ -620,7 +697,15 @@ export async function regenerateCreation(
           variant,
           updatedAt,
           ...(part !== "image" ? { captionSource: generator.name } : {}),
-          ...(image && asset ? { imageAssetId: asset.id, altText: image.altText, altTextSource: generator.name } : {}),
+          ...(image && asset
+            ? {
+                imageAssetId: asset.id,
+                altText: image.altText,
+                altTextSource: generator.name,
+                // images[0] mirrors the image (db/schema/post-content.ts): the new one replaces the first, the others stay.
+                images: [{ assetId: asset.id, altText: image.altText }, ...current.images.slice(1)],
+              }
+            : {}),
         };
         await keepVersion(deps, current);
         const updated = await deps.store.db
@@ -637,13 +722,11 @@ export async function regenerateCreation(
           });
         }
         const charged = await captureHold(deps, holdId, `creation:${row.id}`);
-        await recordCreationEvent(deps, row, (image && asset) || currentAsset, charged, "regenerate");
-        return { row, charged };
+        const view = await viewWith(deps, row, (image && asset) || currentAsset);
+        await recordCreationEvent(deps, view, charged, "regenerate");
+        return { view, charged };
       });
-      return {
-        creation: creationToApi(deps, { row: saved.result.row, asset: saved.asset ?? currentAsset }),
-        creditsCharged: saved.result.charged,
-      };
+      return { creation: creationToApi(deps, saved.result.view), creditsCharged: saved.result.charged };
     } catch (error) {
       await releaseHold(deps, holdId);
       await discard(deps, image);

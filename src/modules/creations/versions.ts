@@ -18,8 +18,10 @@ import { notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { registerAssetReferenceCheck } from "../assets/references";
 import { assetUrl, findAsset, lockAsset } from "../assets/service";
+import type { StoredImage, StoredPart, StoredVariants } from "../../db/schema/post-content";
+import { assetIdsOf } from "../../publishing/content";
 import type { Creation, CreationVersion } from "./model";
-import { creationToApi, findCreationRow, serialized } from "./service";
+import { creationToApi, findCreationRow, serialized, viewOf } from "./service";
 
 /** How many earlier versions a creation keeps. */
 export const MAX_VERSIONS = 10;
@@ -47,6 +49,7 @@ export async function keepVersion(deps: Pick<Deps, "store" | "clock">, row: Crea
       altText: row.altText,
       altTextSource: row.altTextSource,
       imageAssetId: row.imageAssetId,
+      content: { images: row.images, thread: row.thread, firstComment: row.firstComment, variants: row.variants },
       replacedAt: deps.clock.now(),
     })
     .run();
@@ -87,6 +90,53 @@ export async function listVersions(deps: Deps, accountId: string, creationId: st
 }
 
 /**
+ * What restoring `version` sets, inside the restore's write. Every image it names is locked (a delete of one at this
+ * moment either waits and counts this creation or is done). A version kept with its whole content restores it, minus
+ * the images deleted from the library since (left out where they stood; the first image and its alt text follow
+ * what remains; when every image of the version is gone, the current images stay). An older version (caption, alt
+ * text and image only, kept when a post had one image at most) restores that image as the first, or no image; when
+ * its image is gone, the current images stay.
+ */
+async function restoredContent(deps: Deps, accountId: string, version: CreationVersionRow, current: CreationRow) {
+  const content = version.content;
+  if (content) {
+    const present = new Set<string>();
+    for (const id of assetIdsOf(content)) if (await lockAsset(deps, accountId, id)) present.add(id);
+    const kept = (images: readonly StoredImage[]) => images.filter((i) => present.has(i.assetId));
+    const keptParts = (parts: readonly StoredPart[]) => parts.map((p) => ({ ...p, images: kept(p.images) }));
+    const variants: StoredVariants = {};
+    for (const [platform, v] of Object.entries(content.variants)) {
+      variants[platform] = { ...v, ...(v.images ? { images: kept(v.images) } : {}), ...(v.thread ? { thread: keptParts(v.thread) } : {}) };
+    }
+    const remaining = kept(content.images);
+    // Every image of the version is gone: its text comes back, the current images stay (as with an older version).
+    const images = content.images.length > 0 && remaining.length === 0 ? current.images : remaining;
+    const first = images[0];
+    const keepsCurrent = images === current.images;
+    const firstAsKept = first?.assetId === version.imageAssetId;
+    return {
+      images,
+      thread: keptParts(content.thread),
+      firstComment: content.firstComment,
+      variants,
+      imageAssetId: first?.assetId ?? null,
+      altText: first ? (first.altText ?? "") : null,
+      altTextSource: !first ? null : keepsCurrent ? current.altTextSource : firstAsKept ? version.altTextSource : HAND_SOURCE,
+    };
+  }
+  const image = version.imageAssetId ? await lockAsset(deps, accountId, version.imageAssetId) : null;
+  if (version.imageAssetId === null) return { imageAssetId: null, altText: null, altTextSource: null, images: [] };
+  if (!image) return {};
+  const altText = version.altText ?? "";
+  return {
+    imageAssetId: image.id,
+    altText,
+    altTextSource: version.altTextSource,
+    images: [{ assetId: image.id, altText: altText === "" ? null : altText }, ...current.images.slice(1)],
+  };
+}
+
+/**
  * Makes version `versionId` the creation's current content (caption, alt text, image, and who wrote them); the
  * content it replaces is kept as a version. A version whose image was deleted from the library since restores its
  * text only (the current image and its alt text stay). Free. Runs in the creation's regenerate queue. 404 for a
@@ -104,25 +154,17 @@ export async function restoreVersion(deps: Deps, accountId: string, creationId: 
         .where(and(eq(creationVersions.id, versionId), eq(creationVersions.creationId, creationId), eq(creationVersions.accountId, accountId)))
         .get();
       if (!version) throw notFound("creation version");
-      // Locked for the write, so a delete of the image at this moment either waits and counts this creation or is done.
-      const image = version.imageAssetId ? await lockAsset(deps, accountId, version.imageAssetId) : null;
-      const imageChanges =
-        version.imageAssetId === null
-          ? { imageAssetId: null, altText: null, altTextSource: null }
-          : image
-            ? { imageAssetId: image.id, altText: version.altText ?? "", altTextSource: version.altTextSource }
-            : {};
+      const changes = await restoredContent(deps, accountId, version, current);
       await keepVersion(deps, current);
       const row = await tx
         .update(creations)
-        .set({ caption: version.caption, captionSource: version.captionSource, ...imageChanges, updatedAt: deps.clock.now() })
+        .set({ caption: version.caption, captionSource: version.captionSource, ...changes, updatedAt: deps.clock.now() })
         .where(and(eq(creations.id, creationId), eq(creations.accountId, accountId)))
         .returning()
         .get();
       if (!row) throw notFound("creation");
       return row;
     });
-    const asset = saved.imageAssetId ? await findAsset(deps, accountId, saved.imageAssetId) : null;
-    return creationToApi(deps, { row: saved, asset });
+    return creationToApi(deps, await viewOf(deps, saved));
   });
 }

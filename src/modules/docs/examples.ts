@@ -44,9 +44,15 @@ function numberSample(schema: Json, integer: boolean): number {
   return integer ? Math.ceil(value) : value;
 }
 
+/**
+ * How deep an example goes: a list of creations reaches a version's thread part's image's id at depth 13. A deeper
+ * (self-referencing) schema is cut here with null.
+ */
+const MAX_SAMPLE_DEPTH = 24;
+
 /** A value valid for `schema`; `$ref`s are resolved through `resolve`. */
 export function sampleOf(schema: Json, resolve: (name: string) => Json | undefined, name = "", depth = 0): unknown {
-  if (depth > 12) return null;
+  if (depth > MAX_SAMPLE_DEPTH) return null;
   if (typeof schema.$ref === "string") {
     const target = resolve(schema.$ref.replace("#/components/schemas/", ""));
     return target ? sampleOf(target, resolve, name, depth + 1) : null;

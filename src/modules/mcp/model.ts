@@ -10,7 +10,7 @@
 import type { TObject, TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
 import { assetIdParams, ingestUrlBody, LIST_LIMIT_MAX as ASSET_LIST_LIMIT_MAX, listQuery as assetListQuery } from "../assets/model";
-import { editBody, generateBody, idParams as creationIdParams, LIST_LIMIT_MAX as CREATION_LIST_LIMIT_MAX, regenerateBody } from "../creations/model";
+import { createBody, editBody, generateBody, idParams as creationIdParams, LIST_LIMIT_MAX as CREATION_LIST_LIMIT_MAX, regenerateBody } from "../creations/model";
 import { ledgerQuerySchema } from "../credits/model";
 import { listQuery as postListQuery, postIdParams, rescheduleBody, scheduleBody } from "../schedule/model";
 import { createSeedBody, listSeedsQuery, patchSeedBody, seedIdParams } from "../seeds/model";
@@ -57,6 +57,7 @@ export const updateSeedInput = t.Object({ ...seedIdParams.properties, ...patchSe
 export const deleteSeedInput = seedIdParams;
 
 export const generateCreationInput = withIdempotencyKey(t.Omit(generateBody, ["type"]));
+export const createCreationInput = withIdempotencyKey(t.Omit(createBody, ["type"]));
 const { creation_id: regeneratedCreation, type: _type, ...regenerateRest } = regenerateBody.properties;
 export const regenerateCreationInput = withIdempotencyKey(
   t.Object({ id: regeneratedCreation, ...regenerateRest }),

@@ -19,7 +19,8 @@ import {
   creationWithChargeResponse,
   MAX_HAND_CAPTION_GRAPHEMES,
 } from "../creations/model";
-import { deleteCreation, editCreation } from "../creations/edit";
+import { creationInputOf, creationPatchOf } from "../creations/content-input";
+import { createCreationByHand, deleteCreation, updateCreation } from "../creations/edit";
 import { generateCreation, getCreation, listCreations, regenerateCreation } from "../creations/service";
 import { listVersions } from "../creations/versions";
 import { creditSummarySchema, DEFAULT_LIMIT as LEDGER_LIMIT_DEFAULT, ledgerPageSchema } from "../credits/model";
@@ -198,6 +199,21 @@ export const TOOLS: readonly ToolDefinition[] = [
       `Created ${a.creation.id} (${plural(a.creditsCharged, "credit")} charged): “${a.creation.body.caption}”${a.creation.body.imageUrl ? ` with image ${a.creation.body.imageUrl}` : ""}. Preview: ${a.creation.url}`,
   }),
   tool({
+    name: "create_creation",
+    title: "Write a post by hand",
+    description:
+      `Write a post yourself (no generation, free): caption, images (assets of the library, each {asset_id, alt_text}, up to 10), thread (follow-up parts {caption, images}, up to 24), first_comment, and variants (a version per network: {caption, images, thread, first_comment}). Captions may be up to ${MAX_HAND_CAPTION_GRAPHEMES} characters; each network's own limits are checked when it is scheduled. Needs the Content creation group.`,
+    group: "create",
+    rest: "POST /api/v1/creations",
+    input: input.createCreationInput,
+    output: creationWithChargeResponse,
+    annotations: ADD,
+    creates: true,
+    status: 201,
+    run: async (deps, who, args) => ({ creation: await createCreationByHand(deps, who.accountId, creationInputOf(withoutKey(args))), creditsCharged: 0 }),
+    summary: (a) => `Created ${a.creation.id} (free): “${a.creation.body.caption}”${a.creation.body.images.length > 0 ? ` with ${plural(a.creation.body.images.length, "image")}` : ""}${a.creation.body.thread.length > 0 ? ` and a thread of ${plural(a.creation.body.thread.length, "more part")}` : ""}. Preview: ${a.creation.url}`,
+  }),
+  tool({
     name: "regenerate_creation",
     title: "Regenerate a post",
     description:
@@ -273,7 +289,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "update_creation",
     title: "Edit a post",
     description:
-      `Edit a creation's caption and/or alt text by hand (fix a typo): the caption must not be empty and may be up to ${MAX_HAND_CAPTION_GRAPHEMES} characters (each network's own limit is checked when it is scheduled); alt text only on a creation with an image. The content replaced is kept as a version (list_creation_versions). The image never changes, and posts already scheduled keep what they were scheduled with. Free. Needs the Content creation group.`,
+      `Edit a post by hand: caption, alt_text (the first image's), images (the whole list, each {asset_id, alt_text}), thread (the whole list of follow-up parts {caption, images}), first_comment, variants (the whole map of versions per network). Fields left out stay; null removes one. Captions may be up to ${MAX_HAND_CAPTION_GRAPHEMES} characters (each network's own limits are checked when it is scheduled). The content replaced is kept as a version (list_creation_versions); posts already scheduled keep what they were scheduled with. Free. Needs the Content creation group.`,
     group: "create",
     rest: "PATCH /api/v1/creations/:id",
     formerId: "creation_id",
@@ -282,7 +298,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: SET,
     creates: false,
     status: 200,
-    run: async (deps, who, { id, ...edit }) => ({ creation: await editCreation(deps, who.accountId, id, edit) }),
+    run: async (deps, who, { id, ...edit }) => ({ creation: await updateCreation(deps, who.accountId, id, creationPatchOf(edit)) }),
     summary: (a) => `Edited ${a.creation.id}: “${a.creation.body.caption}”.`,
   }),
   tool({

@@ -2,6 +2,7 @@
 import { t } from "elysia";
 import { CONNECTION_PLATFORMS } from "../../db/schema/connections";
 import { orNull, pathId, timestamp, uuid } from "../../lib/schema";
+import { perPlatform } from "../creations/model";
 
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
@@ -47,6 +48,21 @@ export const postTargetSchema = t.Object({
   withdrawn: t.Boolean(),
 }, { title: "PostTarget" });
 
+const postImageSchema = t.Object(
+  { assetId: uuid({ description: "A library asset (GET /api/v1/assets shows its URL)." }), altText: t.String({ description: '"" when the image has no alt text.' }) },
+  { title: "PostSnapshotImage" },
+);
+const postPartSchema = t.Object({ caption: t.String(), images: t.Array(postImageSchema) }, { title: "PostSnapshotPart" });
+const postVariantSchema = t.Object(
+  {
+    caption: t.Optional(t.String()),
+    images: t.Optional(t.Array(postImageSchema)),
+    thread: t.Optional(t.Array(postPartSchema, { description: "[]: this network gets no thread." })),
+    firstComment: t.Optional(t.String({ description: '"": this network gets no first comment.' })),
+  },
+  { title: "PostSnapshotVariant" },
+);
+
 export const postSchema = t.Object({
   id: uuid(),
   creationId: uuid(),
@@ -56,7 +72,11 @@ export const postSchema = t.Object({
   content: t.Object(
     {
       caption: t.String(),
-      altText: orNull(t.String(), { description: "Null when the post has no image." }),
+      altText: orNull(t.String(), { description: "The first image's alt text; null when the post has no image." }),
+      images: t.Array(postImageSchema, { description: "The snapshot's images in order (0–10)." }),
+      thread: t.Array(postPartSchema, { description: "Follow-up parts (0–24), published as replies in order." }),
+      firstComment: orNull(t.String(), { description: "Posted right after the post as its first comment or reply; null when none." }),
+      variants: perPlatform(postVariantSchema, { title: "PostSnapshotVariants", description: "A version per network, by platform name; {} when none." }),
     },
     { title: "PostContent", description: "What the post sends (its snapshot of the creation, or its own content after a PATCH)." },
   ),

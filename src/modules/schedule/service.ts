@@ -6,6 +6,7 @@
  */
 import { and, count, desc, eq, gte, inArray, lt, or, sql } from "drizzle-orm";
 import type { CreationRow } from "../../db/schema";
+import type { StoredImage } from "../../db/schema/post-content";
 import type { PostStatus } from "../../db/schema/scheduled-posts";
 import type { StoreDb } from "../../db/store";
 import { connections, scheduledPosts, scheduledPostTargets } from "../../db/tables";
@@ -14,10 +15,8 @@ import { isoAt } from "../../lib/clock";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { parseRfc3339 } from "../../lib/rfc3339";
-import type { CaptionLimit } from "../../publishing/connector";
-import { DeliveryError } from "../../publishing/connector";
 import { runDueOnce } from "../../publishing/dispatcher";
-import { loadDeliveryContent, loadImages } from "../../publishing/content";
+import { assetIdsOf, loadDeliveryContent, type StoredContent } from "../../publishing/content";
 import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "../../publishing/delivery-metrics";
 import { refreshPostStatus } from "../../publishing/post-status";
 import { type PostApi, postToApi } from "../../publishing/post-view";
@@ -25,12 +24,14 @@ import { recordEvent } from "../../store/events";
 import { withdrawPendingTargets } from "../../publishing/withdraw";
 import { connectorFor } from "../../publishing/registry";
 import { decodeCursor, encodeCursor } from "../assets/cursor";
-import { lockAsset } from "../assets/service";
 import { registerAssetReferenceCheck } from "../assets/references";
 import { connectionView, listConnections } from "../connections/service";
 import { type ConnectionRow, openConnection } from "../../store/connections";
-import { cleanAltText, cleanHandCaption } from "../creations/edit";
-import { findCreationRow, graphemeCount } from "../creations/service";
+import { cleanAltText, cleanHandCaption } from "../creations/content-input";
+import { jsonHoldsString } from "../../db/portable-sql";
+import { lockAssets } from "../creations/content-input";
+import { findCreationRow } from "../creations/service";
+import { type FitProblem, imageFacts, postProblems, targetProblems } from "./fit";
 import { LIST_LIMIT_DEFAULT, type RescheduleBody } from "./model";
 
 /** Minimum lead time of POST /schedule. */
@@ -39,7 +40,6 @@ export const MIN_LEAD_MS = 5 * 60 * 1000;
 export const MANAGE_PATH = "/dashboard/connections";
 /** How long after its time a provider-held post is first checked for publication. */
 export const CONFIRM_DELAY_MS = 60_000;
-const URL_RE = /https?:\/\/[^\s<>"]+/g;
 const PENDING_TARGET = ["scheduled", "publishing"] as const;
 
 type PostRow = typeof scheduledPosts.$inferSelect;
@@ -47,17 +47,27 @@ type TargetRow = typeof scheduledPostTargets.$inferSelect;
 
 export type { PostApi, PostTargetApi } from "../../publishing/post-view";
 
-// An asset blocks deletion only while a post that still has something to deliver uses it (the snapshot column is
-// scheduled_posts.image_asset_id).
+// An asset blocks deletion only while a post that still has something to deliver uses it (the snapshot's
+// image_asset_id, or any of its images, thread parts' images or versions' images).
 registerAssetReferenceCheck("scheduled_posts", async (deps, assetId) => ((await assetReferencedByPendingPost(deps, assetId)) ? 1 : 0));
 
-/** True while a post with a pending (scheduled or publishing) target uses `assetId` as its image. */
+/** True while a post with a pending (scheduled or publishing) target uses `assetId` anywhere in its snapshot. */
 export async function assetReferencedByPendingPost(deps: Pick<Deps, "store">, assetId: string): Promise<boolean> {
   const row = await deps.store.db
     .select({ id: scheduledPosts.id })
     .from(scheduledPosts)
     .innerJoin(scheduledPostTargets, eq(scheduledPostTargets.postId, scheduledPosts.id))
-    .where(and(eq(scheduledPosts.imageAssetId, assetId), inArray(scheduledPostTargets.status, PENDING_TARGET)))
+    .where(
+      and(
+        or(
+          eq(scheduledPosts.imageAssetId, assetId),
+          jsonHoldsString(scheduledPosts.images, assetId),
+          jsonHoldsString(scheduledPosts.thread, assetId),
+          jsonHoldsString(scheduledPosts.variants, assetId),
+        ),
+        inArray(scheduledPostTargets.status, PENDING_TARGET),
+      ),
+    )
     .limit(1)
     .get();
   return row !== undefined;
@@ -118,12 +128,6 @@ function resolveTargets(all: ConnectionRow[], names: readonly string[]): Connect
   return [...chosen.values()];
 }
 
-/** Caption length under a platform's counting rule. */
-function captionLength(caption: string, limit: CaptionLimit): number {
-  const counted = limit.urlLength === undefined ? caption : caption.replace(URL_RE, "x".repeat(limit.urlLength));
-  return graphemeCount(counted);
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Schedule
 
@@ -151,13 +155,12 @@ function assertLeadTime(scheduledTime: number, now: number): void {
 
 /**
  * The 409s of scheduling `content` (a creation, or a post's snapshot) to `chosen`: target_not_ready with its
- * blockedReason; not_schedulable with problems (no caption, a caption over a target's limit, an unreadable image).
+ * blockedReason; not_schedulable with `problems`, each naming the target and the part that does not fit (fit.ts):
+ * no caption, a caption, thread part or first comment over a target's limit, too many images or an image type the
+ * network cannot send, a thread or a first comment where the network has none, no image where one is required, an
+ * image gone from the library.
  */
-async function assertSchedulable(
-  deps: Deps,
-  chosen: readonly ConnectionRow[],
-  content: { caption: string; imageAssetId: string | null },
-): Promise<void> {
+async function assertSchedulable(deps: Deps, chosen: readonly ConnectionRow[], content: StoredContent): Promise<void> {
   const notReady = chosen.find((c) => !c.readyToPost);
   if (notReady) {
     throw new AppError("target_not_ready", `${notReady.label} cannot post right now: ${notReady.blockedReason ?? "it needs attention"}`, {
@@ -166,28 +169,20 @@ async function assertSchedulable(
       blockedReason: notReady.blockedReason ?? "The connection needs attention.",
     });
   }
-
-  const caption = content.caption.trim();
-  const problems: Array<{ accountId?: string; platform?: string; field: string; problem: string }> = [];
-  if (caption === "") problems.push({ field: "caption", problem: "the creation has no caption" });
-  for (const connection of chosen) {
-    const limit = connectorFor(connection.platform).captionLimit(openConnection(deps, connection));
-    if (limit === null || caption === "") continue;
-    const length = captionLength(content.caption, limit);
-    if (length > limit.maxGraphemes) {
-      problems.push({
+  const facts = await imageFacts(deps, content);
+  const problems: FitProblem[] = postProblems(content, facts);
+  if (content.caption.trim() !== "") {
+    for (const connection of chosen) {
+      const open = openConnection(deps, connection);
+      const connector = connectorFor(connection.platform);
+      const target = {
         accountId: connection.id,
         platform: connection.platform,
-        field: "caption",
-        problem: `the caption is ${length} characters; ${limit.platformName} (${connection.label}) allows ${limit.maxGraphemes}`,
-      });
-    }
-  }
-  if (content.imageAssetId) {
-    try {
-      await loadImages(deps, [{ assetId: content.imageAssetId, altText: null }]);
-    } catch (error) {
-      problems.push({ field: "image", problem: error instanceof DeliveryError ? error.message : "the image cannot be read" });
+        label: connection.label,
+        capabilities: connector.capabilities(open),
+        captionLimit: connector.captionLimit(open),
+      };
+      problems.push(...targetProblems(target, content, facts));
     }
   }
   if (problems.length > 0) {
@@ -246,7 +241,7 @@ export async function schedulePost(deps: Deps, accountId: string, input: Schedul
   let handOver: string[] | null = null;
   for (let attempt = 1; handOver === null; attempt++) {
     if (attempt > SNAPSHOT_ATTEMPTS) {
-      const problem = "the creation's image changed while it was being scheduled; try again";
+      const problem = "the creation's images changed while it was being scheduled; try again";
       throw new AppError("not_schedulable", `The creation cannot be scheduled: ${problem}.`, { problems: [{ field: "image", problem }] });
     }
     const creation = await findCreationRow(deps, accountId, input.creationId);
@@ -272,7 +267,7 @@ async function insertPost(
 ): Promise<string[] | null> {
   const { id: postId, accountId, scheduledTime, now } = post;
   return deps.store.write(async (tx) => {
-    if (creation.imageAssetId && !(await lockAsset(deps, accountId, creation.imageAssetId))) return null;
+    if (!(await lockAssets(deps, accountId, assetIdsOf(creation)))) return null;
     await tx
       .insert(scheduledPosts)
       .values({
@@ -284,7 +279,7 @@ async function insertPost(
         caption: creation.caption,
         altText: creation.altText,
         imageAssetId: creation.imageAssetId,
-        images: creation.imageAssetId ? [{ assetId: creation.imageAssetId, altText: creation.altText }] : [],
+        images: creation.images,
         thread: creation.thread,
         firstComment: creation.firstComment,
         variants: creation.variants,
@@ -440,6 +435,11 @@ interface Snapshot {
   imageAssetId: string | null;
 }
 
+/** `images` with the first image's alt text set to `altText` (images[0] mirrors the alt_text column: db/schema/post-content.ts). */
+function imagesWithFirstAlt(images: readonly StoredImage[], altText: string | null): StoredImage[] {
+  return images.map((image, i) => (i === 0 ? { ...image, altText } : image));
+}
+
 const DONE_STATUSES: readonly PostStatus[] = ["published", "partially_failed", "failed"];
 
 /** The 409s of a post that may no longer move: done (already_published), or publishing (not_reschedulable). */
@@ -483,8 +483,7 @@ async function replaceTargets(
           ? {
               caption: content.caption,
               altText: content.altText,
-              // images[0] mirrors the first image's alt text (db/schema/post-content.ts).
-              images: post.images.map((image, i) => (i === 0 ? { ...image, altText: content.altText } : image)),
+              images: imagesWithFirstAlt(post.images, content.altText),
             }
           : {}),
       })
@@ -567,7 +566,7 @@ export async function reschedulePost(deps: Deps, accountId: string, postId: stri
   if (newTime !== undefined || requested !== undefined) assertLeadTime(scheduledTime, now);
   const chosen = requested ?? connectionsOf(all, targets.filter((t) => t.status === "scheduled" || t.status === "withdrawn"));
   if (chosen.length === 0) throw invalidField("targets", "the post has no target left to move; name at least one");
-  await assertSchedulable(deps, chosen, content ?? post);
+  await assertSchedulable(deps, chosen, content ? { ...post, caption: content.caption, images: imagesWithFirstAlt(post.images, content.altText) } : post);
   // Nothing to change (the same content, no time, no targets): the post as it is.
   if (content === null && newTime === undefined && requested === undefined) return getPost(deps, accountId, post.id);
 

@@ -4,6 +4,8 @@
  * the last 10 per creation stay (src/modules/creations/versions.ts).
  */
 import { bigint, index, pgTable, text } from "drizzle-orm/pg-core";
+import type { StoredVersionContent } from "../../schema/post-content";
+import { jsonDocument } from "../columns";
 import { creations } from "./creations";
 
 export const creationVersions = pgTable(
@@ -19,6 +21,8 @@ export const creationVersions = pgTable(
     altText: text("alt_text"),
     altTextSource: text("alt_text_source"),
     imageAssetId: text("image_asset_id"),
+    /** Every image, the thread, the first comment and the versions per network; null on versions kept before them. */
+    content: jsonDocument<StoredVersionContent>("content"),
     /** When this content was replaced (ms). */
     replacedAt: bigint("replaced_at", { mode: "number" }).notNull(),
   },

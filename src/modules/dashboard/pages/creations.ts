@@ -1,6 +1,6 @@
 /**
  * Posts (creations): the list, and one creation's page, the composer: the preview, the caption and alt text edited by
- * hand (creations' `editCreation`, the service of PATCH /creations/{id}) with a counter per connected platform that
+ * hand (creations' `updateCreation`, the service of PATCH /creations/{id}) with a counter per connected platform that
  * turns red when over, regenerate (parts, change instructions), "Schedule" to chosen connections at a date and time
  * in the person's own zone (`schedulePost`), and delete (`deleteCreation`) so its image can be freed.
  */
@@ -10,7 +10,7 @@ import { connectorFor } from "../../../publishing/registry";
 import { ROLE_SCOPES } from "../../../auth/scopes";
 import { listConnections } from "../../connections/service";
 import { openConnection } from "../../../store/connections";
-import { deleteCreation, editCreation } from "../../creations/edit";
+import { deleteCreation, updateCreation } from "../../creations/edit";
 import { type Creation, MAX_HAND_CAPTION_GRAPHEMES, REGENERATE_PARTS, type RegeneratePart } from "../../creations/model";
 import { findCreationRow, getCreation, graphemeCount, listCreations, regenerateCreation, regeneratePrice } from "../../creations/service";
 import { listVersions, restoreVersion } from "../../creations/versions";
@@ -307,7 +307,7 @@ export async function postEditCreation(ctx: DashboardCtx, s: SessionContext, id:
   if (!c) return missing(s);
   const values = { caption: field(form, "caption"), altText: field(form, "altText") };
   try {
-    await editCreation(ctx.deps, account.accountId, id, { caption: values.caption, ...(c.body.imageUrl ? { altText: values.altText } : {}) });
+    await updateCreation(ctx.deps, account.accountId, id, { caption: values.caption, ...(c.body.imageUrl ? { altText: values.altText } : {}) });
     return redirect(`${CURRENT}/${id}?notice=creation-saved`);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;

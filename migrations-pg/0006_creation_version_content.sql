@@ -1,0 +1,1 @@
+ALTER TABLE "creation_versions" ADD COLUMN "content" jsonb;
