@@ -35,7 +35,7 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 /** The library's images, by name. */
-const image: Record<string, string> = {};
+const image = { Seeds: "", Packets: "", Bed: "", Sowing: "", Water: "" };
 
 /** A 600×400 picture of one colour with its name on it, so the screenshots show which image went where. */
 async function picture(name: string, colour: string): Promise<Uint8Array> {
@@ -66,7 +66,7 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver({ secret: SECRET });
   await addConnection(world.deps, { accountId: owner.accountId, platform: "mastodon", instance: mastodon.url, token: DEFAULT_TOKEN });
   await addConnection(world.deps, { accountId: owner.accountId, platform: "webhook", url: `${receiver.url}/club`, secret: SECRET });
-  const pictures: [string, string][] = [["Seeds", "#6b4f2a"], ["Packets", "#1f5fbf"], ["Bed", "#2f7d32"], ["Sowing", "#8e3b8e"], ["Water", "#0f7c86"]];
+  const pictures: [keyof typeof image, string][] = [["Seeds", "#6b4f2a"], ["Packets", "#1f5fbf"], ["Bed", "#2f7d32"], ["Sowing", "#8e3b8e"], ["Water", "#0f7c86"]];
   for (const [name, colour] of pictures) {
     image[name] = (await ingestImageBytes(world.deps, owner.accountId, { bytes: await picture(name, colour), fileName: `${name.toLowerCase()}.png` })).id;
   }

@@ -31,8 +31,12 @@ async function countOf(text: string, ...params: unknown[]): Promise<number> {
 }
 const creationCount = () => countOf("SELECT count(*) AS n FROM creations WHERE account_id = ?", accountId);
 
-async function png(i: number): Promise<Uint8Array> {
-  return solidPng(60 + i, 40 + i);
+async function png(i: number): Promise<Uint8Array<ArrayBuffer>> {
+  return new Uint8Array(await solidPng(60 + i, 40 + i));
+}
+/** The library image `i` of beforeAll. */
+function img(i: number): string {
+  return images[i] ?? "";
 }
 
 beforeAll(async () => {
@@ -103,14 +107,14 @@ describe("the composer without script", () => {
     const added = await sendComposer(b, "/dashboard/compose", [
       ["op", "add-images"],
       ["caption", "Sow broad beans now: https://garden.test/beans."],
-      ["pick", images[0] ?? ""],
-      ["pick", images[1] ?? ""],
-      ["pick", images[2] ?? ""],
+      ["pick", img(0)],
+      ["pick", img(1)],
+      ["pick", img(2)],
       ["pick", foreignImage],
       ["pick_to", "post"],
     ]);
     expect(added.status).toBe(200);
-    expect(altOrder(added.text)).toEqual([images[0], images[1], images[2]]);
+    expect(altOrder(added.text)).toEqual([img(0), img(1), img(2)]);
     expect(added.text).not.toContain(foreignImage);
     expect(added.text).toContain("Sow broad beans now: https://garden.test/beans.");
     // Each image without alt text says so, visibly.
@@ -120,20 +124,20 @@ describe("the composer without script", () => {
 
     const moved = await sendComposer(b, "/dashboard/compose", [
       ["caption", "Sow broad beans now."],
-      [`alt_post_${images[0]}`, "Seed packets"],
-      [`alt_post_${images[1]}`, ""],
-      [`alt_post_${images[2]}`, "A raised bed"],
+      [`alt_post_${img(0)}`, "Seed packets"],
+      [`alt_post_${img(1)}`, ""],
+      [`alt_post_${img(2)}`, "A raised bed"],
       ["op", `image-up:post:2`],
     ]);
     expect(moved.status).toBe(200);
-    expect(altOrder(moved.text)).toEqual([images[0], images[2], images[1]]);
+    expect(altOrder(moved.text)).toEqual([img(0), img(2), img(1)]);
     expect(moved.text).toContain(">A raised bed</textarea>");
     // The cursor stays on the moved image's button (no script: autofocus).
     expect(moved.text).toMatch(/id="op-image-up-post-1"[^>]*autofocus/);
 
-    const part = await sendComposer(b, "/dashboard/compose", [["caption", "Sow broad beans now."], [`alt_post_${images[0]}`, "Seed packets"], ["op", "add-part"]]);
+    const part = await sendComposer(b, "/dashboard/compose", [["caption", "Sow broad beans now."], [`alt_post_${img(0)}`, "Seed packets"], ["op", "add-part"]]);
     expect(part.text).toContain('name="part_caption_p1"');
-    const removed = await sendComposer(b, "/dashboard/compose", [["caption", "x"], [`alt_post_${images[0]}`, ""], ["part_caption_p1", "two"], ["op", "image-remove:post:0"]]);
+    const removed = await sendComposer(b, "/dashboard/compose", [["caption", "x"], [`alt_post_${img(0)}`, ""], ["part_caption_p1", "two"], ["op", "image-remove:post:0"]]);
     expect(altOrder(removed.text)).toEqual([]);
     expect(removed.text).toContain(">two</textarea>");
     expect(await creationCount()).toBe(before);
@@ -163,12 +167,12 @@ describe("the composer without script", () => {
     const before = await creationCount();
     const r = await sendComposer(b, "/dashboard/compose", [
       ["caption", "Broad beans, sown in November, crop in May. https://garden.test/beans"],
-      [`alt_post_${images[3]}`, "Bean seeds in a palm"],
-      [`alt_post_${images[0]}`, "Seed packets"],
-      [`alt_post_${images[1]}`, ""],
-      [`alt_post_${images[2]}`, "A raised bed"],
+      [`alt_post_${img(3)}`, "Bean seeds in a palm"],
+      [`alt_post_${img(0)}`, "Seed packets"],
+      [`alt_post_${img(1)}`, ""],
+      [`alt_post_${img(2)}`, "A raised bed"],
       ["part_caption_p2", "Soak them overnight first."],
-      [`alt_p2_${images[4]}`, "A bowl of water"],
+      [`alt_p2_${img(4)}`, "A bowl of water"],
       ["part_caption_p1", "Then 5 cm deep, 20 cm apart."],
       ["first_comment", "More at https://garden.test"],
       ["version_caption_mastodon", "Broad beans: sow now, eat in May."],
@@ -183,14 +187,14 @@ describe("the composer without script", () => {
     expect(c.seedId).toBeNull();
     expect(c.body.caption).toBe("Broad beans, sown in November, crop in May. https://garden.test/beans");
     expect(c.body.images.map((i) => [i.assetId, i.altText])).toEqual([
-      [images[3], "Bean seeds in a palm"],
-      [images[0], "Seed packets"],
-      [images[1], ""],
-      [images[2], "A raised bed"],
+      [img(3), "Bean seeds in a palm"],
+      [img(0), "Seed packets"],
+      [img(1), ""],
+      [img(2), "A raised bed"],
     ]);
     expect(c.body.imageUrl).toBe(c.body.images[0]?.url ?? "");
     expect(c.body.thread.map((p) => [p.caption, p.images.map((i) => [i.assetId, i.altText])])).toEqual([
-      ["Soak them overnight first.", [[images[4], "A bowl of water"]]],
+      ["Soak them overnight first.", [[img(4), "A bowl of water"]]],
       ["Then 5 cm deep, 20 cm apart.", []],
     ]);
     expect(c.body.firstComment).toBe("More at https://garden.test");
@@ -212,7 +216,7 @@ describe("the composer without script", () => {
     const b = await signedIn();
     await b.get("/dashboard/compose");
     const before = await creationCount();
-    const empty = await sendComposer(b, "/dashboard/compose", [["caption", "   "], [`alt_post_${images[0]}`, "Seed packets"], ["op", "save"]]);
+    const empty = await sendComposer(b, "/dashboard/compose", [["caption", "   "], [`alt_post_${img(0)}`, "Seed packets"], ["op", "save"]]);
     expect(empty.status).toBe(400);
     expect(empty.text).toContain('<p class="field-error" id="caption-error">Write a caption; it cannot be empty.</p>');
     expect(empty.text).toMatch(/<textarea id="caption"[^>]*aria-invalid="true"[^>]*autofocus/);
@@ -223,9 +227,9 @@ describe("the composer without script", () => {
     expect(part.text).toContain('<p class="field-error" id="part_caption_p2-error">Write this part’s text, or remove the part.</p>');
     expect(part.text).not.toContain('id="part_caption_p1-error"');
 
-    const alt = await sendComposer(b, "/dashboard/compose", [["caption", "Beans"], [`alt_post_${images[0]}`, "a"], [`alt_post_${images[1]}`, "x".repeat(1501)], ["op", "save"]]);
+    const alt = await sendComposer(b, "/dashboard/compose", [["caption", "Beans"], [`alt_post_${img(0)}`, "a"], [`alt_post_${img(1)}`, "x".repeat(1501)], ["op", "save"]]);
     expect(alt.status).toBe(400);
-    expect(alt.text).toContain(`<p class="field-error" id="alt-post-${images[1]}-error">This alt text must be at most 1500 characters (this one has 1501).</p>`);
+    expect(alt.text).toContain(`<p class="field-error" id="alt-post-${img(1)}-error">This alt text must be at most 1500 characters (this one has 1501).</p>`);
 
     const version = await sendComposer(b, "/dashboard/compose", [["caption", "Beans"], ["version_caption_mastodon", "x".repeat(63_207)], ["op", "save"]]);
     expect(version.status).toBe(400);
@@ -275,19 +279,19 @@ describe("the composer without script", () => {
   test("an existing post opens in the composer; saving changes what was changed and keeps a version's own images set through the API", async () => {
     const c = await createCreationByHand(world.deps, accountId, {
       caption: "Leeks",
-      images: [{ assetId: images[0] ?? "", altText: "Leeks" }, { assetId: images[1] ?? "", altText: "Trench" }],
+      images: [{ assetId: img(0), altText: "Leeks" }, { assetId: img(1), altText: "Trench" }],
       thread: [{ caption: "Earth them up." }],
-      variants: { mastodon: { images: [{ assetId: images[2] ?? "", altText: "Only on Mastodon" }] } },
+      variants: { mastodon: { images: [{ assetId: img(2), altText: "Only on Mastodon" }] } },
     });
     const b = await signedIn();
     const r = await b.get(`/dashboard/creations/${c.id}/edit`);
     expect(r.status).toBe(200);
-    expect(altOrder(r.text)).toEqual([images[0], images[1]]);
+    expect(altOrder(r.text)).toEqual([img(0), img(1)]);
     expect(r.text).toContain(">Earth them up.</textarea>");
     const saved = await sendComposer(b, `/dashboard/creations/${c.id}/edit`, [
       ["caption", "Leeks, earthed up"],
-      [`alt_post_${images[1]}`, "Trench"],
-      [`alt_post_${images[0]}`, "Leeks"],
+      [`alt_post_${img(1)}`, "Trench"],
+      [`alt_post_${img(0)}`, "Leeks"],
       ["part_caption_p1", "Earth them up."],
       ["first_comment", "Questions welcome"],
       ["op", "save"],
@@ -296,9 +300,9 @@ describe("the composer without script", () => {
     expect(saved.location).toBe(`/dashboard/creations/${c.id}?notice=creation-saved`);
     const after = await getCreation(world.deps, accountId, c.id);
     expect(after.body.caption).toBe("Leeks, earthed up");
-    expect(after.body.images.map((i) => i.assetId)).toEqual([images[1], images[0]]);
+    expect(after.body.images.map((i) => i.assetId)).toEqual([img(1), img(0)]);
     expect(after.body.firstComment).toBe("Questions welcome");
-    expect(after.body.variants.mastodon?.images?.map((i) => [i.assetId, i.altText])).toEqual([[images[2], "Only on Mastodon"]]);
+    expect(after.body.variants.mastodon?.images?.map((i) => [i.assetId, i.altText])).toEqual([[img(2), "Only on Mastodon"]]);
 
     // Another account's post is not there.
     const theirs = await createCreationByHand(world.deps, otherAccountId, { caption: "Theirs" });

@@ -8,11 +8,8 @@ import { connectorFor } from "../../../publishing/registry";
 import { openConnection } from "../../../store/connections";
 import type { Deps } from "../../../deps";
 import { listConnections } from "../../connections/service";
-import { graphemeCount } from "../../creations/service";
+import { captionLength } from "../../../publishing/caption-count";
 import type { Draft, DraftImage, DraftPart } from "./draft";
-
-/** Links as the networks with a fixed link length count them (matches the schedule service's rule). */
-const URL_RE = /https?:\/\/[^\s<>"]+/g;
 
 /** One connection the post could go to. */
 export interface Network {
@@ -58,11 +55,9 @@ export function effectiveFor(draft: Draft, platform: string): Effective {
   };
 }
 
-/** The length `limit` gives `typed` (trimmed as stored): the connector's own count, or graphemes with links at a fixed length. */
+/** The length `limit` gives `typed` as it will be stored (trimmed): the schedule service's own count (caption-count.ts). */
 export function countFor(limit: CaptionLimit, typed: string): number {
-  const text = typed.trim();
-  if (limit.count) return limit.count(text);
-  return graphemeCount(limit.urlLength === undefined ? text : text.replace(URL_RE, "x".repeat(limit.urlLength)));
+  return captionLength(typed.trim(), limit);
 }
 
 /** One counted text of what a network sends. */

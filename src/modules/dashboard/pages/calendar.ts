@@ -41,6 +41,7 @@ import {
   zonedToUtc,
 } from "../zoned";
 import { noticeFrom, refusal } from "./common";
+import { postContentView } from "../post-content-view";
 
 const CURRENT = "/dashboard/calendar";
 /** The most posts one calendar view lists. */
@@ -340,6 +341,7 @@ async function postPage(ctx: DashboardCtx, s: SessionContext, account: Membershi
   <div><p><strong>${longDate(at.date)}, <time datetime="${p.scheduledTime}">${at.time}</time></strong> <span class="muted">${zoneLabel(zone)}</span> ${statusBadge(p.status)}</p>
   <p class="post-caption caption">${caption}</p>
   ${creationExists ? html`<p><a href="/dashboard/creations/${p.creationId}">Open the post it was made from</a></p>` : ""}</div></div>
+  ${await postContentView(ctx.deps, account.accountId, p.content, 2)}
   ${p.errorMessage ? html`<p class="notice notice-error">${p.errorMessage}</p>` : ""}
   ${blocked.map((c) => html`<p class="notice notice-warn">${c.label} needs attention: ${c.blockedReason ?? "it is not ready to post."} <a href="/dashboard/connections#connection-${c.id}">Fix it on the Connections page</a>.</p>`)}
   <h2>Where it goes</h2>
