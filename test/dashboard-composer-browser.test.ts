@@ -67,7 +67,8 @@ beforeAll(async () => {
   await addConnection(world.deps, { accountId: owner.accountId, platform: "mastodon", instance: mastodon.url, token: DEFAULT_TOKEN });
   await addConnection(world.deps, { accountId: owner.accountId, platform: "webhook", url: `${receiver.url}/club`, secret: SECRET });
   const pictures: [keyof typeof image, string][] = [["Seeds", "#6b4f2a"], ["Packets", "#1f5fbf"], ["Bed", "#2f7d32"], ["Sowing", "#8e3b8e"], ["Water", "#0f7c86"]];
-  for (const [name, colour] of pictures) {
+  // The library lists the newest first: ingested in reverse, it shows them in this order.
+  for (const [name, colour] of pictures.reverse()) {
     image[name] = (await ingestImageBytes(world.deps, owner.accountId, { bytes: await picture(name, colour), fileName: `${name.toLowerCase()}.png` })).id;
   }
   ({ browser, context, page } = await openBrowserPage({ timezoneId: ZONE, locale: "en-GB" }));
@@ -205,7 +206,7 @@ describe("the composer in Chromium", () => {
       await p.goto(`${world.base}/dashboard/creations/${creationId}/edit`);
       expect(await postOrder(p)).toEqual([image.Seeds, image.Packets, image.Sowing, image.Bed]);
       await p.getByRole("button", { name: "Move up image 4", exact: true }).focus();
-      await p.keyboard.press("Enter");
+      await Promise.all([p.waitForResponse((r) => r.request().method() === "POST"), p.keyboard.press("Enter")]);
       await p.waitForLoadState("load");
       expect(await postOrder(p)).toEqual([image.Seeds, image.Packets, image.Bed, image.Sowing]);
       expect(await p.evaluate(() => document.activeElement?.textContent)).toBe("Move up image 3");
@@ -226,7 +227,7 @@ describe("the composer in Chromium", () => {
     await page.getByRole("checkbox", { name: /Webhook/ }).check();
     await page.getByRole("button", { name: "Schedule" }).click();
     await page.waitForURL(/\/dashboard\/calendar\?.*notice=scheduled/);
-    await page.locator(".chip").first().click();
+    await page.locator(".chip .chip-caption a").first().click();
     await page.waitForURL(/\/dashboard\/calendar\/posts\/[0-9a-f-]{36}/);
     expect(await page.locator(".content-images").first().locator("img").count()).toBe(4);
     expect(await page.getByText("Alt text: Sowing beans in a drill, 5 cm deep").count()).toBe(1);
