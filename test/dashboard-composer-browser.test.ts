@@ -118,7 +118,12 @@ describe("the composer in Chromium", () => {
     await page.getByLabel("Add them to").selectOption({ label: "Part 2" });
     await page.getByRole("button", { name: "Add the images" }).click();
     await page.waitForSelector("li.part:nth-child(1) ol.image-list > li");
-    await page.getByLabel("Alt text of image 1", { exact: false }).nth(1).fill("A bowl of beans soaking in water");
+    const partAlt = page.locator("li.part").first().locator("textarea[data-alt]");
+    expect(await page.locator("li.part").first().locator(".alt-hint").textContent()).toBe("No alt text yet: describe the image for people who cannot see it.");
+    await partAlt.fill("A bowl of beans soaking in water");
+    // The hint follows the typing.
+    expect(await page.locator("li.part").first().locator(".alt-hint").textContent()).toBe("Read aloud to people who cannot see the image.");
+    expect(await page.locator("li.part").first().locator(".alt-hint.alt-missing").count()).toBe(0);
     await page.getByLabel("First comment (optional)").fill("Seeds from the club shed, ask at https://allotment.test/shed");
 
     // Mastodon's tab: its own shorter caption.
@@ -169,6 +174,15 @@ describe("the composer in Chromium", () => {
     expect(await postOrder(page)).toEqual([image.Seeds, image.Packets, image.Bed, image.Sowing]);
     // The preview follows the order.
     expect(await page.locator("#net-mastodon .pv > .pv-grid img").first().getAttribute("alt")).toBe("Broad bean seeds in an open hand");
+    // Thread parts move the same way, by their own buttons.
+    const partTexts = () => page.locator("li.part textarea[data-part-caption]").evaluateAll((areas) => areas.map((a) => (a as HTMLTextAreaElement).value));
+    await page.getByRole("button", { name: "Move part 3 up", exact: true }).focus();
+    await page.keyboard.press("Enter");
+    expect(await partTexts()).toEqual(["Pinch out the tips once the first pods set.", "Soak them overnight, then sow 20 cm apart."]);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Move part 2 down");
+    expect(await page.locator("#composer-status").textContent()).toBe("Part moved to position 2.");
+    await page.keyboard.press("Enter");
+    expect(await partTexts()).toEqual(["Soak them overnight, then sow 20 cm apart.", "Pinch out the tips once the first pods set."]);
     // And the sowing picture moves up one, to lead the post's second row.
     await page.getByRole("button", { name: "Move up image 4", exact: true }).click();
     expect(await postOrder(page)).toEqual([image.Seeds, image.Packets, image.Sowing, image.Bed]);
@@ -212,7 +226,8 @@ describe("the composer in Chromium", () => {
       expect(await p.evaluate(() => document.activeElement?.textContent)).toBe("Move up image 3");
       // Nothing was stored by the move: the post keeps its order until Save.
       expect((await getCreation(world.deps, owner.accountId, creationId)).body.images.map((i) => i.assetId)).toEqual([image.Seeds, image.Packets, image.Sowing, image.Bed]);
-      // The network panels are plain sections one under the other.
+      // The network panels are plain sections one under the other, without tabs that would do nothing.
+      expect(await p.locator(".tab-list").isHidden()).toBe(true);
       expect(await p.locator("#net-mastodon").isVisible()).toBe(true);
       expect(await p.locator("#net-webhook").isVisible()).toBe(true);
       await p.screenshot({ path: resolve(ARTIFACTS, "04-no-script-desktop.png"), fullPage: true });

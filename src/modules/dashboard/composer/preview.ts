@@ -60,7 +60,7 @@ export function networkPreview(network: Network, e: Effective, accountName: stri
   const max = network.caps.maxImages;
   return html`<article class="pv" aria-label="Preview on ${network.caps.name}, ${network.label}" data-platform="${network.platform}" data-name="${accountName}" data-handle="${network.label}" data-max-images="${max}">
   ${head(accountName, network.label)}
-  <p class="pv-text">${linkified(e.caption.trim())}</p>
+  ${e.caption.trim() === "" ? html`<p class="pv-text pv-empty">The caption shows here as you write it.</p>` : html`<p class="pv-text">${linkified(e.caption.trim())}</p>`}
   ${imageGrid(e.images, info, max)}
   <ol class="pv-thread plain">${e.thread.map((part) => html`<li class="pv-reply">${head(accountName, network.label)}<p class="pv-text">${linkified(part.caption.trim())}</p>${imageGrid(part.images, info, max)}</li>`)}</ol>
   <div class="pv-comment"${e.firstComment.trim() === "" ? html` hidden` : ""}><p class="pv-comment-label">First comment</p>${head(accountName, network.label)}<p class="pv-text">${linkified(e.firstComment.trim())}</p></div>

@@ -356,7 +356,7 @@ ${
   <h2 id="content-title">Edit what it sends</h2>
   ${csrfField(s.csrfToken)}
   ${cf.textarea({ name: "caption", label: "Caption", value: cv.caption, rows: 7, required: true, hint: "Checked against each connection's limit. The post it was made from stays as it is." })}
-  ${p.content.altText !== null ? cf.textarea({ name: "altText", label: "Alt text (describes the image for people who cannot see it)", value: cv.altText, rows: 3 }) : ""}
+  ${p.content.altText !== null ? cf.textarea({ name: "altText", label: p.content.images.length > 1 ? "Alt text of the first image (describes it for people who cannot see it)" : "Alt text (describes the image for people who cannot see it)", value: cv.altText, rows: 3 }) : ""}
   <button type="submit">Save the post's text</button>
 </form>`;
       })()

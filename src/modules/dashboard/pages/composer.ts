@@ -123,7 +123,7 @@ function imageList(scope: ImageScope, images: readonly DraftImage[], info: Reado
 }
 
 function partItem(part: DraftPart, index: number, count: number, info: ReadonlyMap<string, ImageInfo>, state: ComposerState, f: FormState): Html {
-  const where = html`<span class="sr-only"> part <span class="pos">${index + 2}</span></span>`;
+  const n = html`<span class="pos">${index + 2}</span>`;
   const titleId = `part-${part.key}-title`;
   return html`<li class="part" data-key="${part.key}">
   <h3 id="${titleId}" class="part-title">Part <span class="pos">${index + 2}</span></h3>
@@ -131,9 +131,9 @@ function partItem(part: DraftPart, index: number, count: number, info: ReadonlyM
   <p class="hint part-images-label" id="${titleId}-images"${part.images.length === 0 ? html` hidden` : ""}>Images of this part</p>
   ${imageList(part.key, part.images, info, state, `${titleId}-images`)}
   <div class="item-moves">
-    ${opButton(`part-up:${part.key}`, html`Move up${where}`, { disabled: index === 0, focus: state.focus, data: html` data-move="up"` })}
-    ${opButton(`part-down:${part.key}`, html`Move down${where}`, { disabled: index === count - 1, focus: state.focus, data: html` data-move="down"` })}
-    ${opButton(`part-remove:${part.key}`, html`Remove${where}`, { focus: state.focus, data: html` data-remove` })}
+    ${opButton(`part-up:${part.key}`, html`Move part ${n} up`, { disabled: index === 0, focus: state.focus, data: html` data-move="up"` })}
+    ${opButton(`part-down:${part.key}`, html`Move part ${n} down`, { disabled: index === count - 1, focus: state.focus, data: html` data-move="down"` })}
+    ${opButton(`part-remove:${part.key}`, html`Remove part ${n}`, { focus: state.focus, data: html` data-remove` })}
   </div>
 </li>`;
 }
@@ -226,11 +226,12 @@ export async function composerPage(ctx: DashboardCtx, s: SessionContext, account
       <h2 id="post-title">Post</h2>
       ${f.textarea({ name: "caption", label: "Caption", value: draft.caption, rows: 8, required: true, hint: "Links become links. Each network’s count is on its tab.", attrs: html` data-main-caption` })}
       <h3 id="images-title">Images <span class="muted">(<span data-image-count>${draft.images.length}</span> of ${MAX_IMAGES})</span></h3>
-      ${draft.images.length === 0 ? html`<p class="muted no-images">No images yet: add some below, or post text only.</p>` : ""}
+      ${draft.images.length === 0 ? html`<p class="muted no-images">No images yet: add some below (several at once), or post text only.</p>` : ""}
       ${imageList("post", draft.images, info, state, "images-title")}
       ${draft.images.length > 1 ? html`<p class="hint">The first image leads. Drag an image, or use its Move buttons, to change the order.</p>` : ""}
       ${state.errors?.images ? html`<p class="field-error" id="images-error">${state.errors.images}</p>` : ""}
     </section>
+    ${await addImagesCard(ctx, account, draft, f, state)}
     <section class="card" aria-labelledby="thread-title">
       <h2 id="thread-title">Thread</h2>
       <p class="hint">Each part goes out as a reply to the one before it, right after the post (part 1).</p>
@@ -242,7 +243,6 @@ export async function composerPage(ctx: DashboardCtx, s: SessionContext, account
       <h2 id="comment-title">First comment</h2>
       ${f.textarea({ name: "first_comment", label: "First comment (optional)", value: draft.firstComment, rows: 3, hint: "Posted as the first reply right after the post (and its thread): a good place for links and hashtags.", attrs: html` data-first-comment` })}
     </section>
-    ${await addImagesCard(ctx, account, draft, f, state)}
   </div>
   <div class="composer-side">
     ${networksCard(networks, draft, account.accountName, info, f)}

@@ -28,6 +28,7 @@ import type { Membership, SessionContext } from "../../../web/session";
 import { addDays, zoneAbbreviation, zoneLabel, zonedParts, zonedToUtc } from "../zoned";
 import { noticeFrom, refusal } from "./common";
 import { postContentView } from "../post-content-view";
+import { imageGrid } from "../composer/preview";
 
 const CURRENT = "/dashboard/creations";
 const PAGE_SIZE = 24;
@@ -179,7 +180,7 @@ async function schedulePart(ctx: DashboardCtx, s: SessionContext, account: Membe
     ${f.input({ name: "date", label: "Date", type: "date", value: v.date, required: true })}
     ${f.input({ name: "time", label: "Time", type: "time", value: v.time, required: true, hint: `${zoneLabel(zone)} (${zoneAbbreviation(now, zone)}). Change it in your settings.` })}
   </div>
-  <p class="hint">At least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now. The post keeps the caption and image as they are when you schedule.</p>
+  <p class="hint">At least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now. The post keeps its caption, images, thread and versions as they are when you schedule.</p>
   <button type="submit">Schedule</button>
 </form>`;
 }
@@ -236,7 +237,13 @@ ${writable ? html`<p><a class="button secondary" href="${CURRENT}/${c.id}/edit">
 <div class="grid2">
   <article class="card post-preview" aria-labelledby="preview-title">
     <h2 id="preview-title">As it will appear</h2>
-    ${img ? html`<img src="${img}" alt="${c.body.altText ?? ""}">` : html`<p class="muted">Text only, no image.</p>`}
+    ${
+      c.body.images.length > 1
+        ? imageGrid(c.body.images, new Map(c.body.images.map((i) => [i.assetId, { src: sameOrigin(ctx, i.url) ?? i.url, mimeType: "", fileName: "" }])))
+        : img
+          ? html`<img src="${img}" alt="${c.body.altText ?? ""}">`
+          : html`<p class="muted">Text only, no image.</p>`
+    }
     <p class="caption">${c.body.caption}</p>
     ${row?.captionSource === BUILTIN_GENERATOR_NAME ? offlineNote(s) : ""}
     ${c.seedId ? html`<p class="hint">A different image? Pick one from the library (or add one: upload, web address, upload link) when you <a href="/dashboard/seeds/${c.seedId}#generate-title">generate from the seed</a>.</p>` : ""}

@@ -245,7 +245,7 @@ export const COMPOSER_SCRIPT = String.raw`
       var head = pv.querySelector(".pv-head");
       var max = Number(pv.getAttribute("data-max-images"));
       var fresh = [head];
-      fresh.push(linkified(e.caption.trim()));
+      fresh.push(e.caption.trim() === "" ? el("p", "pv-text pv-empty", "The caption shows here as you write it.") : linkified(e.caption.trim()));
       var g = grid(e.images, max);
       if (g) fresh.push(g);
       var thread = el("ol", "pv-thread plain");
