@@ -220,8 +220,8 @@ describe("the composer in Chromium", () => {
       await p.goto(`${world.base}/dashboard/creations/${creationId}/edit`);
       expect(await postOrder(p)).toEqual([image.Seeds, image.Packets, image.Sowing, image.Bed]);
       await p.getByRole("button", { name: "Move up image 4", exact: true }).focus();
-      await Promise.all([p.waitForResponse((r) => r.request().method() === "POST"), p.keyboard.press("Enter")]);
-      await p.waitForLoadState("load");
+      // The round trip: the page the POST answers has loaded.
+      await Promise.all([p.waitForEvent("load"), p.keyboard.press("Enter")]);
       expect(await postOrder(p)).toEqual([image.Seeds, image.Packets, image.Bed, image.Sowing]);
       expect(await p.evaluate(() => document.activeElement?.textContent)).toBe("Move up image 3");
       // Nothing was stored by the move: the post keeps its order until Save.
@@ -234,6 +234,37 @@ describe("the composer in Chromium", () => {
     } finally {
       await plain.close();
     }
+  }, 60_000);
+
+  test("with script, files are uploaded one by one to the library and added to the post; an image can be dragged by its thumbnail", async () => {
+    await page.goto(`${world.base}/dashboard/compose`);
+    await page.getByLabel("Caption", { exact: true }).fill("Two new photos");
+    await page.getByLabel("Upload from this device").setInputFiles([
+      { name: "kale.png", mimeType: "image/png", buffer: Buffer.from(await picture("Kale", "#3d6b2a")) },
+      { name: "chard.png", mimeType: "image/png", buffer: Buffer.from(await picture("Chard", "#a3213a")) },
+    ]);
+    const uploads: string[] = [];
+    page.on("request", (r) => {
+      if (r.method() === "POST") uploads.push(new URL(r.url()).pathname);
+    });
+    await page.getByRole("button", { name: "Add the images" }).click();
+    await page.waitForSelector("ol.image-list[data-scope=post] > li:nth-child(2)");
+    // One request per file to the library, then the form itself.
+    expect(uploads).toEqual(["/dashboard/library/upload", "/dashboard/library/upload", "/dashboard/compose"]);
+    expect(await page.locator("ol.image-list[data-scope=post] .image-fields label .muted").allTextContents()).toEqual(["kale.png", "chard.png"]);
+    expect(await page.getByLabel("Caption", { exact: true }).inputValue()).toBe("Two new photos");
+    const [kale, chard] = await postOrder(page);
+    await page.locator("ol.image-list[data-scope=post] > li:nth-child(2) .image-thumb").dragTo(page.locator("ol.image-list[data-scope=post] > li:nth-child(1) .image-thumb"), { targetPosition: { x: 10, y: 5 } });
+    expect(await postOrder(page)).toEqual([chard ?? "", kale ?? ""]);
+    expect(await page.locator("#composer-status").textContent()).toBe("Image moved to position 1.");
+    // Leaving with what was changed unsaved asks first.
+    const dialogs: string[] = [];
+    page.once("dialog", (d) => {
+      dialogs.push(d.type());
+      void d.accept();
+    });
+    await page.goto(`${world.base}/dashboard/creations`);
+    expect(dialogs).toEqual(["beforeunload"]);
   }, 60_000);
 
   test("scheduled, the calendar's post page shows every image with its alt text, the thread, the first comment and the version", async () => {

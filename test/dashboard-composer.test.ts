@@ -212,6 +212,26 @@ describe("the composer without script", () => {
     expect(shown.text).toContain(`href="/dashboard/creations/${id}/edit"`);
   });
 
+  test("a network that cannot take a part says so on its tab; Save and schedule goes on to the post's schedule form", async () => {
+    const b = await signedIn();
+    await b.get("/dashboard/compose");
+    const five = await sendComposer(b, "/dashboard/compose", [["caption", "Five beds"], ...images.map((id): [string, string] => ["pick", id]), ["op", "add-images"]]);
+    expect(altOrder(five.text)).toHaveLength(5);
+    const mastodonPanel = five.text.slice(five.text.indexOf('id="net-mastodon"'));
+    expect(mastodonPanel).toContain('<li class="notice notice-warn">Mastodon takes at most 4 images per post; the post has 5. Remove 1.</li>');
+    // The webhook takes everything: no hint on its tab.
+    const webhookPanel = five.text.slice(five.text.indexOf('id="net-webhook"'), five.text.indexOf('id="net-mastodon"'));
+    expect(webhookPanel).toContain('<ul class="net-hints plain" aria-live="polite"></ul>');
+    // Mastodon's limit, counted by its rule: the link is 23 characters.
+    const long = await sendComposer(b, "/dashboard/compose", [["caption", `${"x".repeat(480)} https://garden.test/${"y".repeat(60)}`], ["op", "add-part"]]);
+    expect(long.text).toContain('<li class="counter over">Post: <span class="count">504</span>/500<span class="over-text"> · too long</span></li>');
+    const before = await creationCount();
+    const saved = await sendComposer(b, "/dashboard/compose", [["caption", "Five beds"], ["op", "save-schedule"]]);
+    expect(saved.status).toBe(303);
+    expect(saved.location).toMatch(/^\/dashboard\/creations\/[0-9a-f-]{36}\?notice=composed#schedule-title$/);
+    expect(await creationCount()).toBe(before + 1);
+  });
+
   test("bad input is answered at its field in a sentence, and nothing is stored", async () => {
     const b = await signedIn();
     await b.get("/dashboard/compose");
