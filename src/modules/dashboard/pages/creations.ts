@@ -1,6 +1,6 @@
 /**
- * Posts (creations): the list, and one creation's page, the composer: the preview, the caption and alt text edited by
- * hand (creations' `updateCreation`, the service of PATCH /creations/{id}) with a counter per connected platform that
+ * Posts (creations): the list, and one creation's page (pages/composer.ts edits the whole post): the preview, every
+ * part of the post, the caption and first alt text edited by hand (creations' `updateCreation`, the service of PATCH /creations/{id}) with a counter per connected platform that
  * turns red when over, regenerate (parts, change instructions), "Schedule" to chosen connections at a date and time
  * in the person's own zone (`schedulePost`), and delete (`deleteCreation`) so its image can be freed.
  */
