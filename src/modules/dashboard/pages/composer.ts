@@ -122,12 +122,21 @@ function imageList(scope: ImageScope, images: readonly DraftImage[], info: Reado
   return html`<ol class="image-list plain" data-scope="${scope}" aria-labelledby="${labelledBy}">${images.map((image, i) => imageItem(scope, image, i, images.length, info, state))}</ol>`;
 }
 
-function partItem(part: DraftPart, index: number, count: number, info: ReadonlyMap<string, ImageInfo>, state: ComposerState, f: FormState): Html {
+/** A part's text field, labelled with the part's number (kept in step by the page script when parts move). */
+function partText(part: DraftPart, index: number, state: ComposerState): Html {
+  const name = `part_caption_${part.key}`;
+  const error = state.errors?.[name];
+  return html`<div class="row${error ? " has-error" : ""}"><label for="${name}">Text of part <span class="pos">${index + 2}</span></label>
+  <textarea id="${name}" name="${name}" rows="4" data-part-caption${error ? html` aria-invalid="true" aria-describedby="${name}-error" autofocus` : ""}>${part.caption}</textarea>
+  ${error ? html`<p class="field-error" id="${name}-error">${error}</p>` : ""}</div>`;
+}
+
+function partItem(part: DraftPart, index: number, count: number, info: ReadonlyMap<string, ImageInfo>, state: ComposerState): Html {
   const n = html`<span class="pos">${index + 2}</span>`;
   const titleId = `part-${part.key}-title`;
   return html`<li class="part" data-key="${part.key}">
   <h3 id="${titleId}" class="part-title">Part <span class="pos">${index + 2}</span></h3>
-  ${f.textarea({ name: `part_caption_${part.key}`, label: "Text", value: part.caption, rows: 4, attrs: html` data-part-caption` })}
+  ${partText(part, index, state)}
   <p class="hint part-images-label" id="${titleId}-images"${part.images.length === 0 ? html` hidden` : ""}>Images of this part</p>
   ${imageList(part.key, part.images, info, state, `${titleId}-images`)}
   <div class="item-moves">
@@ -236,7 +245,7 @@ export async function composerPage(ctx: DashboardCtx, s: SessionContext, account
       <h2 id="thread-title">Thread</h2>
       <p class="hint">Each part goes out as a reply to the one before it, right after the post (part 1).</p>
       ${state.errors?.thread ? html`<p class="field-error" id="thread-error">${state.errors.thread}</p>` : ""}
-      <ol class="parts plain">${draft.thread.map((p, i) => partItem(p, i, draft.thread.length, info, state, f))}</ol>
+      <ol class="parts plain">${draft.thread.map((p, i) => partItem(p, i, draft.thread.length, info, state))}</ol>
       ${draft.thread.length < MAX_THREAD_PARTS ? opButton("add-part", "Add a part", { kind: "secondary", focus: state.focus }) : html`<p class="hint">A thread has at most ${MAX_THREAD_PARTS} parts after the post.</p>`}
     </section>
     <section class="card" aria-labelledby="comment-title">

@@ -99,7 +99,7 @@ export const COMPOSER_SCRIPT = String.raw`
       });
       var parts = Array.prototype.slice.call(form.querySelectorAll("ol.parts > li.part"));
       parts.forEach(function (part, i) {
-        part.querySelectorAll(":scope > .part-title .pos, :scope > .item-moves .pos").forEach(function (pos) { pos.textContent = String(i + 2); });
+        part.querySelectorAll(":scope > .part-title .pos, :scope > .row label .pos, :scope > .item-moves .pos").forEach(function (pos) { pos.textContent = String(i + 2); });
         var moves = part.querySelector(":scope > .item-moves");
         if (!moves) return;
         moves.querySelector("[data-move=up]").disabled = i === 0;
