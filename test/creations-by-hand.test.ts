@@ -12,9 +12,12 @@ import { ingestImageBytes } from "../src/modules/assets/service";
 import { addConnection } from "../src/modules/connections/service";
 import { creditSummary } from "../src/modules/credits/service";
 import { createCreationByHand, updateCreation } from "../src/modules/creations/edit";
+import { platformVersions } from "../src/modules/creations/platform-versions";
 import { restoreVersion } from "../src/modules/creations/versions";
+import { captionLength } from "../src/publishing/caption-count";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { BASE, type TestAccount, type World, createWorld } from "./helpers/world";
+import { startMastodonServer } from "./peers/mastodon-server";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 import { FIVE_MIN, WEBHOOK_SECRET, solidPng } from "./publishing-fixtures";
 
@@ -311,6 +314,74 @@ describe("PATCH /creations/{id}", () => {
     const restored = await restoreVersion(world.deps, acct.accountId, made.id, versions.json.versions[0].id);
     expect(restored.body).toEqual(made.body);
     expect(restored.imageAssetId).toBe(a);
+  });
+});
+
+describe("generate with platforms", () => {
+  const content = Array.from(
+    { length: 12 },
+    (_, i) => `Workshop day ${i + 1} covers a new topic for people who write their own posts, with time for questions at the end.`,
+  ).join(" ");
+
+  test("same flat price; no version where the post's caption already fits (Bluesky 300 and Mastodon 500 by default, webhooks: no limit)", async () => {
+    const a = await world.createAccount();
+    const seed = await world.call("POST", "/api/v1/seeds", { key: a.key, body: { title: "Workshops", content } });
+    const before = await creditSummary(world.deps, a.accountId);
+    const res = await world.call("POST", `${PATH}/generate`, { key: a.key, body: { seed_id: seed.json.id, platforms: ["bluesky", "mastodon", "webhook"] } });
+    expect(res.status).toBe(201);
+    expect(res.json.creditsCharged).toBe(world.deps.config.prices.generateSocialPost);
+    expect((await creditSummary(world.deps, a.accountId)).balance).toBe(before.balance - world.deps.config.prices.generateSocialPost);
+    expect(res.json.creation.body.variants).toEqual({});
+  });
+
+  test("the account's own server limit wins (the strictest connection), counted under its rule", async () => {
+    const mastodon = await startMastodonServer({ now: () => world.clock.now(), maxCharacters: 120 });
+    try {
+      const a = await world.createAccount();
+      await addConnection(world.deps, { accountId: a.accountId, platform: "mastodon", instance: mastodon.url, token: "mastodon-test-token" });
+      const seed = await world.call("POST", "/api/v1/seeds", { key: a.key, body: { title: "Workshops", content: `${content} https://example.com/signup` } });
+      const res = await world.call("POST", `${PATH}/generate`, { key: a.key, body: { seed_id: seed.json.id, platforms: ["mastodon"] } });
+      expect(res.status).toBe(201);
+      const version: string = res.json.creation.body.variants.mastodon.caption;
+      expect(res.json.creation.body.caption.length).toBeGreaterThan(120);
+      expect(version.length).toBeLessThanOrEqual(120);
+      expect(version).not.toBe(res.json.creation.body.caption);
+      // It fits: scheduling it to that server is accepted.
+      const post = await world.call("POST", "/api/v1/schedule", {
+        key: a.key,
+        body: { type: "social_post", creation_id: res.json.creation.id, scheduled_time: isoAt(world.clock.now() + FIVE_MIN + 60_000), targets: ["mastodon"] },
+      });
+      expect(post.status).toBe(200);
+    } finally {
+      await mastodon.stop();
+    }
+  });
+
+  test("a caption that fits in graphemes but not under Mastodon's URL rule is written again for the overshoot, then cut at a word", async () => {
+    const a = await world.createAccount();
+    const asked: number[] = [];
+    // 479 characters of words and a short URL: 491 graphemes, but 503 under Mastodon's rule (the URL counts 23).
+    const writer = async (max: number) => {
+      asked.push(max);
+      return `${"word ".repeat(96).trim()} http://a.co`;
+    };
+    const variants = await platformVersions(world.deps, a.accountId, ["mastodon"], "the post's own caption", writer);
+    expect(asked).toEqual([500, 497]);
+    const version = variants.mastodon!.caption!;
+    expect(version.endsWith("…")).toBe(true);
+    expect(captionLength(version, { urlLength: 23 })).toBeLessThanOrEqual(500);
+    expect(version.length).toBeGreaterThan(400);
+  });
+
+  test("400 for a platform that does not exist or one named twice; nothing charged", async () => {
+    const seed = await world.call("POST", "/api/v1/seeds", { key: acct.key, body: { title: "x", content: "Some words here." } });
+    const before = await creditSummary(world.deps, acct.accountId);
+    for (const platforms of [["myspace"], ["bluesky", "bluesky"]]) {
+      const res = await world.call("POST", `${PATH}/generate`, { key: acct.key, body: { seed_id: seed.json.id, platforms } });
+      expect({ platforms, status: res.status }).toEqual({ platforms, status: 400 });
+      expect(res.json.details[0].field).toStartWith("platforms");
+    }
+    expect(await creditSummary(world.deps, acct.accountId)).toEqual(before);
   });
 });
 

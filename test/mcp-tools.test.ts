@@ -61,6 +61,8 @@ const EXPECTED_TOOLS = [
   "delete_webhook",
   // decisions.md §15: a creation's earlier versions.
   "list_creation_versions",
+  // decisions.md §13: posts written by hand.
+  "create_creation",
 ];
 
 const generator = new SwitchableGenerator();
@@ -129,7 +131,7 @@ for (const [label, connect] of MCP_CONNECTORS) {
       expect(byName.get("create_seed")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, openWorldHint: false });
       // The creating tools, and only those, take idempotency_key.
       const creating = tools.filter((t) => "idempotency_key" in ((t.inputSchema as { properties?: object }).properties ?? {})).map((t) => t.name);
-      expect(creating.sort()).toEqual(["create_seed", "create_upload_link", "create_webhook", "generate_creation", "ingest_image", "regenerate_creation", "schedule_post"]);
+      expect(creating.sort()).toEqual(["create_creation", "create_seed", "create_upload_link", "create_webhook", "generate_creation", "ingest_image", "regenerate_creation", "schedule_post"]);
     });
 
     test("seeds: create, get, list, update, delete answer what REST answers", async () => {
@@ -177,6 +179,46 @@ for (const [label, connect] of MCP_CONNECTORS) {
       const listed = await client.callTool("list_creations", { seed_id: seed.id, limit: 5 });
       expect(listed.structuredContent).toEqual((await rest(account, "GET", `/api/v1/creations?seed_id=${seed.id}&limit=5`)).json);
       expect(listed.structuredContent.creations).toHaveLength(1);
+    });
+
+    test("a post written by hand: create_creation with images, a thread, a first comment and a version, then update_creation; free, as REST answers", async () => {
+      const asset = (await client.callTool("ingest_image", { url: `${source.url}/photo.png`, label: "Shop" })).structuredContent.asset;
+      const before = await balance(account);
+      const created = await client.callTool("create_creation", {
+        caption: "Written by hand through MCP",
+        images: [{ asset_id: asset.id, alt_text: "The shop front" }],
+        thread: [{ caption: "And a second part", images: [{ asset_id: asset.id }] }],
+        first_comment: "Details: https://example.com/shop",
+        variants: { bluesky: { caption: "Short for Bluesky", first_comment: "" } },
+        idempotency_key: `by-hand-${label}`,
+      });
+      expect(created.isError).toBeFalsy();
+      expect(created.content[0]?.text).toContain("Written by hand through MCP");
+      const creation = created.structuredContent.creation;
+      expect(created.structuredContent.creditsCharged).toBe(0);
+      expect(creation.body).toMatchObject({
+        caption: "Written by hand through MCP",
+        altText: "The shop front",
+        imageUrl: asset.url,
+        images: [{ assetId: asset.id, url: asset.url, altText: "The shop front" }],
+        thread: [{ caption: "And a second part", images: [{ assetId: asset.id, altText: "" }] }],
+        firstComment: "Details: https://example.com/shop",
+        variants: { bluesky: { caption: "Short for Bluesky", firstComment: "" } },
+      });
+      expect((await rest(account, "GET", `/api/v1/creations/${creation.id}`)).json).toEqual({ creation });
+
+      const updated = await client.callTool("update_creation", { id: creation.id, images: null, thread: [{ caption: "Only part" }], first_comment: null, variants: null });
+      expect(updated.isError).toBeFalsy();
+      expect(updated.structuredContent.creation.body).toMatchObject({ images: [], imageUrl: null, thread: [{ caption: "Only part", images: [] }], firstComment: null, variants: {} });
+      expect((await rest(account, "GET", `/api/v1/creations/${creation.id}`)).json).toEqual(updated.structuredContent);
+      expect(await balance(account)).toBe(before);
+
+      // REST's refusals, word for word: another account's or an unknown asset is 404.
+      const unknown = await client.callTool("create_creation", { caption: "x", images: [{ asset_id: "0190a0a0-0000-7000-8000-000000000000" }] });
+      expect(unknown.isError).toBe(true);
+      expect(refusalOf(client, unknown)).toEqual(
+        (await rest(account, "POST", "/api/v1/creations", { caption: "x", images: [{ asset_id: "0190a0a0-0000-7000-8000-000000000000" }] })).json,
+      );
     });
 
     test("a generator failure is an isError result with 502's envelope (retryable), nothing charged", async () => {

@@ -10,14 +10,14 @@
  *  - `cleanImages`, `cleanThread`, `cleanFirstComment`, `cleanVariants`: inputs → stored shapes (400s)
  *  - `assertOwnedAssets(deps, accountId, ids)`: 404 for any asset not owned; `lockAssets` inside a write
  */
-import { and, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
+import { forUpdate } from "../../db/portable-sql";
 import { CONNECTION_PLATFORMS } from "../../db/schema/connections";
 import { MAX_IMAGES, MAX_THREAD_PARTS, type StoredImage, type StoredPart, type StoredVariant, type StoredVariants } from "../../db/schema/post-content";
 import { assets } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { AppError, invalidField } from "../../lib/errors";
 import { isUuid } from "../../lib/ids";
-import { lockAsset } from "../assets/service";
 import { graphemeCount } from "../../lib/graphemes";
 import { MAX_ALT_TEXT_GRAPHEMES, MAX_HAND_CAPTION_GRAPHEMES, type CreateBody, type EditBody, type ImageInputBody, type PartInputBody, type VariantInputBody } from "./model";
 
@@ -200,13 +200,20 @@ export async function assertOwnedAssets(deps: Pick<Deps, "store">, accountId: st
 }
 
 /**
- * Inside a write, before content refers to `ids`: locks each asset's row (lockAsset), so a delete at the same moment
- * either waits and then counts this content (409 asset_in_use) or removed the row first. Answers false when one is
- * gone (the caller answers 404, or reads again).
+ * Inside a write, before content refers to `ids`: locks every asset's row in one statement (in id order, as lockAsset
+ * locks one), so a delete at the same moment either waits and then counts this content (409 asset_in_use) or removed
+ * the row first. Answers false when one is gone (the caller answers 404, or reads again).
  */
 export async function lockAssets(deps: Pick<Deps, "store">, accountId: string, ids: readonly string[]): Promise<boolean> {
-  for (const id of [...new Set(ids)].sort()) {
-    if (!(await lockAsset(deps, accountId, id))) return false;
-  }
-  return true;
+  if (!deps.store.inWrite()) throw new Error("lockAssets() outside a write: the locks would end with their own statement");
+  const wanted = [...new Set(ids)];
+  if (wanted.length === 0) return true;
+  if (!wanted.every(isUuid)) return false;
+  const query = deps.store.db
+    .select({ id: assets.id })
+    .from(assets)
+    .where(and(eq(assets.accountId, accountId), inArray(assets.id, wanted)))
+    .orderBy(asc(assets.id));
+  const rows = await forUpdate(deps.store.dialect, query).all();
+  return rows.length === wanted.length;
 }

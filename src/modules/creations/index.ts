@@ -76,7 +76,9 @@ export function creationsModule(deps: Deps) {
           summary: "Generate a social post (caption, alt text, optional image) from a seed",
           description:
             "Flat price (5 credits by default) with or without an image. Image: image_asset_id; else a generated card " +
-            "when include_visual; else the seed's asset; else the seed's image_url, ingested; else none.",
+            "when include_visual; else the seed's asset; else the seed's image_url, ingested; else none. platforms: also a " +
+            "version per network (body.variants) whose caption is written for that network's limit (the strictest of your " +
+            "connections to it, else its default), same price; none where the post's caption already fits.",
           tags: TAGS,
         },
       },

@@ -1,5 +1,7 @@
 /**
- * Creations: generate a social post from a seed, regenerate it in place, read it back.
+ * Creations: generate a social post from a seed (with a version per network when asked: platform-versions.ts),
+ * regenerate it in place, read it back, render it as the API answers it (every image, the thread, the first comment,
+ * the versions). Posts written by hand: edit.ts.
  *
  * The money-like flow of both writes (decisions.md §3): validate → ownership (404) → reserve (402) → model work →
  * write any new image file → ONE write transaction that inserts the new asset row, saves the creation
@@ -8,7 +10,8 @@
  *
  * API for other modules:
  *  - `getCreation(deps, accountId, id)` → Creation (404 for missing or other-account ids)
- *  - `findCreationRow(deps, accountId, id)` → the stored row or null (scheduling reads caption/alt/asset from it)
+ *  - `findCreationRow(deps, accountId, id)` → the stored row or null (scheduling snapshots its content)
+ *  - `creationToApi(deps, view)`, `viewOf(deps, row)`: a row as the API answers it
  */
 import { and, count, desc, eq, inArray, lt, or } from "drizzle-orm";
 import { jsonHoldsString } from "../../db/portable-sql";
@@ -40,6 +43,7 @@ import { getOwnedSeed } from "../seeds/service";
 import { generatorFor } from "../instance-settings/service";
 import { getVoice } from "../voice/service";
 import { recordEvent } from "../../store/events";
+import { platformVersions } from "./platform-versions";
 import { HAND_SOURCE, keepVersion } from "./versions";
 import {
   CREATION_TYPE,
@@ -335,9 +339,9 @@ export function bannedWordIn(caption: string, bannedWords: readonly string[]): s
 /** Writes a caption that fits the limit and (on regenerate) differs from `previous`; 502 otherwise. */
 async function writeCaption(
   deps: Deps,
-  input: { generator: Generator; seed: SeedText; voice: BrandVoice; variant: number; previous?: string; changeInstructions?: string },
+  input: { generator: Generator; seed: SeedText; voice: BrandVoice; variant: number; previous?: string; changeInstructions?: string; maxGraphemes?: number },
 ): Promise<string> {
-  const maxGraphemes = deps.config.captionMaxGraphemes;
+  const maxGraphemes = input.maxGraphemes ?? deps.config.captionMaxGraphemes;
   return generating(deps, input.generator, "caption", async () => {
     for (let attempt = 0; attempt < MAX_CAPTION_TRIES; attempt++) {
       const caption = (
@@ -571,6 +575,9 @@ export async function generateCreation(
     const seed = seedTextOf(seedRow);
     const voice = await getVoice(deps, accountId);
     const caption = await writeCaption(deps, { generator, seed, voice, variant: 0 });
+    const variants = await platformVersions(deps, accountId, body.platforms ?? [], caption, (maxGraphemes) =>
+      writeCaption(deps, { generator, seed, voice, variant: 0, maxGraphemes }),
+    );
 
     if (requestedAsset) {
       image = { kind: "library", asset: requestedAsset, altText: "", ingestedNow: false };
@@ -603,7 +610,7 @@ export async function generateCreation(
     const saved = await save(deps, accountId, image, async (asset) => {
       if (chosen?.kind === "library") await useLibraryAsset(deps, accountId, chosen, requestedAsset !== null);
       const images = asset ? [{ assetId: asset.id, altText: base.altText }] : [];
-      const row: CreationRow = { ...base, imageAssetId: asset?.id ?? null, images, thread: [], firstComment: null, variants: {} };
+      const row: CreationRow = { ...base, imageAssetId: asset?.id ?? null, images, thread: [], firstComment: null, variants };
       await deps.store.db.insert(creations).values(row).run();
       const charged = await captureHold(deps, holdId, `creation:${row.id}`);
       const view = await viewWith(deps, row, asset);

@@ -186,7 +186,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "generate_creation",
     title: "Generate a social post",
     description:
-      "Write a social post (caption, alt text, optional image) from a seed, in the account's brand voice. Costs credits (5 by default, with or without an image). Image: image_asset_id; else a generated card when include_visual; else the seed's image; else none. Needs the Content creation group.",
+      "Write a social post (caption, alt text, optional image) from a seed, in the account's brand voice. Costs credits (5 by default, with or without an image). Image: image_asset_id; else a generated card when include_visual; else the seed's image; else none. platforms: also a version per network whose caption fits that network's limit (same price). Needs the Content creation group.",
     group: "create",
     rest: "POST /api/v1/creations/generate",
     input: input.generateCreationInput,
