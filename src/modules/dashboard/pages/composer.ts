@@ -183,7 +183,7 @@ function networkPanel(platform: string, networks: readonly Network[], draft: Dra
         ? counts.map((c) => html`<li class="counter${c.n > c.max ? " over" : ""}">${c.label}: <span class="count">${c.n}</span>/${c.max}<span class="over-text">${c.n > c.max ? " · too long" : ""}</span></li>`)
         : html`<li class="muted">No length limit.</li>`
     }</ul>
-    ${limit?.count ? html`<p class="hint">${name} counts in its own way: the counts are brought up to date when you save.</p>` : ""}
+    ${limit?.count ? html`<p class="hint">${name} counts characters its own way: these counts are redone each time you press a button of the page (Save too), not as you type.</p>` : ""}
     <ul class="net-hints plain" aria-live="polite">${hints.map((h) => html`<li class="notice notice-warn">${h}</li>`)}</ul>
   </div>`;
   })}
