@@ -273,6 +273,13 @@ describe("the composer without script", () => {
     expect(await creationCount()).toBe(before);
     expect(await countOf("SELECT count(*) AS n FROM assets WHERE account_id = ?", accountId)).toBe(assetsBefore);
 
+    // An account without connections: the composer says where to connect one, instead of tabs.
+    const elsewhere = await signedIn("x@elsewhere.test");
+    const lonely = await elsewhere.get("/dashboard/compose");
+    expect(lonely.status).toBe(200);
+    expect(lonely.text).toContain('No connections yet. <a href="/dashboard/connections">Connect an account</a>');
+    expect(lonely.text).not.toContain('role="tablist"');
+
     const viewer = await signedIn("viewer@garden.test");
     expect((await viewer.get("/dashboard")).text).not.toContain("/dashboard/compose");
     const page = await viewer.get("/dashboard/compose");
@@ -301,7 +308,7 @@ describe("the composer without script", () => {
       caption: "Leeks",
       images: [{ assetId: img(0), altText: "Leeks" }, { assetId: img(1), altText: "Trench" }],
       thread: [{ caption: "Earth them up." }],
-      variants: { mastodon: { images: [{ assetId: img(2), altText: "Only on Mastodon" }] } },
+      variants: { mastodon: { images: [{ assetId: img(2), altText: "Only on Mastodon" }] }, bluesky: { caption: "Leeks, for Bluesky" } },
     });
     const b = await signedIn();
     const r = await b.get(`/dashboard/creations/${c.id}/edit`);
@@ -323,6 +330,9 @@ describe("the composer without script", () => {
     expect(after.body.images.map((i) => i.assetId)).toEqual([img(1), img(0)]);
     expect(after.body.firstComment).toBe("Questions welcome");
     expect(after.body.variants.mastodon?.images?.map((i) => [i.assetId, i.altText])).toEqual([[img(2), "Only on Mastodon"]]);
+    // A version for a network the account is not connected to is not shown, and not dropped either.
+    expect(r.text).not.toContain("version_caption_bluesky");
+    expect(after.body.variants.bluesky).toEqual({ caption: "Leeks, for Bluesky" });
 
     // Another account's post is not there.
     const theirs = await createCreationByHand(world.deps, otherAccountId, { caption: "Theirs" });
