@@ -239,6 +239,13 @@ describe("the composer in Chromium", () => {
   test("with script, files are uploaded one by one to the library and added to the post; an image can be dragged by its thumbnail", async () => {
     await page.goto(`${world.base}/dashboard/compose`);
     await page.getByLabel("Caption", { exact: true }).fill("Two new photos");
+    // A file that is not an image is refused at the upload field; the page stays as it is.
+    await page.getByLabel("Upload from this device").setInputFiles([{ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("not an image") }]);
+    await page.getByRole("button", { name: "Add the images" }).click();
+    await page.waitForSelector("#upload-error");
+    expect(await page.locator("#upload-error").textContent()).toStartWith("notes.txt: ");
+    expect(await page.getByLabel("Upload from this device").getAttribute("aria-invalid")).toBe("true");
+    expect(await page.getByLabel("Caption", { exact: true }).inputValue()).toBe("Two new photos");
     await page.getByLabel("Upload from this device").setInputFiles([
       { name: "kale.png", mimeType: "image/png", buffer: Buffer.from(await picture("Kale", "#3d6b2a")) },
       { name: "chard.png", mimeType: "image/png", buffer: Buffer.from(await picture("Chard", "#a3213a")) },
