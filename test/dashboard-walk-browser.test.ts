@@ -340,7 +340,7 @@ describe("the dashboard walked as a bakery owner", () => {
       ["22-posts", "/dashboard/creations"],
       ["23-library", "/dashboard/library"],
       ["24-ideas", "/dashboard/seeds"],
-      ["25-new-post", "/dashboard/seeds?new=1"],
+      ["25-new-post", "/dashboard/compose"],
       ["26-connections", "/dashboard/connections"],
       ["27-reconnect", `/dashboard/connections/${ids.mastodon}/reconnect`],
       ["28-voice", "/dashboard/voice"],

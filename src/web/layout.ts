@@ -26,13 +26,10 @@ interface NavItem {
 const hasAccount = (s: SessionContext) => s.account !== null;
 const canCreate = (s: SessionContext) => s.account !== null && s.account.role !== "viewer";
 
-/**
- * The publishing pages, in the order people use them. "New post" opens the idea form on the Ideas page (the seed a
- * post is generated from): there is no composer of its own yet.
- */
+/** The publishing pages, in the order people use them. "New post" opens the composer, blank. */
 export const NAV: readonly NavItem[] = [
   { href: "/dashboard", label: "Overview", show: () => true },
-  { href: "/dashboard/seeds?new=1#new-seed", label: "New post", show: canCreate },
+  { href: "/dashboard/compose", label: "New post", show: canCreate },
   { href: "/dashboard/calendar", label: "Calendar", show: hasAccount },
   { href: "/dashboard/creations", label: "Posts", show: hasAccount },
   { href: "/dashboard/library", label: "Library", show: hasAccount },

@@ -24,6 +24,7 @@ import { getConnectedApps, getRevokeApp, postRevokeApp } from "./pages/connected
 import { getCalendar, getCancel, getPostPage, postCancel, postContent, postReschedule, postResolve, postRetry } from "./pages/calendar";
 import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postRestoreVersion, postScheduleCreation } from "./pages/creations";
 import { getVoicePage, postVoice } from "./pages/voice";
+import { COMPOSE_PATH, getComposer, getEditComposer, postComposer, postEditComposer } from "./pages/composer";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
 import { getSignInCallback, postSignInStart } from "./pages/sign-in";
 import { getAccount, postNoticeSwitches, postPassword, postTimeZone } from "./pages/account";
@@ -52,6 +53,11 @@ export const FORM_MAX_BYTES = 16 * 1024;
 const CAPTION_FORM_MAX_BYTES = 1024 * 1024;
 /** Room for the multipart framing around the image of the library upload. */
 const UPLOAD_FRAMING_BYTES = 64 * 1024;
+/**
+ * The composer's form (multipart: it may carry an upload): every text of a post plus an image, within the server's own
+ * body limit (the image cap plus 1 MiB, cli/serve.ts).
+ */
+const COMPOSER_TEXT_BYTES = 1024 * 1024;
 
 /** Builds the dashboard module. */
 export function dashboardModule(deps: Deps) {
@@ -67,6 +73,7 @@ export function dashboardModule(deps: Deps) {
   const signedInForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES, signedIn) };
   const captionForm = { detail: { hide: true } as const, parse: formParser(CAPTION_FORM_MAX_BYTES, signedIn) };
   const publicForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES) };
+  const composerForm = { detail: { hide: true } as const, parse: formParser(deps.config.maxImageBytes + COMPOSER_TEXT_BYTES, signedIn) };
   const uploadForm = { detail: { hide: true } as const, parse: formParser(deps.config.maxImageBytes + UPLOAD_FRAMING_BYTES, signedIn) };
 
   /** A GET page: session or redirect. */
@@ -216,6 +223,11 @@ export function dashboardModule(deps: Deps) {
     .get("/dashboard/seeds/:id/delete", view((s, _r, p) => getDeleteSeed(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/seeds/:id/delete", action((s, _f, p) => postDeleteSeed(ctx, s, p.id ?? "")), signedInForm)
     .post("/dashboard/seeds/:id/generate", action((s, f, p) => postGenerate(ctx, s, p.id ?? "", f)), signedInForm)
+    // The composer (pages/composer.ts): a new post, or an existing one edited
+    .get(COMPOSE_PATH, view((s, r) => getComposer(ctx, s, r)), { detail })
+    .post(COMPOSE_PATH, action((s, f) => postComposer(ctx, s, f)), composerForm)
+    .get("/dashboard/creations/:id/edit", view((s, _r, p) => getEditComposer(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/creations/:id/edit", action((s, f, p) => postEditComposer(ctx, s, p.id ?? "", f)), composerForm)
     // Creations
     .get("/dashboard/creations", view((s, r) => getCreations(ctx, s, r)), { detail })
     .get("/dashboard/creations/:id", view((s, r, p) => getCreationPage(ctx, s, p.id ?? "", r)), { detail })

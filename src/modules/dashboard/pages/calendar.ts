@@ -42,6 +42,7 @@ import {
   zonedToUtc,
 } from "../zoned";
 import { noticeFrom, refusal } from "./common";
+import { postContentView } from "../post-content-view";
 
 const CURRENT = "/dashboard/calendar";
 /** The most posts one calendar view lists. */
@@ -380,6 +381,7 @@ async function postPage(ctx: DashboardCtx, s: SessionContext, account: Membershi
   <div><p><strong>${longDate(at.date)}, <time datetime="${p.scheduledTime}">${at.time}</time></strong> <span class="muted">${zoneLabel(zone)}</span> ${statusBadge(p.status)}</p>
   <p class="post-caption caption">${caption}</p>
   ${creationExists ? html`<p><a href="/dashboard/creations/${p.creationId}">Open the post it was made from</a></p>` : ""}</div></div>
+  ${await postContentView(ctx.deps, account.accountId, p.content, 2)}
   ${
     p.status === "unconfirmed"
       ? html`<p class="notice notice-warn">Not every network could confirm that this went out. Answer for each below; nothing is sent again until you do.</p>`
@@ -401,7 +403,7 @@ ${
   <h2 id="content-title">Edit what it sends</h2>
   ${csrfField(s.csrfToken)}
   ${cf.textarea({ name: "caption", label: "Caption", value: cv.caption, rows: 7, required: true, hint: "Checked against each connection's limit. The post it was made from stays as it is." })}
-  ${p.content.altText !== null ? cf.textarea({ name: "altText", label: "Alt text (describes the image for people who cannot see it)", value: cv.altText, rows: 3 }) : ""}
+  ${p.content.altText !== null ? cf.textarea({ name: "altText", label: p.content.images.length > 1 ? "Alt text of the first image (describes it for people who cannot see it)" : "Alt text (describes the image for people who cannot see it)", value: cv.altText, rows: 3 }) : ""}
   <button type="submit">Save the post's text</button>
 </form>`;
       })()

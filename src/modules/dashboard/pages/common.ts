@@ -37,6 +37,7 @@ const NOTICES: Record<string, string> = {
   uploaded: "The image was added to the library.",
   deleted: "The image was deleted.",
   "creation-saved": "Saved. Posts already scheduled keep the text they had.",
+  composed: "The post was saved. Schedule it below, or open it in the composer again to change it.",
   "creation-deleted": "The post was deleted. Its image stays in the library.",
   regenerated: "Regenerated. What it replaced is kept under Earlier versions.",
   "version-restored": "Restored. The version it replaced is kept under Earlier versions.",
