@@ -10,6 +10,7 @@ import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 import { countPosts, makeCreation, WEBHOOK_SECRET } from "./publishing-fixtures";
+import { connectV2, grantFor, refusalOf, registerTestClient, serveWorld } from "./helpers/mcp";
 
 let world: World;
 let receiver: WebhookReceiver;
@@ -312,5 +313,46 @@ describe("slots across DST changes (the clock moved, never slept)", () => {
     const autumn = await zonedAccount("Europe/Berlin", "02:30");
     // 25 October 02:30 happens twice (CEST, then CET): one slot, the later instant (01:30Z); 26 October 02:30 CET = 01:30Z.
     expect(await queueTimes(autumn.a, autumn.hook, 2)).toEqual(["2026-10-25T01:30:00.000Z", "2026-10-26T01:30:00.000Z"]);
+  });
+});
+
+describe("MCP (the official SDK's client over HTTP, an OAuth grant)", () => {
+  test("set_slots, schedule_post with queue and repeat, get_account; update_account refused to an editor's grant", async () => {
+    world.clock.set("2026-06-01T08:00:00Z");
+    const served = serveWorld(world);
+    try {
+      const clientId = await registerTestClient(world);
+      const a = await world.createAccount({ name: "MCP Co" });
+      const hook = await webhookFor(a);
+      const owner = await connectV2(`${served.base}/mcp`, (await grantFor(world, clientId, a.accountId, a.userId, ["read", "schedule"])).accessToken);
+      try {
+        const slots = await owner.callTool("set_slots", { timeZone: "Europe/Berlin", slots: [{ days: ["tue"], time: "09:00", targets: [hook] }] });
+        expect(slots.structuredContent).toEqual({ timeZone: "Europe/Berlin", slots: [{ days: ["tue"], time: "09:00", targets: [hook] }] });
+        expect((await owner.callTool("get_slots", {})).structuredContent).toEqual(slots.structuredContent);
+        const creation = await creationFor(a);
+        const queued = await owner.callTool("schedule_post", { creation_id: creation, queue: true, targets: [hook], repeat: { every: "week", count: 2 } });
+        expect(queued.isError).toBeFalsy();
+        const post = (queued.structuredContent as { post: { scheduledTime: string; queued: boolean; seriesId: string } }).post;
+        expect(post).toMatchObject({ scheduledTime: "2026-06-02T07:00:00.000Z", queued: true });
+        expect(post.seriesId).toBeString();
+        expect((await owner.callTool("get_account", {})).structuredContent).toEqual({
+          account: { id: a.accountId, name: "MCP Co", timeZone: "Europe/Berlin", approvalRequired: false },
+        });
+        const ended = await owner.callTool("end_series", { id: post.seriesId });
+        expect((ended.structuredContent as { ended: boolean }).ended).toBe(true);
+      } finally {
+        await owner.close();
+      }
+      const editorId = await a.addMember("editor");
+      const editor = await connectV2(`${served.base}/mcp`, (await grantFor(world, clientId, a.accountId, editorId, ["read", "schedule"])).accessToken);
+      try {
+        const refused = await editor.callTool("update_account", { approval_required: true });
+        expect(refusalOf(editor, refused)).toMatchObject({ error: "forbidden", requiredRole: "owner" });
+      } finally {
+        await editor.close();
+      }
+    } finally {
+      await served.stop();
+    }
   });
 });

@@ -9,7 +9,7 @@
  * refuse a second post in one slot whatever a writer believed. A queued post that is cancelled (its row deleted) or
  * moved (its time changed) frees its slot.
  */
-import { and, eq, gte, inArray, lt } from "drizzle-orm";
+import { and, eq, gte, inArray, lt, type SQL, sql } from "drizzle-orm";
 import type { StoreDb } from "../../db/store";
 import { accounts, scheduledPosts, scheduledPostTargets, tablesDialect } from "../../db/tables";
 import type { Deps } from "../../deps";
@@ -17,7 +17,7 @@ import { isoAt } from "../../lib/clock";
 import { AppError } from "../../lib/errors";
 import { runDueOnce } from "../../publishing/dispatcher";
 import type { ConnectionRow } from "../../store/connections";
-import { getSlots, type PostingSchedule, slotTimes } from "./slots";
+import { firstFreeSlotTime, getSlots, type PostingSchedule, slotTimes } from "./slots";
 import { getPost, MIN_LEAD_MS, type Placement, type PostApi, reschedulePost, schedulePost } from "./service";
 
 /** How far ahead the queue looks for a free slot. */
@@ -33,23 +33,27 @@ async function lockQueue(tx: StoreDb, accountId: string): Promise<void> {
   await (query as unknown as { for(strength: "update"): typeof query }).for("update").all();
 }
 
+/**
+ * `queued` as the partial unique index states it, written out rather than bound as a parameter, so the database reads
+ * the times from that index alone (SQLite matches a partial index only on the same literal term).
+ */
+function queuedOnly(): SQL {
+  return tablesDialect() === "postgres" ? sql`${scheduledPosts.queued}` : sql`${scheduledPosts.queued} = 1`;
+}
+
 /** The times of the account's queued posts in [from, to), for the free-slot walk. */
 async function takenSlots(tx: StoreDb, accountId: string, from: number, to: number): Promise<Set<number>> {
   const rows = await tx
     .select({ at: scheduledPosts.scheduledTime })
     .from(scheduledPosts)
-    .where(and(eq(scheduledPosts.accountId, accountId), eq(scheduledPosts.queued, true), gte(scheduledPosts.scheduledTime, from), lt(scheduledPosts.scheduledTime, to)))
+    .where(and(eq(scheduledPosts.accountId, accountId), queuedOnly(), gte(scheduledPosts.scheduledTime, from), lt(scheduledPosts.scheduledTime, to)))
     .all();
   return new Set(rows.map((r) => r.at));
 }
 
 /** The first slot instant in [from, from + 90 days) holding every one of `targetIds` and not in `taken`, or null. */
 export function firstFreeSlot(schedule: PostingSchedule, targetIds: readonly string[], taken: ReadonlySet<number>, from: number): number | null {
-  for (const slot of slotTimes(schedule, from, from + QUEUE_HORIZON_MS)) {
-    if (taken.has(slot.at)) continue;
-    if (targetIds.every((id) => slot.targets.has(id))) return slot.at;
-  }
-  return null;
+  return firstFreeSlotTime(schedule, targetIds, taken, from, from + QUEUE_HORIZON_MS);
 }
 
 function noFreeSlot(): AppError {

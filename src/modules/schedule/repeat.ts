@@ -17,7 +17,7 @@ import { isUuid, newId } from "../../lib/ids";
 import { parseRfc3339 } from "../../lib/rfc3339";
 import { onPostEnded } from "../../publishing/post-status";
 import { accountTimeZone } from "../accounts/settings";
-import { addDays, DATE_RE, zonedParts, zonedToUtc } from "../dashboard/zoned";
+import { addDays, DATE_RE, zonedParts, zonedToUtc } from "../../lib/zoned";
 import { REPEAT_COUNT_MAX, REPEAT_COUNT_MIN, REPEAT_INTERVAL_MAX } from "./model";
 import { cancelPost, insertTargets, MIN_LEAD_MS, type Placement } from "./service";
 

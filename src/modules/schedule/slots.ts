@@ -12,13 +12,13 @@ import type { Deps } from "../../deps";
 import { AppError, invalidField } from "../../lib/errors";
 import { assertOwner, checkTimeZone, DEFAULT_TIME_ZONE, type SettingsCaller } from "../accounts/settings";
 import { listConnections } from "../connections/service";
-import { addDays, TIME_RE, zonedParts, zonedToUtc } from "../dashboard/zoned";
+import { addDays, TIME_RE, zonedParts, zonedToUtc } from "../../lib/zoned";
 
 /** The weekdays as the API names them, Monday first (dashboard/zoned.ts weekdayOf: Monday 0). */
 export const WEEKDAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
 /** At most this many slots in a schedule. */
-export const MAX_SLOTS = 100;
+export const MAX_SLOTS = 300;
 
 /** One slot as the API shows it. */
 export interface PostingSlot {
@@ -97,33 +97,112 @@ export async function putSlots(deps: Deps, caller: SettingsCaller, schedule: Pos
   return { timeZone, slots };
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** How many (zone, date) midnights are remembered (a zone's rules do not change while the process runs). */
+const MIDNIGHT_CACHE_MAX = 50_000;
+const midnights = new Map<string, number | null>();
+
+/** The instant a date's 00:00 is in `timeZone` (a midnight a clock change skips: the instant after the gap). */
+function midnightOf(date: string, timeZone: string): number | null {
+  const key = `${timeZone}\u0000${date}`;
+  let at = midnights.get(key);
+  if (at === undefined) {
+    if (midnights.size >= MIDNIGHT_CACHE_MAX) midnights.clear();
+    at = zonedToUtc(date, "00:00", timeZone);
+    midnights.set(key, at);
+  }
+  return at;
+}
+
+/** Each weekday's slots as minutes after midnight, in order, slots at the same time merged. */
+function weekPlan(schedule: PostingSchedule): { minute: number; time: string; targets: Set<string> }[][] {
+  return WEEKDAYS.map((day) => {
+    const byTime = new Map<string, Set<string>>();
+    for (const slot of schedule.slots) {
+      if (!slot.days.includes(day)) continue;
+      const targets = byTime.get(slot.time) ?? new Set<string>();
+      for (const target of slot.targets) targets.add(target);
+      byTime.set(slot.time, targets);
+    }
+    return [...byTime.entries()]
+      .map(([time, targets]) => ({ minute: Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5)), time, targets }))
+      .sort((a, b) => a.minute - b.minute);
+  });
+}
+
 /**
  * The slot instants from `from` (inclusive) to `to` (exclusive), in order, each with the union of the targets of the
- * slots that fall on it. Walks the zone's calendar days, so a slot keeps its wall-clock time across DST changes.
+ * slots that fall on it. Walks the zone's calendar days, so a slot keeps its wall-clock time across DST changes. A day
+ * of 24 hours places its slots by arithmetic from its midnight; only a day with a clock change asks the zone for each.
  */
 export function* slotTimes(schedule: PostingSchedule, from: number, to: number): Generator<SlotTime> {
   if (schedule.slots.length === 0) return;
-  const byDay: PostingSlot[][] = WEEKDAYS.map((day) => schedule.slots.filter((s) => s.days.includes(day)));
-  // The day before `from`'s zoned date too: a slot of that date can still be ahead of `from` in no zone, but the walk
-  // starts there to be safe at the far ends of the offsets (±14 h).
-  let date = addDays(zonedParts(from, schedule.timeZone).date, -1);
+  const plan = weekPlan(schedule);
+  const zone = schedule.timeZone;
+  // The day before `from`'s zoned date too: its late slots can still lie ahead of `from` near a change.
+  let date = addDays(zonedParts(from, zone).date, -1);
   for (let guard = 0; guard < 800; guard++) {
     const weekday = (new Date(`${date}T00:00:00Z`).getUTCDay() + 6) % 7;
-    const instants = new Map<number, Set<string>>();
-    for (const slot of byDay[weekday] ?? []) {
-      const at = zonedToUtc(date, slot.time, schedule.timeZone);
-      if (at === null || at < from) continue;
-      const targets = instants.get(at) ?? new Set<string>();
-      for (const target of slot.targets) targets.add(target);
-      instants.set(at, targets);
+    const next = addDays(date, 1);
+    const start = midnightOf(date, zone);
+    const end = midnightOf(next, zone);
+    const regular = start !== null && end !== null && end - start === DAY_MS;
+    const daySlots = plan[weekday] ?? [];
+    let instants: { at: number; targets: ReadonlySet<string> }[];
+    if (regular) {
+      // Distinct times in order (weekPlan merged equal ones): their instants are distinct and in order too.
+      instants = daySlots.map((slot) => ({ at: start + slot.minute * 60_000, targets: slot.targets }));
+    } else {
+      // A time a spring night skips can fall on a later slot's instant: one slot with both's targets.
+      const byInstant = new Map<number, Set<string>>();
+      for (const slot of daySlots) {
+        const at = zonedToUtc(date, slot.time, zone);
+        if (at === null) continue;
+        byInstant.set(at, new Set([...(byInstant.get(at) ?? []), ...slot.targets]));
+      }
+      instants = [...byInstant.entries()].map(([at, targets]) => ({ at, targets })).sort((a, b) => a.at - b.at);
     }
-    const sorted = [...instants.entries()].sort((a, b) => a[0] - b[0]);
-    for (const [at, targets] of sorted) {
+    for (const { at, targets } of instants) {
+      if (at < from) continue;
       if (at >= to) return;
       yield { at, targets };
     }
-    // A day starts at most 14 h + a day after UTC midnight of its date: past `to` by then, nothing more comes.
-    if (Date.parse(`${date}T00:00:00Z`) - 14 * 3_600_000 > to) return;
-    date = addDays(date, 1);
+    if (start !== null && start > to) return;
+    date = next;
   }
+}
+
+/**
+ * The first slot instant in [from, to) that holds every one of `targetIds` and that `taken` does not hold, or null.
+ * The queue's hot path: with thousands of slots already taken it walks them as numbers (a day of 24 hours places its
+ * slots by arithmetic from its midnight), never building the objects slotTimes yields.
+ */
+export function firstFreeSlotTime(schedule: PostingSchedule, targetIds: readonly string[], taken: ReadonlySet<number>, from: number, to: number): number | null {
+  if (schedule.slots.length === 0) return null;
+  const plan = weekPlan(schedule).map((day) => day.filter((slot) => targetIds.every((id) => slot.targets.has(id))));
+  if (plan.every((day) => day.length === 0)) return null;
+  const zone = schedule.timeZone;
+  let date = addDays(zonedParts(from, zone).date, -1);
+  for (let guard = 0; guard < 800; guard++) {
+    const weekday = (new Date(`${date}T00:00:00Z`).getUTCDay() + 6) % 7;
+    const next = addDays(date, 1);
+    const start = midnightOf(date, zone);
+    const end = midnightOf(next, zone);
+    if (start !== null && end !== null && end - start === DAY_MS) {
+      for (const slot of plan[weekday] ?? []) {
+        const at = start + slot.minute * 60_000;
+        if (at >= to) return null;
+        if (at >= from && !taken.has(at)) return at;
+      }
+    } else {
+      const day = [...slotTimes(schedule, Math.max(from, start ?? from), end ?? to)];
+      for (const slot of day) {
+        if (slot.at >= to) return null;
+        if (slot.at >= from && !taken.has(slot.at) && targetIds.every((id) => slot.targets.has(id))) return slot.at;
+      }
+    }
+    if (start !== null && start > to) return null;
+    date = next;
+  }
+  return null;
 }

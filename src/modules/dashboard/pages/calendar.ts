@@ -39,7 +39,7 @@ import {
   zonedParts,
   zonedDateValid,
   zonedToUtc,
-} from "../zoned";
+} from "../../../lib/zoned";
 import { noticeFrom, refusal } from "./common";
 
 const CURRENT = "/dashboard/calendar";

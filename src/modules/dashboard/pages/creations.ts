@@ -26,7 +26,7 @@ import { type Form, field, fields, htmlResponse, redirect } from "../../../web/h
 import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
 import { zoneOf } from "../../../web/preferences";
 import type { Membership, SessionContext } from "../../../web/session";
-import { addDays, zoneAbbreviation, zoneLabel, zonedParts, zonedToUtc } from "../zoned";
+import { addDays, zoneAbbreviation, zoneLabel, zonedParts, zonedToUtc } from "../../../lib/zoned";
 import { noticeFrom, refusal } from "./common";
 
 const CURRENT = "/dashboard/creations";

@@ -17,7 +17,7 @@ import { moveToSlot, postNow, queueView } from "../../schedule/queue";
 import { MIN_LEAD_MS } from "../../schedule/service";
 import { getSlots, type PostingSchedule, putSlots, WEEKDAYS } from "../../schedule/slots";
 import { FormState } from "../fields";
-import { shortDate, zoneAbbreviation, zoneLabel, zonedParts } from "../zoned";
+import { shortDate, zoneAbbreviation, zoneLabel, zonedParts } from "../../../lib/zoned";
 import { refusal } from "./common";
 
 export const QUEUE_PATH = "/dashboard/queue";
