@@ -23,3 +23,4 @@ export * from "./instance-settings";
 export * from "./notices";
 export * from "./invitations";
 export * from "./sign-in";
+export * from "./post-series";

@@ -13,6 +13,8 @@ import { assetIdParams, ingestUrlBody, LIST_LIMIT_MAX as ASSET_LIST_LIMIT_MAX, l
 import { createBody, editBody, generateBody, idParams as creationIdParams, LIST_LIMIT_MAX as CREATION_LIST_LIMIT_MAX, regenerateBody } from "../creations/model";
 import { ledgerQuerySchema } from "../credits/model";
 import { listQuery as postListQuery, postIdParams, rescheduleBody, resolveBody, scheduleBody } from "../schedule/model";
+import { seriesIdParams, slotsSchema } from "../schedule/queue-model";
+import { accountSettingsBody } from "../accounts/model";
 import { createSeedBody, listSeedsQuery, patchSeedBody, seedIdParams } from "../seeds/model";
 import { uploadLinkBody, uploadLinkParams } from "../uploads/model";
 import { voicePatchSchema } from "../voice/model";
@@ -89,6 +91,12 @@ export const resolveUnconfirmedInput = t.Object({
   account_id: t.String({ format: "uuid", description: "The unconfirmed target's accountId (its connection), as get_post lists it" }),
   ...resolveBody.properties,
 });
+
+export const getSlotsInput = nothing;
+export const setSlotsInput = slotsSchema;
+export const endSeriesInput = withFormerId(seriesIdParams, "series_id");
+export const getAccountInput = nothing;
+export const updateAccountInput = accountSettingsBody;
 
 export const getCreditsInput = nothing;
 export const listCreditLedgerInput = ledgerQuerySchema;
