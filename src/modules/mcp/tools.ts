@@ -224,7 +224,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "regenerate_creation",
     title: "Regenerate a post",
     description:
-      "Rewrite a creation's caption, image or both, in place, optionally following change_instructions (\"shorter\", \"more formal\"…). Costs credits (caption 1, image 4, both 4 by default); a failure changes nothing and charges nothing. Needs the Content creation group.",
+      "Rewrite a creation's caption, image or both, in place, optionally following change_instructions (\"shorter\", \"more formal\"…). Costs credits (caption 1, image 4, both 4 by default); a failure changes nothing and charges nothing. platforms: also rewrites those networks' versions from the new caption. Needs the Content creation group.",
     group: "create",
     rest: "POST /api/v1/creations/regenerate",
     formerId: "creation_id",
