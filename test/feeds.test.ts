@@ -46,7 +46,7 @@ const seen: Seen[] = [];
 let server: TestHttpsServer;
 let receiver: WebhookReceiver;
 let world: World;
-let png: Uint8Array;
+let png: Uint8Array<ArrayBuffer>;
 const ca = createTestCa();
 
 const etagOf = (doc: Served) => `"v${doc.version}"`;
@@ -354,7 +354,7 @@ describe("modes", () => {
     // The first new item drafts (7 → 2); the second finds 2 credits and stays a seed.
     expect(poll.newItems).toBe(2);
     expect(poll.creationIds).toHaveLength(1);
-    expect(poll.skipped).toEqual([{ itemKey: "https://cornerbakery.example/?p=1630", step: "draft", error: "insufficient_credits", message: expect.any(String) }]);
+    expect(poll.skipped).toEqual([{ itemKey: "https://cornerbakery.example/?p=1630", step: "draft", code: "insufficient_credits", message: expect.any(String) }]);
     expect(await seedsOf(a)).toBe(5);
     expect((await world.call("GET", "/api/v1/credits", { key: a.key })).json).toMatchObject({ balance: 2, reserved: 0 });
     const events = await world.sql("SELECT body FROM webhook_events WHERE account_id = ? AND type = 'credits.low'", a.accountId);
@@ -392,7 +392,7 @@ describe("failing feeds", () => {
     expect(seen.filter((s) => s.path === "/flaky.xml").length).toBe(reads);
 
     const stillFailing = await world.call("POST", `/api/v1/feeds/${id}/poll`, { key: a.key });
-    expect(stillFailing.json.poll).toMatchObject({ outcome: "failed", error: { error: "upstream_status" } });
+    expect(stillFailing.json.poll).toMatchObject({ outcome: "failed", failure: { code: "upstream_status" } });
     expect(stillFailing.json.feed.state).toBe("paused");
     doc.failWith = null;
     const resumed = await world.call("POST", `/api/v1/feeds/${id}/poll`, { key: a.key });

@@ -28,6 +28,7 @@ import { getConnections, getReconnect, getRemoveConnection, postCheck, postConne
 import { getAccount, postNoticeSwitches, postPassword, postTimeZone } from "./pages/account";
 import { getNotices } from "./pages/notices";
 import { getDeleteSeed, getSeedPage, getSeeds, postDeleteSeed, postEditSeed, postGenerate, postSeed } from "./pages/seeds";
+import { getFeeds, getRemoveFeed, postFeed, postPollFeed, postRemoveFeed } from "./pages/feeds";
 import { getDeleteAsset, getLibrary, postDeleteAsset, postFromUrl, postUpload, postUploadLink } from "./pages/library";
 import type { SessionContext } from "../../web/session";
 import { sessionExists, switchAccount } from "../../web/session";
@@ -211,6 +212,12 @@ export function dashboardModule(deps: Deps) {
     .get("/dashboard/seeds/:id/delete", view((s, _r, p) => getDeleteSeed(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/seeds/:id/delete", action((s, _f, p) => postDeleteSeed(ctx, s, p.id ?? "")), signedInForm)
     .post("/dashboard/seeds/:id/generate", action((s, f, p) => postGenerate(ctx, s, p.id ?? "", f)), signedInForm)
+    // Feeds (pages/feeds.ts)
+    .get("/dashboard/feeds", view((s, r) => getFeeds(ctx, s, r)), { detail })
+    .post("/dashboard/feeds", action((s, f, _p, r) => postFeed(ctx, s, f, r)), signedInForm)
+    .post("/dashboard/feeds/:id/poll", action((s, _f, p) => postPollFeed(ctx, s, p.id ?? "")), signedInForm)
+    .get("/dashboard/feeds/:id/remove", view((s, _r, p) => getRemoveFeed(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/feeds/:id/remove", action((s, _f, p) => postRemoveFeed(ctx, s, p.id ?? "")), signedInForm)
     // Creations
     .get("/dashboard/creations", view((s, r) => getCreations(ctx, s, r)), { detail })
     .get("/dashboard/creations/:id", view((s, r, p) => getCreationPage(ctx, s, p.id ?? "", r)), { detail })

@@ -84,7 +84,7 @@ export function feedsModule(deps: Deps) {
       detail: {
         summary: "Read a feed now; a paused feed resumes when this read succeeds",
         description:
-          "Answers 200 whatever the read found: `poll.outcome` is read, not_modified (the server answered 304) or failed (with `poll.error`; the failure counts towards the five that pause the feed). " +
+          "Answers 200 whatever the read found: `poll.outcome` is read, not_modified (the server answered 304) or failed (with `poll.failure`; the failure counts towards the five that pause the feed). " +
           "409 feed_busy while another read of the same feed runs.",
         tags: TAGS,
       },

@@ -57,10 +57,10 @@ export const pollSchema = t.Object(
     creationIds: t.Array(uuid(), { description: "draft and queue modes: the creations generated." }),
     postIds: t.Array(uuid(), { description: "queue mode: the posts queued." }),
     skipped: t.Array(
-      t.Object({ itemKey: t.String(), step: t.UnionEnum(["draft", "queue"]), error: t.String(), message: t.String() }),
+      t.Object({ itemKey: t.String(), step: t.UnionEnum(["draft", "queue"]), code: t.String({ description: "The stable error code, e.g. insufficient_credits." }), message: t.String() }),
       { description: "New items whose draft or queued post could not be made (their seed was); e.g. insufficient_credits." },
     ),
-    error: orNull(t.Object({ error: t.String(), message: t.String() }), { description: "outcome failed: why." }),
+    failure: orNull(t.Object({ code: t.String({ description: "The stable code: an ingest reason, or not_a_feed." }), message: t.String() }), { description: "outcome failed: why." }),
   },
   { title: "FeedPoll" },
 );

@@ -42,7 +42,7 @@ export const FEEDS_PER_TICK = 25;
 type PollResult = FeedPollApi;
 
 function emptyPoll(outcome: PollResult["outcome"]): PollResult {
-  return { outcome, newItems: 0, seedIds: [], creationIds: [], postIds: [], skipped: [], error: null };
+  return { outcome, newItems: 0, seedIds: [], creationIds: [], postIds: [], skipped: [], failure: null };
 }
 
 /** The API shape of a feed. */
@@ -235,7 +235,7 @@ async function pollClaimed(deps: Deps, feed: FeedRow): Promise<PollResult> {
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       await recordFailure(deps, feed, error);
-      return { ...emptyPoll("failed"), error: { error: error.code, message: error.message } };
+      return { ...emptyPoll("failed"), failure: { code: error.code, message: error.message } };
     }
     if (read.outcome === "not_modified") {
       await recordSuccess(deps, feed, {});
@@ -354,7 +354,7 @@ async function takeEntries(deps: Deps, feed: FeedRow, parsed: ParsedFeed, option
     poll.seedIds.push(seed.id);
     if (options.firstRead || feed.mode === "seed") continue;
     if (outOfCredits) {
-      poll.skipped.push({ itemKey: entry.key, step: "draft", error: "insufficient_credits", message: "The account ran out of credits; the item was kept as a seed." });
+      poll.skipped.push({ itemKey: entry.key, step: "draft", code: "insufficient_credits", message: "The account ran out of credits; the item was kept as a seed." });
       continue;
     }
     let creationId: string;
@@ -362,7 +362,7 @@ async function takeEntries(deps: Deps, feed: FeedRow, parsed: ParsedFeed, option
       creationId = (await generateCreation(deps, feed.accountId, { seed_id: seed.id })).creation.id;
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      poll.skipped.push({ itemKey: entry.key, step: "draft", error: error.code, message: error.message });
+      poll.skipped.push({ itemKey: entry.key, step: "draft", code: error.code, message: error.message });
       if (error.code === "insufficient_credits") {
         outOfCredits = true;
         await reportCreditsLow(deps, feed.accountId);
@@ -375,7 +375,7 @@ async function takeEntries(deps: Deps, feed: FeedRow, parsed: ParsedFeed, option
       poll.postIds.push(await queueCreation(deps, feed.accountId, creationId, JSON.parse(feed.targets) as string[]));
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      poll.skipped.push({ itemKey: entry.key, step: "queue", error: error.code, message: error.message });
+      poll.skipped.push({ itemKey: entry.key, step: "queue", code: error.code, message: error.message });
     }
   }
   return poll;
