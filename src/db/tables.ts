@@ -35,6 +35,7 @@ export let oauthCodes = sqlite.oauthCodes;
 export let oauthGrants = sqlite.oauthGrants;
 export let oauthTokens = sqlite.oauthTokens;
 export let passwordResets = sqlite.passwordResets;
+export let postSeries = sqlite.postSeries;
 export let scheduledPostTargets = sqlite.scheduledPostTargets;
 export let scheduledPosts = sqlite.scheduledPosts;
 export let seeds = sqlite.seeds;
@@ -49,7 +50,7 @@ export let webhookEvents = sqlite.webhookEvents;
 
 /** Every table by its export name (asset reference counting walks them). */
 export function allTables() {
-  return { accounts, apiKeys, assets, brandVoices, connections, creations, creationVersions, creditHolds, creditLedger, eventWebhooks, feedItems, feeds, idempotencyKeys, instanceIdentity, instanceSettings, invitations, loginThrottle, members, noticeMailOptOuts, notices, oauthClients, oauthCodes, oauthGrants, oauthTokens, passwordResets, scheduledPostTargets, scheduledPosts, seeds, secretReveals, sessions, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
+  return { accounts, apiKeys, assets, brandVoices, connections, creations, creationVersions, creditHolds, creditLedger, eventWebhooks, feedItems, feeds, idempotencyKeys, instanceIdentity, instanceSettings, invitations, loginThrottle, members, noticeMailOptOuts, notices, oauthClients, oauthCodes, oauthGrants, oauthTokens, passwordResets, postSeries, scheduledPostTargets, scheduledPosts, seeds, secretReveals, sessions, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
 }
 
 let current: "sqlite" | "postgres" = "sqlite";
@@ -86,6 +87,7 @@ export async function useDialect(dialect: "sqlite" | "postgres"): Promise<void> 
   oauthGrants = from.oauthGrants;
   oauthTokens = from.oauthTokens;
   passwordResets = from.passwordResets;
+  postSeries = from.postSeries;
   scheduledPostTargets = from.scheduledPostTargets;
   scheduledPosts = from.scheduledPosts;
   seeds = from.seeds;

@@ -37,6 +37,8 @@ export const ERROR_STATUS = {
   asset_in_use: 409,
   creation_in_use: 409,
   not_reschedulable: 409,
+  // the queue (decisions.md §14)
+  no_free_slot: 409,
   too_many_webhooks: 409,
   feed_exists: 409,
   feed_busy: 409,

@@ -23,3 +23,4 @@ export * from "./instance-settings";
 export * from "./notices";
 export * from "./invitations";
 export * from "./feeds";
+export * from "./post-series";

@@ -21,13 +21,13 @@ import { recordEvent, LOW_CREDITS_THRESHOLD } from "../../store/events";
 import { listConnections } from "../connections/service";
 import { generateCreation } from "../creations/service";
 import { creditSummary } from "../credits/service";
+import { queuePost } from "../schedule/queue";
 import { resolveTargets } from "../schedule/service";
 import { CATEGORY_MAX, CONTENT_MAX, IMAGE_URL_MAX, TITLE_MAX } from "../seeds/model";
 import { type Seed, type SeedInput, createSeed } from "../seeds/service";
 import { readFeed } from "./fetch";
 import type { CreateFeedBody, FeedApi, FeedPollApi } from "./model";
 import type { FeedEntry, ParsedFeed } from "./parse";
-import { queueCreation } from "./queue-step";
 
 /** A feed is read this often. */
 export const POLL_INTERVAL_MS = 30 * 60 * 1000;
@@ -372,7 +372,7 @@ async function takeEntries(deps: Deps, feed: FeedRow, parsed: ParsedFeed, option
     poll.creationIds.push(creationId);
     if (feed.mode !== "queue") continue;
     try {
-      poll.postIds.push(await queueCreation(deps, feed.accountId, creationId, JSON.parse(feed.targets) as string[]));
+      poll.postIds.push((await queuePost(deps, feed.accountId, { creationId, targets: JSON.parse(feed.targets) as string[] })).post.id);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       poll.skipped.push({ itemKey: entry.key, step: "queue", code: error.code, message: error.message });
