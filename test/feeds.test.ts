@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
 import { configureIngestFetch } from "../src/modules/assets/ingest";
+import { addConnection } from "../src/modules/connections/service";
 import { configureFeedFetch } from "../src/modules/feeds/fetch";
 import { FEEDS_POLL_JOB_ID } from "../src/modules/feeds/jobs";
 import { MAX_FAILURES, POLL_INTERVAL_MS, pollDueFeeds } from "../src/modules/feeds/service";
@@ -361,6 +362,48 @@ describe("modes", () => {
     // The capture 7 → 2 crossed nothing (it was under 10 already): the one event is the feed's, when drafting stopped.
     expect(events).toHaveLength(1);
     expect(JSON.parse(events[0]?.body).data).toEqual({ balance: 2, reserved: 0, threshold: 10 });
+  });
+});
+
+describe("queue mode", () => {
+  test("each new item becomes a creation queued into the next free slot of the feed's targets, one slot each", async () => {
+    const a = await world.createAccount({ credits: 100 });
+    const hook = (await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/queue-hook`, secret: WEBHOOK_SECRET })).accountId;
+    const slots = await world.call("PUT", "/api/v1/schedule/slots", {
+      key: a.key,
+      body: { timeZone: "UTC", slots: [{ days: ["mon", "tue", "wed", "thu", "fri", "sat", "sun"], time: "09:00", targets: [hook] }] },
+    });
+    expect(slots.status).toBe(200);
+    serve("/queue/feed.json", JSON_FEED, "application/feed+json");
+    const added = await addFeed(a, "/queue/feed.json", "queue", { targets: ["webhook"] });
+    expect(added.status).toBe(201);
+    expect(added.json.feed.targets).toEqual([hook]);
+    expect(added.json.poll).toMatchObject({ newItems: 2, creationIds: [], postIds: [] });
+    publish("/queue/feed.json", { id: "q-1", url: "https://fieldnotes.example/q-1/", title: "Leeks in December", content_text: "They stand the cold." });
+    publish("/queue/feed.json", { id: "q-2", url: "https://fieldnotes.example/q-2/", title: "Mulching the beds", content_text: "Leaves, not plastic." });
+    const poll = (await world.call("POST", `/api/v1/feeds/${added.json.feed.id}/poll`, { key: a.key })).json.poll;
+    expect(poll).toMatchObject({ outcome: "read", newItems: 2, skipped: [] });
+    expect(poll.creationIds).toHaveLength(2);
+    expect(poll.postIds).toHaveLength(2);
+    const posts = await Promise.all((poll.postIds as string[]).map(async (id) => (await world.call("GET", `/api/v1/schedule/posts/${id}`, { key: a.key })).json.post));
+    for (const [i, post] of posts.entries()) {
+      expect(post).toMatchObject({ status: "scheduled", queued: true, creationId: poll.creationIds[i] });
+      expect(post.scheduledTime).toEndWith("T09:00:00.000Z");
+    }
+    // Two posts, two slots: the older item takes the earlier one.
+    expect(Date.parse(posts[1].scheduledTime) - Date.parse(posts[0].scheduledTime)).toBe(24 * 60 * 60 * 1000);
+  });
+
+  test("with no free slot the item keeps its seed and creation, and the answer says why", async () => {
+    const a = await world.createAccount({ credits: 100 });
+    await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/no-slots`, secret: WEBHOOK_SECRET });
+    serve("/noslot/feed.json", JSON_FEED, "application/feed+json");
+    const id = (await addFeed(a, "/noslot/feed.json", "queue", { targets: ["webhook"] })).json.feed.id as string;
+    publish("/noslot/feed.json", { id: "n-1", url: "https://fieldnotes.example/n-1/", title: "Seed catalogues", content_text: "They came early." });
+    const poll = (await world.call("POST", `/api/v1/feeds/${id}/poll`, { key: a.key })).json.poll;
+    expect(poll.creationIds).toHaveLength(1);
+    expect(poll.postIds).toEqual([]);
+    expect(poll.skipped).toEqual([{ itemKey: "n-1", step: "queue", code: "no_free_slot", message: expect.any(String) }]);
   });
 });
 
