@@ -89,7 +89,7 @@ export const cancelPostInput = postIdParams;
 
 export const getSlotsInput = nothing;
 export const setSlotsInput = slotsSchema;
-export const endSeriesInput = seriesIdParams;
+export const endSeriesInput = withFormerId(seriesIdParams, "series_id");
 export const getAccountInput = nothing;
 export const updateAccountInput = accountSettingsBody;
 

@@ -11,7 +11,7 @@ export const slotSchema = t.Object(
       error: "must be 1 to 7 of mon, tue, wed, thu, fri, sat, sun",
       description: "The weekdays the slot repeats on.",
     }),
-    time: t.String({ pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$", error: "must be a 24-hour time HH:MM such as 09:30", description: "Wall-clock time in the schedule's timeZone, HH:MM." }),
+    time: t.String({ pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$", error: "must be a 24-hour time HH:MM such as 09:30", examples: ["09:30"], description: "Wall-clock time in the schedule's timeZone, HH:MM." }),
     targets: t.Array(t.String({ minLength: 1, maxLength: 64 }), {
       minItems: 1,
       maxItems: 20,
@@ -26,6 +26,7 @@ export const slotsSchema = t.Object(
   {
     timeZone: t.String({
       minLength: 1,
+      examples: ["Europe/Berlin"],
       maxLength: 64,
       description: "The account's IANA time zone; slot times are wall-clock times in it. Sending another zone changes the account's (owners only).",
     }),

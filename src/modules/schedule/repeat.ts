@@ -222,7 +222,7 @@ export async function endSeries(deps: Deps, accountId: string, seriesId: string)
   const pending = await deps.store.db
     .select({ id: scheduledPosts.id })
     .from(scheduledPosts)
-    .where(and(eq(scheduledPosts.seriesId, seriesId), inArray(scheduledPosts.status, ["scheduled", "pending_approval"])))
+    .where(and(eq(scheduledPosts.seriesId, seriesId), inArray(scheduledPosts.status, ["scheduled", "publishing", "pending_approval"])))
     .all();
   const cancelled: string[] = [];
   for (const { id } of pending) {

@@ -435,9 +435,10 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
       .all();
     if (stillPending.length > 0) throw distributionFailed("The post changed while it was being cancelled; try again.");
     await recordEvent(tx, deps.clock.now(), accountId, "post.cancelled", () => ({ post: before, providerPostWithdrawn }));
-    await tx.delete(scheduledPosts).where(eq(scheduledPosts.id, post.id)).run();
-    // A cancelled occurrence of a repeat is skipped: its series schedules the next at once (repeat.ts).
+    // A cancelled occurrence of a repeat is skipped: its series schedules the next at once (repeat.ts), from this post's
+    // snapshot and targets (so before the row goes).
     await postEnded(tx, deps.clock.now(), post, "cancelled");
+    await tx.delete(scheduledPosts).where(eq(scheduledPosts.id, post.id)).run();
   });
   return { id: post.id, cancelled: true, providerPostWithdrawn };
 }
