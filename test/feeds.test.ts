@@ -6,6 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
+import { bootstrap } from "../src/bootstrap";
+import { loadConfig } from "../src/config";
+import { silentLogger } from "../src/lib/log";
 import { configureIngestFetch } from "../src/modules/assets/ingest";
 import { addConnection } from "../src/modules/connections/service";
 import { configureFeedFetch } from "../src/modules/feeds/fetch";
@@ -14,7 +17,7 @@ import { MAX_FAILURES, POLL_INTERVAL_MS, pollDueFeeds } from "../src/modules/fee
 import { systemJobs } from "../src/system-jobs";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { type TestHttpsServer, createTestCa, startHttpsServer } from "./helpers/test-ca";
-import { type TestAccount, type World, createWorld } from "./helpers/world";
+import { BASE, type TestAccount, type World, createWorld } from "./helpers/world";
 import { WEBHOOK_SECRET } from "./publishing-fixtures";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 
@@ -307,6 +310,34 @@ describe("later reads", () => {
       "https://fieldnotes.example/2026/11/22/first-frost/",
       "https://fieldnotes.example/2026/11/26/garlic/",
     ]);
+  });
+
+  test("two replicas on one database reading due feeds at once: each feed is read by one of them per round, each new item is one seed", async () => {
+    const config = loadConfig({ BASE_URL: BASE, LOG_LEVEL: "silent", HOST: "127.0.0.1", ALLOW_PRIVATE_HOSTS: "localhost,127.0.0.1", ...world.env() });
+    const replica = await bootstrap(config, { clock: world.clock, log: silentLogger });
+    configureFeedFetch(replica, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
+    try {
+      const a = await world.createAccount();
+      const paths = ["/replicas/one.json", "/replicas/two.json", "/replicas/three.json"];
+      for (const path of paths) {
+        serve(path, JSON_FEED, "application/feed+json", false);
+        expect((await addFeed(a, path)).status).toBe(201);
+        publish(path, { id: `${path}#new`, url: `https://fieldnotes.example${path.replace(".json", "/")}`, title: `New on ${path}`, content_text: "Fresh." });
+      }
+      const before = seen.length;
+      const readSoFar = () => new Set(seen.slice(before).filter((s) => paths.includes(s.path)).map((s) => s.path));
+      world.clock.advance(POLL_INTERVAL_MS + 1000);
+      for (let round = 0; round < 3 && readSoFar().size < paths.length; round++) {
+        const start = seen.length;
+        await Promise.all([pollDueFeeds(world.deps), pollDueFeeds(replica), pollDueFeeds(world.deps), pollDueFeeds(replica)]);
+        const requests = seen.slice(start).filter((s) => paths.includes(s.path)).map((s) => s.path);
+        expect(requests.length).toBe(new Set(requests).size);
+      }
+      expect(seen.slice(before).filter((s) => paths.includes(s.path)).map((s) => s.path).sort()).toEqual([...paths].sort());
+      expect(await seedsOf(a)).toBe(paths.length * 3);
+    } finally {
+      await replica.store.close();
+    }
   });
 
   test("an item is remembered by a unique (feed, key): a second row for it is refused by the database", async () => {

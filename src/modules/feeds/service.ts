@@ -197,11 +197,9 @@ export async function pollDueFeeds(deps: Deps): Promise<{ polled: number; failed
   let polled = 0;
   let failed = 0;
   for (const { id } of due) {
-    const claimed = await claimFeed(deps, id, deps.clock.now());
-    if (!claimed || claimed.state !== "active") {
-      if (claimed) await releaseLease(deps, id);
-      continue;
-    }
+    // Claimed only while still due: another replica may have read it since the list above was taken.
+    const claimed = await claimFeed(deps, id, deps.clock.now(), { dueOnly: true });
+    if (!claimed) continue;
     const poll = await pollClaimed(deps, claimed);
     polled += 1;
     if (poll.outcome === "failed") failed += 1;
@@ -209,13 +207,18 @@ export async function pollDueFeeds(deps: Deps): Promise<{ polled: number; failed
   return { polled, failed };
 }
 
-/** Claims the feed for one poll: answers its row, or null when another poll holds it (or it is gone). */
-async function claimFeed(deps: Pick<Deps, "store">, feedId: string, now: number): Promise<FeedRow | null> {
+/**
+ * Claims the feed for one poll: answers its row, or null when another poll holds it (or it is gone). `dueOnly` (the
+ * job): also null unless the feed is active and due, so a feed another replica read a moment ago is not read again.
+ */
+async function claimFeed(deps: Pick<Deps, "store">, feedId: string, now: number, options: { dueOnly?: boolean } = {}): Promise<FeedRow | null> {
+  const free = or(isNull(feeds.pollLeaseUntil), lte(feeds.pollLeaseUntil, now));
+  const due = options.dueOnly ? and(eq(feeds.state, "active"), lte(feeds.nextPollAt, now)) : undefined;
   const claimed = await deps.store.write((tx) =>
     tx
       .update(feeds)
       .set({ pollLeaseUntil: now + POLL_LEASE_MS })
-      .where(and(eq(feeds.id, feedId), or(isNull(feeds.pollLeaseUntil), lte(feeds.pollLeaseUntil, now))))
+      .where(and(eq(feeds.id, feedId), free, due))
       .returning()
       .all(),
   );
