@@ -22,6 +22,7 @@ import { seedsModule } from "./modules/seeds";
 import { voiceModule } from "./modules/voice";
 import { webhooksModule } from "./modules/webhooks";
 import { dashboardModule } from "./modules/dashboard";
+import { feedsModule } from "./modules/feeds";
 import { oauthModule } from "./modules/oauth";
 
 export interface AppOptions {
@@ -48,6 +49,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): PipelinedApp {
     .use(voiceModule(deps))
     .use(creationsModule(deps))
     .use(scheduleModule(deps))
+    .use(feedsModule(deps))
     .use(queueModule(deps))
     .use(accountSettingsModule(deps))
     .use(oauthModule(deps))

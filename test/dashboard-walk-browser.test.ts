@@ -136,7 +136,7 @@ describe("the dashboard walked as a bakery owner", () => {
     await page.locator(".nav-menu-panel").getByRole("link", { name: "Settings" }).click();
     await page.waitForURL(`${world.base}/dashboard/settings`);
     await page.setViewportSize(DESKTOP);
-    expect(await page.locator(".settings-list a").allTextContents()).toEqual(["Brand voice", "Members", "API keys", "Connected apps", "Credits", "Instance", "Your settings", "Notices"]);
+    expect(await page.locator(".settings-list a").allTextContents()).toEqual(["Feeds", "Brand voice", "Members", "API keys", "Connected apps", "Credits", "Instance", "Your settings", "Notices"]);
     await shoot("03-settings");
     // A settings page keeps Settings marked in the navigation and leads back to it.
     await page.getByRole("link", { name: "API keys" }).click();

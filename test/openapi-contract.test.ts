@@ -16,6 +16,7 @@ import { claimIdempotencyKey, requestFingerprint } from "../src/http/idempotency
 import { GenerationError, type Generator } from "../src/generation/generator";
 import { createBuiltinGenerator } from "../src/generation/builtin";
 import { configureIngestFetch } from "../src/modules/assets/ingest";
+import { configureFeedFetch } from "../src/modules/feeds/fetch";
 import { addConnection } from "../src/modules/connections/service";
 import { SCOPES, type Scope } from "../src/auth/scopes";
 import { runDueOnce } from "../src/publishing/dispatcher";
@@ -77,13 +78,18 @@ beforeAll(async () => {
   png = new Uint8Array(await solidPng(40, 30));
   ca = createTestCa();
   source = startHttpsServer(
-    (request) =>
-      new URL(request.url).pathname === "/image.png"
-        ? new Response(png, { headers: { "content-type": "image/png" } })
-        : new Response("nothing here", { status: 404 }),
+    (request) => {
+      const path = new URL(request.url).pathname;
+      if (path === "/image.png") return new Response(png, { headers: { "content-type": "image/png" } });
+      // A blog's JSON Feed (test/fixtures/feeds/) for the feed routes.
+      if (path === "/feed.json") return new Response(Bun.file(`${import.meta.dir}/fixtures/feeds/json-feed.json`), { headers: { "content-type": "application/feed+json" } });
+      if (path === "/page.html") return new Response("<!doctype html><title>Not a feed</title>", { headers: { "content-type": "text/html" } });
+      return new Response("nothing here", { status: 404 });
+    },
     { ca },
   );
   configureIngestFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
+  configureFeedFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
   receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
   acct = await world.createAccount({ credits: 1000 });
   const doc = await (await fetch(`${server.base}/openapi.json`)).json();
@@ -479,6 +485,26 @@ describe("edits, reschedule and event webhooks", () => {
       answer = await send("post /api/v1/webhooks", { key: a.key, json: { url: `${receiver.url}/many-${i}`, events: ["credits.low"] } });
     }
     expect(answer?.json.error).toBe("too_many_webhooks");
+  });
+
+  test("feeds: follow, list, get, read now, delete; 400 not_a_feed and a private host, 409 feed_exists and feed_busy, 404", async () => {
+    const a = await world.createAccount();
+    const followed = await send("post /api/v1/feeds", { key: a.key, json: { url: `${source.url}/feed.json`, mode: "seed" } });
+    expectStatus(followed, 201, "follow");
+    const id = followed.json.feed.id as string;
+    expectStatus(await send("post /api/v1/feeds", { key: a.key, json: { url: `${source.url}/feed.json`, mode: "seed" } }), 409, "feed_exists");
+    expectStatus(await send("post /api/v1/feeds", { key: a.key, json: { url: `${source.url}/page.html`, mode: "seed" } }), 400, "not_a_feed");
+    expectStatus(await send("post /api/v1/feeds", { key: a.key, json: { url: "https://intranet.example/feed.xml", mode: "seed" } }), 400, "private host");
+    expectStatus(await send("get /api/v1/feeds", { key: a.key }), 200, "feeds");
+    expectStatus(await send("get /api/v1/feeds/{id}", { key: a.key, params: { id } }), 200, "feed");
+    expectStatus(await send("get /api/v1/feeds/{id}", { key: a.key, params: { id: RANDOM_ID } }), 404, "feed 404");
+    expectStatus(await send("post /api/v1/feeds/{id}/poll", { key: a.key, params: { id } }), 200, "read now");
+    // Another read holds the feed (its claim runs for minutes): this one is told so.
+    await world.sql("UPDATE feeds SET poll_lease_until = ? WHERE id = ?", world.clock.now() + 60_000, id);
+    expectStatus(await send("post /api/v1/feeds/{id}/poll", { key: a.key, params: { id } }), 409, "feed_busy");
+    expectStatus(await send("post /api/v1/feeds/{id}/poll", { key: a.key, params: { id: RANDOM_ID } }), 404, "read now 404");
+    expectStatus(await send("delete /api/v1/feeds/{id}", { key: a.key, params: { id } }), 200, "delete feed");
+    expectStatus(await send("delete /api/v1/feeds/{id}", { key: a.key, params: { id } }), 404, "delete feed 404");
   });
 });
 

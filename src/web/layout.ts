@@ -40,6 +40,7 @@ export const NAV: readonly NavItem[] = [
 
 /** Everything else, under Settings. */
 export const SETTINGS_NAV: readonly NavItem[] = [
+  { href: "/dashboard/feeds", label: "Feeds", show: hasAccount, about: "Blogs you follow: each new article becomes an idea, a draft post or a queued post." },
   { href: "/dashboard/voice", label: "Brand voice", show: hasAccount, about: "How generated captions sound: tone, words to use and to avoid." },
   { href: "/dashboard/members", label: "Members", show: (s) => s.account?.role === "owner", about: "Who works in this account, and what each person may do." },
   { href: "/dashboard/keys", label: "API keys", show: hasAccount, about: "Keys for tools and scripts that use Seedcast on this account's behalf." },

@@ -248,6 +248,11 @@ export async function callEveryTool(
   const hook = await call("create_webhook", { url: `${new URL(opts.imageUrl).origin}/events`, events: ["post.published"] });
   await call("list_webhooks");
   await call("delete_webhook", { id: hook.webhook.id });
+  const feed = (await call("add_feed", { url: `${new URL(opts.imageUrl).origin}/feed.json`, mode: "seed", idempotency_key: crypto.randomUUID() })).feed;
+  await call("list_feeds");
+  await call("get_feed", { id: feed.id });
+  await call("poll_feed", { id: feed.id });
+  await call("delete_feed", { feed_id: feed.id });
   await call("delete_seed", { id: seed.id });
   return results;
 }

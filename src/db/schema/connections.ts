@@ -9,6 +9,20 @@ import { accounts } from "./accounts";
 
 export const CONNECTION_PLATFORMS = ["bluesky", "mastodon", "webhook", "nostr", "discord", "telegram"] as const;
 export type ConnectionPlatform = (typeof CONNECTION_PLATFORMS)[number];
+/** Each platform's name as people read it, for pages and sentences. */
+export const PLATFORM_NAMES: Readonly<Record<ConnectionPlatform, string>> = {
+  bluesky: "Bluesky",
+  mastodon: "Mastodon",
+  webhook: "Webhook",
+  nostr: "Nostr",
+  discord: "Discord",
+  telegram: "Telegram",
+};
+
+/** The name people read for a stored platform string (a target keeps its platform after its connection is gone). */
+export function platformName(platform: string): string {
+  return (PLATFORM_NAMES as Readonly<Record<string, string>>)[platform] ?? platform;
+}
 
 export const connections = sqliteTable(
   "connections",

@@ -31,6 +31,7 @@ import { getAccount, postNoticeSwitches, postPassword, postTimeZone } from "./pa
 import { getNotices } from "./pages/notices";
 import { getQueue, getScheduleEditor, postMove, postPostNow, postScheduleEditor } from "./pages/queue";
 import { getDeleteSeed, getSeedPage, getSeeds, postDeleteSeed, postEditSeed, postGenerate, postSeed } from "./pages/seeds";
+import { getFeeds, getRemoveFeed, postFeed, postPollFeed, postRemoveFeed } from "./pages/feeds";
 import { getDeleteAsset, getLibrary, postDeleteAsset, postFromUrl, postUpload, postUploadLink } from "./pages/library";
 import type { SessionContext } from "../../web/session";
 import { sessionExists, switchAccount } from "../../web/session";
@@ -235,6 +236,12 @@ export function dashboardModule(deps: Deps) {
     .post(COMPOSE_PATH, action((s, f) => postComposer(ctx, s, f)), composerForm)
     .get("/dashboard/creations/:id/edit", view((s, _r, p) => getEditComposer(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/creations/:id/edit", action((s, f, p) => postEditComposer(ctx, s, p.id ?? "", f)), composerForm)
+    // Feeds (pages/feeds.ts)
+    .get("/dashboard/feeds", view((s, r) => getFeeds(ctx, s, r)), { detail })
+    .post("/dashboard/feeds", action((s, f, _p, r) => postFeed(ctx, s, f, r)), signedInForm)
+    .post("/dashboard/feeds/:id/poll", action((s, _f, p) => postPollFeed(ctx, s, p.id ?? "")), signedInForm)
+    .get("/dashboard/feeds/:id/remove", view((s, _r, p) => getRemoveFeed(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/feeds/:id/remove", action((s, _f, p) => postRemoveFeed(ctx, s, p.id ?? "")), signedInForm)
     // Creations
     .get("/dashboard/creations", view((s, r) => getCreations(ctx, s, r)), { detail })
     .get("/dashboard/creations/:id", view((s, r, p) => getCreationPage(ctx, s, p.id ?? "", r)), { detail })

@@ -19,6 +19,7 @@ import { createSeedBody, listSeedsQuery, patchSeedBody, seedIdParams } from "../
 import { uploadLinkBody, uploadLinkParams } from "../uploads/model";
 import { voicePatchSchema } from "../voice/model";
 import { createWebhookBody, webhookIdParams } from "../webhooks/model";
+import { createFeedBody, feedIdParams } from "../feeds/model";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../http/idempotency";
 
 /** The argument that carries the REST `Idempotency-Key` on the tools that create. */
@@ -106,3 +107,8 @@ export const setVoiceInput = voicePatchSchema;
 export const createWebhookInput = withIdempotencyKey(createWebhookBody);
 export const listWebhooksInput = nothing;
 export const deleteWebhookInput = webhookIdParams;
+
+export const addFeedInput = withIdempotencyKey(createFeedBody);
+export const listFeedsInput = nothing;
+export const feedIdInput = feedIdParams;
+export const pollFeedInput = withIdempotencyKey(feedIdParams);

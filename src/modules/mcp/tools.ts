@@ -42,6 +42,8 @@ import { voiceSchema } from "../voice/model";
 import { getVoice, putVoice } from "../voice/service";
 import { createWebhookResponse, webhookDeletedResponse, webhookListResponse } from "../webhooks/model";
 import { createWebhook, deleteWebhook, listWebhooks } from "../webhooks/service";
+import { feedDeletedResponse, feedListResponse, feedResponse, feedWithPollResponse } from "../feeds/model";
+import { createFeed, deleteFeed, getFeed, listFeeds, pollFeedNow } from "../feeds/service";
 import * as input from "./model";
 import type { McpPrincipal } from "./principal";
 
@@ -703,6 +705,85 @@ export const TOOLS: readonly ToolDefinition[] = [
     status: 200,
     run: (deps, who, args) => deleteWebhook(deps, who.accountId, args.id),
     summary: (a) => `Deleted webhook ${a.id}.`,
+  }),
+  tool({
+    name: "add_feed",
+    title: "Follow a blog's feed",
+    description:
+      "Follow an RSS 2.0, Atom or JSON Feed URL. It is read at once (a refused URL or a document that is no feed is refused, nothing stored), then every 30 minutes. Each item not seen before becomes a seed (title, summary, link, first image); the items of this first read become seeds only. Later items also become a generated creation in mode draft (charged as generate: 5 credits each by default) and a post in the next free slot of `targets` in mode queue. Five failed reads in a row pause the feed. Needs the Content creation group.",
+    group: "create",
+    rest: "POST /api/v1/feeds",
+    input: input.addFeedInput,
+    output: feedWithPollResponse,
+    annotations: { ...ADD, openWorldHint: true },
+    creates: true,
+    status: 201,
+    run: (deps, who, args) => createFeed(deps, who.accountId, withoutKey(args)),
+    summary: (a) => `Following ${a.feed.title ? `“${a.feed.title}” ` : ""}(${a.feed.url}) in ${a.feed.mode} mode as ${a.feed.id}: ${plural(a.poll.newItems, "item")} became seeds.`,
+  }),
+  tool({
+    name: "list_feeds",
+    title: "List followed feeds",
+    description: "The account's feeds, newest first: mode, state (active or paused), last read, and why the last read failed. Needs the Read access group.",
+    group: "read",
+    rest: "GET /api/v1/feeds",
+    input: input.listFeedsInput,
+    output: feedListResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who) => listFeeds(deps, who.accountId),
+    summary: (a) =>
+      `${plural(a.feeds.length, "feed")}${a.feeds.length ? `: ${a.feeds.map((f) => `${f.title ?? f.url} (${f.state}${f.state === "paused" && f.lastError ? `: ${f.lastError}` : ""})`).join(", ")}` : ""}.`,
+  }),
+  tool({
+    name: "get_feed",
+    title: "Get a feed",
+    description: "One followed feed by id: its state, last read, failures in a row and the reason of the last failure. Needs the Read access group.",
+    group: "read",
+    rest: "GET /api/v1/feeds/:id",
+    formerId: "feed_id",
+    input: input.feedIdInput,
+    output: feedResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => getFeed(deps, who.accountId, args.id),
+    summary: (a) => `Feed ${a.feed.id} (${a.feed.url}) is ${a.feed.state}${a.feed.lastError ? `; last failure: ${a.feed.lastError}` : ""}.`,
+  }),
+  tool({
+    name: "poll_feed",
+    title: "Read a feed now",
+    description:
+      "Read a followed feed now instead of waiting for its next read. A paused feed is resumed when this read succeeds. The answer says whether the read found new items, nothing new (304), or failed (and why). Needs the Content creation group.",
+    group: "create",
+    rest: "POST /api/v1/feeds/:id/poll",
+    formerId: "feed_id",
+    input: input.pollFeedInput,
+    output: feedWithPollResponse,
+    annotations: { ...ADD, openWorldHint: true },
+    creates: true,
+    status: 200,
+    run: (deps, who, args) => pollFeedNow(deps, who.accountId, args.id),
+    summary: (a) =>
+      a.poll.outcome === "failed"
+        ? `The read failed: ${a.poll.failure?.message ?? "unknown reason"} The feed is ${a.feed.state}.`
+        : `${a.poll.outcome === "not_modified" ? "Nothing new (the server answered 304)" : `${plural(a.poll.newItems, "new item")}`}; the feed is ${a.feed.state}.`,
+  }),
+  tool({
+    name: "delete_feed",
+    title: "Stop following a feed",
+    description: "Stop following a feed; the seeds, creations and posts it made stay. Needs the Content creation group.",
+    group: "create",
+    rest: "DELETE /api/v1/feeds/:id",
+    formerId: "feed_id",
+    input: input.feedIdInput,
+    output: feedDeletedResponse,
+    annotations: REMOVE,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => deleteFeed(deps, who.accountId, args.id),
+    summary: (a) => `Stopped following feed ${a.id}.`,
   }),
 ];
 

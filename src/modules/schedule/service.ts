@@ -103,7 +103,7 @@ export async function listTargets(deps: Deps, accountId: string): Promise<{ targ
 }
 
 /** Resolves the request's target names (platform or accountId) to connections. Throws the 400s of §7. */
-function resolveTargets(all: ConnectionRow[], names: readonly string[]): ConnectionRow[] {
+export function resolveTargets(all: ConnectionRow[], names: readonly string[]): ConnectionRow[] {
   const chosen = new Map<string, ConnectionRow>();
   for (const name of names) {
     const byId = all.find((c) => c.id === name);

@@ -28,4 +28,5 @@ export * from "./instance-settings";
 export * from "./notices";
 export * from "./invitations";
 export * from "./sign-in";
+export * from "./feeds";
 export * from "./post-series";

@@ -5,6 +5,7 @@
  * views (the page script) or with the date and time fields on the post's page (no script), retry a failed post, and
  * cancel one that has not gone out.
  */
+import { platformName } from "../../../db/schema/connections";
 import type { PostStatus } from "../../../db/schema/scheduled-posts";
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
@@ -176,11 +177,10 @@ function targetsList(p: PostApi, retries: readonly PendingRetry[], zone: string,
       : t.errorMessage
         ? html`<br><span class="error-text">${t.errorMessage}</span>`
         : "";
-    return html`<li>${state} ${t.label} <span class="muted">(${PLATFORM_NAMES[t.platform] ?? t.platform})</span>${t.publishedUrl ? html` · <a href="${t.publishedUrl}">see the post</a>` : ""}${detail}</li>`;
+    return html`<li>${state} ${t.label} <span class="muted">(${platformName(t.platform)})</span>${t.publishedUrl ? html` · <a href="${t.publishedUrl}">see the post</a>` : ""}${detail}</li>`;
   })}</ul>`;
 }
 
-const PLATFORM_NAMES: Record<string, string> = { bluesky: "Bluesky", mastodon: "Mastodon", discord: "Discord", telegram: "Telegram", webhook: "Webhook" };
 
 /** The last day a calendar may be asked for: its week and the next-week link stay within four-digit years. */
 const LAST_ASKABLE = "9999-12-24";
@@ -336,7 +336,7 @@ interface PostPageState {
  */
 function unconfirmedCard(s: SessionContext, p: PostApi, t: PostApi["targets"][number], errors: FieldErrors = {}): Html {
   const f = new FormState(errors);
-  const network = PLATFORM_NAMES[t.platform] ?? t.platform;
+  const network = platformName(t.platform);
   const action = `${CURRENT}/posts/${p.id}/targets/${t.accountId}/resolve`;
   const id = `resolve-${t.accountId}`;
   return html`<section class="card form-card attention" aria-labelledby="${id}-title">

@@ -5,6 +5,7 @@
  * scheduled to it go out with them), remove. Owners and editors
  * manage them; viewers see them. Credentials are never rendered back.
  */
+import { type ConnectionPlatform, PLATFORM_NAMES } from "../../../db/schema/connections";
 import { isoAt } from "../../../lib/clock";
 import { type ConnectionMeta, type ConnectionRow, openConnection } from "../../../store/connections";
 import { npubEncode } from "nostr-tools/nip19";
@@ -33,8 +34,6 @@ import { AppError } from "../../../lib/errors";
 import { mastodonSignInForm, signInPageResponse } from "./sign-in-form";
 
 const CURRENT = "/dashboard/connections";
-const PLATFORM_LABELS = { bluesky: "Bluesky", mastodon: "Mastodon", nostr: "Nostr", discord: "Discord", telegram: "Telegram", webhook: "Webhook" } as const;
-type Platform = keyof typeof PLATFORM_LABELS;
 
 function canManage(s: SessionContext): boolean {
   return s.account !== null && ROLE_SCOPES[s.account.role].includes("schedule");
@@ -55,7 +54,7 @@ function whereTo(c: ConnectionRow): string {
 
 function connectionCard(s: SessionContext, c: ConnectionRow, highlight: boolean): Html {
   return html`<li class="post connection${highlight ? " highlight" : ""}" id="connection-${c.id}">
-  <h3>${PLATFORM_LABELS[c.platform]} · ${c.label}</h3>
+  <h3>${PLATFORM_NAMES[c.platform]} · ${c.label}</h3>
   <p>${
     c.readyToPost
       ? html`<span class="badge state-ready">ready</span> Ready to post.`
@@ -74,7 +73,7 @@ function connectionCard(s: SessionContext, c: ConnectionRow, highlight: boolean)
 </li>`;
 }
 
-function platformFields(platform: Platform, values: Record<string, string>, prefix: string, errors: FieldErrors = {}): Html {
+function platformFields(platform: ConnectionPlatform, values: Record<string, string>, prefix: string, errors: FieldErrors = {}): Html {
   const f = new FormState(errors);
   const id = (name: string) => `${prefix}-${name}`;
   const off = html` autocomplete="off"`;
@@ -154,9 +153,9 @@ const CONNECT_FIELDS = {
   chat: "chat",
 };
 
-function connectForm(s: SessionContext, platform: Platform, values: Record<string, string>, action = CURRENT, title?: string, errors: FieldErrors = {}): Html {
+function connectForm(s: SessionContext, platform: ConnectionPlatform, values: Record<string, string>, action = CURRENT, title?: string, errors: FieldErrors = {}): Html {
   return html`<form method="post" action="${action}" class="card" aria-labelledby="connect-${platform}-title" novalidate>
-  <h3 id="connect-${platform}-title">${title ?? `Connect ${PLATFORM_LABELS[platform]}`}</h3>
+  <h3 id="connect-${platform}-title">${title ?? `Connect ${PLATFORM_NAMES[platform]}`}</h3>
   ${csrfField(s.csrfToken)}
   <input type="hidden" name="platform" value="${platform}">
   ${platformFields(platform, values, platform, errors)}
@@ -177,7 +176,7 @@ export async function connectionsPage(
   highlight: string | null = null,
 ): Promise<Html> {
   const rows = await listConnections(ctx.deps, account.accountId);
-  const failedPlatform = values.platform as Platform | undefined;
+  const failedPlatform = values.platform as ConnectionPlatform | undefined;
   return page(
     s,
     { title: "Connections", current: CURRENT, notices },
@@ -191,7 +190,7 @@ ${
     ? html`<section aria-labelledby="add-title">
   <h2 id="add-title">Add a connection</h2>
   <div class="grid2">
-    ${(Object.keys(PLATFORM_LABELS) as Platform[]).map((p) =>
+    ${(Object.keys(PLATFORM_NAMES) as ConnectionPlatform[]).map((p) =>
       p === "mastodon"
         ? mastodonCard(s, values, errors)
         : connectForm(s, p, failedPlatform === p ? values : {}, CURRENT, undefined, failedPlatform === p ? errors : {}),
@@ -315,7 +314,7 @@ function reconnectPage(s: SessionContext, row: ConnectionRow, values: Record<str
 ${mastodonSignInForm(s.csrfToken, { server: values.instance ?? "" }, {}, row.id)}</section>
 ${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, "Or paste a new access token", errors)}`
       : html`<p class="muted">Enter the credentials again. They replace the old ones and are checked at once; posts already scheduled to this connection go out with the new ones.</p>
-${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconnect ${PLATFORM_LABELS[row.platform]}`, errors)}
+${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconnect ${PLATFORM_NAMES[row.platform]}`, errors)}
 <p><a href="${CURRENT}">Back to connections</a></p>`,
   );
 }
@@ -387,7 +386,7 @@ export async function getRemoveConnection(ctx: DashboardCtx, s: SessionContext, 
     confirmPage(s, {
       title: "Remove connection",
       current: CURRENT,
-      question: html`Remove <strong>${PLATFORM_LABELS[row.platform]} ${row.label}</strong>? Posts still scheduled to it will not be sent; posts Mastodon holds are withdrawn from it first.`,
+      question: html`Remove <strong>${PLATFORM_NAMES[row.platform]} ${row.label}</strong>? Posts still scheduled to it will not be sent; posts Mastodon holds are withdrawn from it first.`,
       action: `${CURRENT}/${row.id}/remove`,
       confirmLabel: "Remove connection",
       cancelHref: CURRENT,

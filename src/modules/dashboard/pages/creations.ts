@@ -4,6 +4,7 @@
  * turns red when over, regenerate (parts, change instructions), "Schedule" to chosen connections at a date and time
  * in the person's own zone (`schedulePost`), and delete (`deleteCreation`) so its image can be freed.
  */
+import { PLATFORM_NAMES } from "../../../db/schema/connections";
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { connectorFor } from "../../../publishing/registry";
@@ -36,7 +37,6 @@ const PAGE_SIZE = 24;
 const EXCERPT = 160;
 /** Mastodon and others count every link as this many characters (matches the schedule service's rule). */
 const URL_RE = /https?:\/\/[^\s<>"]+/g;
-const PLATFORM_NAMES = { bluesky: "Bluesky", mastodon: "Mastodon", nostr: "Nostr", discord: "Discord", telegram: "Telegram", webhook: "Webhook" } as const;
 const PART_LABELS: Record<RegeneratePart, string> = { caption: "The caption", image: "The image", both: "Both" };
 
 /** A library URL made same-origin, so the page shows it whatever BASE_URL says. */
