@@ -37,6 +37,8 @@ export const ERROR_STATUS = {
   not_reschedulable: 409,
   // the queue (decisions.md §14)
   no_free_slot: 409,
+  // approval (decisions.md §14)
+  not_pending_approval: 409,
   too_many_webhooks: 409,
   idempotency_in_flight: 409,
   upload_link_used: 410,

@@ -17,6 +17,9 @@ export const EVENT_TYPES = [
   "post.failed",
   "post.partially_failed",
   "post.cancelled",
+  "post.needs_approval",
+  "post.approved",
+  "post.rejected",
   "creation.generated",
   "credits.low",
 ] as const;

@@ -14,6 +14,7 @@ import { createBody, editBody, generateBody, idParams as creationIdParams, LIST_
 import { ledgerQuerySchema } from "../credits/model";
 import { listQuery as postListQuery, postIdParams, rescheduleBody, scheduleBody } from "../schedule/model";
 import { seriesIdParams, slotsSchema } from "../schedule/queue-model";
+import { approvalsQuery, rejectBody } from "../schedule/approval-model";
 import { accountSettingsBody } from "../accounts/model";
 import { createSeedBody, listSeedsQuery, patchSeedBody, seedIdParams } from "../seeds/model";
 import { uploadLinkBody, uploadLinkParams } from "../uploads/model";
@@ -86,6 +87,9 @@ export const listPostsInput = postListQuery;
 export const getPostInput = postIdParams;
 export const reschedulePostInput = t.Object({ ...postIdParams.properties, ...rescheduleBody.properties });
 export const cancelPostInput = postIdParams;
+export const listApprovalsInput = approvalsQuery;
+export const approvePostInput = postIdParams;
+export const rejectPostInput = t.Object({ ...postIdParams.properties, ...rejectBody.properties }, { additionalProperties: false });
 
 export const getSlotsInput = nothing;
 export const setSlotsInput = slotsSchema;

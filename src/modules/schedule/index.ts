@@ -28,7 +28,7 @@ export function scheduleModule(deps: Deps) {
     })
     .post(
       "/api/v1/schedule",
-      ({ request, body }) => scheduleRequest(deps, authOf(request).accountId, scheduleRequestOf(body)),
+      ({ request, body }) => scheduleRequest(deps, authOf(request), scheduleRequestOf(body)),
       {
         parse: parseJsonBody,
         scope: "schedule",

@@ -31,6 +31,7 @@ import { cleanAltText, cleanHandCaption } from "../creations/content-input";
 import { jsonHoldsString } from "../../db/portable-sql";
 import { lockAssets } from "../creations/content-input";
 import { findCreationRow } from "../creations/service";
+import { holdTargets } from "./approval";
 import { type FitProblem, imageFacts, postProblems, targetProblems } from "./fit";
 import { LIST_LIMIT_DEFAULT, type RescheduleBody } from "./model";
 
@@ -531,13 +532,19 @@ async function replaceTargets(
       .returning({ id: scheduledPosts.id })
       .all();
     if (moved.length === 0) throw notFound("scheduled post");
-    const replaced: TargetRow["status"][] = "dropFailed" in remove && remove.dropFailed ? ["withdrawn", "failed"] : ["withdrawn"];
+    // Targets held for approval were never handed to anyone: they are replaced like withdrawn ones.
+    const replaced: TargetRow["status"][] = "dropFailed" in remove && remove.dropFailed ? ["withdrawn", "failed", "pending_approval"] : ["withdrawn", "pending_approval"];
     const only = "ids" in remove ? inArray(scheduledPostTargets.id, [...remove.ids]) : undefined;
     await tx
       .delete(scheduledPostTargets)
       .where(and(eq(scheduledPostTargets.postId, post.id), inArray(scheduledPostTargets.status, replaced), only))
       .run();
     const handOver = await insertTargets(tx, post, chosen, scheduledTime, now);
+    // A post waiting for approval keeps waiting, at its new time (approval.ts); nothing is handed over.
+    if (post.status === "pending_approval") {
+      await holdTargets(tx, post.id, now);
+      return [];
+    }
     await refreshPostStatus(tx, post.id, now);
     return handOver;
   });
@@ -604,7 +611,7 @@ export async function reschedulePost(deps: Deps, accountId: string, postId: stri
   const scheduledTime = newTime ?? post.scheduledTime;
   // Moving only the targets re-places them: the time they go out at must leave the same lead as POST.
   if (newTime !== undefined || requested !== undefined) assertLeadTime(scheduledTime, now);
-  const chosen = requested ?? connectionsOf(all, targets.filter((t) => t.status === "scheduled" || t.status === "withdrawn"));
+  const chosen = requested ?? connectionsOf(all, targets.filter((t) => t.status === "scheduled" || t.status === "withdrawn" || t.status === "pending_approval"));
   if (chosen.length === 0) throw invalidField("targets", "the post has no target left to move; name at least one");
   await assertSchedulable(deps, chosen, content ? { ...post, caption: content.caption, images: imagesWithFirstAlt(post.images, content.altText) } : post);
   // Nothing to change (the same content, no time, no targets): the post as it is.

@@ -12,7 +12,8 @@ import { ROLE_SCOPES } from "../../../auth/scopes";
 import { creationCaptions, findCreationRow } from "../../creations/service";
 import { listConnections } from "../../connections/service";
 import type { ConnectionRow } from "../../../store/connections";
-import { MIN_LEAD_MS, type PostApi, cancelPost, getPost, listPosts, reschedulePost, schedulePost } from "../../schedule/service";
+import { MIN_LEAD_MS, type PostApi, cancelPost, getPost, listPosts, reschedulePost } from "../../schedule/service";
+import { scheduleRequest } from "../../schedule/request";
 import { type FieldErrors, FormState } from "../fields";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html } from "../../../lib/html";
@@ -481,7 +482,7 @@ export async function postRetry(ctx: DashboardCtx, s: SessionContext, id: string
   if (at === null) return htmlResponse(await postPage(ctx, s, account, p, { errors, values }), 400);
   const failedTargets = p.targets.filter((t) => t.status === "failed").map((t) => t.accountId);
   try {
-    const { post } = await schedulePost(ctx.deps, account.accountId, { creationId: p.creationId, scheduledTime: isoAt(at), targets: failedTargets });
+    const { post } = await scheduleRequest(ctx.deps, account, { creationId: p.creationId, scheduledTime: isoAt(at), targets: failedTargets });
     return redirect(`${CURRENT}/posts/${post.id}?notice=retry-scheduled`);
   } catch (error) {
     const { notice, status } = refusal(error);
