@@ -3,7 +3,7 @@
  * POST /api/v1/schedule/{id}/approve and /reject `{note?}` (schedule group and an owner's key or grant, else 403
  * forbidden with requiredRole owner). The service is ./approval.ts.
  */
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
 import { authOf } from "../../http/request-context";
 import { parseJsonBody } from "../../http/json-body";
@@ -48,7 +48,7 @@ export function approvalModule(deps: Deps) {
       scope: "schedule",
       errors: ["forbidden", "not_found", "not_pending_approval"],
       params: postIdParams,
-      body: rejectBody,
+      body: t.Optional(rejectBody),
       response: postResponse,
       detail: {
         summary: "Reject a post waiting for approval (owners)",
