@@ -63,6 +63,7 @@ const STATUS: Record<string, { label: string; symbol: string }> = {
   published: { label: "Published", symbol: "✓" },
   partially_failed: { label: "Partly failed", symbol: "◐" },
   failed: { label: "Failed", symbol: "✕" },
+  pending_approval: { label: "Waiting for approval", symbol: "⏸" },
 };
 /** The post page's heading, by the post's status. */
 const POST_TITLES: Record<string, string> = {
@@ -71,8 +72,9 @@ const POST_TITLES: Record<string, string> = {
   published: "Published post",
   partially_failed: "Partly published post",
   failed: "Failed post",
+  pending_approval: "Post waiting for approval",
 };
-const TARGET_LABELS: Record<string, string> = { scheduled: "waiting", publishing: "sending", published: "posted", failed: "failed", withdrawn: "withdrawn" };
+const TARGET_LABELS: Record<string, string> = { scheduled: "waiting", publishing: "sending", published: "posted", failed: "failed", withdrawn: "withdrawn", pending_approval: "waiting for approval" };
 const EXCERPT = 80;
 
 function canSchedule(s: SessionContext): boolean {
@@ -98,8 +100,21 @@ function failureReasons(p: PostApi): string[] {
   return [...out];
 }
 
+/** A waiting post's note: it goes out only once an owner approves it; owners get the Approvals page's buttons. */
+function waitingNote(s: SessionContext, p: PostApi): Html {
+  const owner = s.account?.role === "owner";
+  return html`<div class="notice notice-warn"><p><strong>Waiting for approval.</strong> It goes out only once an owner approves it; if nobody does by its time, it fails.</p>
+  ${
+    owner
+      ? html`<div class="approval-actions"><form method="post" action="/dashboard/approvals/${p.id}/approve" class="inline">${csrfField(s.csrfToken)}<button type="submit">Approve</button></form>
+  <a href="/dashboard/approvals#post-${p.id}">Reject with a note on the Approvals page</a></div>`
+      : ""
+  }</div>`;
+}
+
 function movable(p: PostApi): boolean {
-  return p.status === "scheduled" && p.targets.every((t) => t.status === "scheduled");
+  const waiting = p.status === "pending_approval";
+  return (p.status === "scheduled" || waiting) && p.targets.every((t) => t.status === (waiting ? "pending_approval" : "scheduled"));
 }
 
 interface ViewCtx {
@@ -347,6 +362,7 @@ async function postPage(ctx: DashboardCtx, s: SessionContext, account: Membershi
   <p class="post-caption caption">${caption}</p>
   ${creationExists ? html`<p><a href="/dashboard/creations/${p.creationId}">Open the post it was made from</a></p>` : ""}</div></div>
   ${p.errorMessage ? html`<p class="notice notice-error">${p.errorMessage}</p>` : ""}
+  ${p.status === "pending_approval" ? waitingNote(s, p) : ""}
   ${blocked.map((c) => html`<p class="notice notice-warn">${c.label} needs attention: ${c.blockedReason ?? "it is not ready to post."} <a href="/dashboard/connections#connection-${c.id}">Fix it on the Connections page</a>.</p>`)}
   <h2>Where it goes</h2>
   ${targetsList(p, retries, zone, ctx.deps.clock.now())}
