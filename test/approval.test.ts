@@ -14,6 +14,7 @@ import { expireUnapproved, NOT_APPROVED_IN_TIME } from "../src/modules/schedule/
 import { runDueOnce } from "../src/publishing/dispatcher";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { DashboardClient, PASSWORD } from "./helpers/dashboard-client";
+import { connectV2, grantFor, refusalOf, registerTestClient, serveWorld } from "./helpers/mcp";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 import { makeCreation, WEBHOOK_SECRET } from "./publishing-fixtures";
@@ -275,5 +276,55 @@ describe("the dashboard", () => {
     expect(third).toBeTruthy();
     const overview = await owner.get("/dashboard");
     expect(overview.text).toContain("waiting for your approval");
+  });
+});
+
+describe("MCP (the official SDK's client over HTTP, OAuth grants of an editor and an owner)", () => {
+  test("an editor's schedule_post waits; list_approvals; approve_post and reject_post refused to the editor, done by the owner", async () => {
+    const served = serveWorld(world);
+    try {
+      const t = await team();
+      const clientId = await registerTestClient(world);
+      const editor = await connectV2(`${served.base}/mcp`, (await grantFor(world, clientId, t.a.accountId, t.editorId, ["read", "create", "schedule"])).accessToken);
+      const owner = await connectV2(`${served.base}/mcp`, (await grantFor(world, clientId, t.a.accountId, t.a.userId, ["read", "schedule"])).accessToken);
+      try {
+        const at = new Date(world.clock.now() + 40 * MINUTE).toISOString();
+        const ids: string[] = [];
+        for (const caption of ["First by MCP", "Second by MCP"]) {
+          const creation = await makeCreation(world.deps, t.a.accountId, { caption });
+          const res = await editor.callTool("schedule_post", { creation_id: creation.id, scheduled_time: at, targets: [t.hook] });
+          expect(res.isError).toBeFalsy();
+          const post = (res.structuredContent as { post: { id: string; status: string } }).post;
+          expect(post.status).toBe("pending_approval");
+          ids.push(post.id);
+        }
+        const listed = await owner.callTool("list_approvals", {});
+        expect(new Set((listed.structuredContent as { posts: { id: string }[] }).posts.map((p) => p.id))).toEqual(new Set(ids));
+        const refused = await editor.callTool("approve_post", { id: ids[0] });
+        expect(refusalOf(editor, refused)).toMatchObject({ error: "forbidden", requiredRole: "owner" });
+        const refusedReject = await editor.callTool("reject_post", { id: ids[0], note: "mine" });
+        expect(refusalOf(editor, refusedReject)).toMatchObject({ error: "forbidden", requiredRole: "owner" });
+
+        const approved = await owner.callTool("approve_post", { id: ids[0] });
+        expect((approved.structuredContent as { post: { status: string } }).post.status).toBe("scheduled");
+        const rejected = await owner.callTool("reject_post", { id: ids[1], note: "Too late in the day" });
+        expect((rejected.structuredContent as { post: { status: string; errorMessage: string } }).post).toMatchObject({
+          status: "failed",
+          errorMessage: "Rejected: Too late in the day",
+        });
+        const twice = await owner.callTool("reject_post", { id: ids[1] });
+        expect(refusalOf(owner, twice)).toMatchObject({ error: "not_pending_approval", status: "failed" });
+        expect((await owner.callTool("list_approvals", {})).structuredContent).toEqual({ posts: [], nextCursor: null });
+
+        world.clock.set(Date.parse(at) + 1000);
+        await runDueOnce(world.deps);
+        expect(delivered(t)).toBe(1);
+      } finally {
+        await editor.close();
+        await owner.close();
+      }
+    } finally {
+      await served.stop();
+    }
   });
 });
