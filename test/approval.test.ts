@@ -238,6 +238,38 @@ describe("an editor's post waits for an owner", () => {
   });
 });
 
+describe("repeats", () => {
+  test("an editor's series: a cancelled waiting occurrence is skipped and the next waits too; a rejected one ends the series", async () => {
+    const t = await team();
+    const creation = await makeCreation(world.deps, t.a.accountId, { caption: "Every day" });
+    const at = new Date(Math.ceil((world.clock.now() + 60 * MINUTE) / MINUTE) * MINUTE).toISOString();
+    const first = await world.call("POST", "/api/v1/schedule", {
+      key: t.editorKey,
+      body: { type: "social_post", creation_id: creation.id, scheduled_time: at, targets: [t.hook], repeat: { every: "day", count: 5 } },
+    });
+    expect(first.status).toBe(200);
+    expect(first.json.post.status).toBe("pending_approval");
+    const seriesId = first.json.post.seriesId as string;
+    const ofSeries = async () =>
+      ((await world.call("GET", "/api/v1/schedule/posts?limit=200", { key: t.ownerKey })).json.posts as { id: string; seriesId: string; status: string; scheduledTime: string }[])
+        .filter((p) => p.seriesId === seriesId)
+        .sort((x, y) => x.scheduledTime.localeCompare(y.scheduledTime));
+    expect((await world.call("DELETE", `/api/v1/schedule/${first.json.post.id}`, { key: t.editorKey })).status).toBe(200);
+    const [next] = await ofSeries();
+    expect(next).toMatchObject({ status: "pending_approval" });
+    expect(Date.parse(next!.scheduledTime) - Date.parse(at)).toBe(24 * 60 * MINUTE);
+    const rejected = await world.call("POST", `/api/v1/schedule/${next!.id}/reject`, { key: t.ownerKey, body: { note: "Stop this one" } });
+    expect(rejected.status).toBe(200);
+    // Ended: nothing new was scheduled, and the series can no longer be ended (nothing pending; the call still answers).
+    expect((await ofSeries()).map((p) => p.status)).toEqual(["failed"]);
+    world.clock.set(Date.parse(next!.scheduledTime) + 2 * 24 * 60 * MINUTE);
+    await runDueOnce(world.deps);
+    await expireUnapproved(world.deps);
+    expect((await ofSeries()).map((p) => p.status)).toEqual(["failed"]);
+    expect(delivered(t)).toBe(0);
+  });
+});
+
 describe("the dashboard", () => {
   test("an editor schedules in the dashboard → waiting; the owner's Approvals page approves and rejects with a note", async () => {
     const t = await team();
