@@ -236,6 +236,25 @@ describe("an editor's post waits for an owner", () => {
     expect((await world.call("DELETE", `/api/v1/schedule/${id}`, { key: t.editorKey })).status).toBe(200);
     expect((await world.call("POST", `/api/v1/schedule/${id}/approve`, { key: t.ownerKey })).status).toBe(404);
   });
+
+  test("an editor who changes what an approved post sends sends it back for approval; a move in time or an owner's edit does not", async () => {
+    const t = await team();
+    const id = (await schedule(t, t.editorKey, world.clock.now() + 30 * MINUTE)).json.post.id as string;
+    expect((await world.call("POST", `/api/v1/schedule/${id}/approve`, { key: t.ownerKey })).status).toBe(200);
+    const later = new Date(world.clock.now() + 45 * MINUTE).toISOString();
+    const moved = await world.call("PATCH", `/api/v1/schedule/${id}`, { key: t.editorKey, body: { scheduled_time: later } });
+    expect(moved.json.post.status).toBe("scheduled");
+    const byOwner = await world.call("PATCH", `/api/v1/schedule/${id}`, { key: t.ownerKey, body: { content: { caption: "Owner's words" } } });
+    expect(byOwner.json.post.status).toBe("scheduled");
+    const edited = await world.call("PATCH", `/api/v1/schedule/${id}`, { key: t.editorKey, body: { content: { caption: "Something else entirely" } } });
+    expect(edited.status).toBe(200);
+    expect(edited.json.post.status).toBe("pending_approval");
+    expect(edited.json.post.targets.map((x: { status: string }) => x.status)).toEqual(["pending_approval"]);
+    world.clock.set(Date.parse(later) + 1000);
+    await runDueOnce(world.deps);
+    expect(delivered(t)).toBe(0);
+    expect((await eventTypes(t)).filter((x) => x === "post.needs_approval").length).toBe(2);
+  });
 });
 
 describe("repeats", () => {

@@ -485,7 +485,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: { ...SET, openWorldHint: true },
     creates: false,
     status: 200,
-    run: (deps, who, { id, ...body }) => reschedulePost(deps, who.accountId, id, rescheduleInputOf(body)),
+    run: (deps, who, { id, ...body }) => reschedulePost(deps, who.accountId, id, rescheduleInputOf(body), who),
     summary: (a) =>
       `Post ${a.post.id} is ${a.post.status} for ${a.post.scheduledTime} to ${a.post.targets.map((x) => `${x.label} (${x.status})`).join(", ")}.`,
   }),

@@ -123,6 +123,13 @@ export function approvalPlacement(deps: Pick<Deps, "clock">, caller: ApprovalCal
   };
 }
 
+/** True when a post `caller` schedules or changes must wait for an owner: not an owner, and the account requires approval. */
+export async function needsApproval(db: StoreDb, caller: ApprovalCaller): Promise<boolean> {
+  if (caller.role === "owner") return false;
+  const account = await db.select({ approvalRequired: accounts.approvalRequired }).from(accounts).where(eq(accounts.id, caller.accountId)).get();
+  return account?.approvalRequired === true;
+}
+
 /** A repeat series whose current occurrence `postId` was refused (rejected, or not approved in time) ends with it. */
 async function endSeriesOf(tx: StoreDb, postId: string, now: number): Promise<void> {
   await tx.update(postSeries).set({ currentPostId: null, endedAt: now }).where(eq(postSeries.currentPostId, postId)).run();

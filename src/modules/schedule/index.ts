@@ -45,7 +45,7 @@ export function scheduleModule(deps: Deps) {
     )
     .patch(
       "/api/v1/schedule/:id",
-      ({ request, params, body }) => reschedulePost(deps, authOf(request).accountId, params.id, rescheduleInputOf(body)),
+      ({ request, params, body }) => reschedulePost(deps, authOf(request).accountId, params.id, rescheduleInputOf(body), authOf(request)),
       {
         parse: parseJsonBody,
         scope: "schedule",

@@ -466,9 +466,13 @@ export async function postContent(ctx: DashboardCtx, s: SessionContext, id: stri
   if (!p) return missing(s);
   const values = { caption: field(form, "caption"), altText: field(form, "altText") };
   try {
-    await reschedulePost(ctx.deps, account.accountId, id, {
-      content: { caption: values.caption, ...(p.content.altText !== null ? { altText: values.altText } : {}) },
-    });
+    await reschedulePost(
+      ctx.deps,
+      account.accountId,
+      id,
+      { content: { caption: values.caption, ...(p.content.altText !== null ? { altText: values.altText } : {}) } },
+      account,
+    );
     return redirect(`${CURRENT}/posts/${id}?notice=post-content-saved`);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
