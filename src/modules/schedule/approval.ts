@@ -253,7 +253,7 @@ async function postView(deps: Pick<Deps, "store">, postId: string): Promise<Post
 }
 
 /** A rejection note as the API takes it: trimmed, at most NOTE_MAX characters; empty or absent → null. */
-export function cleanNote(note: string | undefined): string | null {
+function cleanNote(note: string | undefined): string | null {
   if (note === undefined) return null;
   const trimmed = note.trim();
   if (trimmed.length > NOTE_MAX) throw invalidField("note", `must be at most ${NOTE_MAX} characters`);
@@ -261,7 +261,7 @@ export function cleanNote(note: string | undefined): string | null {
 }
 
 /** The errorMessage of a rejected post: "Rejected: <note>" (decisions.md §14). */
-export function rejectedMessage(note: string | null): string {
+function rejectedMessage(note: string | null): string {
   return `${REJECTED_PREFIX}${note ?? NO_NOTE}`;
 }
 
@@ -292,15 +292,4 @@ export async function rejectPost(deps: Deps, caller: ApprovalCaller, postId: str
   });
   if (rejected === null) throw await notWaiting(deps, caller.accountId, postId);
   return { post: rejected };
-}
-
-/** How many posts of `accountId` wait for approval (the overview's trouble list, the navigation). */
-export async function countWaiting(db: StoreDb, accountId: string): Promise<number> {
-  const rows = await db
-    .select({ id: scheduledPosts.id })
-    .from(scheduledPosts)
-    .where(and(eq(scheduledPosts.accountId, accountId), eq(scheduledPosts.status, "pending_approval")))
-    .limit(1000)
-    .all();
-  return rows.length;
 }
