@@ -446,7 +446,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "list_posts",
     title: "List scheduled posts",
     description:
-      "List scheduled posts, newest first; from/to bound scheduledTime, status filters (scheduled, publishing, published, partially_failed, failed). Needs the Read access group.",
+      "List scheduled posts, newest first; from/to bound scheduledTime, status filters (scheduled, publishing, published, partially_failed, failed, pending_approval: waiting for an owner, see list_approvals). Needs the Read access group.",
     group: "read",
     rest: "GET /api/v1/schedule/posts",
     input: input.listPostsInput,
