@@ -18,6 +18,7 @@ import { mcpModule } from "./modules/mcp";
 import { metricsModule } from "./modules/metrics";
 import { scheduleModule } from "./modules/schedule";
 import { queueModule } from "./modules/schedule/queue-routes";
+import { approvalModule } from "./modules/schedule/approval-routes";
 import { seedsModule } from "./modules/seeds";
 import { voiceModule } from "./modules/voice";
 import { webhooksModule } from "./modules/webhooks";
@@ -50,6 +51,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): PipelinedApp {
     .use(creationsModule(deps))
     .use(scheduleModule(deps))
     .use(feedsModule(deps))
+    .use(approvalModule(deps))
     .use(queueModule(deps))
     .use(accountSettingsModule(deps))
     .use(oauthModule(deps))

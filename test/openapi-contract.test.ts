@@ -549,6 +549,31 @@ describe("the account's settings, posting slots, the queue and repeats (issue 27
     expect(full.json.error).toBe("no_free_slot");
   });
 
+  test("approval: an editor's post waits; list, approve (200), reject (200), 403 for an editor, 404, 409 not waiting", async () => {
+    const a = await world.createAccount();
+    await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/approval`, secret: WEBHOOK_SECRET });
+    expectStatus(await send("patch /api/v1/account", { key: a.key, json: { approval_required: true } }), 200, "approval on");
+    const editor = await a.addMember("editor");
+    const editorKey = (await a.mint(["read", "schedule"], { userId: editor })).key;
+    const c = await makeCreation(world.deps, a.accountId, { caption: "needs a yes" });
+    const waiting = async () =>
+      (await send("post /api/v1/schedule", { key: editorKey, json: { type: "social_post", creation_id: c.id, scheduled_time: later(), targets: ["webhook"] } })).json.post;
+    const one = await waiting();
+    expect(one.status).toBe("pending_approval");
+    expectStatus(await send("get /api/v1/schedule/approvals", { key: editorKey }), 200, "approvals");
+    const approve = "post /api/v1/schedule/{id}/approve";
+    const reject = "post /api/v1/schedule/{id}/reject";
+    expectStatus(await send(approve, { key: editorKey, params: { id: one.id } }), 403, "approve by an editor");
+    expectStatus(await send(approve, { key: a.key, params: { id: one.id } }), 200, "approve");
+    expectStatus(await send(approve, { key: a.key, params: { id: one.id } }), 409, "approve twice");
+    expectStatus(await send(approve, { key: a.key, params: { id: RANDOM_ID } }), 404, "approve 404");
+    const two = await waiting();
+    expectStatus(await send(reject, { key: editorKey, params: { id: two.id }, json: { note: "no" } }), 403, "reject by an editor");
+    expectStatus(await send(reject, { key: a.key, params: { id: two.id }, json: { note: "Not this one" } }), 200, "reject");
+    expectStatus(await send(reject, { key: a.key, params: { id: two.id }, json: {} }), 409, "reject twice");
+    expectStatus(await send(reject, { key: a.key, params: { id: RANDOM_ID } }), 404, "reject 404");
+  });
+
   test("series: end one (200), 404, 409 when an occurrence already went out somewhere, 502 when its outcome is unknown", async () => {
     const a = await world.createAccount();
     const one = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/one`, secret: WEBHOOK_SECRET });

@@ -150,7 +150,7 @@ describe("the queue in the dashboard", () => {
 
   test("the calendar marks a repeating post and a queued one", async () => {
     const weekly = await makeCreation(world.deps, owner.accountId, { caption: "Every Thursday: pretzel day." });
-    const { post } = await scheduleRequest(world.deps, owner.accountId, {
+    const { post } = await scheduleRequest(world.deps, { accountId: owner.accountId, role: "owner" }, {
       creationId: weekly.id,
       scheduledTime: "2026-06-04T12:00:00Z",
       targets: [ids.shop],

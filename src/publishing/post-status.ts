@@ -41,6 +41,8 @@ export async function postEnded(tx: StoreDb, now: number, post: PostRow, end: Po
 export function derivePostStatus(targets: ReadonlyArray<{ status: string }>): PostStatus {
   const live = targets.filter((t) => t.status !== "withdrawn");
   if (live.some((t) => t.status === "publishing")) return "publishing";
+  // Held for an owner's approval (modules/schedule/approval.ts): never claimed, not final.
+  if (live.some((t) => t.status === "pending_approval")) return "pending_approval";
   if (live.some((t) => t.status === "scheduled")) return "scheduled";
   if (live.some((t) => t.status === "unconfirmed")) return "unconfirmed";
   const published = live.filter((t) => t.status === "published").length;

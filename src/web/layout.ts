@@ -32,6 +32,7 @@ export const NAV: readonly NavItem[] = [
   { href: "/dashboard/compose", label: "New post", show: canCreate },
   { href: "/dashboard/calendar", label: "Calendar", show: hasAccount },
   { href: "/dashboard/queue", label: "Queue", show: hasAccount },
+  { href: "/dashboard/approvals", label: "Approvals", show: (s) => s.account?.role === "owner" },
   { href: "/dashboard/creations", label: "Posts", show: hasAccount },
   { href: "/dashboard/library", label: "Library", show: hasAccount },
   { href: "/dashboard/seeds", label: "Ideas", show: hasAccount },

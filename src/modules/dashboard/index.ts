@@ -30,6 +30,7 @@ import { getSignInCallback, postSignInStart } from "./pages/sign-in";
 import { getAccount, postNoticeSwitches, postPassword, postTimeZone } from "./pages/account";
 import { getNotices } from "./pages/notices";
 import { getQueue, getScheduleEditor, postMove, postPostNow, postScheduleEditor } from "./pages/queue";
+import { getApprovals, postApprove, postReject } from "./pages/approvals";
 import { getDeleteSeed, getSeedPage, getSeeds, postDeleteSeed, postEditSeed, postGenerate, postSeed } from "./pages/seeds";
 import { getFeeds, getRemoveFeed, postFeed, postPollFeed, postRemoveFeed } from "./pages/feeds";
 import { getDeleteAsset, getLibrary, postDeleteAsset, postFromUrl, postUpload, postUploadLink } from "./pages/library";
@@ -211,6 +212,10 @@ export function dashboardModule(deps: Deps) {
     .post("/dashboard/calendar/posts/:id/targets/:accountId/resolve", action((s, f, p) => postResolve(ctx, s, p.id ?? "", p.accountId ?? "", f)), signedInForm)
     .get("/dashboard/calendar/:id/cancel", view((s, _r, p) => getCancel(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/calendar/:id/cancel", action((s, _f, p, r) => postCancel(ctx, s, p.id ?? "", r)), signedInForm)
+    // Approvals, for owners (pages/approvals.ts)
+    .get("/dashboard/approvals", view((s, r) => getApprovals(ctx, s, r)), { detail })
+    .post("/dashboard/approvals/:id/approve", action((s, _f, p) => postApprove(ctx, s, p.id ?? "")), signedInForm)
+    .post("/dashboard/approvals/:id/reject", action((s, f, p) => postReject(ctx, s, p.id ?? "", f)), signedInForm)
     // Queue and posting schedule (pages/queue.ts)
     .get("/dashboard/queue", view((s, r) => getQueue(ctx, s, r)), { detail })
     .get("/dashboard/queue/schedule", view((s, r) => getScheduleEditor(ctx, s, r)), { detail })

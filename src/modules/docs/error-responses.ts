@@ -9,6 +9,7 @@ import {
   forbiddenSchema,
   insufficientCreditsSchema,
   invalidApiKeySchema,
+  notPendingApprovalSchema,
   notSchedulableSchema,
   rateLimitedSchema,
   scheduledTimeTooSoonSchema,
@@ -94,6 +95,10 @@ export const ERROR_DOCS: Partial<Record<ErrorCode, CodeDoc>> = {
   },
   creation_in_use: { example: { message: "A post scheduled from this creation has not gone out yet; cancel it first." } },
   no_free_slot: { example: { message: "No posting slot in the next 90 days has these targets and is free; add slots or pick a time." } },
+  not_pending_approval: {
+    schema: notPendingApprovalSchema,
+    example: { message: "This post is not waiting for approval (it is failed: Not approved before its time.).", status: "failed" },
+  },
   not_reschedulable: { example: { message: "This post is being published right now; it can no longer be rescheduled." } },
   not_a_feed: { example: { message: "The address answered, but not with an RSS, Atom or JSON Feed document." } },
   feed_exists: { example: { message: "This account already follows that feed.", feedId: SAMPLE_ID } },

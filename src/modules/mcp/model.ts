@@ -14,6 +14,7 @@ import { createBody, editBody, generateBody, idParams as creationIdParams, LIST_
 import { ledgerQuerySchema } from "../credits/model";
 import { listQuery as postListQuery, postIdParams, rescheduleBody, resolveBody, scheduleBody } from "../schedule/model";
 import { seriesIdParams, slotsSchema } from "../schedule/queue-model";
+import { approvalsQuery, rejectBody } from "../schedule/approval-model";
 import { accountSettingsBody } from "../accounts/model";
 import { createSeedBody, listSeedsQuery, patchSeedBody, seedIdParams } from "../seeds/model";
 import { uploadLinkBody, uploadLinkParams } from "../uploads/model";
@@ -92,6 +93,9 @@ export const resolveUnconfirmedInput = t.Object({
   account_id: t.String({ format: "uuid", description: "The unconfirmed target's accountId (its connection), as get_post lists it" }),
   ...resolveBody.properties,
 });
+export const listApprovalsInput = approvalsQuery;
+export const approvePostInput = postIdParams;
+export const rejectPostInput = t.Object({ ...postIdParams.properties, ...rejectBody.properties }, { additionalProperties: false });
 
 export const getSlotsInput = nothing;
 export const setSlotsInput = slotsSchema;

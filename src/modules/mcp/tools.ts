@@ -31,6 +31,7 @@ import { resolveUnconfirmedTarget } from "../schedule/resolve";
 import { scheduleRequest, scheduleRequestOf } from "../schedule/request";
 import { seriesEndedResponse, slotsSchema } from "../schedule/queue-model";
 import { endSeries } from "../schedule/repeat";
+import { approvePost, rejectPost } from "../schedule/approval";
 import { getSlots, putSlots } from "../schedule/slots";
 import { accountSettingsResponse } from "../accounts/model";
 import { getAccountSettings, updateAccountSettings } from "../accounts/settings";
@@ -440,7 +441,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: { ...ADD, openWorldHint: true },
     creates: true,
     status: 200,
-    run: (deps, who, args) => scheduleRequest(deps, who.accountId, scheduleRequestOf(args)),
+    run: (deps, who, args) => scheduleRequest(deps, who, scheduleRequestOf(args)),
     summary: (a) =>
       `Post ${a.post.id} is ${a.post.status} for ${a.post.scheduledTime} to ${a.post.targets.map((x) => `${x.label} (${x.status})`).join(", ")}.`,
   }),
@@ -448,7 +449,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "list_posts",
     title: "List scheduled posts",
     description:
-      "List scheduled posts, newest first; from/to bound scheduledTime, status filters (scheduled, publishing, published, partially_failed, failed). Needs the Read access group.",
+      "List scheduled posts, newest first; from/to bound scheduledTime, status filters (scheduled, publishing, published, partially_failed, failed, pending_approval: waiting for an owner, see list_approvals). Needs the Read access group.",
     group: "read",
     rest: "GET /api/v1/schedule/posts",
     input: input.listPostsInput,
@@ -487,7 +488,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: { ...SET, openWorldHint: true },
     creates: false,
     status: 200,
-    run: (deps, who, { id, ...body }) => reschedulePost(deps, who.accountId, id, rescheduleInputOf(body)),
+    run: (deps, who, { id, ...body }) => reschedulePost(deps, who.accountId, id, rescheduleInputOf(body), who),
     summary: (a) =>
       `Post ${a.post.id} is ${a.post.status} for ${a.post.scheduledTime} to ${a.post.targets.map((x) => `${x.label} (${x.status})`).join(", ")}.`,
   }),
@@ -522,6 +523,56 @@ export const TOOLS: readonly ToolDefinition[] = [
     status: 200,
     run: (deps, who, args) => resolveUnconfirmedTarget(deps, who.accountId, args.id, args.account_id, { outcome: args.outcome, publishedUrl: args.published_url }),
     summary: (a) => `Post ${a.post.id} is ${a.post.status}: ${a.post.targets.map((x) => `${x.label} (${x.status})`).join(", ")}.`,
+  }),
+  tool({
+    name: "list_approvals",
+    title: "List posts waiting for approval",
+    description:
+      "The posts waiting for an owner's approval (status pending_approval), newest first: when the account requires approval, a post an editor schedules waits here and does not publish until an owner approves it. Needs the Read access group.",
+    group: "read",
+    rest: "GET /api/v1/schedule/approvals",
+    input: input.listApprovalsInput,
+    output: postListResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => listPosts(deps, who.accountId, { ...args, status: "pending_approval" }),
+    summary: (a) =>
+      a.posts.length === 0
+        ? "Nothing waits for approval."
+        : `${plural(a.posts.length, "post")} waiting for approval: ${a.posts.map((p) => `${p.id} for ${p.scheduledTime}`).join(", ")}.${more(a.nextCursor)}`,
+  }),
+  tool({
+    name: "approve_post",
+    title: "Approve a waiting post",
+    description:
+      "Approve a post waiting for approval (list_approvals): it becomes scheduled and goes out at its time. Owners only (forbidden, requiredRole owner). not_pending_approval for a post not waiting (one whose time passed while it waited has failed: \"Not approved before its time.\"). Needs the Scheduling group.",
+    group: "schedule",
+    rest: "POST /api/v1/schedule/:id/approve",
+    formerId: "post_id",
+    input: input.approvePostInput,
+    output: postResponse,
+    annotations: { ...SET, openWorldHint: true },
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => approvePost(deps, who, args.id),
+    summary: (a) => `Approved post ${a.post.id}: ${a.post.status} for ${a.post.scheduledTime}.`,
+  }),
+  tool({
+    name: "reject_post",
+    title: "Reject a waiting post",
+    description:
+      'Reject a post waiting for approval, with an optional note: it becomes failed with errorMessage "Rejected: <note>" and never publishes. Owners only (forbidden, requiredRole owner). not_pending_approval for a post not waiting. Needs the Scheduling group.',
+    group: "schedule",
+    rest: "POST /api/v1/schedule/:id/reject",
+    formerId: "post_id",
+    input: input.rejectPostInput,
+    output: postResponse,
+    annotations: { ...SET, destructiveHint: true },
+    creates: false,
+    status: 200,
+    run: (deps, who, { id, ...body }) => rejectPost(deps, who, id, body),
+    summary: (a) => `Rejected post ${a.post.id}: ${a.post.errorMessage ?? "failed"}.`,
   }),
   tool({
     name: "get_slots",
@@ -664,7 +715,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "create_webhook",
     title: "Register an event webhook",
     description:
-      "Register an https URL to be told of events: post.published, post.failed, post.partially_failed, post.cancelled, creation.generated, credits.low, connection.needs_attention. The answer holds the signing secret, shown this once (a replay of the same idempotency_key answers secret null). Free. Needs the Scheduling group.",
+      "Register an https URL to be told of events: post.published, post.failed, post.partially_failed, post.cancelled, post.needs_approval, post.approved, post.rejected, creation.generated, credits.low, connection.needs_attention. The answer holds the signing secret, shown this once (a replay of the same idempotency_key answers secret null). Free. Needs the Scheduling group.",
     group: "schedule",
     rest: "POST /api/v1/webhooks",
     input: input.createWebhookInput,

@@ -41,7 +41,7 @@ export function scheduleModule(deps: Deps) {
     })
     .post(
       "/api/v1/schedule",
-      ({ request, body }) => scheduleRequest(deps, authOf(request).accountId, scheduleRequestOf(body)),
+      ({ request, body }) => scheduleRequest(deps, authOf(request), scheduleRequestOf(body)),
       {
         parse: parseJsonBody,
         scope: "schedule",
@@ -58,7 +58,7 @@ export function scheduleModule(deps: Deps) {
     )
     .patch(
       "/api/v1/schedule/:id",
-      ({ request, params, body }) => reschedulePost(deps, authOf(request).accountId, params.id, rescheduleInputOf(body)),
+      ({ request, params, body }) => reschedulePost(deps, authOf(request).accountId, params.id, rescheduleInputOf(body), authOf(request)),
       {
         parse: parseJsonBody,
         scope: "schedule",

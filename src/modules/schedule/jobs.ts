@@ -1,12 +1,14 @@
 /**
  * The publishing system jobs (croner, started by `seedcast serve`): credential checks every 30 minutes, the
- * confirmation of provider-held posts (Mastodon scheduled statuses) every minute, the daily sign-in token refresh and
- * the tidying of sign-ins never finished. Delivery itself is not a cron job:
+ * confirmation of provider-held posts (Mastodon scheduled statuses) every minute, the expiry of posts not approved
+ * before their time (approval.ts) every minute, the daily sign-in token refresh and the tidying of sign-ins never
+ * finished. Delivery itself is not a cron job:
  * the continuous dispatcher (startDispatcher, started by serve) keeps p99 lateness under a second or two, which a
  * cron tick every few seconds could not.
  */
 import type { JobDefinition } from "../../jobs/registry";
 import { checkAllConnections } from "../connections/service";
+import { expireUnapproved } from "./approval";
 import { confirmProviderHeldPosts } from "./service";
 import { refreshExpiringTokens } from "../../publishing/sign-in/refresh";
 import { tidySignInStates } from "../../publishing/sign-in/state";
@@ -16,6 +18,7 @@ export const PUBLISHING_JOB_IDS = {
   confirmPublished: "__confirm_published__",
   tokenRefresh: "__token_refresh__",
   signInStatesTidy: "__sign_in_states_tidy__",
+  approvalExpiry: "__approval_expiry__",
 } as const;
 
 /** The jobs of the publishing side. */
@@ -52,6 +55,15 @@ export const publishingJobs: readonly JobDefinition[] = [
     run: async (deps) => {
       const { confirmed } = await confirmProviderHeldPosts(deps);
       if (confirmed > 0) deps.log.info("confirmed provider-held posts", { confirmed });
+    },
+  },
+  {
+    // Posts still waiting for an owner's approval when their time came fail ("Not approved before its time.").
+    id: PUBLISHING_JOB_IDS.approvalExpiry,
+    schedule: "15 * * * * *",
+    run: async (deps) => {
+      const failed = await expireUnapproved(deps);
+      if (failed > 0) deps.log.info("failed posts not approved before their time", { failed });
     },
   },
 ];

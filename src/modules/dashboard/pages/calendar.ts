@@ -13,8 +13,9 @@ import { ROLE_SCOPES } from "../../../auth/scopes";
 import { creationCaptions, findCreationRow } from "../../creations/service";
 import { listConnections } from "../../connections/service";
 import type { ConnectionRow } from "../../../store/connections";
-import { MIN_LEAD_MS, type PostApi, cancelPost, getPost, listPosts, reschedulePost, schedulePost } from "../../schedule/service";
+import { MIN_LEAD_MS, type PostApi, cancelPost, getPost, listPosts, reschedulePost } from "../../schedule/service";
 import { resolveUnconfirmedTarget } from "../../schedule/resolve";
+import { scheduleRequest } from "../../schedule/request";
 import { type FieldErrors, FormState } from "../fields";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html } from "../../../lib/html";
@@ -67,6 +68,7 @@ const STATUS: Record<string, { label: string; symbol: string }> = {
   partially_failed: { label: "Partly failed", symbol: "◐" },
   failed: { label: "Failed", symbol: "✕" },
   unconfirmed: { label: "Not confirmed", symbol: "?" },
+  pending_approval: { label: "Waiting for approval", symbol: "⏸" },
 };
 /** The post page's heading, by the post's status. */
 const POST_TITLES: Record<string, string> = {
@@ -76,6 +78,7 @@ const POST_TITLES: Record<string, string> = {
   partially_failed: "Partly published post",
   failed: "Failed post",
   unconfirmed: "Post to check",
+  pending_approval: "Post waiting for approval",
 };
 const TARGET_LABELS: Record<string, string> = {
   scheduled: "waiting",
@@ -84,6 +87,7 @@ const TARGET_LABELS: Record<string, string> = {
   failed: "failed",
   withdrawn: "withdrawn",
   unconfirmed: "not confirmed",
+  pending_approval: "waiting for approval",
 };
 const EXCERPT = 80;
 
@@ -110,8 +114,21 @@ function failureReasons(p: PostApi): string[] {
   return [...out];
 }
 
+/** A waiting post's note: it goes out only once an owner approves it; owners get the Approvals page's buttons. */
+function waitingNote(s: SessionContext, p: PostApi): Html {
+  const owner = s.account?.role === "owner";
+  return html`<div class="notice notice-warn"><p><strong>Waiting for approval.</strong> It goes out only once an owner approves it; if nobody does by its time, it fails.</p>
+  ${
+    owner
+      ? html`<div class="approval-actions"><form method="post" action="/dashboard/approvals/${p.id}/approve" class="inline">${csrfField(s.csrfToken)}<button type="submit">Approve</button></form>
+  <a href="/dashboard/approvals#post-${p.id}">Reject with a note on the Approvals page</a></div>`
+      : ""
+  }</div>`;
+}
+
 function movable(p: PostApi): boolean {
-  return p.status === "scheduled" && p.targets.every((t) => t.status === "scheduled");
+  const waiting = p.status === "pending_approval";
+  return (p.status === "scheduled" || waiting) && p.targets.every((t) => t.status === (waiting ? "pending_approval" : "scheduled"));
 }
 
 interface ViewCtx {
@@ -394,6 +411,7 @@ async function postPage(ctx: DashboardCtx, s: SessionContext, account: Membershi
         ? html`<p class="notice notice-error">${p.errorMessage}</p>`
         : ""
   }
+  ${p.status === "pending_approval" ? waitingNote(s, p) : ""}
   ${blocked.map((c) => html`<p class="notice notice-warn">${c.label} needs attention: ${c.blockedReason ?? "it is not ready to post."} <a href="/dashboard/connections#connection-${c.id}">Fix it on the Connections page</a>.</p>`)}
   <h2>Where it goes</h2>
   ${targetsList(p, retries, zone, ctx.deps.clock.now())}
@@ -498,9 +516,13 @@ export async function postContent(ctx: DashboardCtx, s: SessionContext, id: stri
   if (!p) return missing(s);
   const values = { caption: field(form, "caption"), altText: field(form, "altText") };
   try {
-    await reschedulePost(ctx.deps, account.accountId, id, {
-      content: { caption: values.caption, ...(p.content.altText !== null ? { altText: values.altText } : {}) },
-    });
+    await reschedulePost(
+      ctx.deps,
+      account.accountId,
+      id,
+      { content: { caption: values.caption, ...(p.content.altText !== null ? { altText: values.altText } : {}) } },
+      account,
+    );
     return redirect(`${CURRENT}/posts/${id}?notice=post-content-saved`);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
@@ -551,7 +573,7 @@ export async function postRetry(ctx: DashboardCtx, s: SessionContext, id: string
   if (at === null) return htmlResponse(await postPage(ctx, s, account, p, { errors, values }), 400);
   const failedTargets = p.targets.filter((t) => t.status === "failed").map((t) => t.accountId);
   try {
-    const { post } = await schedulePost(ctx.deps, account.accountId, { creationId: p.creationId, scheduledTime: isoAt(at), targets: failedTargets });
+    const { post } = await scheduleRequest(ctx.deps, account, { creationId: p.creationId, scheduledTime: isoAt(at), targets: failedTargets });
     return redirect(`${CURRENT}/posts/${post.id}?notice=retry-scheduled`);
   } catch (error) {
     const { notice, status } = refusal(error);

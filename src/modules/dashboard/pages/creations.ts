@@ -17,8 +17,8 @@ import { findCreationRow, getCreation, graphemeCount, listCreations, regenerateC
 import { listVersions, restoreVersion } from "../../creations/versions";
 import { BUILTIN_GENERATOR_NAME } from "../../../generation/builtin";
 import type { CreationVersion } from "../../creations/model";
-import { MIN_LEAD_MS, schedulePost } from "../../schedule/service";
-import { queuePost } from "../../schedule/queue";
+import { MIN_LEAD_MS } from "../../schedule/service";
+import { scheduleRequest } from "../../schedule/request";
 import { getOwnedSeed } from "../../seeds/service";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
@@ -347,7 +347,7 @@ export async function postScheduleCreation(ctx: DashboardCtx, s: SessionContext,
   if (values.targets.length === 0) errors.targets = "Choose at least one connection to post to.";
   if (field(form, "mode") === "queue" && values.targets.length > 0) {
     try {
-      const { post } = await queuePost(ctx.deps, account.accountId, { creationId: id, targets: values.targets });
+      const { post } = await scheduleRequest(ctx.deps, account, { creationId: id, targets: values.targets, queue: true });
       return redirect(`/dashboard/queue?notice=queued#post-${post.id}`);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
@@ -366,7 +366,7 @@ export async function postScheduleCreation(ctx: DashboardCtx, s: SessionContext,
   else if (at !== null && at < ctx.deps.clock.now() + MIN_LEAD_MS) errors.time = `Choose a time at least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now.`;
   if (Object.keys(errors).length === 0 && at !== null) {
     try {
-      const { post } = await schedulePost(ctx.deps, account.accountId, { creationId: id, scheduledTime: isoAt(at), targets: values.targets });
+      const { post } = await scheduleRequest(ctx.deps, account, { creationId: id, scheduledTime: isoAt(at), targets: values.targets });
       return redirect(`/dashboard/calendar?view=month&date=${values.date}&notice=scheduled#post-${post.id}`);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;

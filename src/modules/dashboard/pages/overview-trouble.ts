@@ -1,8 +1,8 @@
 /**
  * The overview's "Needs your attention" list (decisions.md §15: trouble shows where people look). Each kind of trouble
- * is one source: a heading and a function listing its items: failed posts, posts a network could not confirm (a
- * person must say whether they went out), connections needing attention; posts waiting for approval are a further
- * source of the same shape, added to TROUBLE_SOURCES once that state exists.
+ * is one source: a heading and a function listing its items: posts waiting for an owner's approval (shown to owners),
+ * failed posts, posts a network could not confirm (a person must say whether they went out), connections needing
+ * attention.
  */
 import { isoAt } from "../../../lib/clock";
 import { type Html, html } from "../../../lib/html";
@@ -11,6 +11,7 @@ import { creationCaptions } from "../../creations/service";
 import { type PostApi, listPosts } from "../../schedule/service";
 import type { DashboardCtx } from "../../../web/guard";
 import { shortDate, zonedParts } from "../../../lib/zoned";
+import type { Role } from "../../../auth/scopes";
 
 /** One thing to look at: where to go, what it is, and why it is here. */
 export interface TroubleItem {
@@ -24,6 +25,8 @@ export interface TroubleSource {
   key: string;
   heading: string;
   list(ctx: DashboardCtx, accountId: string, zone: string): Promise<TroubleItem[]>;
+  /** Shown only to these roles (everyone when absent). */
+  roles?: readonly Role[];
 }
 
 /** How far back failed posts are listed. */
@@ -97,12 +100,32 @@ const connectionsNeedingAttention: TroubleSource = {
   },
 };
 
-/** Every kind of trouble, in the order shown. Approvals waiting plug in here. */
-export const TROUBLE_SOURCES: readonly TroubleSource[] = [failedPosts, unconfirmedPosts, connectionsNeedingAttention];
+const awaitingApproval: TroubleSource = {
+  key: "awaiting-approval",
+  heading: "Posts waiting for your approval",
+  roles: ["owner"],
+  async list(ctx, accountId, zone) {
+    const { posts } = await listPosts(ctx.deps, accountId, { status: "pending_approval", limit: PER_SOURCE });
+    return [...posts]
+      .sort((a, b) => a.scheduledTime.localeCompare(b.scheduledTime))
+      .map((p) => {
+        const at = zonedParts(Date.parse(p.scheduledTime), zone);
+        return {
+          href: `/dashboard/approvals#post-${p.id}`,
+          title: `${shortDate(at.date)} ${at.time}: ${excerpt(p.content.caption) || "A post"}`,
+          why: "An editor scheduled it; it goes out only once an owner approves it.",
+        };
+      });
+  },
+};
+
+/** Every kind of trouble, in the order shown. */
+export const TROUBLE_SOURCES: readonly TroubleSource[] = [awaitingApproval, failedPosts, unconfirmedPosts, connectionsNeedingAttention];
 
 /** The "Needs your attention" card, or nothing when all is well. */
-export async function troubleCard(ctx: DashboardCtx, accountId: string, zone: string): Promise<Html> {
-  const found = await Promise.all(TROUBLE_SOURCES.map(async (source) => ({ source, items: await source.list(ctx, accountId, zone) })));
+export async function troubleCard(ctx: DashboardCtx, accountId: string, zone: string, role: Role): Promise<Html> {
+  const sources = TROUBLE_SOURCES.filter((source) => source.roles === undefined || source.roles.includes(role));
+  const found = await Promise.all(sources.map(async (source) => ({ source, items: await source.list(ctx, accountId, zone) })));
   const shown = found.filter((f) => f.items.length > 0);
   if (shown.length === 0) return html``;
   return html`<section class="card attention" aria-labelledby="trouble-title">
