@@ -233,7 +233,14 @@ async function wholeFlow(flow: Flow, provider: AssistantProvider): Promise<void>
   const client = await flow.connect(provider);
   try {
     expect((await client.listTools()).length).toBe(TOOLS.length);
-    const results = await callEveryTool(client, { imageUrl: `${source.url}/shop.png`, scheduledTime: isoAt(world.clock.now() + 3_600_000) });
+    const results = await callEveryTool(client, {
+      imageUrl: `${source.url}/shop.png`,
+      scheduledTime: isoAt(world.clock.now() + 3_600_000),
+      markUnconfirmed: async (postId) => {
+        await world.sql("UPDATE scheduled_post_targets SET status = 'unconfirmed', next_attempt_at = NULL WHERE post_id = ?", postId);
+        await world.sql("UPDATE scheduled_posts SET status = 'unconfirmed' WHERE id = ?", postId);
+      },
+    });
     expect(results.size).toBe(TOOLS.length);
     expect(results.get("get_credits")?.structuredContent).toEqual({ balance: 100, reserved: 0 });
     expect(results.get("generate_creation")?.structuredContent.creditsCharged).toBe(5);

@@ -63,6 +63,8 @@ const EXPECTED_TOOLS = [
   "list_creation_versions",
   // decisions.md §13: posts written by hand.
   "create_creation",
+  // decisions.md §12: a person's answer for a post a network could not confirm.
+  "resolve_unconfirmed_target",
 ];
 
 const generator = new SwitchableGenerator();

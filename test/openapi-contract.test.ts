@@ -398,6 +398,26 @@ describe("edits, reschedule and event webhooks", () => {
     expectStatus(await send("delete /api/v1/creations/{id}", { key: a.key, params: { id: RANDOM_ID } }), 404, "delete creation 404");
   });
 
+  test("resolve an unconfirmed target: 200, 404, 409 not_unconfirmed", async () => {
+    const a = await world.createAccount();
+    const hook = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
+    const c = await makeCreation(world.deps, a.accountId, { caption: "did it go out?" });
+    const post = (await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(c.id, ["webhook"]) })).json.post;
+    // A webhook target never turns unconfirmed by itself (its receiver absorbs a resend): set as Telegram's would be.
+    await world.sql("UPDATE scheduled_post_targets SET status = 'unconfirmed', next_attempt_at = NULL, error_message = 'Telegram did not confirm' WHERE post_id = ?", post.id);
+    await world.sql("UPDATE scheduled_posts SET status = 'unconfirmed' WHERE id = ?", post.id);
+    const params = { id: post.id, accountId: hook.accountId };
+    const resolved = await send("post /api/v1/schedule/{id}/targets/{accountId}/resolve", { key: a.key, params, json: { outcome: "posted", published_url: "https://t.me/news/12" } });
+    expectStatus(resolved, 200, "resolve");
+    expect(resolved.json.post).toMatchObject({ status: "published", targets: [{ status: "published", publishedUrl: "https://t.me/news/12" }] });
+    expectStatus(await send("post /api/v1/schedule/{id}/targets/{accountId}/resolve", { key: a.key, params, json: { outcome: "send_again" } }), 409, "already answered");
+    expectStatus(
+      await send("post /api/v1/schedule/{id}/targets/{accountId}/resolve", { key: a.key, params: { id: RANDOM_ID, accountId: hook.accountId }, json: { outcome: "posted" } }),
+      404,
+      "resolve 404",
+    );
+  });
+
   test("reschedule: 200, 400 too soon, 404, 409 (already published, publishing, target not ready, not schedulable), 502", async () => {
     const a = await world.createAccount();
     const hook = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });

@@ -13,6 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Elysia, t } from "elysia";
+import { CONNECTION_PLATFORMS } from "../src/db/schema/connections";
 import { scopePlugin } from "../src/http/scope";
 import { type Served, serveApp } from "./helpers/openapi-contract";
 import { type World, createWorld } from "./helpers/world";
@@ -206,7 +207,7 @@ describe("what decisions.md §10 promises of the document", () => {
     }
     expect(ids.length).toBeGreaterThanOrEqual(13);
     expect(ids.filter((i) => !i.endsWith(" uuid"))).toEqual([]);
-    expect(doc.components.schemas.Target.properties.platform.enum).toEqual(["bluesky", "mastodon", "webhook"]);
+    expect(doc.components.schemas.Target.properties.platform.enum).toEqual([...CONNECTION_PLATFORMS]);
     const groups: string[] = [];
     for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Record<string, unknown>>>)) {
       for (const [method, op] of Object.entries(item)) {

@@ -1,9 +1,13 @@
 /**
  * `seedcast connections add|check|list|remove`: the admin's way to connect social accounts (the API never does).
  * `add` checks the credentials at once and prints `{accountId, platform, label, readyToPost, blockedReason}`;
- * a refused check still stores the connection, not ready, with the reason. An account already connected, and an address
- * that does not answer like the network named, are refused with nothing stored (the service's rules, as in the dashboard).
+ * a refused check still stores the connection, not ready, with the reason (Bluesky, Mastodon, webhooks: the person may
+ * fix things on the network's side and check again). Discord and Telegram are pasted in one go, so a refused check
+ * stores nothing: the sentence says what to fix. An account already connected, and an address that does not answer
+ * like the network named, are refused with nothing stored (the service's rules, as in the dashboard). `list` without
+ * `--account` lists every account's connections with their state.
  */
+import { CONNECTION_PLATFORMS } from "../db/schema/connections";
 import type { Deps } from "../deps";
 import {
   type AddConnectionInput,
@@ -12,6 +16,7 @@ import {
   connectionView,
   getConnection,
   isPlatform,
+  listAllConnections,
   listConnections,
   removeConnection,
 } from "../modules/connections/service";
@@ -21,14 +26,18 @@ const USAGE =
   "usage: seedcast connections add --account ID --platform bluesky --handle H --app-password P [--service URL]\n" +
   "       seedcast connections add --account ID --platform mastodon --instance URL --token T\n" +
   "       seedcast connections add --account ID --platform webhook --url URL --secret S\n" +
-  "       seedcast connections check ID --account ID | list --account ID | remove ID --account ID";
+  "       seedcast connections add --account ID --platform discord --webhook-url URL\n" +
+  "       seedcast connections add --account ID --platform telegram --bot-token T --chat @channel|ID\n" +
+  "       seedcast connections check ID --account ID | list [--account ID] | remove ID --account ID";
 
-const FLAGS = ["account", "platform", "handle", "app-password", "service", "instance", "token", "url", "secret"];
+const FLAGS = ["account", "platform", "handle", "app-password", "service", "instance", "token", "url", "secret", "webhook-url", "bot-token", "chat"];
+/** Pasted in one go: a failed check stores nothing (the sentence says what to fix). */
+const REFUSE_WHEN_NOT_READY: ReadonlySet<string> = new Set(["discord", "telegram"]);
 
 function addInput(flags: Record<string, string | boolean | undefined>): AddConnectionInput {
   const accountId = required(flags, "account");
   const platform = required(flags, "platform");
-  if (!isPlatform(platform)) throw new UsageError(`--platform must be bluesky, mastodon or webhook\n${USAGE}`);
+  if (!isPlatform(platform)) throw new UsageError(`--platform must be one of ${CONNECTION_PLATFORMS.join(", ")}\n${USAGE}`);
   switch (platform) {
     case "bluesky": {
       const service = optional(flags, "service");
@@ -38,11 +47,16 @@ function addInput(flags: Record<string, string | boolean | undefined>): AddConne
       return { accountId, platform, instance: required(flags, "instance"), token: required(flags, "token") };
     case "webhook":
       return { accountId, platform, url: required(flags, "url"), secret: required(flags, "secret") };
+    case "discord":
+      return { accountId, platform, webhookUrl: required(flags, "webhook-url") };
+    case "telegram":
+      return { accountId, platform, botToken: required(flags, "bot-token"), chat: required(flags, "chat") };
   }
 }
 
-function viewText(v: ReturnType<typeof connectionView>): string {
-  return `${v.accountId}  ${v.platform.padEnd(8)}  ${v.readyToPost ? "ready  " : "blocked"}  ${v.label}${v.blockedReason ? `\n    ${v.blockedReason}` : ""}`;
+function viewText(v: ReturnType<typeof connectionView>, owner?: string): string {
+  const account = owner === undefined ? "" : `${owner}  `;
+  return `${account}${v.accountId}  ${v.platform.padEnd(8)}  ${v.readyToPost ? "ready  " : "blocked"}  ${v.label}${v.blockedReason ? `\n    ${v.blockedReason}` : ""}`;
 }
 
 /** Dispatches the connections subcommands. */
@@ -51,7 +65,8 @@ export async function connectionsCommand(deps: Deps, argv: string[]): Promise<vo
   const { flags, positionals, json } = parse(rest, FLAGS);
   switch (sub) {
     case "add": {
-      const view = await addConnection(deps, addInput(flags));
+      const input = addInput(flags);
+      const view = await addConnection(deps, input, { keepWhenNotReady: !REFUSE_WHEN_NOT_READY.has(input.platform) });
       output(json, view, viewText(view));
       return;
     }
@@ -65,8 +80,15 @@ export async function connectionsCommand(deps: Deps, argv: string[]): Promise<vo
       return;
     }
     case "list": {
-      const views = (await listConnections(deps, required(flags, "account"))).map(connectionView);
-      output(json, { connections: views }, views.map(viewText).join("\n") || "(no connections)");
+      const account = optional(flags, "account");
+      if (account) {
+        const views = (await listConnections(deps, account)).map(connectionView);
+        output(json, { connections: views }, views.map((v) => viewText(v)).join("\n") || "(no connections)");
+        return;
+      }
+      const rows = await listAllConnections(deps);
+      const views = rows.map((row) => ({ account: row.accountId, ...connectionView(row) }));
+      output(json, { connections: views }, views.map((v) => viewText(v, v.account)).join("\n") || "(no connections)");
       return;
     }
     case "remove": {

@@ -130,6 +130,12 @@ export interface CheckResult {
 /** What a failed check asks the person to change. */
 export type CheckFix = "credentials" | "address";
 
+/** What a caption limit may depend on: Telegram allows 1,024 characters with media and 4,096 without. */
+export interface CaptionContext {
+  /** Images the part carries. */
+  images: number;
+}
+
 /** The limits the schedule service checks captions against. */
 export interface CaptionLimit {
   maxGraphemes: number;
@@ -163,6 +169,9 @@ export interface NetworkCapabilities {
 /** Every image type the library holds (PNG, JPEG, GIF, WebP). */
 export const LIBRARY_IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"] as const;
 
+/** How a network recovers from an unknown outcome (Connector.recovery). */
+export type DeliveryRecovery = "reconcile" | "unconfirmed";
+
 /** What holdsNatively looks at in a post's content (a target's version applied). */
 export interface HeldContent {
   thread: readonly unknown[];
@@ -177,8 +186,11 @@ export function hasSeveralParts(content: HeldContent): boolean {
 /** One platform. */
 export interface Connector {
   platform: ConnectionPlatform;
-  /** The caption limit for this connection, or null when there is none (webhooks). */
-  captionLimit(connection: OpenConnection): CaptionLimit | null;
+  /**
+   * The caption limit for this connection, or null when there is none (webhooks). `content` says what the caption goes
+   * with; without it, the limit of a caption with images (the stricter, where they differ).
+   */
+  captionLimit(connection: OpenConnection, content?: CaptionContext): CaptionLimit | null;
   /** What this connection's network can take (some depend on the server: Mastodon's media count). */
   capabilities(connection: OpenConnection): NetworkCapabilities;
   /**
@@ -196,6 +208,13 @@ export interface Connector {
    * False when null only means "resending under the same Idempotency-Key is safe" (webhooks, Mastodon direct posts).
    */
   reconcileProvesAbsence: boolean;
+  /**
+   * What becomes of an unknown outcome (decisions.md §12, "never twice, never silently lost"). `reconcile` (the
+   * default): the dispatcher asks `reconcile` before any resend. `unconfirmed`: the network cannot be asked (Telegram,
+   * a Discord webhook), so the target becomes `unconfirmed`, is never resent on its own, and a person answers "It was
+   * posted" or "Send again".
+   */
+  recovery?: DeliveryRecovery;
   /**
    * After an unknown outcome: asks the provider whether the earlier attempt took effect. Answers the result when every
    * part is out; null when the rest may be sent (after recording, through `ctx.savePartOut`, each further part it found

@@ -308,6 +308,55 @@ async function recordFailure(
   if (written) recordDeliveryOutcome(deps, written.platform, final ? DELIVERY_OUTCOME.failed : DELIVERY_OUTCOME.retry);
 }
 
+/**
+ * Records a target whose outcome nobody can tell as `unconfirmed` (fenced; decisions.md §12): it is never resent on
+ * its own, and its message says so and what to do. Counted as a delivery outcome of its own.
+ */
+async function recordUnconfirmed(
+  deps: Pick<Deps, "store" | "clock" | "metrics">,
+  claim: Claim,
+  postId: string,
+  network: string,
+  partsOut: number,
+  parts: number,
+  detail: string,
+): Promise<void> {
+  const now = deps.clock.now();
+  const written = await deps.store.write(async (tx) => {
+    const rows = await tx
+      .update(scheduledPostTargets)
+      .set({
+        status: "unconfirmed",
+        errorMessage: unconfirmedMessage(network, partsOut, parts, detail),
+        nextAttemptAt: null,
+        leaseToken: null,
+        leaseExpiresAt: null,
+        sendStartedAt: null,
+        updatedAt: now,
+      })
+      .where(fenced(claim))
+      .returning({ platform: scheduledPostTargets.platform })
+      .all();
+    if (rows.length === 1) await refreshPostStatus(tx, postId, now);
+    return rows[0] ?? null;
+  });
+  if (written) recordDeliveryOutcome(deps, written.platform, DELIVERY_OUTCOME.unconfirmed);
+}
+
+/** The errorMessage of an unconfirmed target: what is unknown, what went out, and what a person does about it. */
+export function unconfirmedMessage(network: string, partsOut: number, parts: number, detail: string): string {
+  const progress =
+    parts <= 1
+      ? ""
+      : partsOut === 0
+        ? ` None of its ${parts} messages was confirmed; the first may or may not have gone out.`
+        : ` ${partsOut} of ${parts} messages were confirmed; message ${partsOut + 1} may or may not have gone out.`;
+  return (
+    `${network} did not confirm whether this went out (${detail.replace(/[.\s]+$/, "")}), and it cannot be asked.${progress} ` +
+    `It is not sent again on its own: look at ${network}, then answer "It was posted" or "Send again".`
+  );
+}
+
 type TargetRow = typeof scheduledPostTargets.$inferSelect;
 type PostRow = typeof scheduledPosts.$inferSelect;
 
@@ -442,6 +491,11 @@ async function deliverPrepared(deps: Deps, claim: Claim, prepared: Prepared | un
     const { ctx, platform } = context;
     const connector = connectorFor(platform);
     let result: DeliveryResult | null = null;
+    if (claim.outcomeUnknown && connector.recovery === "unconfirmed") {
+      // The last attempt may have gone out and the network cannot be asked: a person decides, never a blind resend.
+      await recordUnconfirmed(deps, claim, post.id, connector.capabilities(ctx.connection).name, ctx.partsOut.length, partsOf(ctx.content).length, "the delivery was interrupted before an answer was recorded");
+      return;
+    }
     if (claim.outcomeUnknown) {
       result = await connector.reconcile(ctx);
       if (result === null) {
@@ -461,6 +515,12 @@ async function deliverPrepared(deps: Deps, claim: Claim, prepared: Prepared | un
       error instanceof DeliveryError ? error : new DeliveryError("unknown", `Unexpected error: ${error instanceof Error ? error.message : String(error)}`);
     if (failure.kind === "auth" && target.connectionId) await markConnectionBlocked(deps, target.connectionId, failure.message);
     deps.log.warn("delivery failed", { targetId: target.id, platform: target.platform, kind: failure.kind, message: failure.message });
+    const connector = "ctx" in context ? connectorFor(context.platform) : null;
+    if (failure.kind === "unknown" && connector?.recovery === "unconfirmed" && "ctx" in context) {
+      const { ctx } = context;
+      await recordUnconfirmed(deps, claim, post.id, connector.capabilities(ctx.connection).name, ctx.partsOut.length, partsOf(ctx.content).length, failure.message);
+      return;
+    }
     await recordFailure(deps, claim, post.id, target.attempts, failure, "ctx" in context ? progressOf(context.ctx) : null);
   }
 }

@@ -109,6 +109,6 @@ export function postToApi(post: PostRow, targets: TargetRow[]): PostApi {
     targets: targets.map(targetToApi),
     createdAt: isoAt(post.createdAt),
   };
-  if ((post.status === "failed" || post.status === "partially_failed") && post.errorMessage) api.errorMessage = post.errorMessage;
+  if ((post.status === "failed" || post.status === "partially_failed" || post.status === "unconfirmed") && post.errorMessage) api.errorMessage = post.errorMessage;
   return api;
 }

@@ -45,6 +45,14 @@ export interface ConnectionMeta {
    * until its time instead of handing it over (read where holdsNatively is decided). Absent means it may hold them.
    */
   nativeScheduling?: boolean;
+  /** Discord: the channel the webhook posts to, and its server (for message links). */
+  discordChannelId?: string;
+  discordGuildId?: string;
+  /** Telegram: the chat's numeric id, type (channel, supergroup, group), public username, and the bot's username. */
+  telegramChatId?: string;
+  telegramChatType?: string;
+  telegramChatUsername?: string;
+  telegramBotUsername?: string;
 }
 
 /** Opens a row's sealed credentials and session. */

@@ -11,7 +11,7 @@
  *  - `recordAccountNotice(tx, now, {kind, accountId, title, path})`: one notice per member whose role the kind
  *    concerns (NOTICE_AUDIENCE), mail `pending` unless they turned the kind off
  *  - `recordPersonNotice(tx, now, {...})`: one notice to one address (invitation, password reset), mail sealed by the caller
- *  - `noticePost(tx, now, post, errorMessage)`, `noticeConnectionBlocked(tx, now, row, reason)`: the two event sources
+ *  - `noticePostFailed`, `noticePostUnconfirmed`, `noticeConnectionBlocked(tx, now, row, reason)`: the event sources
  *  - `mailOptOuts`, `setMailOptOut`
  */
 import { and, eq, inArray } from "drizzle-orm";
@@ -153,6 +153,21 @@ export async function noticePostFailed(
   const what = clip(post.caption, 60) || "a post without a caption";
   const title = `${partially ? "A post went out only partly" : "A post was not published"}: “${what}”${errorMessage ? `. ${errorMessage}` : ""}`;
   await recordAccountNotice(tx, now, { kind: "post_failed", accountId: post.accountId, title, path: `/dashboard/calendar/posts/${post.id}` });
+}
+
+/**
+ * The notice of a post that became `unconfirmed` (decisions.md §12): a network could not tell whether it went out, so
+ * a person must look and answer "It was posted" or "Send again" on the post's page.
+ */
+export async function noticePostUnconfirmed(
+  tx: StoreDb,
+  now: number,
+  post: { id: string; accountId: string; caption: string },
+  errorMessage: string | null,
+): Promise<void> {
+  const what = clip(post.caption, 60) || "a post without a caption";
+  const title = `Check whether a post went out: “${what}”${errorMessage ? `. ${errorMessage}` : ""}`;
+  await recordAccountNotice(tx, now, { kind: "post_unconfirmed", accountId: post.accountId, title, path: `/dashboard/calendar/posts/${post.id}` });
 }
 
 /**

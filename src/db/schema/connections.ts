@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import { check, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
 
-export const CONNECTION_PLATFORMS = ["bluesky", "mastodon", "webhook"] as const;
+export const CONNECTION_PLATFORMS = ["bluesky", "mastodon", "webhook", "discord", "telegram"] as const;
 export type ConnectionPlatform = (typeof CONNECTION_PLATFORMS)[number];
 
 export const connections = sqliteTable(
@@ -42,6 +42,6 @@ export const connections = sqliteTable(
   },
   (t) => [
     index("connections_account_idx").on(t.accountId),
-    check("connections_platform_valid", sql`${t.platform} IN ('bluesky','mastodon','webhook')`),
+    check("connections_platform_valid", sql`${t.platform} IN (${sql.raw(CONNECTION_PLATFORMS.map((p) => `'${p}'`).join(","))})`),
   ],
 );

@@ -21,7 +21,7 @@ import { getMembers, getRemoveMember, postAddMember, postInvite as postInviteMem
 import { getOverview } from "./pages/overview";
 import { getSettings } from "./pages/settings";
 import { getConnectedApps, getRevokeApp, postRevokeApp } from "./pages/connected-apps";
-import { getCalendar, getCancel, getPostPage, postCancel, postContent, postReschedule, postRetry } from "./pages/calendar";
+import { getCalendar, getCancel, getPostPage, postCancel, postContent, postReschedule, postResolve, postRetry } from "./pages/calendar";
 import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postRestoreVersion, postScheduleCreation } from "./pages/creations";
 import { getVoicePage, postVoice } from "./pages/voice";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
@@ -199,6 +199,7 @@ export function dashboardModule(deps: Deps) {
     .post("/dashboard/calendar/posts/:id/reschedule", action((s, f, p) => postReschedule(ctx, s, p.id ?? "", f)), signedInForm)
     .post("/dashboard/calendar/posts/:id/content", action((s, f, p) => postContent(ctx, s, p.id ?? "", f)), captionForm)
     .post("/dashboard/calendar/posts/:id/retry", action((s, f, p) => postRetry(ctx, s, p.id ?? "", f)), signedInForm)
+    .post("/dashboard/calendar/posts/:id/targets/:accountId/resolve", action((s, f, p) => postResolve(ctx, s, p.id ?? "", p.accountId ?? "", f)), signedInForm)
     .get("/dashboard/calendar/:id/cancel", view((s, _r, p) => getCancel(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/calendar/:id/cancel", action((s, _f, p, r) => postCancel(ctx, s, p.id ?? "", r)), signedInForm)
     // Your settings (pages/account.ts)

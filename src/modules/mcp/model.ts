@@ -12,7 +12,7 @@ import { t } from "elysia";
 import { assetIdParams, ingestUrlBody, LIST_LIMIT_MAX as ASSET_LIST_LIMIT_MAX, listQuery as assetListQuery } from "../assets/model";
 import { createBody, editBody, generateBody, idParams as creationIdParams, LIST_LIMIT_MAX as CREATION_LIST_LIMIT_MAX, regenerateBody } from "../creations/model";
 import { ledgerQuerySchema } from "../credits/model";
-import { listQuery as postListQuery, postIdParams, rescheduleBody, scheduleBody } from "../schedule/model";
+import { listQuery as postListQuery, postIdParams, rescheduleBody, resolveBody, scheduleBody } from "../schedule/model";
 import { createSeedBody, listSeedsQuery, patchSeedBody, seedIdParams } from "../seeds/model";
 import { uploadLinkBody, uploadLinkParams } from "../uploads/model";
 import { voicePatchSchema } from "../voice/model";
@@ -84,6 +84,11 @@ export const listPostsInput = postListQuery;
 export const getPostInput = postIdParams;
 export const reschedulePostInput = t.Object({ ...postIdParams.properties, ...rescheduleBody.properties });
 export const cancelPostInput = postIdParams;
+export const resolveUnconfirmedInput = t.Object({
+  ...postIdParams.properties,
+  account_id: t.String({ format: "uuid", description: "The unconfirmed target's accountId (its connection), as get_post lists it" }),
+  ...resolveBody.properties,
+});
 
 export const getCreditsInput = nothing;
 export const listCreditLedgerInput = ledgerQuerySchema;

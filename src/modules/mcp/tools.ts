@@ -27,6 +27,7 @@ import { creditSummarySchema, DEFAULT_LIMIT as LEDGER_LIMIT_DEFAULT, ledgerPageS
 import { creditSummary, ledgerView } from "../credits/service";
 import { cancelResponse, listResponse as postListResponse, postResponse, targetsResponse } from "../schedule/model";
 import { cancelPost, getPost, listPosts, listTargets, reschedulePost, rescheduleInputOf, schedulePost } from "../schedule/service";
+import { resolveUnconfirmedTarget } from "../schedule/resolve";
 import { LIST_LIMIT_DEFAULT as SEED_LIST_LIMIT_DEFAULT, seedDeletedResponse, seedListResponse, seedResponse } from "../seeds/model";
 import { createSeed, deleteSeed, getOwnedSeed, listSeeds, patchSeed, seedView } from "../seeds/service";
 import { uploadLinkResponse, uploadLinkStatusResponse } from "../uploads/model";
@@ -498,6 +499,22 @@ export const TOOLS: readonly ToolDefinition[] = [
     status: 200,
     run: (deps, who, args) => cancelPost(deps, who.accountId, args.id),
     summary: (a) => `Cancelled post ${a.id}${a.providerPostWithdrawn ? " and withdrew it from its provider" : ""}.`,
+  }),
+  tool({
+    name: "resolve_unconfirmed_target",
+    title: "Answer for an unconfirmed post",
+    description:
+      "A target is unconfirmed when its network (Telegram; a Discord webhook that answered nothing) could not tell whether the post went out; Seedcast never sends it again on its own. Ask the person to look, then answer: outcome posted (the target becomes published; published_url when they give you the address) or send_again (one new attempt now, resuming after the thread messages already confirmed). account_id is the target's accountId from get_post. Refused with not_unconfirmed when the target is not unconfirmed. Needs the Scheduling group.",
+    group: "schedule",
+    rest: "POST /api/v1/schedule/:id/targets/:accountId/resolve",
+    formerId: "post_id",
+    input: input.resolveUnconfirmedInput,
+    output: postResponse,
+    annotations: { ...SET, idempotentHint: false },
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => resolveUnconfirmedTarget(deps, who.accountId, args.id, args.account_id, { outcome: args.outcome, publishedUrl: args.published_url }),
+    summary: (a) => `Post ${a.post.id} is ${a.post.status}: ${a.post.targets.map((x) => `${x.label} (${x.status})`).join(", ")}.`,
   }),
   tool({
     name: "get_credits",

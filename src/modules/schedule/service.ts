@@ -181,6 +181,8 @@ async function assertSchedulable(deps: Deps, chosen: readonly ConnectionRow[], c
         label: connection.label,
         capabilities: connector.capabilities(open),
         captionLimit: connector.captionLimit(open),
+        // Telegram: 1,024 characters with media, 4,096 without; per part.
+        captionLimitFor: (images: number) => connector.captionLimit(open, { images }),
       };
       problems.push(...targetProblems(target, content, facts));
     }

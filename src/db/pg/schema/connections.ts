@@ -41,6 +41,6 @@ export const connections = pgTable(
   },
   (t) => [
     index("connections_account_idx").on(t.accountId),
-    check("connections_platform_valid", sql`${t.platform} IN ('bluesky','mastodon','webhook')`),
+    check("connections_platform_valid", sql`${t.platform} IN (${sql.raw(CONNECTION_PLATFORMS.map((p) => `'${p}'`).join(","))})`),
   ],
 );

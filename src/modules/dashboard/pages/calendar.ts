@@ -13,6 +13,7 @@ import { creationCaptions, findCreationRow } from "../../creations/service";
 import { listConnections } from "../../connections/service";
 import type { ConnectionRow } from "../../../store/connections";
 import { MIN_LEAD_MS, type PostApi, cancelPost, getPost, listPosts, reschedulePost, schedulePost } from "../../schedule/service";
+import { resolveUnconfirmedTarget } from "../../schedule/resolve";
 import { type FieldErrors, FormState } from "../fields";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html } from "../../../lib/html";
@@ -54,6 +55,7 @@ const FILTERS: Record<string, { label: string; status?: PostStatus }> = {
   published: { label: "Published", status: "published" },
   failed: { label: "Failed", status: "failed" },
   partially_failed: { label: "Partly failed", status: "partially_failed" },
+  unconfirmed: { label: "Not confirmed", status: "unconfirmed" },
 };
 /** Each status its own colour, symbol and word, so none relies on colour alone. */
 const STATUS: Record<string, { label: string; symbol: string }> = {
@@ -62,6 +64,7 @@ const STATUS: Record<string, { label: string; symbol: string }> = {
   published: { label: "Published", symbol: "✓" },
   partially_failed: { label: "Partly failed", symbol: "◐" },
   failed: { label: "Failed", symbol: "✕" },
+  unconfirmed: { label: "Not confirmed", symbol: "?" },
 };
 /** The post page's heading, by the post's status. */
 const POST_TITLES: Record<string, string> = {
@@ -70,8 +73,16 @@ const POST_TITLES: Record<string, string> = {
   published: "Published post",
   partially_failed: "Partly published post",
   failed: "Failed post",
+  unconfirmed: "Post to check",
 };
-const TARGET_LABELS: Record<string, string> = { scheduled: "waiting", publishing: "sending", published: "posted", failed: "failed", withdrawn: "withdrawn" };
+const TARGET_LABELS: Record<string, string> = {
+  scheduled: "waiting",
+  publishing: "sending",
+  published: "posted",
+  failed: "failed",
+  withdrawn: "withdrawn",
+  unconfirmed: "not confirmed",
+};
 const EXCERPT = 80;
 
 function canSchedule(s: SessionContext): boolean {
@@ -163,7 +174,7 @@ function targetsList(p: PostApi, retries: readonly PendingRetry[], zone: string,
   })}</ul>`;
 }
 
-const PLATFORM_NAMES: Record<string, string> = { bluesky: "Bluesky", mastodon: "Mastodon", webhook: "Webhook" };
+const PLATFORM_NAMES: Record<string, string> = { bluesky: "Bluesky", mastodon: "Mastodon", discord: "Discord", telegram: "Telegram", webhook: "Webhook" };
 
 /** The last day a calendar may be asked for: its week and the next-week link stay within four-digit years. */
 const LAST_ASKABLE = "9999-12-24";
@@ -305,10 +316,39 @@ function dayLink(zone: string, p: PostApi, view = "month"): string {
 
 interface PostPageState {
   notices?: Notice[];
+  /** Per unconfirmed target (its accountId): what was wrong with the pasted address. */
+  resolveErrors?: Record<string, FieldErrors>;
   errors?: FieldErrors;
   values?: { date: string; time: string };
   contentErrors?: FieldErrors;
   contentValues?: { caption: string; altText: string };
+}
+
+/**
+ * The question for one unconfirmed target (decisions.md §12): the network could not tell whether it went out, so a
+ * person looks and answers "It was posted" (with its address, when they have it) or "Send again".
+ */
+function unconfirmedCard(s: SessionContext, p: PostApi, t: PostApi["targets"][number], errors: FieldErrors = {}): Html {
+  const f = new FormState(errors);
+  const network = PLATFORM_NAMES[t.platform] ?? t.platform;
+  const action = `${CURRENT}/posts/${p.id}/targets/${t.accountId}/resolve`;
+  const id = `resolve-${t.accountId}`;
+  return html`<section class="card form-card attention" aria-labelledby="${id}-title">
+  <h2 id="${id}-title">Did it go out on ${t.label}?</h2>
+  <p>${network} did not confirm whether this post went out, and Seedcast cannot ask. It will not send it again by itself, so that nobody sees it twice. Look at ${t.label} on ${network}, then tell Seedcast what you found.</p>
+  <form method="post" action="${action}" novalidate>
+    ${csrfField(s.csrfToken)}
+    <input type="hidden" name="outcome" value="posted">
+    ${f.input({ name: "publishedUrl", id: `${id}-url`, label: "Its address (optional)", type: "url", value: "", hint: `Paste the link to the post on ${network}, if you have it.`, attrs: html` placeholder="https://…"` })}
+    <button type="submit">It was posted</button>
+  </form>
+  <form method="post" action="${action}">
+    ${csrfField(s.csrfToken)}
+    <input type="hidden" name="outcome" value="send_again">
+    <p class="hint">Not there? Send it again now: messages already confirmed are not sent a second time.</p>
+    <button type="submit" class="secondary">Send again</button>
+  </form>
+</section>`;
 }
 
 /** The post's page: everything about it, and the keyboard way to reschedule (date and time fields). */
@@ -340,11 +380,18 @@ async function postPage(ctx: DashboardCtx, s: SessionContext, account: Membershi
   <div><p><strong>${longDate(at.date)}, <time datetime="${p.scheduledTime}">${at.time}</time></strong> <span class="muted">${zoneLabel(zone)}</span> ${statusBadge(p.status)}</p>
   <p class="post-caption caption">${caption}</p>
   ${creationExists ? html`<p><a href="/dashboard/creations/${p.creationId}">Open the post it was made from</a></p>` : ""}</div></div>
-  ${p.errorMessage ? html`<p class="notice notice-error">${p.errorMessage}</p>` : ""}
+  ${
+    p.status === "unconfirmed"
+      ? html`<p class="notice notice-warn">Not every network could confirm that this went out. Answer for each below; nothing is sent again until you do.</p>`
+      : p.errorMessage
+        ? html`<p class="notice notice-error">${p.errorMessage}</p>`
+        : ""
+  }
   ${blocked.map((c) => html`<p class="notice notice-warn">${c.label} needs attention: ${c.blockedReason ?? "it is not ready to post."} <a href="/dashboard/connections#connection-${c.id}">Fix it on the Connections page</a>.</p>`)}
   <h2>Where it goes</h2>
   ${targetsList(p, retries, zone, ctx.deps.clock.now())}
 </article>
+${canSchedule(s) ? p.targets.filter((t) => t.status === "unconfirmed").map((t) => unconfirmedCard(s, p, t, state.resolveErrors?.[t.accountId])) : ""}
 ${
   canSchedule(s) && movable(p)
     ? (() => {
@@ -462,6 +509,27 @@ export async function postContent(ctx: DashboardCtx, s: SessionContext, id: stri
     if (Object.keys(errors).length > 0) return htmlResponse(await postPage(ctx, s, account, fresh, { contentErrors: errors, contentValues: values }), error.status);
     const { notice, status } = refusal(error);
     return htmlResponse(await postPage(ctx, s, account, fresh, { notices: [notice], contentValues: values }), status);
+  }
+}
+
+/** POST /dashboard/calendar/posts/:id/targets/:accountId/resolve: "It was posted" or "Send again" for an unconfirmed target. */
+export async function postResolve(ctx: DashboardCtx, s: SessionContext, id: string, targetId: string, form: Form | undefined): Promise<Response> {
+  const account = scheduler(s);
+  if (account instanceof Response) return account;
+  const p = await findPostOrNull(ctx, account.accountId, id);
+  if (!p) return missing(s);
+  const outcome = field(form, "outcome") === "send_again" ? "send_again" : "posted";
+  try {
+    await resolveUnconfirmedTarget(ctx.deps, account.accountId, id, targetId, { outcome, publishedUrl: outcome === "posted" ? field(form, "publishedUrl") : null });
+    return redirect(`${CURRENT}/posts/${id}?notice=${outcome === "posted" ? "marked-posted" : "sending-again"}`);
+  } catch (error) {
+    if (error instanceof AppError && error.code === "invalid_request") {
+      const errors = { [targetId]: { publishedUrl: "Paste the post's address as it shows in your browser, starting with https://, or leave it empty." } };
+      return htmlResponse(await postPage(ctx, s, account, p, { resolveErrors: errors }), 400);
+    }
+    const { notice, status } = refusal(error);
+    const fresh = (await findPostOrNull(ctx, account.accountId, id)) ?? p;
+    return htmlResponse(await postPage(ctx, s, account, fresh, { notices: [notice] }), status);
   }
 }
 

@@ -45,6 +45,8 @@ const NOTICES: Record<string, string> = {
   "model-cleared": "The language model server was removed. Posts are written offline again.",
   scheduled: "Scheduled. Here it is on the calendar.",
   rescheduled: "The post was moved.",
+  "marked-posted": "Noted: it was posted.",
+  "sending-again": "It is being sent again now.",
   "retry-scheduled": "Scheduled again. It goes out at the time shown.",
   "password-changed": "Your password was changed. Other browsers signed in as you were signed out.",
   "zone-saved": "Your time zone was saved.",

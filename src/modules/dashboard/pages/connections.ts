@@ -1,5 +1,6 @@
 /**
- * Connections (the API's manageUrl): connect Bluesky, Mastodon or a webhook; each shows ready or what to fix;
+ * Connections (the API's manageUrl): connect Bluesky, Mastodon, a Discord channel (its webhook URL), a Telegram
+ * channel (a bot token and the channel) or a webhook; each shows ready or what to fix;
  * re-check, reconnect (new credentials replace the old ones in place: the connection keeps its id, so posts already
  * scheduled to it go out with them), remove. Owners and editors
  * manage them; viewers see them. Credentials are never rendered back.
@@ -29,7 +30,7 @@ import { AppError } from "../../../lib/errors";
 import { mastodonSignInForm, signInPageResponse } from "./sign-in-form";
 
 const CURRENT = "/dashboard/connections";
-const PLATFORM_LABELS = { bluesky: "Bluesky", mastodon: "Mastodon", webhook: "Webhook" } as const;
+const PLATFORM_LABELS = { bluesky: "Bluesky", mastodon: "Mastodon", discord: "Discord", telegram: "Telegram", webhook: "Webhook" } as const;
 type Platform = keyof typeof PLATFORM_LABELS;
 
 function canManage(s: SessionContext): boolean {
@@ -40,6 +41,8 @@ function canManage(s: SessionContext): boolean {
 function whereTo(c: ConnectionRow): string {
   if (c.platform === "bluesky") return c.endpoint === BLUESKY_DEFAULT_SERVICE ? "" : `Server ${new URL(c.endpoint).host} · `;
   if (c.platform === "mastodon") return `Server ${new URL(c.endpoint).host} · `;
+  // The Discord webhook's address holds its secret token; the Telegram API's address says nothing.
+  if (c.platform === "discord" || c.platform === "telegram") return "";
   return `Sends to ${c.endpoint} · `;
 }
 
@@ -76,6 +79,11 @@ function platformFields(platform: Platform, values: Record<string, string>, pref
     case "mastodon":
       return html`${f.input({ name: "instance", id: id("instance"), label: "Server", value: values.instance ?? "", required: true, hint: "The server you sign in at, such as mastodon.social.", attrs: html` placeholder="mastodon.social" inputmode="url"${off}` })}
   ${f.input({ name: "token", id: id("token"), label: "Access token", type: "password", required: true, hint: "On your server: Preferences → Development → New application, with the scopes read, write:statuses and write:media; then copy “Your access token”.", attrs: off })}`;
+    case "discord":
+      return html`${f.input({ name: "webhookUrl", id: id("webhookUrl"), label: "Channel webhook URL", type: "password", required: true, hint: "In Discord: the channel's settings → Integrations → Webhooks → New Webhook (or choose one) → Copy Webhook URL. It holds a secret: keep it to yourself.", attrs: html` placeholder="https://discord.com/api/webhooks/…"${off}` })}`;
+    case "telegram":
+      return html`${f.input({ name: "botToken", id: id("botToken"), label: "Bot token", type: "password", required: true, hint: "From @BotFather: /newbot (or /mybots → your bot → API Token).", attrs: off })}
+  ${f.input({ name: "chat", id: id("chat"), label: "Channel", value: values.chat ?? "", required: true, hint: "The channel's @name, or its numeric id for a private channel. Add the bot to the channel as an administrator with “Post messages” first.", attrs: html` placeholder="@yourchannel"${off}` })}`;
     case "webhook":
       return html`${f.input({ name: "url", id: id("url"), label: "Webhook URL", type: "url", value: values.url ?? "", required: true, attrs: html` placeholder="https://hooks.example.com/seedcast"` })}
   ${f.input({ name: "secret", id: id("secret"), label: "Signing secret", type: "password", required: true, hint: "At least 16 characters, the same as the receiving service uses. A signed test message is sent now to check it.", attrs: html` minlength="16"${off}` })}`;
@@ -112,10 +120,24 @@ function connectWords(fieldName: string, problem: string, message: string): stri
   if (fieldName === "appPassword") return "Paste the app password you created in Bluesky.";
   if (fieldName === "token") return "Paste the access token from your Mastodon instance.";
   if (fieldName === "secret") return "The signing secret needs at least 16 characters.";
+  if (fieldName === "webhookUrl" && problem === "is required") return "Paste the channel's webhook URL from Discord.";
+  if (fieldName === "botToken" && problem === "is required") return "Paste the bot token from @BotFather.";
+  if (fieldName === "chat" && problem === "is required") return "Enter the channel's @name or numeric id.";
   const text = problem || message;
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
-const CONNECT_FIELDS = { handle: "handle", appPassword: "appPassword", service: "service", instance: "instance", token: "token", url: "url", secret: "secret" };
+const CONNECT_FIELDS = {
+  handle: "handle",
+  appPassword: "appPassword",
+  service: "service",
+  instance: "instance",
+  token: "token",
+  url: "url",
+  secret: "secret",
+  webhookUrl: "webhookUrl",
+  botToken: "botToken",
+  chat: "chat",
+};
 
 function connectForm(s: SessionContext, platform: Platform, values: Record<string, string>, action = CURRENT, title?: string, errors: FieldErrors = {}): Html {
   return html`<form method="post" action="${action}" class="card" aria-labelledby="connect-${platform}-title" novalidate>
@@ -173,6 +195,10 @@ function inputFrom(accountId: string, form: Form | undefined): AddConnectionInpu
       return { accountId, platform, instance: field(form, "instance"), token: field(form, "token") };
     case "webhook":
       return { accountId, platform, url: field(form, "url"), secret: field(form, "secret") };
+    case "discord":
+      return { accountId, platform, webhookUrl: field(form, "webhookUrl") };
+    case "telegram":
+      return { accountId, platform, botToken: field(form, "botToken"), chat: field(form, "chat") };
     default:
       return null;
   }
@@ -186,6 +212,7 @@ function safeValues(form: Form | undefined): Record<string, string> {
     service: field(form, "service"),
     instance: field(form, "instance"),
     url: field(form, "url"),
+    chat: field(form, "chat"),
   };
 }
 
@@ -217,7 +244,7 @@ export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Fo
   const account = managed(s);
   if (account instanceof Response) return account;
   const input = inputFrom(account.accountId, form);
-  if (!input) return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon or Webhook." }]), 400);
+  if (!input) return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon, Discord, Telegram or Webhook." }]), 400);
   try {
     await addConnection(ctx.deps, input, { keepWhenNotReady: false });
     return redirect(`${CURRENT}?notice=connected`);
@@ -276,7 +303,15 @@ export async function getReconnect(ctx: DashboardCtx, s: SessionContext, id: str
   const row = await getConnection(ctx.deps, account.accountId, id);
   if (!row) return missing(s);
   const values: Record<string, string> =
-    row.platform === "bluesky" ? { handle: row.label.replace(/^@/, ""), service: row.endpoint } : row.platform === "mastodon" ? { instance: row.endpoint } : { url: row.endpoint };
+    row.platform === "bluesky"
+      ? { handle: row.label.replace(/^@/, ""), service: row.endpoint }
+      : row.platform === "mastodon"
+        ? { instance: row.endpoint }
+        : row.platform === "telegram"
+          ? { chat: row.label }
+          : row.platform === "discord"
+            ? {}
+            : { url: row.endpoint };
   return signInPageResponse(ctx.deps.config, reconnectPage(s, row, values));
 }
 

@@ -1,8 +1,8 @@
 /**
  * The overview's "Needs your attention" list (decisions.md §15: trouble shows where people look). Each kind of trouble
- * is one source: a heading and a function listing its items. Failed posts and connections needing attention exist
- * today; posts the network has not confirmed and posts waiting for approval are further sources of the same shape,
- * added to TROUBLE_SOURCES once those states exist.
+ * is one source: a heading and a function listing its items: failed posts, posts a network could not confirm (a
+ * person must say whether they went out), connections needing attention; posts waiting for approval are a further
+ * source of the same shape, added to TROUBLE_SOURCES once that state exists.
  */
 import { isoAt } from "../../../lib/clock";
 import { type Html, html } from "../../../lib/html";
@@ -65,6 +65,25 @@ const failedPosts: TroubleSource = {
   },
 };
 
+const unconfirmedPosts: TroubleSource = {
+  key: "unconfirmed-posts",
+  heading: "Posts to check: did they go out?",
+  async list(ctx, accountId, zone) {
+    // Unconfirmed posts wait for a person however old they are: no window.
+    const { posts } = await listPosts(ctx.deps, accountId, { status: "unconfirmed", limit: PER_SOURCE });
+    const captions = await creationCaptions(ctx.deps, accountId, posts.map((p) => p.creationId));
+    return posts.map((p) => {
+      const at = zonedParts(Date.parse(p.scheduledTime), zone);
+      const where = p.targets.filter((t) => t.status === "unconfirmed").map((t) => t.label);
+      return {
+        href: `/dashboard/calendar/posts/${p.id}`,
+        title: `${shortDate(at.date)} ${at.time}: ${excerpt(captions.get(p.creationId)) || "A post"}`,
+        why: `${where.join(", ")} could not confirm it went out. Look, then answer "It was posted" or "Send again".`,
+      };
+    });
+  },
+};
+
 const connectionsNeedingAttention: TroubleSource = {
   key: "connections",
   heading: "Connections that need attention",
@@ -78,8 +97,8 @@ const connectionsNeedingAttention: TroubleSource = {
   },
 };
 
-/** Every kind of trouble, in the order shown. Unconfirmed posts and approvals waiting plug in here. */
-export const TROUBLE_SOURCES: readonly TroubleSource[] = [failedPosts, connectionsNeedingAttention];
+/** Every kind of trouble, in the order shown. Approvals waiting plug in here. */
+export const TROUBLE_SOURCES: readonly TroubleSource[] = [failedPosts, unconfirmedPosts, connectionsNeedingAttention];
 
 /** The "Needs your attention" card, or nothing when all is well. */
 export async function troubleCard(ctx: DashboardCtx, accountId: string, zone: string): Promise<Html> {
