@@ -51,6 +51,8 @@ function addInput(flags: Record<string, string | boolean | undefined>): AddConne
       return { accountId, platform, webhookUrl: required(flags, "webhook-url") };
     case "telegram":
       return { accountId, platform, botToken: required(flags, "bot-token"), chat: required(flags, "chat") };
+    default:
+      throw new UsageError(`${platform} is connected by signing in: use "Connect" on the dashboard's Connections page.\n${USAGE}`);
   }
 }
 

@@ -6,6 +6,7 @@ import { mastodonConnector } from "./mastodon";
 import { discordConnector } from "./networks/discord/connector";
 import { telegramConnector } from "./networks/telegram/connector";
 import { webhookConnector } from "./webhook";
+import { xConnector } from "./networks/x/connector";
 
 const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   bluesky: blueskyConnector,
@@ -13,6 +14,7 @@ const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   webhook: webhookConnector,
   discord: discordConnector,
   telegram: telegramConnector,
+  x: xConnector,
 };
 
 /** The connector of `platform`. */
