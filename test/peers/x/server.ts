@@ -118,6 +118,8 @@ export interface XStandIn {
   liveRefreshTokens(): number;
   /** The person revokes the app in X's settings: every token stops working. */
   revokeAll(): void;
+  /** Registers the app's callback URI (as the admin does in X's developer console). */
+  registerRedirectUri(uri: string): void;
   stop(): Promise<void>;
 }
 
@@ -162,6 +164,7 @@ const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "
 /** Starts the stand-in on 127.0.0.1. The app's redirect URI must be registered (`redirectUri`). */
 export function startXStandIn(opts: { redirectUri: string; username?: string; port?: number }): XStandIn {
   const v = validators();
+  let registeredRedirect = opts.redirectUri;
   const clientId = `X${randomBytes(12).toString("base64url")}`;
   const clientSecret = randomBytes(30).toString("base64url");
   const user = { id: "1460000000000000001", username: opts.username ?? "cornerbakery", name: "Corner Bakery" };
@@ -185,6 +188,9 @@ export function startXStandIn(opts: { redirectUri: string; username?: string; po
       access.clear();
       for (const t of refresh.keys()) spent.add(t);
       refresh.clear();
+    },
+    registerRedirectUri(uri) {
+      registeredRedirect = uri;
     },
     stop: async () => {
       await server.stop(true);
@@ -253,7 +259,7 @@ export function startXStandIn(opts: { redirectUri: string; username?: string; po
         ? "response_type must be code"
         : p.get("client_id") !== clientId
           ? "unknown client_id"
-          : p.get("redirect_uri") !== opts.redirectUri
+          : p.get("redirect_uri") !== registeredRedirect
             ? "redirect_uri is not the one registered"
             : p.get("code_challenge_method") !== "S256" || !p.get("code_challenge")
               ? "PKCE S256 is required"
