@@ -117,7 +117,7 @@ describe("X in the dashboard", () => {
     await page.goto(`${base}/dashboard`);
     await submitSetup(page, base, { account: "Corner Bakery", email: "anna@bakery.test", password: PASSWORD });
     await page.goto(`${base}/dashboard/connections`);
-    const card = page.locator("section", { has: page.getByRole("heading", { name: "Connect X", exact: true }) });
+    const card = page.getByRole("region", { name: "Connect X", exact: true });
     expect(await card.textContent()).toContain("Your instance admin has not set up X yet.");
     expect(await card.getByRole("button", { name: "Connect X" }).isDisabled()).toBe(true);
     await shoot("x-01-connect-disabled");
