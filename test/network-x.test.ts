@@ -129,6 +129,12 @@ describe("connect X", () => {
     expect(page.text).toContain("Your instance admin has not set up X yet.");
     expect(page.text).toContain('<a href="/dashboard/instance#app-x">Set up X</a>');
     expect(page.text).toMatch(/<button type="button" disabled[^>]*>Connect X<\/button>/);
+    // Pressing it anyway (a stale page): one sentence, nothing stored, no state left behind.
+    const pressed = await b.request("POST", "/dashboard/connections/connect/x", { _csrf: b.csrf() });
+    expect(pressed.status).toBe(400);
+    expect(pressed.text).toMatch(/notice-error[^>]*>Not connected: Your instance admin has not set up X yet/);
+    expect(await world.sql("SELECT * FROM sign_in_states")).toEqual([]);
+    expect(await world.sql("SELECT id FROM connections WHERE platform = 'x'")).toEqual([]);
   });
 
   test("the admin enters the app; Connect X asks X with state and PKCE S256; Allow stores a ready connection", async () => {
