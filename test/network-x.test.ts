@@ -29,7 +29,7 @@ let connectionId = "";
 
 beforeAll(async () => {
   x = startXStandIn({ redirectUri: CALLBACK });
-  world = await createWorld({ env: { PLATFORM_ORIGIN_OVERRIDES: `api.x.com=${x.origin},x.com=${x.origin}` } });
+  world = await createWorld({ env: { PLATFORM_ORIGIN_OVERRIDES: `api.x.com=${x.origin},x.com=${x.origin}`, ALLOW_PRIVATE_HOSTS: "127.0.0.1" } });
   acct = await world.createAccount({ name: "Corner Bakery", credits: 10 });
   email = (await world.sql<{ email: string }>("SELECT email FROM users WHERE id = ?", acct.userId))[0]!.email;
 });
@@ -284,6 +284,17 @@ describe("token care (the clock moved)", () => {
     expect((await stored(connectionId)).refreshToken).not.toBe(before.refreshToken);
   });
 
+  test("50 concurrent deliveries on the expiring connection: one refresh, all with the new token", async () => {
+    const before = await stored(connectionId);
+    world.clock.set(before.row.tokenExpiresAt! - 60_000);
+    const calls = x.tokenCalls.length;
+    const opened = await Promise.all(Array.from({ length: 50 }, async () => connectionForDelivery(world.deps, (await stored(connectionId)).row)));
+    expect(x.tokenCalls.length).toBe(calls + 1);
+    const after = await stored(connectionId);
+    expect(new Set(opened.map((c) => c.credentials.token))).toEqual(new Set([after.token]));
+    expect(after.token).not.toBe(before.token);
+  });
+
   test("503 stays ready with its token; an answer without a refresh token keeps the stored one", async () => {
     const before = await stored(connectionId);
     x.mode.tokenUnavailable = 1;
@@ -302,12 +313,18 @@ describe("token care (the clock moved)", () => {
   });
 
   test("X's invalid_request for a revoked refresh token: not ready with the reconnect sentence, and the event", async () => {
+    const hook = await world.call("POST", "/api/v1/webhooks", { key: acct.key, body: { url: "http://127.0.0.1:9/hook", events: ["connection.needs_attention"] } });
+    expect(hook.status).toBe(201);
     x.revokeAll();
+    world.clock.advance(60_000);
     await refreshExpiringTokens(world.deps);
     const after = await stored(connectionId);
     expect(Boolean(after.row.readyToPost)).toBe(false);
     expect(after.row.blockedReason).toBe("X no longer accepts Seedcast's sign-in: reconnect X");
     const notices = await world.sql<{ title: string }>("SELECT title FROM notices WHERE account_id = ? AND kind = 'connection_needs_attention'", acct.accountId);
     expect(notices.some((n) => n.title.includes("X no longer accepts Seedcast's sign-in"))).toBe(true);
+    const events = await world.sql<{ type: string; body: string }>("SELECT type, body FROM webhook_events WHERE account_id = ?", acct.accountId);
+    expect(events.map((e) => e.type)).toEqual(["connection.needs_attention"]);
+    expect(JSON.parse(events[0]!.body).data).toMatchObject({ platform: "x", label: "@cornerbakery", blockedReason: "X no longer accepts Seedcast's sign-in: reconnect X" });
   });
 });
