@@ -183,6 +183,25 @@ describe("connect X", () => {
   });
 });
 
+describe("reconnect X from its card", () => {
+  test("the reconnect page signs in to X for that connection: same id, new token", async () => {
+    const b = await signedIn();
+    const before = await stored(connectionId);
+    const page = await b.get(`/dashboard/connections/${connectionId}/reconnect`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`<input type="hidden" name="connection" value="${connectionId}">`);
+    expect(page.text).toContain("Sign in to X</button>");
+    const res = await b.request("POST", "/dashboard/connections/connect/x", { _csrf: b.csrf(), connection: connectionId });
+    expect(res.status).toBe(303);
+    const back = await callback(b, await decide(new URL(res.location ?? ""), true));
+    expect(back.status).toBe(303);
+    expect(back.location).toBe(`/dashboard/connections?notice=signed-in-again#connection-${connectionId}`);
+    const after = await stored(connectionId);
+    expect(after.token).not.toBe(before.token);
+    expect((await world.sql("SELECT id FROM connections WHERE platform = 'x'")).length).toBe(1);
+  });
+});
+
 describe("publishing to X", () => {
   test("2 images with alt text and a first comment: delivered once, the comment a reply to the post", async () => {
     const before = x.posts.length;
