@@ -40,8 +40,8 @@ async function shoot(name: string): Promise<void> {
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   x = startXStandIn({ redirectUri: "unset" });
-  // ALLOW_PRIVATE_HOSTS: the connections page's CSP lets the sign-in form's redirect reach the stand-in on 127.0.0.1.
-  env = { PLATFORM_ORIGIN_OVERRIDES: `api.x.com=${x.origin},x.com=${x.origin}`, ALLOW_PRIVATE_HOSTS: "127.0.0.1", DISPATCH_POLL_MS: "100" };
+  // No ALLOW_PRIVATE_HOSTS: the overridden origins alone let the sign-in form's redirect reach the stand-in (CSP form-action).
+  env = { PLATFORM_ORIGIN_OVERRIDES: `api.x.com=${x.origin},x.com=${x.origin}`, DISPATCH_POLL_MS: "100" };
   e2e = await startDashboardE2E("seedcast-x-e2e-", env, { timezoneId: "UTC", locale: "en-GB" });
   ({ base, page } = e2e);
   x.registerRedirectUri(`${base}/dashboard/connections/callback/x`);
