@@ -30,7 +30,12 @@ import { noticeFrom, plainMessage, refusal } from "./common";
 import { zoneOf } from "../../../web/preferences";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
 import { AppError } from "../../../lib/errors";
-import { mastodonSignInForm, signInPageResponse } from "./sign-in-form";
+import { appNetworkCard, mastodonSignInForm, signInPageResponse } from "./sign-in-form";
+import { APP_NETWORKS } from "../../../config";
+import { appCredentials } from "../../../publishing/sign-in/app-credentials";
+import { NETWORK_APP_GUIDES } from "../../../publishing/sign-in/network-apps";
+import { signInNetworkFor } from "../../../publishing/sign-in/registry";
+import { appSetupHref } from "./instance-apps";
 
 const CURRENT = "/dashboard/connections";
 const PLATFORM_LABELS = { bluesky: "Bluesky", mastodon: "Mastodon", nostr: "Nostr", discord: "Discord", telegram: "Telegram", webhook: "Webhook" } as const;
@@ -178,6 +183,17 @@ export async function connectionsPage(
 ): Promise<Html> {
   const rows = await listConnections(ctx.deps, account.accountId);
   const failedPlatform = values.platform as Platform | undefined;
+  const signInCards = await Promise.all(
+    APP_NETWORKS.filter((network) => signInNetworkFor(network) !== null).map(async (network) =>
+      appNetworkCard(s.csrfToken, {
+        platform: network,
+        name: NETWORK_APP_GUIDES[network].name,
+        appSet: (await appCredentials(ctx.deps, network)) !== null,
+        isAdmin: s.isAdmin,
+        setupHref: appSetupHref(network),
+      }),
+    ),
+  );
   return page(
     s,
     { title: "Connections", current: CURRENT, notices },
@@ -191,6 +207,7 @@ ${
     ? html`<section aria-labelledby="add-title">
   <h2 id="add-title">Add a connection</h2>
   <div class="grid2">
+    ${signInCards}
     ${(Object.keys(PLATFORM_LABELS) as Platform[]).map((p) =>
       p === "mastodon"
         ? mastodonCard(s, values, errors)
