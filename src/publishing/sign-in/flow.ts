@@ -19,6 +19,7 @@ import { connectorFor } from "../registry";
 import { type SignInApp, type SignInNetwork, SignInRefused, type SignedInAccount, type TokenSet } from "./network";
 import { randomVerifier, s256Challenge } from "./pkce";
 import { type SignInOwner, createSignInState, takeSignInState } from "./state";
+import { routedUrl } from "../outbound";
 import { redirectUriFor } from "./redirect-uri";
 import { requestToken } from "./token-endpoint";
 
@@ -46,7 +47,8 @@ export async function startSignIn(
     url.searchParams.set("code_challenge_method", "S256");
   }
   for (const [k, v] of Object.entries(app.extraAuthorizationParams ?? {})) url.searchParams.set(k, v);
-  return url.toString();
+  // The browser goes where PLATFORM_ORIGIN_OVERRIDES sends this network's host (tests, private mirrors).
+  return routedUrl(deps, url.toString());
 }
 
 /** A finished sign-in. */
@@ -75,7 +77,7 @@ export async function finishSignIn(deps: Deps, network: SignInNetwork, owner: Om
   const pending = await takeSignInState(deps, { ...owner, platform: network.platform }, query.get("state") ?? "");
   if (!pending) throw new SignInRefused(SIGN_IN_WORDS.badState(name));
   const error = query.get("error");
-  if (error === "access_denied") throw new SignInRefused(SIGN_IN_WORDS.denied(name));
+  if (error !== null && (network.deniedErrors ?? ["access_denied"]).includes(error)) throw new SignInRefused(SIGN_IN_WORDS.denied(name));
   if (error !== null) throw new SignInRefused(SIGN_IN_WORDS.networkError(name, wordsOf(error, query.get("error_description"))));
   const code = query.get("code");
   if (!code) throw new SignInRefused(SIGN_IN_WORDS.networkError(name, "no authorization code came back"));

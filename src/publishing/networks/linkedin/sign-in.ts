@@ -45,4 +45,6 @@ export const linkedinSignIn: SignInNetwork = {
     if (!who.ok) throw new SignInRefused(`LinkedIn did not say who signed in (${who.words}). Nothing was connected: try again.`);
     return { networkAccountId: who.sub, label: who.name, meta: { providerAccountId: who.sub } };
   },
+  // LinkedIn's words for "the member said no" (authorization code flow, "Failed Requests").
+  deniedErrors: ["access_denied", "user_cancelled_authorize", "user_cancelled_login"],
 };
