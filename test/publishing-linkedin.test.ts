@@ -37,7 +37,8 @@ beforeAll(async () => {
   });
   now = () => world.clock.now();
   acct = await world.createAccount();
-  [{ email }] = await world.sql<{ email: string }>("SELECT email FROM users WHERE id = ?", acct.userId);
+  const [user] = await world.sql<{ email: string }>("SELECT email FROM users WHERE id = ?", acct.userId);
+  email = user!.email;
 });
 
 afterAll(async () => {
