@@ -48,7 +48,7 @@ function addInput(flags: Record<string, string | boolean | undefined>): { input:
   const platform = required(flags, "platform");
   if (!isPlatform(platform)) throw new UsageError(`--platform must be one of ${CONNECTION_PLATFORMS.join(", ")}\n${USAGE}`);
   if (platform === "nostr") return nostrInput(accountId, flags);
-  if (platform === "linkedin") throw new UsageError(`${platform} is connected by signing in: use "Connect" on the dashboard's Connections page.\n${USAGE}`);
+  if (platform === "linkedin" || platform === "pinterest") throw new UsageError(`${platform} is connected by signing in: use "Connect" on the dashboard's Connections page.\n${USAGE}`);
   return { input: pastedInput(accountId, platform, flags), minted: null };
 }
 

@@ -8,6 +8,7 @@ import { discordConnector } from "./networks/discord/connector";
 import { telegramConnector } from "./networks/telegram/connector";
 import { webhookConnector } from "./webhook";
 import { linkedinConnector } from "./networks/linkedin/connector";
+import { pinterestConnector } from "./networks/pinterest/connector";
 
 const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   bluesky: blueskyConnector,
@@ -17,6 +18,7 @@ const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   discord: discordConnector,
   telegram: telegramConnector,
   linkedin: linkedinConnector,
+  pinterest: pinterestConnector,
 };
 
 /** The connector of `platform`. */
