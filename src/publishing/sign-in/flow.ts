@@ -8,6 +8,7 @@
  *   write stores them: the same network account in the same Seedcast account **reconnects** (the connection keeps
  *   its id, so pending posts keep it as a target; its credentials and check are replaced), any other is added.
  */
+import { randomBytes } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { forUpdate } from "../../db/portable-sql";
 import { accounts, connections } from "../../db/tables";
@@ -120,8 +121,11 @@ export async function finishChoice(deps: Deps, network: SignInNetwork, owner: Om
   const picked = pending.chooser.choices.filter((c) => chosen.includes(c.networkAccountId));
   if (picked.length === 0) throw new SignInRefused(SIGN_IN_WORDS.noneChosen(network.name));
   const app = await network.app(deps, pending.input);
+  // The connections chosen together share one grant: `grant` names it, so a refresh of one renews them all.
+  const grant = randomBytes(16).toString("base64url");
   const outcomes: SignInOutcome[] = [];
-  for (const who of picked) {
+  for (const chosenOne of picked) {
+    const who: SignedInAccount = { ...chosenOne, credentials: { ...chosenOne.credentials, grant } };
     // A reconnect names one connection: it takes the choice that is that connection; the others are added.
     outcomes.push(await storeSignedIn(deps, network, owner.accountId, app, pending.chooser.tokens, who, null));
   }

@@ -120,12 +120,13 @@ async function refreshUnderLease(deps: Deps, row: ConnectionRow, network: SignIn
         .where(and(eq(connections.id, row.id), eq(connections.refreshLeaseToken, lease)))
         .returning()
         .get();
-      if (!mine || credentials.refreshToken === refreshToken) return mine;
+      const grant = open.credentials.grant;
+      if (!mine || credentials.refreshToken === refreshToken || grant === undefined) return mine;
       const siblings = await tx.select().from(connections).where(and(eq(connections.accountId, row.accountId), eq(connections.platform, row.platform))).all();
       for (const sibling of siblings) {
         if (sibling.id === row.id) continue;
         const theirs = openConnection(deps, sibling);
-        if (theirs.credentials.refreshToken !== refreshToken) continue;
+        if (theirs.credentials.grant !== grant || theirs.credentials.refreshToken !== refreshToken) continue;
         const shared = { ...theirs.credentials, token: tokens.accessToken, refreshToken: credentials.refreshToken };
         await tx
           .update(connections)
