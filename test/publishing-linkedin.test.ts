@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { isoAt } from "../src/lib/clock";
 import { ingestImageBytes } from "../src/modules/assets/ingest";
 import { runDueOnce } from "../src/publishing/dispatcher";
+import { refreshExpiringTokens } from "../src/publishing/sign-in/refresh";
 import { LINKEDIN_VERSION, VERSION_SUNSET } from "../src/publishing/networks/linkedin/client";
 import { littleText } from "../src/publishing/networks/linkedin/connector";
 import { DashboardClient } from "./helpers/dashboard-client";
@@ -191,5 +192,32 @@ describe("publishing to LinkedIn", () => {
     expect(res.status).toBe(409);
     expect(res.json).toMatchObject({ error: "not_schedulable", problems: [{ platform: "linkedin", field: "thread" }] });
     expect(res.json.message).toContain("LinkedIn (Ada Harbour) has no threads");
+  });
+});
+
+describe("LinkedIn's 60-day sign-in (no refresh token), the clock moved", () => {
+  test("the target carries expiresAt; the card says when it ends; from 7 days before, the connections page and the overview warn", async () => {
+    const [row] = await connectionRows();
+    const ends = row!.token_expires_at!;
+    const targets = await world.call("GET", "/api/v1/schedule/targets", { key: acct.key });
+    expect(targets.status).toBe(200);
+    expect(targets.json.targets).toEqual([expect.objectContaining({ accountId: connectionId, platform: "linkedin", expiresAt: new Date(ends).toISOString() })]);
+    const b = await signedIn();
+    expect((await b.get("/dashboard/connections")).text).toContain("This sign-in ends");
+    expect((await b.get("/dashboard")).text).not.toContain("Sign-ins ending soon");
+
+    world.clock.set(ends - 6 * DAY);
+    // Nothing can renew it: the daily job leaves it as it is, still ready, and asks LinkedIn nothing.
+    const asked = linkedin.tokenRequests.length;
+    await refreshExpiringTokens(world.deps);
+    expect(linkedin.tokenRequests.length).toBe(asked);
+    expect(Boolean((await connectionRows())[0]!.ready_to_post)).toBe(true);
+    const later = await signedIn();
+    const connections = (await later.get("/dashboard/connections")).text;
+    expect(connections).toContain("ends soon");
+    expect(connections).toContain("reconnect before then, or posts due after it will fail");
+    const overview = (await later.get("/dashboard")).text;
+    expect(overview).toContain("Sign-ins ending soon");
+    expect(overview).toContain(LINKEDIN_MEMBER.name);
   });
 });
