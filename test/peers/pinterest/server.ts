@@ -107,6 +107,8 @@ export interface PinterestStandIn {
   mode: PinterestMode;
   /** Revokes every grant (the person removed the app): each refresh token is then refused. */
   revokeAll(): void;
+  /** Issues an access token directly (tests that skip the sign-in). */
+  issueToken(): string;
   stop(): Promise<void>;
 }
 
@@ -149,6 +151,11 @@ export function startPinterestStandIn(opts: { now: () => number }): PinterestSta
     revokeAll() {
       state.liveRefreshTokens.clear();
       accessTokens.clear();
+    },
+    issueToken() {
+      const access = `pina_${randomBytes(24).toString("base64url")}`;
+      accessTokens.set(access, opts.now() + ACCESS_TTL_S * 1000);
+      return access;
     },
   };
 
