@@ -76,10 +76,13 @@ async function connect(b: DashboardClient, allow: boolean, tamper?: (back: URL) 
   return { authorize, callback: await b.get(`${back.pathname}${back.search}`) };
 }
 
-const connectionRows = () =>
-  world.sql<{ id: string; label: string; ready_to_post: unknown; token_expires_at: number | null; meta: string }>(
-    "SELECT id, label, ready_to_post, token_expires_at, meta FROM connections WHERE platform = 'linkedin'",
-  );
+/** The LinkedIn connections (token_expires_at as a number: PostgreSQL answers bigint as text). */
+const connectionRows = async () =>
+  (
+    await world.sql<{ id: string; label: string; ready_to_post: unknown; token_expires_at: number | string | null; meta: string }>(
+      "SELECT id, label, ready_to_post, token_expires_at, meta FROM connections WHERE platform = 'linkedin'",
+    )
+  ).map((r) => ({ ...r, token_expires_at: r.token_expires_at === null ? null : Number(r.token_expires_at) }));
 
 describe("connect LinkedIn by signing in", () => {
   test("Cancel on LinkedIn's page: one sentence, nothing stored", async () => {

@@ -76,10 +76,13 @@ async function signIn(b: DashboardClient, allow: boolean) {
   return b.get(`${back.pathname}${back.search}`);
 }
 
-const rows = () =>
-  world.sql<{ id: string; label: string; ready_to_post: unknown; token_expires_at: number | null; meta: string; blocked_reason: string | null }>(
-    "SELECT id, label, ready_to_post, token_expires_at, meta, blocked_reason FROM connections WHERE platform = 'pinterest' ORDER BY label",
-  );
+/** The Pinterest connections (token_expires_at as a number: PostgreSQL answers bigint as text). */
+const rows = async () =>
+  (
+    await world.sql<{ id: string; label: string; ready_to_post: unknown; token_expires_at: number | string | null; meta: string; blocked_reason: string | null }>(
+      "SELECT id, label, ready_to_post, token_expires_at, meta, blocked_reason FROM connections WHERE platform = 'pinterest' ORDER BY label",
+    )
+  ).map((r) => ({ ...r, token_expires_at: r.token_expires_at === null ? null : Number(r.token_expires_at) }));
 
 async function credentialsOf(id: string) {
   const [row] = await world.sql("SELECT * FROM connections WHERE id = ?", id);
