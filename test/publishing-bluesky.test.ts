@@ -59,7 +59,7 @@ function rkeyOf(uri: string): string {
 describe("connect", () => {
   test("a valid app password is ready; the target is labelled with the handle", async () => {
     const targets = (await world.call("GET", "/api/v1/schedule/targets", { key: acct.key })).json.targets;
-    expect(targets).toEqual([{ platform: "bluesky", accountId: connectionId, label: `@${bsky.handle}`, readyToPost: true, blockedReason: null }]);
+    expect(targets).toEqual([{ platform: "bluesky", accountId: connectionId, label: `@${bsky.handle}`, readyToPost: true, blockedReason: null, expiresAt: null }]);
   });
 
   test("a wrong app password is not ready, and the reason says what to fix; scheduling to it answers 409", async () => {

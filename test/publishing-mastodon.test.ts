@@ -52,7 +52,7 @@ describe("connect", () => {
   test("a valid token is ready, labelled from verify_credentials, limits read from the instance", async () => {
     const rows = await world.call("GET", "/api/v1/schedule/targets", { key: acct.key });
     expect(rows.json.targets).toEqual([
-      { platform: "mastodon", accountId: connectionId, label: `@seedcast@${new URL(mastodon.url).host}`, readyToPost: true, blockedReason: null },
+      { platform: "mastodon", accountId: connectionId, label: `@seedcast@${new URL(mastodon.url).host}`, readyToPost: true, blockedReason: null, expiresAt: null },
     ]);
     const meta = JSON.parse((await world.sql("SELECT meta FROM connections WHERE id = ?", connectionId))[0]!.meta);
     expect(meta).toMatchObject({ maxCharacters: 400, providerAccountId: mastodon.state.account.id });

@@ -67,8 +67,8 @@ describe("targets", () => {
     expect(res.status).toBe(200);
     expect(res.json.manageUrl).toBe("http://localhost/dashboard/connections");
     expect(res.json.targets).toEqual([
-      { platform: "webhook", accountId: ok.accountId, label: new URL(receiver.url).host, readyToPost: true, blockedReason: null },
-      { platform: "webhook", accountId: bad.accountId, label: new URL(receiver.url).host, readyToPost: false, blockedReason: bad.blockedReason },
+      { platform: "webhook", accountId: ok.accountId, label: new URL(receiver.url).host, readyToPost: true, blockedReason: null, expiresAt: null },
+      { platform: "webhook", accountId: bad.accountId, label: new URL(receiver.url).host, readyToPost: false, blockedReason: bad.blockedReason, expiresAt: null },
     ]);
   });
 

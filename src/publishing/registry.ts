@@ -8,6 +8,8 @@ import { discordConnector } from "./networks/discord/connector";
 import { telegramConnector } from "./networks/telegram/connector";
 import { webhookConnector } from "./webhook";
 import { xConnector } from "./networks/x/connector";
+import { linkedinConnector } from "./networks/linkedin/connector";
+import { pinterestConnector } from "./networks/pinterest/connector";
 
 const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   bluesky: blueskyConnector,
@@ -17,6 +19,8 @@ const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   discord: discordConnector,
   telegram: telegramConnector,
   x: xConnector,
+  linkedin: linkedinConnector,
+  pinterest: pinterestConnector,
 };
 
 /** The connector of `platform`. */

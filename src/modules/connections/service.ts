@@ -455,3 +455,15 @@ export async function checkAllConnections(deps: Deps): Promise<{ checked: number
   }
   return { checked: rows.length, ready };
 }
+
+/** From this long before a sign-in ends for good, the connections page and the overview warn (decisions.md §12). */
+export const EXPIRY_WARNING_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * When a connection's sign-in ends for good: its token's expiry when no refresh token can renew it (LinkedIn's 60-day
+ * tokens), else null (nothing expires, or Seedcast renews it by itself).
+ */
+export function signInExpiry(deps: Pick<Deps, "instanceSecret">, row: ConnectionRow): number | null {
+  if (row.tokenExpiresAt === null) return null;
+  return openConnection(deps, row).credentials.refreshToken ? null : row.tokenExpiresAt;
+}

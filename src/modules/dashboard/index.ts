@@ -26,7 +26,7 @@ import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, p
 import { getVoicePage, postVoice } from "./pages/voice";
 import { COMPOSE_PATH, getComposer, getEditComposer, postComposer, postEditComposer } from "./pages/composer";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
-import { getSignInCallback, postSignInStart } from "./pages/sign-in";
+import { getSignInCallback, postSignInChoice, postSignInStart } from "./pages/sign-in";
 import { getAccount, postNoticeSwitches, postPassword, postTimeZone } from "./pages/account";
 import { getNotices } from "./pages/notices";
 import { getQueue, getScheduleEditor, postMove, postPostNow, postScheduleEditor } from "./pages/queue";
@@ -193,6 +193,7 @@ export function dashboardModule(deps: Deps) {
     // Networks connected by sign-in (pages/sign-in.ts, src/publishing/sign-in/)
     .post("/dashboard/connections/connect/:platform", action((s, f, p) => postSignInStart(ctx, s, p.platform ?? "", f)), signedInForm)
     .get("/dashboard/connections/callback/:platform", view((s, r, p) => getSignInCallback(ctx, s, p.platform ?? "", r)), { detail })
+    .post("/dashboard/connections/choose/:platform", action((s, f, p) => postSignInChoice(ctx, s, p.platform ?? "", f)), signedInForm)
     .post("/dashboard/connections/:id/check", action((s, _f, p) => postCheck(ctx, s, p.id ?? "")), signedInForm)
     .get("/dashboard/connections/:id/reconnect", view((s, _r, p) => getReconnect(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/connections/:id/reconnect", action((s, f, p) => postReconnect(ctx, s, p.id ?? "", f)), signedInForm)

@@ -31,6 +31,9 @@ export const targetSchema = t.Object({
   label: t.String(),
   readyToPost: t.Boolean(),
   blockedReason: orNull(t.String(), { description: "What a person should fix; null when ready" }),
+  expiresAt: orNull(t.String({ format: "date-time" }), {
+    description: "When this connection's sign-in stops working unless a person reconnects it (LinkedIn's 60-day tokens, which cannot be renewed); null when nothing expires (or Seedcast renews it by itself)",
+  }),
 }, { title: "Target" });
 
 export const targetsResponse = t.Object({ targets: t.Array(targetSchema), manageUrl: t.String({ description: "Dashboard page where connections are managed." }) }, { title: "TargetList" });

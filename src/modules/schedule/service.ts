@@ -25,7 +25,7 @@ import { withdrawPendingTargets } from "../../publishing/withdraw";
 import { connectorFor } from "../../publishing/registry";
 import { decodeCursor, encodeCursor } from "../assets/cursor";
 import { registerAssetReferenceCheck } from "../assets/references";
-import { connectionView, listConnections } from "../connections/service";
+import { connectionView, listConnections, signInExpiry } from "../connections/service";
 import { type ConnectionMeta, type ConnectionRow, openConnection } from "../../store/connections";
 import { cleanAltText, cleanHandCaption } from "../creations/content-input";
 import { jsonHoldsString } from "../../db/portable-sql";
@@ -99,8 +99,15 @@ async function findPost(deps: Pick<Deps, "store">, accountId: string, postId: st
 // Targets
 
 /** GET /schedule/targets: every connection, ready or not, and where to manage them. */
-export async function listTargets(deps: Deps, accountId: string): Promise<{ targets: ReturnType<typeof connectionView>[]; manageUrl: string }> {
-  return { targets: (await listConnections(deps, accountId)).map(connectionView), manageUrl: `${deps.config.baseUrl}${MANAGE_PATH}` };
+export async function listTargets(deps: Deps, accountId: string): Promise<{ targets: (ReturnType<typeof connectionView> & { expiresAt: string | null })[]; manageUrl: string }> {
+  const rows = await listConnections(deps, accountId);
+  return {
+    targets: rows.map((row) => {
+      const ends = signInExpiry(deps, row);
+      return { ...connectionView(row), expiresAt: ends === null ? null : isoAt(ends) };
+    }),
+    manageUrl: `${deps.config.baseUrl}${MANAGE_PATH}`,
+  };
 }
 
 /** Resolves the request's target names (platform or accountId) to connections. Throws the 400s of §7. */

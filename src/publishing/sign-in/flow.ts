@@ -8,6 +8,7 @@
  *   write stores them: the same network account in the same Seedcast account **reconnects** (the connection keeps
  *   its id, so pending posts keep it as a target; its credentials and check are replaced), any other is added.
  */
+import { randomBytes } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { forUpdate } from "../../db/portable-sql";
 import { accounts, connections } from "../../db/tables";
@@ -51,8 +52,16 @@ export async function startSignIn(
   return routedUrl(deps, url.toString());
 }
 
+/** A sign-in that goes on with a chooser: the person ticks what to connect (`state` is the chooser's, single use). */
+export interface SignInChooser {
+  kind: "choose";
+  state: string;
+  choices: { id: string; label: string }[];
+}
+
 /** A finished sign-in. */
 export interface SignInOutcome {
+  kind?: "connected";
   connectionId: string;
   label: string;
   /** True when an existing connection was reconnected (same id). */
@@ -68,16 +77,19 @@ export const SIGN_IN_WORDS = {
   denied: (name: string) => `You did not allow Seedcast on ${name}, so nothing was connected. Press Connect ${name} again if you change your mind.`,
   networkError: (name: string, words: string) => `${name} did not finish the sign-in (${words}). Nothing was connected: press Connect ${name} again.`,
   refused: (name: string, words: string) => `${name} refused to finish the sign-in (${words}). Nothing was connected: press Connect ${name} again.`,
+  nothingToChoose: (name: string) => `Your ${name} account has nothing Seedcast can post to yet (no boards). Create one on ${name}, then press Connect ${name} again.`,
+  noneChosen: (name: string) => `Nothing was ticked, so nothing was connected. Press Connect ${name} again and tick at least one.`,
   unreachable: (name: string) => `${name} could not be reached to finish the sign-in. Nothing was connected: try again in a moment.`,
 } as const;
 
 /** Finishes a sign-in from the callback's query. Throws SignInRefused with one sentence; then nothing was stored. */
-export async function finishSignIn(deps: Deps, network: SignInNetwork, owner: Omit<SignInOwner, "platform">, query: URLSearchParams): Promise<SignInOutcome> {
+export async function finishSignIn(deps: Deps, network: SignInNetwork, owner: Omit<SignInOwner, "platform">, query: URLSearchParams): Promise<SignInOutcome | SignInChooser> {
   const name = network.name;
   const pending = await takeSignInState(deps, { ...owner, platform: network.platform }, query.get("state") ?? "");
-  if (!pending) throw new SignInRefused(SIGN_IN_WORDS.badState(name));
+  // A chooser's state is never a callback's.
+  if (!pending || pending.chooser) throw new SignInRefused(SIGN_IN_WORDS.badState(name));
   const error = query.get("error");
-  if (error === "access_denied") throw new SignInRefused(SIGN_IN_WORDS.denied(name));
+  if (error !== null && (network.deniedErrors ?? ["access_denied"]).includes(error)) throw new SignInRefused(SIGN_IN_WORDS.denied(name));
   if (error !== null) throw new SignInRefused(SIGN_IN_WORDS.networkError(name, wordsOf(error, query.get("error_description"))));
   const code = query.get("code");
   if (!code) throw new SignInRefused(SIGN_IN_WORDS.networkError(name, "no authorization code came back"));
@@ -90,7 +102,34 @@ export async function finishSignIn(deps: Deps, network: SignInNetwork, owner: Om
     throw new SignInRefused(SIGN_IN_WORDS.refused(name, answer.words));
   }
   const who = await network.identify(deps, app, answer.tokens);
-  return storeSignedIn(deps, network, owner.accountId, app, answer.tokens, who, pending.reconnectId);
+  if (!network.choices) return storeSignedIn(deps, network, owner.accountId, app, answer.tokens, who, pending.reconnectId);
+  const choices = await network.choices(deps, app, answer.tokens, who);
+  if (choices.length === 0) throw new SignInRefused(SIGN_IN_WORDS.nothingToChoose(name));
+  // The tokens wait, sealed, in a new single-use state bound to the same session, until the person chooses.
+  const state = await createSignInState(deps, { ...owner, platform: network.platform }, { ...pending, verifier: null, chooser: { tokens: answer.tokens, choices } });
+  return { kind: "choose", state, choices: choices.map((c) => ({ id: c.networkAccountId, label: c.label })) };
+}
+
+/**
+ * Finishes a chooser: one connection per chosen id (reconnecting those already connected), all with the tokens of the
+ * sign-in. Throws SignInRefused when the chooser's state is not valid (used, stale, another session's) or nothing
+ * was chosen (the state is then spent: nothing is stored).
+ */
+export async function finishChoice(deps: Deps, network: SignInNetwork, owner: Omit<SignInOwner, "platform">, state: string, chosen: readonly string[]): Promise<SignInOutcome[]> {
+  const pending = await takeSignInState(deps, { ...owner, platform: network.platform }, state);
+  if (!pending?.chooser) throw new SignInRefused(SIGN_IN_WORDS.badState(network.name));
+  const picked = pending.chooser.choices.filter((c) => chosen.includes(c.networkAccountId));
+  if (picked.length === 0) throw new SignInRefused(SIGN_IN_WORDS.noneChosen(network.name));
+  const app = await network.app(deps, pending.input);
+  // The connections chosen together share one grant: `grant` names it, so a refresh of one renews them all.
+  const grant = randomBytes(16).toString("base64url");
+  const outcomes: SignInOutcome[] = [];
+  for (const chosenOne of picked) {
+    const who: SignedInAccount = { ...chosenOne, credentials: { ...chosenOne.credentials, grant } };
+    // A reconnect names one connection: it takes the choice that is that connection; the others are added.
+    outcomes.push(await storeSignedIn(deps, network, owner.accountId, app, pending.chooser.tokens, who, null));
+  }
+  return outcomes;
 }
 
 /** An error code and description from the network, clipped: they end up in a sentence. */

@@ -59,6 +59,14 @@ export interface SignInNetwork {
   identify(deps: Deps, app: SignInApp, tokens: TokenSet): Promise<SignedInAccount>;
   /** Token-endpoint `error` codes that mean the grant is gone (default `invalid_grant`, RFC 6749 §5.2). */
   deadGrantErrors?: readonly string[];
+  /**
+   * For a network whose connections are things inside the account (Pinterest boards, Facebook Pages): what the person
+   * may choose among after signing in, each becoming its own connection with the same tokens. Absent: the account
+   * itself is the one connection.
+   */
+  choices?(deps: Deps, app: SignInApp, tokens: TokenSet, who: SignedInAccount): Promise<SignedInAccount[]>;
+  /** Callback `error` codes that mean the person said no (default `access_denied`, RFC 6749 §4.1.2.1). */
+  deniedErrors?: readonly string[];
 }
 
 /** The blockedReason of a connection whose grant is gone (decisions.md §12). */

@@ -103,21 +103,39 @@ async function refreshUnderLease(deps: Deps, row: ConnectionRow, network: SignIn
   }
   if (answer.ok) {
     const credentials = { ...open.credentials, token: answer.tokens.accessToken, refreshToken: answer.tokens.refreshToken ?? refreshToken };
-    // The new pair in one write, only while this caller still holds the lease.
-    const stored = await deps.store.write((tx) =>
-      tx
+    const tokens = answer.tokens;
+    // The new pair in one write, only while this caller still holds the lease; the connections made from the same
+    // sign-in (Pinterest boards, chosen together) share its grant and take the new pair in the same write, since a
+    // rotated refresh token is spent for all of them.
+    const stored = await deps.store.write(async (tx) => {
+      const mine = await tx
         .update(connections)
         .set({
           credentialsSealed: sealJson(deps.instanceSecret, row.id, credentials),
-          tokenExpiresAt: answer.tokens.expiresAt,
+          tokenExpiresAt: tokens.expiresAt,
           refreshLeaseToken: null,
           refreshLeaseExpiresAt: null,
           updatedAt: deps.clock.now(),
         })
         .where(and(eq(connections.id, row.id), eq(connections.refreshLeaseToken, lease)))
         .returning()
-        .get(),
-    );
+        .get();
+      const grant = open.credentials.grant;
+      if (!mine || credentials.refreshToken === refreshToken || grant === undefined) return mine;
+      const siblings = await tx.select().from(connections).where(and(eq(connections.accountId, row.accountId), eq(connections.platform, row.platform))).all();
+      for (const sibling of siblings) {
+        if (sibling.id === row.id) continue;
+        const theirs = openConnection(deps, sibling);
+        if (theirs.credentials.grant !== grant || theirs.credentials.refreshToken !== refreshToken) continue;
+        const shared = { ...theirs.credentials, token: tokens.accessToken, refreshToken: credentials.refreshToken };
+        await tx
+          .update(connections)
+          .set({ credentialsSealed: sealJson(deps.instanceSecret, sibling.id, shared), tokenExpiresAt: tokens.expiresAt, updatedAt: deps.clock.now() })
+          .where(eq(connections.id, sibling.id))
+          .run();
+      }
+      return mine;
+    });
     if (!stored) {
       deps.log.warn("a token refresh outlived its lease; its answer was not stored", { connectionId: row.id, platform: row.platform });
       return openConnection(deps, await readRow(deps, row.id));
@@ -189,9 +207,11 @@ export async function refreshExpiringTokens(deps: Deps, networkFor: NetworkLooku
     try {
       const before = (await readRow(deps, id)).tokenExpiresAt;
       await ensureFreshToken(deps, id, network, REFRESH_AHEAD_MS);
-      // A transient refusal leaves the token as it was (still valid): not counted as refreshed.
-      if ((await readRow(deps, id)).tokenExpiresAt !== before) refreshed++;
-      else failed++;
+      // A transient refusal leaves the token as it was (still valid): not counted as refreshed. A connection renewed
+      // meanwhile with another of the same sign-in (Pinterest boards share a grant) is neither.
+      const after = (await readRow(deps, id)).tokenExpiresAt;
+      if (after !== before) refreshed++;
+      else if (after === null || after <= horizon) failed++;
     } catch {
       failed++;
     }

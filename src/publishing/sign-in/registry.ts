@@ -3,10 +3,14 @@ import type { ConnectionPlatform } from "../../db/schema/connections";
 import { mastodonSignIn } from "../networks/mastodon/sign-in";
 import type { SignInNetwork } from "./network";
 import { xSignIn } from "../networks/x/sign-in";
+import { linkedinSignIn } from "../networks/linkedin/sign-in";
+import { pinterestSignIn } from "../networks/pinterest/sign-in";
 
 const SIGN_IN_NETWORKS: Partial<Record<ConnectionPlatform, SignInNetwork>> = {
   mastodon: mastodonSignIn,
   x: xSignIn,
+  linkedin: linkedinSignIn,
+  pinterest: pinterestSignIn,
 };
 
 /** The sign-in declaration of `platform`, or null when that network is not connected by sign-in. */

@@ -4,6 +4,7 @@
  * replica. The row holds an HMAC of the state, never the state, and its details sealed (the PKCE verifier among them).
  * The callback takes it with one conditional DELETE … RETURNING: of two callbacks racing with one state, one wins.
  */
+import type { SignedInAccount, TokenSet } from "./network";
 import { randomBytes } from "node:crypto";
 import { and, eq, gt, lte } from "drizzle-orm";
 import { signInStates } from "../../db/tables";
@@ -27,6 +28,8 @@ export interface PendingSignIn {
   /** The connection being reconnected, when the person pressed Reconnect on it. */
   reconnectId: string | null;
   redirectUri: string;
+  /** Set on the state of a chooser (signed in, choosing boards or Pages): the tokens and what may be chosen. */
+  chooser?: { tokens: TokenSet; choices: SignedInAccount[] };
 }
 
 /** Who may finish a sign-in: the session and account that started it, on the same network. */

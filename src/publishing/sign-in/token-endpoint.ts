@@ -69,8 +69,16 @@ export async function requestToken(
       },
     };
   }
-  const error = typeof body.error === "string" && body.error !== "" ? body.error : res.ok ? "invalid_response" : `http_${res.status}`;
-  const description = typeof body.error_description === "string" ? body.error_description : "";
+  // RFC 6749's `error`, else a network's own numbered error (Pinterest: `{code: 283, message}` for a dead grant).
+  const error =
+    typeof body.error === "string" && body.error !== ""
+      ? body.error
+      : typeof body.code === "number"
+        ? String(body.code)
+        : res.ok
+          ? "invalid_response"
+          : `http_${res.status}`;
+  const description = typeof body.error_description === "string" ? body.error_description : typeof body.message === "string" ? body.message : "";
   const words = description !== "" ? `${error}: ${description}` : error;
   return { ok: false, kind: deadGrantErrors.includes(error) ? "dead" : "refused", error, words };
 }

@@ -23,6 +23,8 @@ import {
   listConnections,
   removeConnection,
   replaceConnectionCredentials,
+  EXPIRY_WARNING_MS,
+  signInExpiry,
 } from "../../connections/service";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html, timeTag } from "../../../lib/html";
@@ -59,7 +61,16 @@ function whereTo(c: ConnectionRow): string {
   return `Sends to ${c.endpoint} · `;
 }
 
-function connectionCard(s: SessionContext, c: ConnectionRow, highlight: boolean): Html {
+/** The sign-in's end, for a connection whose token cannot be renewed: said always, warned from 7 days before. */
+function expiryNote(s: SessionContext, ends: number | null, now: number): Html | string {
+  if (ends === null) return "";
+  const when = timeTag(isoAt(ends), "", zoneOf(s));
+  if (ends - now > EXPIRY_WARNING_MS) return html`<p class="hint">This sign-in ends ${when} (the network does not let Seedcast renew it): reconnect before then.</p>`;
+  if (ends <= now) return html`<p class="notice notice-error" role="status"><span class="badge state-blocked">sign-in ended</span> This sign-in ended ${when}: reconnect to keep posting.</p>`;
+  return html`<p class="notice notice-warn" role="status"><span class="badge state-warn">ends soon</span> This sign-in ends ${when}: reconnect before then, or posts due after it will fail.</p>`;
+}
+
+function connectionCard(s: SessionContext, c: ConnectionRow, highlight: boolean, ends: number | null = null, now = 0): Html {
   return html`<li class="post connection${highlight ? " highlight" : ""}" id="connection-${c.id}">
   <h3>${PLATFORM_NAMES[c.platform]} · ${c.label}</h3>
   <p>${
@@ -67,6 +78,7 @@ function connectionCard(s: SessionContext, c: ConnectionRow, highlight: boolean)
       ? html`<span class="badge state-ready">ready</span> Ready to post.`
       : html`<span class="badge state-blocked">needs attention</span> ${c.blockedReason ?? "Not ready."}`
   }</p>
+  ${expiryNote(s, ends, now)}
   <p class="hint">${whereTo(c)}last checked ${timeTag(c.checkedAt === null ? null : isoAt(c.checkedAt), "never", zoneOf(s))}</p>
   ${
     canManage(s)
@@ -201,7 +213,7 @@ export async function connectionsPage(
     html`<p class="muted">Posts go to the accounts connected here.</p>
 <section class="card" aria-labelledby="list-title">
   <h2 id="list-title">Connected</h2>
-  ${rows.length === 0 ? html`<p class="muted">Nothing connected yet.</p>` : html`<ul class="plain">${rows.map((c) => connectionCard(s, c, c.id === highlight))}</ul>`}
+  ${rows.length === 0 ? html`<p class="muted">Nothing connected yet.</p>` : html`<ul class="plain">${rows.map((c) => connectionCard(s, c, c.id === highlight, signInExpiry(ctx.deps, c), ctx.deps.clock.now()))}</ul>`}
 </section>
 ${
   canManage(s)
@@ -338,7 +350,7 @@ ${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, "Or pas
 ${csrfField(s.csrfToken)}<input type="hidden" name="connection" value="${row.id}">
 <button type="submit">Sign in to ${PLATFORM_NAMES[row.platform]}</button></form>
 <p><a href="${CURRENT}">Back to connections</a></p>`
-      : html`<p class="muted">Enter the credentials again. They replace the old ones and are checked at once; posts already scheduled to this connection go out with the new ones.</p>
+        : html`<p class="muted">Enter the credentials again. They replace the old ones and are checked at once; posts already scheduled to this connection go out with the new ones.</p>
 ${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconnect ${PLATFORM_NAMES[row.platform]}`, errors)}
 <p><a href="${CURRENT}">Back to connections</a></p>`,
   );

@@ -6,7 +6,7 @@
  */
 import { isoAt } from "../../../lib/clock";
 import { type Html, html } from "../../../lib/html";
-import { listConnections } from "../../connections/service";
+import { EXPIRY_WARNING_MS, listConnections, signInExpiry } from "../../connections/service";
 import { creationCaptions } from "../../creations/service";
 import { type PostApi, listPosts } from "../../schedule/service";
 import type { DashboardCtx } from "../../../web/guard";
@@ -119,8 +119,32 @@ const awaitingApproval: TroubleSource = {
   },
 };
 
+/** Ready connections whose sign-in cannot be renewed and ends within 7 days (LinkedIn's 60-day tokens). */
+const signInsEndingSoon: TroubleSource = {
+  key: "sign-ins-ending",
+  heading: "Sign-ins ending soon",
+  async list(ctx, accountId, zone) {
+    const now = ctx.deps.clock.now();
+    const ending = (await listConnections(ctx.deps, accountId))
+      .filter((c) => c.readyToPost)
+      .flatMap((c) => {
+        const ends = signInExpiry(ctx.deps, c);
+        return ends !== null && ends - now <= EXPIRY_WARNING_MS ? [{ c, ends }] : [];
+      })
+      .sort((a, b) => a.ends - b.ends);
+    return ending.slice(0, PER_SOURCE).map(({ c, ends }) => {
+      const at = zonedParts(ends, zone);
+      return {
+        href: `/dashboard/connections#connection-${c.id}`,
+        title: c.label,
+        why: `Its sign-in ends ${shortDate(at.date)} ${at.time}: reconnect before then, or posts due after it will fail.`,
+      };
+    });
+  },
+};
+
 /** Every kind of trouble, in the order shown. */
-export const TROUBLE_SOURCES: readonly TroubleSource[] = [awaitingApproval, failedPosts, unconfirmedPosts, connectionsNeedingAttention];
+export const TROUBLE_SOURCES: readonly TroubleSource[] = [awaitingApproval, failedPosts, unconfirmedPosts, connectionsNeedingAttention, signInsEndingSoon];
 
 /** The "Needs your attention" card, or nothing when all is well. */
 export async function troubleCard(ctx: DashboardCtx, accountId: string, zone: string, role: Role): Promise<Html> {
