@@ -6,6 +6,7 @@ import type { Deps } from "./deps";
 import { envelope } from "./http/envelope";
 import { type PipelinedApp, withPipeline } from "./http/pipeline";
 import type { RequestObserver } from "./metrics/registry";
+import { accountSettingsModule } from "./modules/accounts";
 import { assetsModule } from "./modules/assets";
 import { mediaModule } from "./modules/media";
 import { uploadsModule } from "./modules/uploads";
@@ -16,6 +17,7 @@ import { healthModule } from "./modules/health";
 import { mcpModule } from "./modules/mcp";
 import { metricsModule } from "./modules/metrics";
 import { scheduleModule } from "./modules/schedule";
+import { queueModule } from "./modules/schedule/queue-routes";
 import { seedsModule } from "./modules/seeds";
 import { voiceModule } from "./modules/voice";
 import { webhooksModule } from "./modules/webhooks";
@@ -46,6 +48,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): PipelinedApp {
     .use(voiceModule(deps))
     .use(creationsModule(deps))
     .use(scheduleModule(deps))
+    .use(queueModule(deps))
+    .use(accountSettingsModule(deps))
     .use(oauthModule(deps))
     .use(webhooksModule(deps))
     .use(mcpModule(deps))

@@ -113,7 +113,7 @@ describe("the dashboard walked as a bakery owner", () => {
   test("navigation: publishing pages first, the rest under Settings; on a phone one Menu button that works without script", async () => {
     await signIn(page);
     const nav = page.locator("nav.main-nav a");
-    expect(await nav.allTextContents()).toEqual(["Overview", "New post", "Calendar", "Posts", "Library", "Ideas", "Connections", "Settings"]);
+    expect(await nav.allTextContents()).toEqual(["Overview", "New post", "Calendar", "Queue", "Posts", "Library", "Ideas", "Connections", "Settings"]);
     expect(await page.locator(".checklist li.done").count()).toBe(0);
     expect(await page.locator("#next-title + .hint").textContent()).toBe("0 of 4 done.");
     await shoot("01-overview-new");
@@ -129,7 +129,7 @@ describe("the dashboard walked as a bakery owner", () => {
     expect(button?.height ?? 999).toBeLessThan(44);
     await menu.click();
     const panel = page.locator(".nav-menu-panel nav a");
-    expect(await panel.allTextContents()).toEqual(["Overview", "New post", "Calendar", "Posts", "Library", "Ideas", "Connections", "Settings"]);
+    expect(await panel.allTextContents()).toEqual(["Overview", "New post", "Calendar", "Queue", "Posts", "Library", "Ideas", "Connections", "Settings"]);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.screenshot({ path: join(ARTIFACTS, "02-menu-open-phone.png"), fullPage: true });
     expect(await axeProblems(page)).toEqual([]);

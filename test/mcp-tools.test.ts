@@ -29,6 +29,11 @@ class SwitchableGenerator implements Generator {
 }
 
 const EXPECTED_TOOLS = [
+  "get_slots",
+  "set_slots",
+  "end_series",
+  "get_account",
+  "update_account",
   "list_seeds",
   "get_seed",
   "create_seed",
@@ -119,10 +124,10 @@ for (const [label, connect] of MCP_CONNECTORS) {
         expect((tool.outputSchema as { required?: string[] }).required ?? []).not.toContain("error");
       }
       const reads = ["list_seeds", "get_seed", "list_creations", "get_creation", "list_creation_versions", "list_assets", "get_upload_link", "list_targets", "list_posts", "get_post"];
-      for (const read of [...reads, "get_credits", "list_credit_ledger", "get_voice", "list_webhooks"]) {
+      for (const read of [...reads, "get_credits", "list_credit_ledger", "get_voice", "list_webhooks", "get_slots", "get_account"]) {
         expect(byName.get(read)?.annotations, read).toMatchObject({ readOnlyHint: true, destructiveHint: false });
       }
-      for (const destructive of ["delete_seed", "cancel_post", "delete_creation", "delete_asset", "delete_webhook"]) {
+      for (const destructive of ["delete_seed", "cancel_post", "delete_creation", "delete_asset", "delete_webhook", "end_series"]) {
         expect(byName.get(destructive)?.annotations, destructive).toMatchObject({ readOnlyHint: false, destructiveHint: true });
       }
       for (const open of ["ingest_image", "schedule_post", "reschedule_post", "create_webhook"]) {

@@ -473,6 +473,62 @@ const form = (fields: Record<string, string>) => ({
   headers: { "content-type": "application/x-www-form-urlencoded" },
 });
 
+describe("the account's settings, posting slots, the queue and repeats (issue 27)", () => {
+  const later = (ms = FIVE_MIN + 60_000) => isoAt(world.clock.now() + ms);
+
+  test("account: get, change (an owner), 403 for an editor; slots: get, put, 400 unknown target; queue: 409 no_free_slot", async () => {
+    const a = await world.createAccount();
+    const hook = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
+    expectStatus(await send("get /api/v1/account", { key: a.key }), 200, "account");
+    expectStatus(await send("patch /api/v1/account", { key: a.key, json: { time_zone: "Europe/Berlin", approval_required: false } }), 200, "account change");
+    const editor = await a.addMember("editor");
+    const editorKey = (await a.mint(["read", "schedule"], { userId: editor })).key;
+    const refused = await send("patch /api/v1/account", { key: editorKey, json: { time_zone: "UTC" } });
+    expectStatus(refused, 403, "account change by an editor");
+    expect(refused.json.requiredRole).toBe("owner");
+    expectStatus(await send("get /api/v1/schedule/slots", { key: a.key }), 200, "slots");
+    const slots = { timeZone: "Europe/Berlin", slots: [{ days: ["mon", "thu"], time: "09:30", targets: [hook.accountId] }] };
+    expectStatus(await send("put /api/v1/schedule/slots", { key: a.key, json: slots }), 200, "slots put");
+    const unknown = await send("put /api/v1/schedule/slots", { key: a.key, json: { ...slots, slots: [{ ...slots.slots[0], targets: [RANDOM_ID] }] } });
+    expectStatus(unknown, 400, "slots put unknown target");
+    expect(unknown.json.error).toBe("unknown_target");
+    expectStatus(await send("put /api/v1/schedule/slots", { key: editorKey, json: { ...slots, timeZone: "UTC" } }), 403, "slots zone by an editor");
+    const c = await makeCreation(world.deps, a.accountId, { caption: "queued" });
+    const queued = await send("post /api/v1/schedule", { key: a.key, json: { type: "social_post", creation_id: c.id, queue: true, targets: ["webhook"] } });
+    expectStatus(queued, 200, "queue");
+    expect(queued.json.post.queued).toBe(true);
+    await send("put /api/v1/schedule/slots", { key: a.key, json: { ...slots, slots: [] } });
+    const full = await send("post /api/v1/schedule", { key: a.key, json: { type: "social_post", creation_id: c.id, queue: true, targets: ["webhook"] } });
+    expectStatus(full, 409, "queue without a slot");
+    expect(full.json.error).toBe("no_free_slot");
+  });
+
+  test("series: end one (200), 404, 409 when an occurrence already went out somewhere, 502 when its outcome is unknown", async () => {
+    const a = await world.createAccount();
+    const one = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/one`, secret: WEBHOOK_SECRET });
+    const two = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/two`, secret: WEBHOOK_SECRET });
+    const c = await makeCreation(world.deps, a.accountId, { caption: "again and again" });
+    const repeating = (targets: string[]) => ({ type: "social_post", creation_id: c.id, scheduled_time: later(), targets, repeat: { every: "week", count: 4 } });
+    const op = "delete /api/v1/schedule/series/{id}";
+    const first = (await send("post /api/v1/schedule", { key: a.key, json: repeating([one.accountId]) })).json.post;
+    expect(first.seriesId).toBeString();
+    expectStatus(await send(op, { key: a.key, params: { id: first.seriesId } }), 200, "end series");
+    expectStatus(await send(op, { key: a.key, params: { id: RANDOM_ID } }), 404, "end series 404");
+
+    const partly = (await send("post /api/v1/schedule", { key: a.key, json: repeating([one.accountId, two.accountId]) })).json.post;
+    await world.sql("UPDATE scheduled_post_targets SET status = 'published' WHERE post_id = ? AND connection_id = ?", partly.id, one.accountId);
+    expectStatus(await send(op, { key: a.key, params: { id: partly.seriesId } }), 409, "end series with an occurrence out");
+
+    const unknown = (await send("post /api/v1/schedule", { key: a.key, json: repeating([one.accountId]) })).json.post;
+    world.clock.advance(FIVE_MIN + 60_000);
+    const target = (await postRows(world.deps, unknown.id)).targets[0]!;
+    await leaveDeadWorker(world, target.id, world.clock.now() + 600_000);
+    await world.sql("UPDATE scheduled_posts SET status = 'publishing' WHERE id = ?", unknown.id);
+    await world.sql("UPDATE scheduled_post_targets SET lease_expires_at = ? WHERE id = ?", world.clock.now() - 1, target.id);
+    expectStatus(await send(op, { key: a.key, params: { id: unknown.seriesId } }), 502, "end series, outcome unknown");
+  });
+});
+
 describe("the OAuth authorization server", () => {
   test("metadata, registration, authorization (login, consent), token, revocation; their refusals", async () => {
     for (const op of ["get /.well-known/oauth-authorization-server", "get /.well-known/oauth-protected-resource", "get /.well-known/oauth-protected-resource/mcp"]) {

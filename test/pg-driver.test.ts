@@ -186,7 +186,17 @@ describe("Bun.sql through drizzle: values come back with the types the schema de
       expect(inserted).toEqual([{ seq: 1 }, { seq: 2 }]);
 
       const [account] = await real.db.select().from(accounts);
-      expect(account).toEqual({ id: "acct", name: "A", creditsBalance: 2 ** 40, creditsReserved: 0, disabledAt: null, createdAt: now });
+      expect(account).toEqual({
+        id: "acct",
+        name: "A",
+        creditsBalance: 2 ** 40,
+        creditsReserved: 0,
+        disabledAt: null,
+        createdAt: now,
+        timeZone: "UTC",
+        approvalRequired: false,
+        postingSlots: [],
+      });
       const [user] = await real.db.select({ admin: users.isInstanceAdmin }).from(users);
       expect(user).toEqual({ admin: true });
       const [voice] = await real.db.select({ hashtags: brandVoices.hashtags, bannedWords: brandVoices.bannedWords }).from(brandVoices);

@@ -33,6 +33,7 @@ export let oauthCodes = sqlite.oauthCodes;
 export let oauthGrants = sqlite.oauthGrants;
 export let oauthTokens = sqlite.oauthTokens;
 export let passwordResets = sqlite.passwordResets;
+export let postSeries = sqlite.postSeries;
 export let scheduledPostTargets = sqlite.scheduledPostTargets;
 export let scheduledPosts = sqlite.scheduledPosts;
 export let seeds = sqlite.seeds;
@@ -47,7 +48,7 @@ export let webhookEvents = sqlite.webhookEvents;
 
 /** Every table by its export name (asset reference counting walks them). */
 export function allTables() {
-  return { accounts, apiKeys, assets, brandVoices, connections, creations, creationVersions, creditHolds, creditLedger, eventWebhooks, idempotencyKeys, instanceIdentity, instanceSettings, invitations, loginThrottle, members, noticeMailOptOuts, notices, oauthClients, oauthCodes, oauthGrants, oauthTokens, passwordResets, scheduledPostTargets, scheduledPosts, seeds, secretReveals, sessions, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
+  return { accounts, apiKeys, assets, brandVoices, connections, creations, creationVersions, creditHolds, creditLedger, eventWebhooks, idempotencyKeys, instanceIdentity, instanceSettings, invitations, loginThrottle, members, noticeMailOptOuts, notices, oauthClients, oauthCodes, oauthGrants, oauthTokens, passwordResets, postSeries, scheduledPostTargets, scheduledPosts, seeds, secretReveals, sessions, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
 }
 
 let current: "sqlite" | "postgres" = "sqlite";
@@ -82,6 +83,7 @@ export async function useDialect(dialect: "sqlite" | "postgres"): Promise<void> 
   oauthGrants = from.oauthGrants;
   oauthTokens = from.oauthTokens;
   passwordResets = from.passwordResets;
+  postSeries = from.postSeries;
   scheduledPostTargets = from.scheduledPostTargets;
   scheduledPosts = from.scheduledPosts;
   seeds = from.seeds;

@@ -37,7 +37,12 @@ export const validationErrorSchema = t.Object(
 );
 
 export const forbiddenSchema = t.Object(
-  { error: t.Literal("forbidden"), message, requiredGroup: t.Union(SCOPES.map((s) => t.Literal(s)), { description: "The group the key lacks." }) },
+  {
+    error: t.Literal("forbidden"),
+    message,
+    requiredGroup: t.Optional(t.Union(SCOPES.map((s) => t.Literal(s)), { description: "The group the key lacks." })),
+    requiredRole: t.Optional(t.Literal("owner", { description: "The role the operation needs (decisions.md §14: owners change account settings)." })),
+  },
   { title: "Forbidden" },
 );
 

@@ -35,6 +35,8 @@ export const ERROR_STATUS = {
   asset_in_use: 409,
   creation_in_use: 409,
   not_reschedulable: 409,
+  // the queue (decisions.md §14)
+  no_free_slot: 409,
   too_many_webhooks: 409,
   idempotency_in_flight: 409,
   upload_link_used: 410,

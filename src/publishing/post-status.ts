@@ -14,6 +14,25 @@ import { postToApi } from "./post-view";
 const FINAL_EVENTS = { published: "post.published", failed: "post.failed", partially_failed: "post.partially_failed" } as const;
 
 type TargetRow = typeof scheduledPostTargets.$inferSelect;
+type PostRow = typeof scheduledPosts.$inferSelect;
+
+/** How a post ended: it reached a final status (published, partially_failed, failed), or it was cancelled. */
+export type PostEnd = "final" | "cancelled";
+type PostEndListener = (tx: StoreDb, now: number, post: PostRow, end: PostEnd) => Promise<void>;
+const endListeners: PostEndListener[] = [];
+
+/**
+ * Registers what runs, inside the transaction that records it, when a post ends (the repeat of a series schedules its
+ * next occurrence: modules/schedule/repeat.ts). The engine knows nothing of what listens.
+ */
+export function onPostEnded(listener: PostEndListener): void {
+  endListeners.push(listener);
+}
+
+/** Tells the listeners that `post` ended, inside the caller's transaction (the cancel's, or a status refresh's). */
+export async function postEnded(tx: StoreDb, now: number, post: PostRow, end: PostEnd): Promise<void> {
+  for (const listener of endListeners) await listener(tx, now, post, end);
+}
 
 /** The post status for a set of target statuses (withdrawn ones are ignored). */
 export function derivePostStatus(targets: ReadonlyArray<{ status: string }>): PostStatus {
@@ -91,6 +110,7 @@ export async function refreshPostStatuses(tx: StoreDb, postIds: readonly string[
     await tx.update(scheduledPosts).set({ status: g.status, errorMessage: g.errorMessage, updatedAt: now }).where(inArray(scheduledPosts.id, g.ids)).run();
   }
   if (becameFinal.length === 0) return statuses;
+  for (const { post } of becameFinal) await postEnded(tx, now, post, "final");
   // Events only for accounts with an event webhook at all (recordEvent checks the types): one read for the batch.
   // A failed or partly failed post is a notice to the account's people whatever its webhooks (store/notices.ts).
   const accountIds = [...new Set(becameFinal.map((f) => f.post.accountId))];

@@ -29,6 +29,10 @@ export interface PostApi {
   /** What the post sends (its snapshot): a PATCH with `content` changes it, the creation stays as it is. */
   content: PostContentApi;
   targets: PostTargetApi[];
+  /** Took a posting slot (decisions.md §14). */
+  queued: boolean;
+  /** The repeat series it is an occurrence of, or null. */
+  seriesId: string | null;
   createdAt: string;
 }
 
@@ -107,6 +111,8 @@ export function postToApi(post: PostRow, targets: TargetRow[]): PostApi {
     status: post.status,
     content: postContentToApi(post),
     targets: targets.map(targetToApi),
+    queued: post.queued,
+    seriesId: post.seriesId,
     createdAt: isoAt(post.createdAt),
   };
   if ((post.status === "failed" || post.status === "partially_failed") && post.errorMessage) api.errorMessage = post.errorMessage;

@@ -34,6 +34,7 @@ export const NAV: readonly NavItem[] = [
   { href: "/dashboard", label: "Overview", show: () => true },
   { href: "/dashboard/seeds?new=1#new-seed", label: "New post", show: canCreate },
   { href: "/dashboard/calendar", label: "Calendar", show: hasAccount },
+  { href: "/dashboard/queue", label: "Queue", show: hasAccount },
   { href: "/dashboard/creations", label: "Posts", show: hasAccount },
   { href: "/dashboard/library", label: "Library", show: hasAccount },
   { href: "/dashboard/seeds", label: "Ideas", show: hasAccount },

@@ -2,6 +2,13 @@
 import { sql } from "drizzle-orm";
 import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
+/** One posting slot as stored: the days it repeats on (mon…sun), its wall-clock time "HH:MM", its connections' ids. */
+export interface StoredSlot {
+  days: string[];
+  time: string;
+  targets: string[];
+}
+
 export const accounts = sqliteTable(
   "accounts",
   {
@@ -13,6 +20,12 @@ export const accounts = sqliteTable(
     creditsReserved: integer("credits_reserved").notNull().default(0),
     disabledAt: integer("disabled_at"),
     createdAt: integer("created_at").notNull(),
+    /** The IANA time zone posting slots and repeats follow (decisions.md §14); members still see times in their own. */
+    timeZone: text("time_zone").notNull().default("UTC"),
+    /** Posts scheduled by editors wait for an owner's approval (decisions.md §14). */
+    approvalRequired: integer("approval_required", { mode: "boolean" }).notNull().default(false),
+    /** The posting schedule: slots of days × a wall-clock time × connections, in `timeZone` (modules/schedule/slots.ts). */
+    postingSlots: text("posting_slots", { mode: "json" }).$type<StoredSlot[]>().notNull().default(sql`'[]'`),
   },
   (t) => [
     check("accounts_balance_non_negative", sql`${t.creditsBalance} >= 0`),

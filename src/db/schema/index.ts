@@ -22,3 +22,4 @@ export * from "./creation-versions";
 export * from "./instance-settings";
 export * from "./notices";
 export * from "./invitations";
+export * from "./post-series";

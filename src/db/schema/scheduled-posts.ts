@@ -10,7 +10,7 @@
  * conditional on the token it claimed, so a worker whose lease was taken over can never overwrite the new owner.
  */
 import { sql } from "drizzle-orm";
-import { check, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
 import type { StoredImage, StoredPart, StoredVariants } from "./post-content";
 
@@ -52,12 +52,19 @@ export const scheduledPosts = sqliteTable(
     firstComment: text("first_comment"),
     /** The snapshot's versions per network: a target sends the post with its platform's version applied. */
     variants: text("variants", { mode: "json" }).$type<StoredVariants>().notNull().default(sql`'{}'`),
+    /** Put in a posting slot by the queue (decisions.md §14): at most one queued post per account and slot time. */
+    queued: integer("queued", { mode: "boolean" }).notNull().default(false),
+    /** The repeat series this post is an occurrence of (modules/schedule/repeat.ts), null for a one-off post. */
+    seriesId: text("series_id"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [
     index("scheduled_posts_account_time_idx").on(t.accountId, t.scheduledTime),
     index("scheduled_posts_image_asset_idx").on(t.imageAssetId),
+    // Two posts queued at the same moment never take the same slot, on any number of replicas: the database refuses.
+    uniqueIndex("scheduled_posts_queue_slot_unique").on(t.accountId, t.scheduledTime).where(sql`${t.queued} = 1`),
+    index("scheduled_posts_series_idx").on(t.seriesId),
     check(
       "scheduled_posts_status_valid",
       sql`${t.status} IN ('scheduled','publishing','published','partially_failed','failed','unconfirmed','pending_approval')`,

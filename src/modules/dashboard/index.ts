@@ -27,6 +27,7 @@ import { getVoicePage, postVoice } from "./pages/voice";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
 import { getAccount, postNoticeSwitches, postPassword, postTimeZone } from "./pages/account";
 import { getNotices } from "./pages/notices";
+import { getQueue, getScheduleEditor, postMove, postPostNow, postScheduleEditor } from "./pages/queue";
 import { getDeleteSeed, getSeedPage, getSeeds, postDeleteSeed, postEditSeed, postGenerate, postSeed } from "./pages/seeds";
 import { getDeleteAsset, getLibrary, postDeleteAsset, postFromUrl, postUpload, postUploadLink } from "./pages/library";
 import type { SessionContext } from "../../web/session";
@@ -197,6 +198,12 @@ export function dashboardModule(deps: Deps) {
     .post("/dashboard/calendar/posts/:id/retry", action((s, f, p) => postRetry(ctx, s, p.id ?? "", f)), signedInForm)
     .get("/dashboard/calendar/:id/cancel", view((s, _r, p) => getCancel(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/calendar/:id/cancel", action((s, _f, p, r) => postCancel(ctx, s, p.id ?? "", r)), signedInForm)
+    // Queue and posting schedule (pages/queue.ts)
+    .get("/dashboard/queue", view((s, r) => getQueue(ctx, s, r)), { detail })
+    .get("/dashboard/queue/schedule", view((s, r) => getScheduleEditor(ctx, s, r)), { detail })
+    .post("/dashboard/queue/schedule", action((s, f) => postScheduleEditor(ctx, s, f)), signedInForm)
+    .post("/dashboard/queue/posts/:id/move", action((s, f, p) => postMove(ctx, s, p.id ?? "", f)), signedInForm)
+    .post("/dashboard/queue/posts/:id/now", action((s, _f, p) => postPostNow(ctx, s, p.id ?? "")), signedInForm)
     // Your settings (pages/account.ts)
     .get("/dashboard/account", view((s, r) => getAccount(ctx, s, r)), { detail })
     .post("/dashboard/account/password", action((s, f) => postPassword(ctx, s, f)), signedInForm)

@@ -53,6 +53,7 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const INPUT_KEYS = new Set(["hide", "responses", "security", ERRORS_DETAIL_KEY, LOCATION_DETAIL_KEY]);
 const STATUS = /^[1-5]\d\d$/;
 const TAG_DESCRIPTIONS: Record<string, string> = {
+  account: "The account's settings: its time zone and the approval of editors' posts.",
   assets: "The image library: ingest from a URL, browser upload links, delete.",
   creations: "Social posts generated from seeds: caption, alt text, image.",
   credits: "The account's balance and its movements.",

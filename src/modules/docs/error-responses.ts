@@ -93,6 +93,7 @@ export const ERROR_DOCS: Partial<Record<ErrorCode, CodeDoc>> = {
     },
   },
   creation_in_use: { example: { message: "A post scheduled from this creation has not gone out yet; cancel it first." } },
+  no_free_slot: { example: { message: "No posting slot in the next 90 days has these targets and is free; add slots or pick a time." } },
   not_reschedulable: { example: { message: "This post is being published right now; it can no longer be rescheduled." } },
   too_many_webhooks: { example: { message: "An account can register at most 25 webhooks; delete one first." } },
   idempotency_key_reused: { example: { message: "This Idempotency-Key was already used with a different request; use a new key." } },

@@ -13,6 +13,8 @@ import { assetIdParams, ingestUrlBody, LIST_LIMIT_MAX as ASSET_LIST_LIMIT_MAX, l
 import { createBody, editBody, generateBody, idParams as creationIdParams, LIST_LIMIT_MAX as CREATION_LIST_LIMIT_MAX, regenerateBody } from "../creations/model";
 import { ledgerQuerySchema } from "../credits/model";
 import { listQuery as postListQuery, postIdParams, rescheduleBody, scheduleBody } from "../schedule/model";
+import { seriesIdParams, slotsSchema } from "../schedule/queue-model";
+import { accountSettingsBody } from "../accounts/model";
 import { createSeedBody, listSeedsQuery, patchSeedBody, seedIdParams } from "../seeds/model";
 import { uploadLinkBody, uploadLinkParams } from "../uploads/model";
 import { voicePatchSchema } from "../voice/model";
@@ -84,6 +86,12 @@ export const listPostsInput = postListQuery;
 export const getPostInput = postIdParams;
 export const reschedulePostInput = t.Object({ ...postIdParams.properties, ...rescheduleBody.properties });
 export const cancelPostInput = postIdParams;
+
+export const getSlotsInput = nothing;
+export const setSlotsInput = slotsSchema;
+export const endSeriesInput = withFormerId(seriesIdParams, "series_id");
+export const getAccountInput = nothing;
+export const updateAccountInput = accountSettingsBody;
 
 export const getCreditsInput = nothing;
 export const listCreditLedgerInput = ledgerQuerySchema;

@@ -26,7 +26,13 @@ import { listVersions } from "../creations/versions";
 import { creditSummarySchema, DEFAULT_LIMIT as LEDGER_LIMIT_DEFAULT, ledgerPageSchema } from "../credits/model";
 import { creditSummary, ledgerView } from "../credits/service";
 import { cancelResponse, listResponse as postListResponse, postResponse, targetsResponse } from "../schedule/model";
-import { cancelPost, getPost, listPosts, listTargets, reschedulePost, rescheduleInputOf, schedulePost } from "../schedule/service";
+import { cancelPost, getPost, listPosts, listTargets, reschedulePost, rescheduleInputOf } from "../schedule/service";
+import { scheduleRequest, scheduleRequestOf } from "../schedule/request";
+import { seriesEndedResponse, slotsSchema } from "../schedule/queue-model";
+import { endSeries } from "../schedule/repeat";
+import { getSlots, putSlots } from "../schedule/slots";
+import { accountSettingsResponse } from "../accounts/model";
+import { getAccountSettings, updateAccountSettings } from "../accounts/settings";
 import { LIST_LIMIT_DEFAULT as SEED_LIST_LIMIT_DEFAULT, seedDeletedResponse, seedListResponse, seedResponse } from "../seeds/model";
 import { createSeed, deleteSeed, getOwnedSeed, listSeeds, patchSeed, seedView } from "../seeds/service";
 import { uploadLinkResponse, uploadLinkStatusResponse } from "../uploads/model";
@@ -423,7 +429,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "schedule_post",
     title: "Schedule a post",
     description:
-      "Schedule a creation to one or more connected accounts (a platform name or an accountId from list_targets) at scheduled_time, an ISO 8601 UTC timestamp at least 5 minutes ahead. Free. Needs the Scheduling group.",
+      "Schedule a creation to one or more connected accounts (a platform name or an accountId from list_targets) at scheduled_time, an ISO 8601 UTC timestamp at least 5 minutes ahead, or with queue: true in the first free posting slot (get_slots; no_free_slot when none in 90 days). repeat {every: day|week|month, interval?, count?, until?} repeats it at the same wall-clock time in the account's time zone (the answer's seriesId; end_series stops it). Free. Needs the Scheduling group.",
     group: "schedule",
     rest: "POST /api/v1/schedule",
     input: input.schedulePostInput,
@@ -431,8 +437,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: { ...ADD, openWorldHint: true },
     creates: true,
     status: 200,
-    run: (deps, who, args) =>
-      schedulePost(deps, who.accountId, { creationId: args.creation_id, scheduledTime: args.scheduled_time, targets: args.targets }),
+    run: (deps, who, args) => scheduleRequest(deps, who.accountId, scheduleRequestOf(args)),
     summary: (a) =>
       `Post ${a.post.id} is ${a.post.status} for ${a.post.scheduledTime} to ${a.post.targets.map((x) => `${x.label} (${x.status})`).join(", ")}.`,
   }),
@@ -498,6 +503,85 @@ export const TOOLS: readonly ToolDefinition[] = [
     status: 200,
     run: (deps, who, args) => cancelPost(deps, who.accountId, args.id),
     summary: (a) => `Cancelled post ${a.id}${a.providerPostWithdrawn ? " and withdrew it from its provider" : ""}.`,
+  }),
+  tool({
+    name: "get_slots",
+    title: "Get the posting schedule",
+    description:
+      "The posting schedule: slots of weekdays × a wall-clock time (HH:MM in timeZone, the account's) × connections. schedule_post with queue: true takes the first free slot. Needs the Read access group.",
+    group: "read",
+    rest: "GET /api/v1/schedule/slots",
+    input: input.getSlotsInput,
+    output: slotsSchema,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who) => getSlots(deps, who.accountId),
+    summary: (a) => `${plural(a.slots.length, "slot")} in ${a.timeZone}.`,
+  }),
+  tool({
+    name: "set_slots",
+    title: "Set the posting schedule",
+    description:
+      "Replace the posting schedule with {timeZone, slots: [{days: [mon…sun], time: HH:MM, targets: [accountId…]}]} (the object get_slots answers). A timeZone other than the account's changes the account's zone: owners only (forbidden, requiredRole owner). Needs the Scheduling group.",
+    group: "schedule",
+    rest: "PUT /api/v1/schedule/slots",
+    input: input.setSlotsInput,
+    output: slotsSchema,
+    annotations: SET,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => putSlots(deps, who, args),
+    summary: (a) => `Saved ${plural(a.slots.length, "slot")} in ${a.timeZone}.`,
+  }),
+  tool({
+    name: "end_series",
+    title: "End a repeating series",
+    description:
+      "Stop a repeating post: no further occurrence is scheduled and the pending one is cancelled. id is the seriesId of a post. Needs the Scheduling group.",
+    group: "schedule",
+    rest: "DELETE /api/v1/schedule/series/:id",
+    formerId: "series_id",
+    input: input.endSeriesInput,
+    output: seriesEndedResponse,
+    annotations: REMOVE,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => endSeries(deps, who.accountId, String(args.id)),
+    summary: (a) => `Ended series ${a.seriesId}${a.cancelledPostIds.length ? `; cancelled ${a.cancelledPostIds.join(", ")}` : ""}.`,
+  }),
+  tool({
+    name: "get_account",
+    title: "Get the account's settings",
+    description: "The account's id, name, time zone (the one slots and repeats follow) and whether editors' posts need an owner's approval. Needs the Read access group.",
+    group: "read",
+    rest: "GET /api/v1/account",
+    input: input.getAccountInput,
+    output: accountSettingsResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who) => getAccountSettings(deps, who.accountId),
+    summary: (a) => `${a.account.name}: time zone ${a.account.timeZone}, approval ${a.account.approvalRequired ? "required" : "not required"}.`,
+  }),
+  tool({
+    name: "update_account",
+    title: "Update the account's settings",
+    description:
+      "Change the account's time_zone (an IANA name such as Europe/Berlin) and/or approval_required. Owners only (forbidden, requiredRole owner). Needs the Scheduling group.",
+    group: "schedule",
+    rest: "PATCH /api/v1/account",
+    input: input.updateAccountInput,
+    output: accountSettingsResponse,
+    annotations: SET,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) =>
+      updateAccountSettings(deps, who, {
+        ...(args.time_zone !== undefined ? { timeZone: args.time_zone } : {}),
+        ...(args.approval_required !== undefined ? { approvalRequired: args.approval_required } : {}),
+      }),
+    summary: (a) => `${a.account.name}: time zone ${a.account.timeZone}, approval ${a.account.approvalRequired ? "required" : "not required"}.`,
   }),
   tool({
     name: "get_credits",

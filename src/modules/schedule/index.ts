@@ -8,7 +8,8 @@ import { authOf } from "../../http/request-context";
 import { parseJsonBody } from "../../http/json-body";
 import { scopePlugin } from "../../http/scope";
 import { cancelResponse, listQuery, listResponse, postIdParams, postResponse, rescheduleBody, scheduleBody, targetsResponse } from "./model";
-import { cancelPost, getPost, listPosts, listTargets, reschedulePost, rescheduleInputOf, schedulePost } from "./service";
+import { scheduleRequest, scheduleRequestOf } from "./request";
+import { cancelPost, getPost, listPosts, listTargets, reschedulePost, rescheduleInputOf } from "./service";
 
 const TAGS = ["schedule"];
 
@@ -27,18 +28,17 @@ export function scheduleModule(deps: Deps) {
     })
     .post(
       "/api/v1/schedule",
-      ({ request, body }) =>
-        schedulePost(deps, authOf(request).accountId, { creationId: body.creation_id, scheduledTime: body.scheduled_time, targets: body.targets }),
+      ({ request, body }) => scheduleRequest(deps, authOf(request).accountId, scheduleRequestOf(body)),
       {
         parse: parseJsonBody,
         scope: "schedule",
-        errors: ["scheduled_time_too_soon", "unknown_target", "ambiguous_target", "not_found", "target_not_ready", "not_schedulable"],
+        errors: ["scheduled_time_too_soon", "unknown_target", "ambiguous_target", "not_found", "target_not_ready", "not_schedulable", "no_free_slot"],
         body: scheduleBody,
         response: postResponse,
         detail: {
           summary: "Schedule a creation to connected accounts",
           description:
-            "Free. scheduled_time at least 5 minutes ahead (400 scheduled_time_too_soon); targets are platforms or accountIds (400 unknown_target, ambiguous_target with accountIds); 409 target_not_ready with blockedReason; 409 not_schedulable with problems. A provider's refusal answers 200 with that target failed.",
+            "Free. scheduled_time at least 5 minutes ahead (400 scheduled_time_too_soon), or queue: true for the first free posting slot (409 no_free_slot when none in 90 days; post.queued true); repeat {every, interval?, count?, until?} makes it the first occurrence of a series (post.seriesId); targets are platforms or accountIds (400 unknown_target, ambiguous_target with accountIds); 409 target_not_ready with blockedReason; 409 not_schedulable with problems. A provider's refusal answers 200 with that target failed.",
           tags: TAGS,
         },
       },

@@ -1,8 +1,14 @@
 /** Request and response schemas of the scheduling routes: the single source of truth for validation and OpenAPI. */
 import { t } from "elysia";
 import { CONNECTION_PLATFORMS } from "../../db/schema/connections";
+import { REPEAT_UNITS } from "../../db/schema/post-series";
 import { orNull, pathId, timestamp, uuid } from "../../lib/schema";
 import { perPlatform } from "../creations/model";
+
+/** The bounds of `repeat` (decisions.md §14). */
+export const REPEAT_INTERVAL_MAX = 12;
+export const REPEAT_COUNT_MIN = 2;
+export const REPEAT_COUNT_MAX = 100;
 
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
@@ -81,22 +87,52 @@ export const postSchema = t.Object({
     { title: "PostContent", description: "What the post sends (its snapshot of the creation, or its own content after a PATCH)." },
   ),
   targets: t.Array(postTargetSchema),
+  queued: t.Boolean({ description: "True when the post took a posting slot (queue: true); moving it to another time takes it out of the queue." }),
+  seriesId: orNull(uuid(), { description: "The repeat series this post is an occurrence of; null for a one-off post." }),
   createdAt: timestamp(),
 }, { title: "Post" });
+
+export const repeatSchema = t.Object(
+  {
+    every: t.UnionEnum(REPEAT_UNITS, { error: "must be day, week or month", description: "The unit the post repeats by." }),
+    interval: t.Optional(t.Integer({ minimum: 1, maximum: REPEAT_INTERVAL_MAX, error: `must be a whole number from 1 to ${REPEAT_INTERVAL_MAX}`, description: "Every n units; 1 by default." })),
+    count: t.Optional(
+      t.Integer({ minimum: REPEAT_COUNT_MIN, maximum: REPEAT_COUNT_MAX, error: `must be a whole number from ${REPEAT_COUNT_MIN} to ${REPEAT_COUNT_MAX}`, description: "Occurrences in all, the first included." }),
+    ),
+    until: t.Optional(t.String({ minLength: 1, maxLength: 40, description: "RFC 3339 timestamp: no occurrence after it." })),
+  },
+  {
+    title: "Repeat",
+    additionalProperties: false,
+    description:
+      "After each occurrence publishes (or is cancelled), the next is scheduled from the same snapshot as a new post with the same seriesId, at the same wall-clock time in the account's time zone.",
+  },
+);
 
 export const scheduleBody = t.Object({
   type: t.Literal("social_post", { error: "must be social_post" }),
   creation_id: t.String({ minLength: 1, maxLength: 64 }),
-  scheduled_time: t.String({
-    minLength: 1,
-    maxLength: 40,
-    description: "RFC 3339 timestamp (any offset, e.g. 2026-11-22T11:00:00+01:00) at least 5 minutes ahead; answered in UTC",
-  }),
+  scheduled_time: t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: 40,
+      description:
+        "RFC 3339 timestamp (any offset, e.g. 2026-11-22T11:00:00+01:00) at least 5 minutes ahead; answered in UTC. Required unless queue is true.",
+    }),
+  ),
   targets: t.Array(t.String({ minLength: 1, maxLength: 100 }), {
     minItems: 1,
     maxItems: MAX_TARGETS_PER_POST,
     description: "Each a platform name or an accountId from GET /schedule/targets",
   }),
+  queue: t.Optional(
+    t.Boolean({
+      error: "must be true or false",
+      description:
+        "true instead of scheduled_time: the post takes the first posting slot (GET /schedule/slots) at least 5 minutes ahead that has all its targets and no other queued post; 409 no_free_slot when none in the next 90 days.",
+    }),
+  ),
+  repeat: t.Optional(repeatSchema),
 });
 
 /** A bound in UTF-16 units before the service's grapheme checks (decisions.md §13: 63,206 characters by hand). */

@@ -18,7 +18,7 @@ import { parseRfc3339 } from "../../lib/rfc3339";
 import { runDueOnce } from "../../publishing/dispatcher";
 import { type StoredContent, assetIdsOf, heldContentFor, loadDeliveryContent } from "../../publishing/content";
 import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "../../publishing/delivery-metrics";
-import { refreshPostStatus } from "../../publishing/post-status";
+import { postEnded, refreshPostStatus } from "../../publishing/post-status";
 import { type PostApi, postToApi } from "../../publishing/post-view";
 import { recordEvent } from "../../store/events";
 import { withdrawPendingTargets } from "../../publishing/withdraw";
@@ -133,7 +133,8 @@ function resolveTargets(all: ConnectionRow[], names: readonly string[]): Connect
 
 export interface ScheduleInput {
   creationId: string;
-  scheduledTime: string;
+  /** RFC 3339; unused when the caller passes a Placement (the queue). */
+  scheduledTime?: string;
   targets: readonly string[];
 }
 
@@ -194,7 +195,7 @@ async function assertSchedulable(deps: Deps, chosen: readonly ConnectionRow[], c
  * Inserts one pending target per connection of a post due at `scheduledTime`, inside the caller's transaction.
  * Answers the ids of the targets a provider will hold (handed over at once by the caller, after the commit).
  */
-async function insertTargets(
+export async function insertTargets(
   tx: StoreDb,
   post: { id: string; accountId: string } & Pick<StoredContent, "thread" | "firstComment" | "variants">,
   chosen: readonly ConnectionRow[],
@@ -229,13 +230,40 @@ async function insertTargets(
 const SNAPSHOT_ATTEMPTS = 3;
 
 /**
- * POST /schedule. Checks in the order of decisions.md §1, stores the post with its content snapshot, then hands
- * provider-held targets (Mastodon) over at once: a provider's refusal answers 200 with that target failed.
+ * Where a new post goes in time, and what else its row says. POST /schedule's own is a fixed time (`atTime`); the
+ * queue chooses the first free slot inside the write that stores the post (modules/schedule/queue.ts), so the choice
+ * and the row it makes are one transaction; a repeat adds its series (repeat.ts).
  */
-export async function schedulePost(deps: Deps, accountId: string, input: ScheduleInput): Promise<{ post: PostApi }> {
-  const now = deps.clock.now();
-  const scheduledTime = parseScheduledTime(input.scheduledTime);
+export interface Placement {
+  /** The post's time (at least MIN_LEAD_MS ahead), decided inside the write transaction that stores the post. */
+  time(tx: StoreDb, chosen: readonly ConnectionRow[], now: number): Promise<number>;
+  /** Columns of the post row besides the snapshot: queued (took a posting slot), seriesId (an occurrence of a repeat). */
+  columns: { queued: boolean; seriesId: string | null };
+  /** Runs in the same write once the post and its targets are stored. */
+  stored?(tx: StoreDb, post: { id: string; scheduledTime: number }): Promise<void>;
+}
+
+/** The placement of a post at a fixed time (checked for the 5-minute lead before anything is read). */
+export function atTime(scheduledTime: number, now: number, columns: Placement["columns"] = { queued: false, seriesId: null }): Placement {
   assertLeadTime(scheduledTime, now);
+  return { time: async () => scheduledTime, columns };
+}
+
+/** Parses POST /schedule's scheduled_time (RFC 3339, any offset) and checks its lead: 400 invalid_request or scheduled_time_too_soon. */
+export function scheduledTimeOf(value: string, now: number): number {
+  const ms = parseScheduledTime(value);
+  assertLeadTime(ms, now);
+  return ms;
+}
+
+/**
+ * POST /schedule. Checks in the order of decisions.md §1, stores the post with its content snapshot, then hands
+ * provider-held targets (Mastodon) over at once: a provider's refusal answers 200 with that target failed. Without a
+ * `placement`, the post goes at `input.scheduledTime`.
+ */
+export async function schedulePost(deps: Deps, accountId: string, input: ScheduleInput, placement?: Placement): Promise<{ post: PostApi }> {
+  const now = deps.clock.now();
+  const place = placement ?? atTime(parseScheduledTime(input.scheduledTime ?? ""), now);
   const chosen = resolveTargets(await listConnections(deps, accountId), input.targets);
   const postId = newId();
   let handOver: string[] | null = null;
@@ -247,27 +275,30 @@ export async function schedulePost(deps: Deps, accountId: string, input: Schedul
     const creation = await findCreationRow(deps, accountId, input.creationId);
     if (!creation) throw notFound("creation");
     await assertSchedulable(deps, chosen, creation);
-    handOver = await insertPost(deps, { id: postId, accountId, scheduledTime, now }, creation, chosen);
+    handOver = await insertPost(deps, { id: postId, accountId, now }, creation, chosen, place);
   }
   if (handOver.length > 0) await runDueOnce(deps, {}, handOver);
   return { post: (await getPost(deps, accountId, postId)).post };
 }
 
 /**
- * Stores the post with the snapshot of `creation` (read and checked before this write) and its targets. Answers the
+ * Stores the post with the snapshot of `creation` (read and checked before this write) and its targets, at the time
+ * `placement` chooses in this write. Answers the
  * targets to hand over, or null when the snapshot's image is gone: the creation's image was replaced and the old one
  * deleted after the read (the caller reads the creation again). The image is locked for the write, so a delete of it
  * waits for this write and then finds the post using it (asset_in_use).
  */
 async function insertPost(
   deps: Deps,
-  post: { id: string; accountId: string; scheduledTime: number; now: number },
+  post: { id: string; accountId: string; now: number },
   creation: CreationRow,
   chosen: readonly ConnectionRow[],
+  placement: Placement,
 ): Promise<string[] | null> {
-  const { id: postId, accountId, scheduledTime, now } = post;
+  const { id: postId, accountId, now } = post;
   return deps.store.write(async (tx) => {
     if (!(await lockAssets(deps, accountId, assetIdsOf(creation)))) return null;
+    const scheduledTime = await placement.time(tx, chosen, now);
     await tx
       .insert(scheduledPosts)
       .values({
@@ -283,12 +314,15 @@ async function insertPost(
         thread: creation.thread,
         firstComment: creation.firstComment,
         variants: creation.variants,
+        ...placement.columns,
         createdAt: now,
         updatedAt: now,
       })
       .run();
     const snapshot = { id: postId, accountId, thread: creation.thread, firstComment: creation.firstComment, variants: creation.variants };
-    return insertTargets(tx, snapshot, chosen, scheduledTime, now);
+    const handOver = await insertTargets(tx, snapshot, chosen, scheduledTime, now);
+    await placement.stored?.(tx, { id: postId, scheduledTime });
+    return handOver;
   });
 }
 
@@ -397,6 +431,9 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
       .all();
     if (stillPending.length > 0) throw distributionFailed("The post changed while it was being cancelled; try again.");
     await recordEvent(tx, deps.clock.now(), accountId, "post.cancelled", () => ({ post: before, providerPostWithdrawn }));
+    // A cancelled occurrence of a repeat is skipped: its series schedules the next at once (repeat.ts), from this post's
+    // snapshot and targets (so before the row goes).
+    await postEnded(tx, deps.clock.now(), post, "cancelled");
     await tx.delete(scheduledPosts).where(eq(scheduledPosts.id, post.id)).run();
   });
   return { id: post.id, cancelled: true, providerPostWithdrawn };
@@ -479,6 +516,8 @@ async function replaceTargets(
       .update(scheduledPosts)
       .set({
         scheduledTime,
+        // Moved to another time, a queued post leaves the queue and frees its slot (decisions.md §14).
+        ...(scheduledTime !== post.scheduledTime ? { queued: false } : {}),
         updatedAt: now,
         ...(content
           ? {

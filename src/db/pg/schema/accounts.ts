@@ -2,6 +2,8 @@
 /** Accounts (tenants), the people in them and their roles. Timestamps are integer milliseconds since the epoch. */
 import { sql } from "drizzle-orm";
 import { bigint, boolean, check, index, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import type { StoredSlot } from "../../schema/accounts";
+import { jsonDocument } from "../columns";
 
 export const accounts = pgTable(
   "accounts",
@@ -14,6 +16,12 @@ export const accounts = pgTable(
     creditsReserved: bigint("credits_reserved", { mode: "number" }).notNull().default(0),
     disabledAt: bigint("disabled_at", { mode: "number" }),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    /** The IANA time zone posting slots and repeats follow (decisions.md §14); members still see times in their own. */
+    timeZone: text("time_zone").notNull().default("UTC"),
+    /** Posts scheduled by editors wait for an owner's approval (decisions.md §14). */
+    approvalRequired: boolean("approval_required").notNull().default(false),
+    /** The posting schedule: slots of days × a wall-clock time × connections, in `timeZone` (modules/schedule/slots.ts). */
+    postingSlots: jsonDocument<StoredSlot[]>("posting_slots").notNull().default(sql`'[]'::jsonb`),
   },
   (t) => [
     check("accounts_balance_non_negative", sql`${t.creditsBalance} >= 0`),

@@ -11,7 +11,7 @@
  * conditional on the token it claimed, so a worker whose lease was taken over can never overwrite the new owner.
  */
 import { sql } from "drizzle-orm";
-import { bigint, boolean, check, index, pgTable, text } from "drizzle-orm/pg-core";
+import { bigint, boolean, check, index, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { jsonDocument } from "../columns";
 import { accounts } from "./accounts";
 import type { StoredImage, StoredPart, StoredVariants } from "../../schema/post-content";
@@ -41,12 +41,19 @@ export const scheduledPosts = pgTable(
     firstComment: text("first_comment"),
     /** The snapshot's versions per network: a target sends the post with its platform's version applied. */
     variants: jsonDocument<StoredVariants>("variants").notNull().default(sql`'{}'::jsonb`),
+    /** Put in a posting slot by the queue (decisions.md §14): at most one queued post per account and slot time. */
+    queued: boolean("queued").notNull().default(false),
+    /** The repeat series this post is an occurrence of (modules/schedule/repeat.ts), null for a one-off post. */
+    seriesId: text("series_id"),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
   },
   (t) => [
     index("scheduled_posts_account_time_idx").on(t.accountId, t.scheduledTime),
     index("scheduled_posts_image_asset_idx").on(t.imageAssetId),
+    // Two posts queued at the same moment never take the same slot, on any number of replicas: the database refuses.
+    uniqueIndex("scheduled_posts_queue_slot_unique").on(t.accountId, t.scheduledTime).where(sql`${t.queued}`),
+    index("scheduled_posts_series_idx").on(t.seriesId),
     check(
       "scheduled_posts_status_valid",
       sql`${t.status} IN ('scheduled','publishing','published','partially_failed','failed','unconfirmed','pending_approval')`,

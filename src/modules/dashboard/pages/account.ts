@@ -13,7 +13,7 @@ import { type Form, field, fields, htmlResponse, redirect } from "../../../web/h
 import { type Notice, csrfField, page } from "../../../web/layout";
 import { isTimeZone, saveTimeZone, storedTimeZone, timeZones, zoneOf } from "../../../web/preferences";
 import type { SessionContext } from "../../../web/session";
-import { zonedParts } from "../zoned";
+import { zonedParts } from "../../../lib/zoned";
 import { noticeFrom } from "./common";
 import { NOTICE_KINDS } from "../../../db/schema/notices";
 import { KIND_SWITCH_LABELS } from "../../notices/kinds";

@@ -39,7 +39,7 @@ import {
   zonedParts,
   zonedDateValid,
   zonedToUtc,
-} from "../zoned";
+} from "../../../lib/zoned";
 import { noticeFrom, refusal } from "./common";
 
 const CURRENT = "/dashboard/calendar";
@@ -121,6 +121,11 @@ function retryLine(r: PendingRetry, zone: string, now: number): string {
   return `Trying again${day} at ${at.time} (attempt ${r.attempt} of ${r.of})`;
 }
 
+/** The mark of a repeating post (decisions.md §14: the calendar marks series) and of a queued one. */
+function seriesMark(p: PostApi): Html {
+  return html`${p.seriesId ? html` <span class="badge repeats"><span aria-hidden="true">↻</span> repeats</span>` : ""}${p.queued ? html` <span class="badge">queued</span>` : ""}`;
+}
+
 /** A post in a month or week cell: thumbnail, time, status, caption; draggable when it can move. */
 function chip(v: ViewCtx, p: PostApi): Html {
   const at = zonedParts(Date.parse(p.scheduledTime), v.zone);
@@ -128,7 +133,7 @@ function chip(v: ViewCtx, p: PostApi): Html {
   const drag = canSchedule(v.s) && movable(p);
   return html`<article class="chip status-border-${p.status}" id="post-${p.id}"${drag ? html` draggable="true" data-reschedule="${CURRENT}/posts/${p.id}/reschedule" data-time="${at.time}"` : ""}>
   ${thumb ? html`<img src="${thumb}" alt="" width="40" height="40" loading="lazy">` : ""}
-  <div class="chip-body"><p class="chip-head"><time datetime="${p.scheduledTime}">${at.time}</time> ${statusBadge(p.status)}</p>
+  <div class="chip-body"><p class="chip-head"><time datetime="${p.scheduledTime}">${at.time}</time> ${statusBadge(p.status)}${seriesMark(p)}</p>
   <p class="chip-caption"><a href="${CURRENT}/posts/${p.id}">${captionOf(v.captions.get(p.creationId), 60) || "(post)"}</a></p>
   ${(v.retries.get(p.id) ?? []).map((r) => html`<p class="chip-retry">${retryLine(r, v.zone, v.ctx.deps.clock.now())}</p>`)}
   ${failureReasons(p).map((r) => html`<p class="chip-error">${r}</p>`)}
@@ -142,7 +147,7 @@ function block(v: ViewCtx, p: PostApi): Html {
   const thumb = v.thumbs.get(p.id);
   return html`<article class="post" id="post-${p.id}">
   <div class="post-row">${thumb ? html`<img class="thumb" src="${thumb}" alt="" width="72" height="72" loading="lazy">` : ""}
-  <div><p><strong><time datetime="${p.scheduledTime}">${at.time}</time></strong> ${statusBadge(p.status)}</p>
+  <div><p><strong><time datetime="${p.scheduledTime}">${at.time}</time></strong> ${statusBadge(p.status)}${seriesMark(p)}</p>
   <p class="post-caption"><a href="${CURRENT}/posts/${p.id}">${captionOf(v.captions.get(p.creationId)) || "(post)"}</a></p></div></div>
   ${targetsList(p, v.retries.get(p.id) ?? [], v.zone, v.ctx.deps.clock.now())}
   <p class="actions"><a class="button small secondary" href="${CURRENT}/posts/${p.id}">Details${movable(p) && canSchedule(v.s) ? ", reschedule" : ""}<span class="sr-only"> of the post at ${at.time}</span></a></p>

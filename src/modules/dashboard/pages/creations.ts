@@ -17,6 +17,7 @@ import { listVersions, restoreVersion } from "../../creations/versions";
 import { BUILTIN_GENERATOR_NAME } from "../../../generation/builtin";
 import type { CreationVersion } from "../../creations/model";
 import { MIN_LEAD_MS, schedulePost } from "../../schedule/service";
+import { queuePost } from "../../schedule/queue";
 import { getOwnedSeed } from "../../seeds/service";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
@@ -25,7 +26,7 @@ import { type Form, field, fields, htmlResponse, redirect } from "../../../web/h
 import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
 import { zoneOf } from "../../../web/preferences";
 import type { Membership, SessionContext } from "../../../web/session";
-import { addDays, zoneAbbreviation, zoneLabel, zonedParts, zonedToUtc } from "../zoned";
+import { addDays, zoneAbbreviation, zoneLabel, zonedParts, zonedToUtc } from "../../../lib/zoned";
 import { noticeFrom, refusal } from "./common";
 
 const CURRENT = "/dashboard/creations";
@@ -178,8 +179,8 @@ async function schedulePart(ctx: DashboardCtx, s: SessionContext, account: Membe
     ${f.input({ name: "date", label: "Date", type: "date", value: v.date, required: true })}
     ${f.input({ name: "time", label: "Time", type: "time", value: v.time, required: true, hint: `${zoneLabel(zone)} (${zoneAbbreviation(now, zone)}). Change it in your settings.` })}
   </div>
-  <p class="hint">At least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now. The post keeps the caption and image as they are when you schedule.</p>
-  <button type="submit">Schedule</button>
+  <p class="hint">At least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now. The post keeps the caption and image as they are when you schedule. "Add to queue" ignores the date and time: the post takes the next free <a href="/dashboard/queue">posting slot</a> of its connections.</p>
+  <div class="actions"><button type="submit">Schedule</button> <button type="submit" name="mode" value="queue" class="secondary">Add to queue</button></div>
 </form>`;
 }
 
@@ -330,6 +331,21 @@ export async function postScheduleCreation(ctx: DashboardCtx, s: SessionContext,
   const values = { date: field(form, "date"), time: field(form, "time"), targets: fields(form, "targets") };
   const errors: FieldErrors = {};
   if (values.targets.length === 0) errors.targets = "Choose at least one connection to post to.";
+  if (field(form, "mode") === "queue" && values.targets.length > 0) {
+    try {
+      const { post } = await queuePost(ctx.deps, account.accountId, { creationId: id, targets: values.targets });
+      return redirect(`/dashboard/queue?notice=queued#post-${post.id}`);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      if (error.code === "no_free_slot") errors.targets = "No free posting slot has all these connections in the next 90 days. Add slots on the Queue page, or pick a date and time.";
+      else if (error.code === "unknown_target" || error.code === "target_not_ready") errors.targets = error.message;
+      else {
+        const { notice, status } = refusal(error);
+        return htmlResponse(await creationPage(ctx, s, account, c, { notices: [notice], scheduleValues: values }), status);
+      }
+      return htmlResponse(await creationPage(ctx, s, account, c, { scheduleErrors: errors, scheduleValues: values }), 409);
+    }
+  }
   const at = zonedToUtc(values.date, values.time, zone);
   if (!/^\d{4}-\d{2}-\d{2}$/.test(values.date) || at === null) errors.date = "Enter a date, such as 2026-11-25.";
   if (!/^\d{2}:\d{2}$/.test(values.time)) errors.time = "Enter a time, such as 09:00.";

@@ -4,7 +4,7 @@ import { grantCredits } from "../../credits/grant";
 import { type LedgerEntry, creditSummary, listLedger } from "../../credits/service";
 import { creationCaptions } from "../../creations/service";
 import { zoneOf } from "../../../web/preferences";
-import { zonedParts } from "../zoned";
+import { zonedParts } from "../../../lib/zoned";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html } from "../../../lib/html";
 import { type Form, field, htmlResponse, redirect } from "../../../web/http";

@@ -10,7 +10,7 @@ import { ROLE_SCOPES, SCOPE_LABELS, SCOPES } from "../../../auth/scopes";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html, timeTag } from "../../../lib/html";
 import { zoneOf } from "../../../web/preferences";
-import { zoneLabel, zonedParts } from "../zoned";
+import { zoneLabel, zonedParts } from "../../../lib/zoned";
 import { type Form, field, fields, htmlResponse, redirect } from "../../../web/http";
 import { type Notice, confirmPage, csrfField, page } from "../../../web/layout";
 import type { SessionContext } from "../../../web/session";

@@ -15,7 +15,7 @@ import { zoneOf } from "../../../web/preferences";
 import { stashSecret, takeSecret } from "../reveal";
 import type { Membership, SessionContext } from "../../../web/session";
 import { plainMessage } from "./common";
-import { zonedParts } from "../zoned";
+import { zonedParts } from "../../../lib/zoned";
 
 const CURRENT = "/dashboard/library";
 

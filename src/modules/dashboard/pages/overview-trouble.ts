@@ -10,7 +10,7 @@ import { listConnections } from "../../connections/service";
 import { creationCaptions } from "../../creations/service";
 import { type PostApi, listPosts } from "../../schedule/service";
 import type { DashboardCtx } from "../../../web/guard";
-import { shortDate, zonedParts } from "../zoned";
+import { shortDate, zonedParts } from "../../../lib/zoned";
 
 /** One thing to look at: where to go, what it is, and why it is here. */
 export interface TroubleItem {

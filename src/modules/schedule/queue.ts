@@ -1,0 +1,202 @@
+/**
+ * The queue (decisions.md §14): `queue: true` puts a post in the first posting slot at least 5 minutes ahead that has
+ * all of the post's targets and no other queued post; none in the next 90 days → 409 no_free_slot.
+ *
+ * Two posts queued at the same moment never take the same slot, on SQLite, on PostgreSQL and across replicas: the
+ * choice is made inside the write that stores the post, after the account's queue is locked (SQLite: writes are
+ * serialised already, BEGIN IMMEDIATE; PostgreSQL: the account row FOR UPDATE, so the second writer reads the slots
+ * after the first committed), and a unique index on (account, scheduled_time) of queued posts makes the database
+ * refuse a second post in one slot whatever a writer believed. A queued post that is cancelled (its row deleted) or
+ * moved (its time changed) frees its slot.
+ */
+import { and, eq, gte, inArray, lt, type SQL, sql } from "drizzle-orm";
+import type { StoreDb } from "../../db/store";
+import { accounts, scheduledPosts, scheduledPostTargets, tablesDialect } from "../../db/tables";
+import type { Deps } from "../../deps";
+import { isoAt } from "../../lib/clock";
+import { AppError } from "../../lib/errors";
+import { runDueOnce } from "../../publishing/dispatcher";
+import type { ConnectionRow } from "../../store/connections";
+import { firstFreeSlotTime, getSlots, type PostingSchedule, slotTimes } from "./slots";
+import { getPost, MIN_LEAD_MS, type Placement, type PostApi, reschedulePost, schedulePost } from "./service";
+
+/** How far ahead the queue looks for a free slot. */
+export const QUEUE_HORIZON_MS = 90 * 24 * 60 * 60 * 1000;
+
+/**
+ * PostgreSQL: locks the account's row (FOR UPDATE) for the rest of the write, so queue choices of one account are
+ * made one after the other on every replica. SQLite's writes are serialised already.
+ */
+async function lockQueue(tx: StoreDb, accountId: string): Promise<void> {
+  if (tablesDialect() !== "postgres") return;
+  const query = tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId));
+  await (query as unknown as { for(strength: "update"): typeof query }).for("update").all();
+}
+
+/**
+ * `queued` as the partial unique index states it, written out rather than bound as a parameter, so the database reads
+ * the times from that index alone (SQLite matches a partial index only on the same literal term).
+ */
+function queuedOnly(): SQL {
+  return tablesDialect() === "postgres" ? sql`${scheduledPosts.queued}` : sql`${scheduledPosts.queued} = 1`;
+}
+
+/** The times of the account's queued posts in [from, to), for the free-slot walk. */
+async function takenSlots(tx: StoreDb, accountId: string, from: number, to: number): Promise<Set<number>> {
+  const rows = await tx
+    .select({ at: scheduledPosts.scheduledTime })
+    .from(scheduledPosts)
+    .where(and(eq(scheduledPosts.accountId, accountId), queuedOnly(), gte(scheduledPosts.scheduledTime, from), lt(scheduledPosts.scheduledTime, to)))
+    .all();
+  return new Set(rows.map((r) => r.at));
+}
+
+/** The first slot instant in [from, from + 90 days) holding every one of `targetIds` and not in `taken`, or null. */
+export function firstFreeSlot(schedule: PostingSchedule, targetIds: readonly string[], taken: ReadonlySet<number>, from: number): number | null {
+  return firstFreeSlotTime(schedule, targetIds, taken, from, from + QUEUE_HORIZON_MS);
+}
+
+function noFreeSlot(): AppError {
+  return new AppError(
+    "no_free_slot",
+    "No posting slot in the next 90 days has all of these targets and is free. Add slots (PUT /api/v1/schedule/slots) or give a scheduled_time.",
+  );
+}
+
+/**
+ * The placement of a queued post: inside the write that stores it, locks the account's queue and takes the first
+ * free slot for the post's targets at least MIN_LEAD_MS ahead (409 no_free_slot when there is none).
+ */
+export function queuePlacement(deps: Pick<Deps, "store">, accountId: string, seriesId: string | null = null): Placement {
+  return {
+    columns: { queued: true, seriesId },
+    async time(tx: StoreDb, chosen: readonly ConnectionRow[], now: number): Promise<number> {
+      await lockQueue(tx, accountId);
+      const from = now + MIN_LEAD_MS;
+      // Inside the write, deps.store.db is this write's transaction (db/store.ts).
+      const schedule = await getSlots(deps, accountId);
+      const taken = await takenSlots(tx, accountId, from, from + QUEUE_HORIZON_MS);
+      const at = firstFreeSlot(
+        schedule,
+        chosen.map((c) => c.id),
+        taken,
+        from,
+      );
+      if (at === null) throw noFreeSlot();
+      return at;
+    },
+  };
+}
+
+/** What queuePost takes: the creation and its targets (platform names or accountIds, as POST /schedule). */
+export interface QueueInput {
+  creationId: string;
+  targets: readonly string[];
+}
+
+/**
+ * Queues a creation: POST /schedule with `queue: true`. The post takes the first free slot (see queuePlacement);
+ * the answer's `post.scheduledTime` says when and `post.queued` is true. The feeds module's `queue` mode calls this.
+ */
+export async function queuePost(deps: Deps, accountId: string, input: QueueInput): Promise<{ post: PostApi }> {
+  return schedulePost(deps, accountId, { creationId: input.creationId, targets: input.targets }, queuePlacement(deps, accountId));
+}
+
+/** One coming slot of the Queue view: its instant, its connections, and the queued post in it (null when empty). */
+export interface QueueSlot {
+  at: number;
+  targets: string[];
+  post: { id: string; caption: string; status: string; targets: string[] } | null;
+}
+
+/**
+ * The coming slots from `from` (inclusive) to `to` (exclusive), filled and empty, for the dashboard's Queue view; and
+ * the queued posts in that range that sit in no slot of today's schedule (the schedule changed after they were queued).
+ */
+export async function queueView(
+  deps: Pick<Deps, "store">,
+  accountId: string,
+  from: number,
+  to: number,
+): Promise<{ slots: QueueSlot[]; outside: NonNullable<QueueSlot["post"] & { at: number }>[] }> {
+  const schedule = await getSlots(deps, accountId);
+  const rows = await deps.store.db
+    .select({ id: scheduledPosts.id, at: scheduledPosts.scheduledTime, caption: scheduledPosts.caption, status: scheduledPosts.status })
+    .from(scheduledPosts)
+    .where(and(eq(scheduledPosts.accountId, accountId), eq(scheduledPosts.queued, true), gte(scheduledPosts.scheduledTime, from), lt(scheduledPosts.scheduledTime, to)))
+    .all();
+  const targetRows =
+    rows.length === 0
+      ? []
+      : await deps.store.db
+          .select({ postId: scheduledPostTargets.postId, connectionId: scheduledPostTargets.connectionId })
+          .from(scheduledPostTargets)
+          .where(inArray(scheduledPostTargets.postId, rows.map((r) => r.id)))
+          .all();
+  const targetsOf = (postId: string) => targetRows.filter((t) => t.postId === postId && t.connectionId !== null).map((t) => t.connectionId as string);
+  const byTime = new Map(rows.map((r) => [r.at, { id: r.id, caption: r.caption, status: r.status, targets: targetsOf(r.id) }]));
+  const slots: QueueSlot[] = [];
+  for (const slot of slotTimes(schedule, from, to)) {
+    slots.push({ at: slot.at, targets: [...slot.targets], post: byTime.get(slot.at) ?? null });
+    byTime.delete(slot.at);
+  }
+  const outside = [...byTime.entries()].map(([at, post]) => ({ at, ...post })).sort((a, b) => a.at - b.at);
+  return { slots, outside };
+}
+
+/**
+ * Moves a post to another posting slot (the Queue view): the slot must be one of the schedule's coming slots, at least
+ * 5 minutes ahead, with every one of the post's connections, and free (409 no_free_slot otherwise). The post moves as
+ * PATCH /schedule/{id} moves it (provider-held targets withdrawn and placed again), then takes the slot in a write
+ * that holds the account's queue lock.
+ */
+export async function moveToSlot(deps: Deps, accountId: string, postId: string, at: number): Promise<{ post: PostApi }> {
+  const now = deps.clock.now();
+  const { post } = await getPost(deps, accountId, postId);
+  const schedule = await getSlots(deps, accountId);
+  const slot = [...slotTimes(schedule, now + MIN_LEAD_MS, now + QUEUE_HORIZON_MS)].find((s) => s.at === at);
+  const targetIds = post.targets.map((t) => t.accountId);
+  if (!slot || !targetIds.every((id) => slot.targets.has(id))) {
+    throw new AppError("no_free_slot", "That is not one of the coming slots for this post's connections; choose another.");
+  }
+  const taken = await takenSlots(deps.store.db, accountId, at, at + 1);
+  if (taken.size > 0) throw new AppError("no_free_slot", "Another post already has that slot; choose another.");
+  if (Date.parse(post.scheduledTime) !== at) await reschedulePost(deps, accountId, postId, { scheduledTime: isoAt(at) });
+  await deps.store.write(async (tx) => {
+    await lockQueue(tx, accountId);
+    if ((await takenSlots(tx, accountId, at, at + 1)).size > 0) {
+      throw new AppError("no_free_slot", "Another post took that slot a moment ago; the post was moved to its time but is not in the queue.");
+    }
+    await tx.update(scheduledPosts).set({ queued: true }).where(and(eq(scheduledPosts.id, postId), eq(scheduledPosts.scheduledTime, at))).run();
+  });
+  return getPost(deps, accountId, postId);
+}
+
+/**
+ * "Post now" (the Queue view): a scheduled post goes out at once instead of at its slot, which it frees. Only for
+ * posts the service's own dispatcher holds: a post a network holds (Mastodon's scheduled statuses) is moved instead
+ * (409 not_reschedulable says so).
+ */
+export async function postNow(deps: Deps, accountId: string, postId: string): Promise<{ post: PostApi }> {
+  const { post } = await getPost(deps, accountId, postId);
+  if (post.status !== "scheduled") throw new AppError("not_reschedulable", `This post is ${post.status.replace("_", " ")}; only a scheduled post can go out now.`);
+  const now = deps.clock.now();
+  const targetIds = await deps.store.write(async (tx) => {
+    const pending = await tx
+      .select({ id: scheduledPostTargets.id, held: scheduledPostTargets.heldByProvider })
+      .from(scheduledPostTargets)
+      .where(and(eq(scheduledPostTargets.postId, postId), eq(scheduledPostTargets.status, "scheduled")))
+      .all();
+    if (pending.some((t) => t.held)) {
+      throw new AppError("not_reschedulable", "A network holds this post until its time; move it to an earlier slot instead.");
+    }
+    await tx.update(scheduledPosts).set({ scheduledTime: now, queued: false, updatedAt: now }).where(eq(scheduledPosts.id, postId)).run();
+    const ids = pending.map((t) => t.id);
+    if (ids.length > 0) {
+      await tx.update(scheduledPostTargets).set({ nextAttemptAt: now, updatedAt: now }).where(and(inArray(scheduledPostTargets.id, ids), eq(scheduledPostTargets.status, "scheduled"))).run();
+    }
+    return ids;
+  });
+  if (targetIds.length > 0) await runDueOnce(deps, {}, targetIds);
+  return getPost(deps, accountId, postId);
+}
