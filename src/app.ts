@@ -18,6 +18,7 @@ import { mcpModule } from "./modules/mcp";
 import { metricsModule } from "./modules/metrics";
 import { scheduleModule } from "./modules/schedule";
 import { queueModule } from "./modules/schedule/queue-routes";
+import { bulkModule } from "./modules/schedule/bulk-routes";
 import { seedsModule } from "./modules/seeds";
 import { voiceModule } from "./modules/voice";
 import { webhooksModule } from "./modules/webhooks";
@@ -49,6 +50,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): PipelinedApp {
     .use(creationsModule(deps))
     .use(scheduleModule(deps))
     .use(queueModule(deps))
+    .use(bulkModule(deps))
     .use(accountSettingsModule(deps))
     .use(oauthModule(deps))
     .use(webhooksModule(deps))

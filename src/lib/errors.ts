@@ -37,6 +37,8 @@ export const ERROR_STATUS = {
   not_reschedulable: 409,
   // the queue (decisions.md §14)
   no_free_slot: 409,
+  // the bulk import (decisions.md §14): every bad row named in `rows`
+  invalid_rows: 400,
   too_many_webhooks: 409,
   idempotency_in_flight: 409,
   upload_link_used: 410,

@@ -31,7 +31,7 @@ import { cleanAltText, cleanHandCaption } from "../creations/content-input";
 import { jsonHoldsString } from "../../db/portable-sql";
 import { lockAssets } from "../creations/content-input";
 import { findCreationRow } from "../creations/service";
-import { type FitProblem, imageFacts, postProblems, targetProblems } from "./fit";
+import { type FitProblem, type FitTarget, imageFacts, postProblems, targetProblems } from "./fit";
 import { LIST_LIMIT_DEFAULT, type RescheduleBody } from "./model";
 
 /** Minimum lead time of POST /schedule. */
@@ -103,7 +103,7 @@ export async function listTargets(deps: Deps, accountId: string): Promise<{ targ
 }
 
 /** Resolves the request's target names (platform or accountId) to connections. Throws the 400s of §7. */
-function resolveTargets(all: ConnectionRow[], names: readonly string[]): ConnectionRow[] {
+export function resolveTargets(all: ConnectionRow[], names: readonly string[]): ConnectionRow[] {
   const chosen = new Map<string, ConnectionRow>();
   for (const name of names) {
     const byId = all.find((c) => c.id === name);
@@ -154,6 +154,19 @@ function assertLeadTime(scheduledTime: number, now: number): void {
   }
 }
 
+/** A connection as the fit checks see it: what its network takes and its caption limit. */
+export function fitTargetOf(deps: Deps, connection: ConnectionRow): FitTarget {
+  const open = openConnection(deps, connection);
+  const connector = connectorFor(connection.platform);
+  return {
+    accountId: connection.id,
+    platform: connection.platform,
+    label: connection.label,
+    capabilities: connector.capabilities(open),
+    captionLimit: connector.captionLimit(open),
+  };
+}
+
 /**
  * The 409s of scheduling `content` (a creation, or a post's snapshot) to `chosen`: target_not_ready with its
  * blockedReason; not_schedulable with `problems`, each naming the target and the part that does not fit (fit.ts):
@@ -173,18 +186,7 @@ async function assertSchedulable(deps: Deps, chosen: readonly ConnectionRow[], c
   const facts = await imageFacts(deps, content);
   const problems: FitProblem[] = postProblems(content, facts);
   if (content.caption.trim() !== "") {
-    for (const connection of chosen) {
-      const open = openConnection(deps, connection);
-      const connector = connectorFor(connection.platform);
-      const target = {
-        accountId: connection.id,
-        platform: connection.platform,
-        label: connection.label,
-        capabilities: connector.capabilities(open),
-        captionLimit: connector.captionLimit(open),
-      };
-      problems.push(...targetProblems(target, content, facts));
-    }
+    for (const connection of chosen) problems.push(...targetProblems(fitTargetOf(deps, connection), content, facts));
   }
   if (problems.length > 0) {
     throw new AppError("not_schedulable", `The creation cannot be scheduled: ${problems.map((p) => p.problem).join("; ")}.`, { problems });
@@ -288,7 +290,7 @@ export async function schedulePost(deps: Deps, accountId: string, input: Schedul
  * deleted after the read (the caller reads the creation again). The image is locked for the write, so a delete of it
  * waits for this write and then finds the post using it (asset_in_use).
  */
-async function insertPost(
+export async function insertPost(
   deps: Deps,
   post: { id: string; accountId: string; now: number },
   creation: CreationRow,
