@@ -21,7 +21,7 @@ let receiver: WebhookReceiver;
 let ca: TestCa;
 let images: TestHttpsServer;
 const hits = new Map<string, number>();
-let png: Uint8Array;
+let png: Uint8Array<ArrayBuffer>;
 
 const HEADER = "caption,image_urls,alt_texts,scheduled_time,queue,targets,first_comment";
 const HOUR = 60 * 60 * 1000;

@@ -7,6 +7,7 @@
  * cancel_post once called it, and `<resource>_id` on every tool alike) is declared too, optional and `deprecated`
  * (withFormerId), and tool-server.ts moves it to `id` before the check.
  */
+import { MAX_CSV_BYTES } from "../../http/csv-body";
 import type { TObject, TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
 import { assetIdParams, ingestUrlBody, LIST_LIMIT_MAX as ASSET_LIST_LIMIT_MAX, listQuery as assetListQuery } from "../assets/model";
@@ -87,6 +88,15 @@ export const getPostInput = postIdParams;
 export const reschedulePostInput = t.Object({ ...postIdParams.properties, ...rescheduleBody.properties });
 export const cancelPostInput = postIdParams;
 
+export const importPostsInput = withIdempotencyKey(
+  t.Object({
+    csv: t.String({
+      minLength: 1,
+      maxLength: MAX_CSV_BYTES,
+      description: "The CSV file's text: a header row (caption, image_urls, alt_texts, scheduled_time, queue, targets, first_comment), then one row per post",
+    }),
+  }),
+);
 export const getSlotsInput = nothing;
 export const setSlotsInput = slotsSchema;
 export const endSeriesInput = withFormerId(seriesIdParams, "series_id");
