@@ -71,7 +71,7 @@ function formPage(s: SessionContext, notices: readonly Notice[], text = ""): Htm
     <li><strong>first_comment</strong>: posted as the first reply.</li>
   </ul>
   <p>An export (<a href="${EXPORT_PATH}">download all posts as CSV</a>) has the same columns plus id, status and published URLs, and can be imported again.</p>
-  <pre><code>${SAMPLE}</code></pre>
+  <pre class="import-sample"><code>${SAMPLE}</code></pre>
 </details>`,
   );
 }
@@ -130,7 +130,7 @@ async function previewPage(ctx: DashboardCtx, s: SessionContext, account: Member
   const ok = problems.length === 0 && rows.length > 0;
   const summary = ok
     ? html`<p class="card">All ${String(rows.length)} rows are ready. Times are shown in ${zoneLabel(zone)}. Images are downloaded when you confirm.</p>
-<form method="post" action="${IMPORT_PAGE_PATH}" enctype="multipart/form-data" class="actions">
+<form method="post" action="${IMPORT_PAGE_PATH}" enctype="multipart/form-data" class="actions import-confirm">
   ${csrfField(s.csrfToken)}
   <input type="hidden" name="csv" value="${text}">
   <button type="submit">Import ${String(rows.length)} ${rows.length === 1 ? "post" : "posts"}</button>
