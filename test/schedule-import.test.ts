@@ -6,7 +6,7 @@
  * receiver on 127.0.0.1 as the connection.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { parse } from "csv-parse/sync";
+import Papa from "papaparse";
 import sharp from "sharp";
 import { isoAt } from "../src/lib/clock";
 import { configureIngestFetch } from "../src/modules/assets/ingest";
@@ -257,7 +257,7 @@ describe("export", () => {
     expect(exported.headers.get("content-type")).toBe("text/csv; charset=utf-8");
     expect(exported.headers.get("content-disposition")).toMatch(/^attachment; filename="seedcast-posts-\d{4}-\d{2}-\d{2}\.csv"$/);
     const byCaption = (a: Record<string, string>, b: Record<string, string>) => a.caption!.localeCompare(b.caption!);
-    const rows = (parse(exported.text, { columns: true }) as Record<string, string>[]).sort(byCaption);
+    const rows = (Papa.parse<Record<string, string>>(exported.text, { header: true, skipEmptyLines: true }).data).sort(byCaption);
     expect(Object.keys(rows[0]!)).toEqual([...HEADER.split(","), "id", "status", "published_urls"]);
     expect(rows.map((r) => [r.caption, r.queue, r.status, r.targets])).toEqual([
       ["Line one\nline two, with a comma", "false", "scheduled", hook],
@@ -274,7 +274,7 @@ describe("export", () => {
     expect(again.json.imported).toBe(3);
     expect((await counts(a)).assets).toBe(assetsBefore);
     const second = await world.call("GET", "/api/v1/schedule/posts.csv", { key: a.key });
-    const rows2 = (parse(second.text, { columns: true }) as Record<string, string>[]).slice(0, 3).sort(byCaption);
+    const rows2 = (Papa.parse<Record<string, string>>(second.text, { header: true, skipEmptyLines: true }).data).slice(0, 3).sort(byCaption);
     const strip = (r: Record<string, string>) => ({ ...r, id: "", scheduled_time: r.queue === "true" ? "" : r.scheduled_time });
     expect(rows2.map(strip)).toEqual(rows.map(strip));
     expect(new Set([...rows2, ...rows].map((r) => r.id)).size).toBe(6);

@@ -16,7 +16,8 @@
  *     transaction); a queued row without a free slot fails the transaction and is named.
  * Any bad row answers 400 invalid_rows with `rows: [{row, field, problem}]` (row 1 = the first data row).
  */
-import { creations } from "../../db/tables";
+import type { CreationRow } from "../../db/schema";
+import { creations, scheduledPosts, scheduledPostTargets } from "../../db/tables";
 import { isoAt } from "../../lib/clock";
 import { isUuid, newId } from "../../lib/ids";
 import { AppError } from "../../lib/errors";
@@ -28,12 +29,12 @@ import { runDueOnce } from "../../publishing/dispatcher";
 import type { ConnectionRow } from "../../store/connections";
 import { type AssetRecord, MEDIA_PATH, deleteAsset, findAsset, ingestFromUrl } from "../assets/service";
 import { listConnections } from "../connections/service";
-import { cleanAltText, cleanFirstComment, cleanHandCaption } from "../creations/content-input";
+import { cleanAltText, cleanFirstComment, cleanHandCaption, lockAssets } from "../creations/content-input";
 import { handCreationRow } from "../creations/edit";
 import { type CsvRow, listItems, readCsv, type RowProblem } from "./csv";
 import { type FitTarget, type ImageFacts, targetProblems } from "./fit";
-import { queuePlacement } from "./queue";
-import { atTime, fitTargetOf, insertPost, MIN_LEAD_MS, type Placement, resolveTargets } from "./service";
+import { queueSlotTaker } from "./queue";
+import { fitTargetOf, MIN_LEAD_MS, postRowOf, resolveTargets, targetRowsOf } from "./service";
 
 /** How many image URLs one import fetches at the same time. */
 const FETCH_CONCURRENCY = 4;
@@ -286,7 +287,14 @@ export async function importCsv(deps: Deps, accountId: string, text: string): Pr
   }
 }
 
-/** Step 4: one write transaction with every creation and post. */
+/** Rows per multi-row INSERT of the store step (creations have the most columns: about 20 parameters a row; a target per connection). */
+const INSERT_CHUNK = 250;
+
+/**
+ * Step 4: one write transaction with every creation and post. The images are locked first (an image deleted since
+ * step 2 refuses the import), queued rows take free slots one after the other (queue.ts `queueSlotTaker`), and the
+ * rows go in as multi-row inserts.
+ */
 async function storeRows(
   deps: Deps,
   accountId: string,
@@ -294,27 +302,43 @@ async function storeRows(
   imagesOf: (row: PlannedRow) => StoredImage[],
 ): Promise<{ posts: ImportedPost[]; handOver: string[] }> {
   const now = deps.clock.now();
+  const imageIds = [...new Set(rows.flatMap((row) => imagesOf(row).map((i) => i.assetId)))];
   return deps.store.write(async (tx) => {
+    if (!(await lockAssets(deps, accountId, imageIds))) {
+      const problem = "an image was deleted from the library during the import";
+      throw invalidRows(rows.filter((r) => r.imageUrls.length > 0).map((r) => ({ row: r.row, field: "image_urls", problem })));
+    }
+    const takeSlot = queueSlotTaker(deps, accountId);
     const posts: ImportedPost[] = [];
     const handOver: string[] = [];
-    for (const row of rows) {
-      const images = imagesOf(row);
-      const creation = handCreationRow(accountId, { caption: row.caption, images, thread: [], firstComment: row.firstComment, variants: {} }, null, now);
-      await tx.insert(creations).values(creation).run();
-      const base = row.scheduledTime === null ? queuePlacement(deps, accountId) : atTime(row.scheduledTime, now);
-      let at = 0;
-      const placement: Placement = { ...base, time: async (...args) => (at = await base.time(...args)) };
-      const postId = newId();
-      let held: string[] | null;
-      try {
-        held = await insertPost(deps, { id: postId, accountId, now }, creation, row.chosen, placement);
-      } catch (error) {
-        if (error instanceof AppError && error.code === "no_free_slot") throw invalidRows([{ row: row.row, field: "queue", problem: error.message }]);
-        throw error;
+    // Built and inserted a chunk at a time, so only one chunk's rows are held at once.
+    for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
+      const creationRows: CreationRow[] = [];
+      const postRows: (typeof scheduledPosts.$inferInsert)[] = [];
+      const targetRows: (typeof scheduledPostTargets.$inferInsert)[] = [];
+      for (const row of rows.slice(start, start + INSERT_CHUNK)) {
+        const images = imagesOf(row);
+        const creation = handCreationRow(accountId, { caption: row.caption, images, thread: [], firstComment: row.firstComment, variants: {} }, null, now);
+        let at = row.scheduledTime;
+        if (at === null) {
+          try {
+            at = await takeSlot(tx, row.chosen, now);
+          } catch (error) {
+            if (error instanceof AppError && error.code === "no_free_slot") throw invalidRows([{ row: row.row, field: "queue", problem: error.message }]);
+            throw error;
+          }
+        }
+        const post = postRowOf({ id: newId(), accountId, scheduledTime: at, now }, creation, { queued: row.scheduledTime === null, seriesId: null });
+        const targets = targetRowsOf({ id: post.id!, accountId, thread: [], firstComment: row.firstComment, variants: {} }, row.chosen, at, now);
+        creationRows.push(creation);
+        postRows.push(post);
+        targetRows.push(...targets.rows);
+        handOver.push(...targets.handOver);
+        posts.push({ row: row.row, id: post.id!, creationId: creation.id, scheduledTime: isoAt(at), queued: row.scheduledTime === null });
       }
-      if (held === null) throw invalidRows([{ row: row.row, field: "image_urls", problem: "an image was deleted from the library during the import" }]);
-      handOver.push(...held);
-      posts.push({ row: row.row, id: postId, creationId: creation.id, scheduledTime: isoAt(at), queued: row.scheduledTime === null });
+      await tx.insert(creations).values(creationRows).run();
+      await tx.insert(scheduledPosts).values(postRows).run();
+      await tx.insert(scheduledPostTargets).values(targetRows).run();
     }
     return { posts, handOver };
   });

@@ -194,6 +194,37 @@ async function assertSchedulable(deps: Deps, chosen: readonly ConnectionRow[], c
 }
 
 /**
+ * The rows of one pending target per connection of a post due at `scheduledTime`, and the ids of the targets a
+ * provider will hold (handed over at once by the caller, after the commit).
+ */
+export function targetRowsOf(
+  post: { id: string; accountId: string } & Pick<StoredContent, "thread" | "firstComment" | "variants">,
+  chosen: readonly ConnectionRow[],
+  scheduledTime: number,
+  now: number,
+): { rows: (typeof scheduledPostTargets.$inferInsert)[]; handOver: string[] } {
+  const handOver: string[] = [];
+  const rows = chosen.map((connection) => {
+    const id = newId();
+    const native = connectorFor(connection.platform).holdsNatively(scheduledTime, now, heldContentFor(post, connection.platform));
+    if (native) handOver.push(id);
+    return {
+      id,
+      postId: post.id,
+      accountId: post.accountId,
+      connectionId: connection.id,
+      platform: connection.platform,
+      label: connection.label,
+      status: "scheduled" as const,
+      nextAttemptAt: native ? now : scheduledTime,
+      createdAt: now,
+      updatedAt: now,
+    };
+  });
+  return { rows, handOver };
+}
+
+/**
  * Inserts one pending target per connection of a post due at `scheduledTime`, inside the caller's transaction.
  * Answers the ids of the targets a provider will hold (handed over at once by the caller, after the commit).
  */
@@ -204,27 +235,8 @@ export async function insertTargets(
   scheduledTime: number,
   now: number,
 ): Promise<string[]> {
-  const handOver: string[] = [];
-  for (const connection of chosen) {
-    const id = newId();
-    const native = connectorFor(connection.platform).holdsNatively(scheduledTime, now, heldContentFor(post, connection.platform));
-    if (native) handOver.push(id);
-    await tx
-      .insert(scheduledPostTargets)
-      .values({
-        id,
-        postId: post.id,
-        accountId: post.accountId,
-        connectionId: connection.id,
-        platform: connection.platform,
-        label: connection.label,
-        status: "scheduled",
-        nextAttemptAt: native ? now : scheduledTime,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .run();
-  }
+  const { rows, handOver } = targetRowsOf(post, chosen, scheduledTime, now);
+  for (const row of rows) await tx.insert(scheduledPostTargets).values(row).run();
   return handOver;
 }
 
@@ -283,6 +295,31 @@ export async function schedulePost(deps: Deps, accountId: string, input: Schedul
   return { post: (await getPost(deps, accountId, postId)).post };
 }
 
+/** The row of a new post: the snapshot of `creation`, due at `post.scheduledTime`. */
+export function postRowOf(
+  post: { id: string; accountId: string; scheduledTime: number; now: number },
+  creation: CreationRow,
+  columns: Placement["columns"],
+): typeof scheduledPosts.$inferInsert {
+  return {
+    id: post.id,
+    accountId: post.accountId,
+    creationId: creation.id,
+    scheduledTime: post.scheduledTime,
+    status: "scheduled",
+    caption: creation.caption,
+    altText: creation.altText,
+    imageAssetId: creation.imageAssetId,
+    images: creation.images,
+    thread: creation.thread,
+    firstComment: creation.firstComment,
+    variants: creation.variants,
+    ...columns,
+    createdAt: post.now,
+    updatedAt: post.now,
+  };
+}
+
 /**
  * Stores the post with the snapshot of `creation` (read and checked before this write) and its targets, at the time
  * `placement` chooses in this write. Answers the
@@ -301,26 +338,7 @@ export async function insertPost(
   return deps.store.write(async (tx) => {
     if (!(await lockAssets(deps, accountId, assetIdsOf(creation)))) return null;
     const scheduledTime = await placement.time(tx, chosen, now);
-    await tx
-      .insert(scheduledPosts)
-      .values({
-        id: postId,
-        accountId,
-        creationId: creation.id,
-        scheduledTime,
-        status: "scheduled",
-        caption: creation.caption,
-        altText: creation.altText,
-        imageAssetId: creation.imageAssetId,
-        images: creation.images,
-        thread: creation.thread,
-        firstComment: creation.firstComment,
-        variants: creation.variants,
-        ...placement.columns,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .run();
+    await tx.insert(scheduledPosts).values(postRowOf({ id: postId, accountId, scheduledTime, now }, creation, placement.columns)).run();
     const snapshot = { id: postId, accountId, thread: creation.thread, firstComment: creation.firstComment, variants: creation.variants };
     const handOver = await insertTargets(tx, snapshot, chosen, scheduledTime, now);
     await placement.stored?.(tx, { id: postId, scheduledTime });
