@@ -327,7 +327,7 @@ export function postRowOf(
  * deleted after the read (the caller reads the creation again). The image is locked for the write, so a delete of it
  * waits for this write and then finds the post using it (asset_in_use).
  */
-export async function insertPost(
+async function insertPost(
   deps: Deps,
   post: { id: string; accountId: string; now: number },
   creation: CreationRow,
