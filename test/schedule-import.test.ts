@@ -15,6 +15,7 @@ import { type TestCa, type TestHttpsServer, createTestCa, startHttpsServer } fro
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
 import { WEBHOOK_SECRET } from "./publishing-fixtures";
+import { connectV2, grantFor, refusalOf, registerTestClient, serveWorld } from "./helpers/mcp";
 
 let world: World;
 let receiver: WebhookReceiver;
@@ -278,5 +279,31 @@ describe("export", () => {
     const strip = (r: Record<string, string>) => ({ ...r, id: "", scheduled_time: r.queue === "true" ? "" : r.scheduled_time });
     expect(rows2.map(strip)).toEqual(rows.map(strip));
     expect(new Set([...rows2, ...rows].map((r) => r.id)).size).toBe(6);
+  });
+});
+
+describe("MCP (the official SDK's client over HTTP, an OAuth grant)", () => {
+  test("import_posts takes the CSV as text: a bad row is refused with the same rows as REST, a good file is imported", async () => {
+    const served = serveWorld(world);
+    try {
+      const clientId = await registerTestClient(world);
+      const a = await world.createAccount();
+      await webhookFor(a);
+      const client = await connectV2(`${served.base}/mcp`, (await grantFor(world, clientId, a.accountId, a.userId, ["read", "schedule"])).accessToken);
+      try {
+        const bad = [HEADER, `Fine,,,${at(2)},,webhook,`, `No target,,,${at(2)},,,`].join("\r\n");
+        const refused = await client.callTool("import_posts", { csv: bad });
+        expect(refusalOf(client, refused)).toMatchObject({ error: "invalid_rows", rows: (await importCsv(a, bad)).json.rows });
+        expect((await counts(a)).posts).toBe(0);
+        const good = await client.callTool("import_posts", { csv: [HEADER, `From an assistant,,,${at(2)},,webhook,Hi`].join("\r\n") });
+        expect(good.isError).toBeFalsy();
+        expect(good.structuredContent).toMatchObject({ imported: 1, posts: [{ row: 1, scheduledTime: at(2), queued: false }] });
+        expect((await counts(a)).posts).toBe(1);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await served.stop();
+    }
   });
 });

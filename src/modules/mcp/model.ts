@@ -7,7 +7,7 @@
  * cancel_post once called it, and `<resource>_id` on every tool alike) is declared too, optional and `deprecated`
  * (withFormerId), and tool-server.ts moves it to `id` before the check.
  */
-import { MAX_CSV_BYTES } from "../../http/csv-body";
+import { MAX_JSON_BYTES } from "../../http/json-body";
 import type { TObject, TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
 import { assetIdParams, ingestUrlBody, LIST_LIMIT_MAX as ASSET_LIST_LIMIT_MAX, listQuery as assetListQuery } from "../assets/model";
@@ -92,8 +92,10 @@ export const importPostsInput = withIdempotencyKey(
   t.Object({
     csv: t.String({
       minLength: 1,
-      maxLength: MAX_CSV_BYTES,
-      description: "The CSV file's text: a header row (caption, image_urls, alt_texts, scheduled_time, queue, targets, first_comment), then one row per post",
+      // An MCP request is JSON under the API's 1 MiB cap, so a tool call carries less than POST /schedule/import.
+      maxLength: MAX_JSON_BYTES,
+      description:
+        "The CSV file's text: a header row (caption, image_urls, alt_texts, scheduled_time, queue, targets, first_comment), then one row per post. Up to 1 MiB (the MCP request's cap); a larger file goes to POST /api/v1/schedule/import",
     }),
   }),
 );
