@@ -113,7 +113,20 @@ try {
     goalRssMB: GOAL_RSS_MB,
   };
   const met = ms < GOAL_MS && peak < GOAL_RSS_MB;
-  if (json) console.log(JSON.stringify({ ...result, met }));
+  if (json) {
+    // The row format of bench/run.ts's table.
+    console.log(
+      JSON.stringify({
+        bench: "import",
+        ...result,
+        met,
+        figures: [
+          { label: `${result.dialect}: ${ROWS}-row CSV import, time`, value: result.ms, unit: "ms", goal: `< ${GOAL_MS} ms (${result.ratioTime}× of it)`, ok: ms < GOAL_MS },
+          { label: `${result.dialect}: ${ROWS}-row CSV import, server peak RSS`, value: result.peakRssMB, unit: "MB", goal: `< ${GOAL_RSS_MB} MB (${result.ratioRss}× of it)`, ok: peak < GOAL_RSS_MB },
+        ],
+      }),
+    );
+  }
   else {
     console.log(`${result.dialect}: ${ROWS} rows (${result.fileMB} MB of CSV) imported in one request to seedcast serve`);
     console.log(`time      ${result.ms} ms          ratio to the 10 s goal: ${result.ratioTime}×`);
