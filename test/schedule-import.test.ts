@@ -203,6 +203,18 @@ describe("imports", () => {
     expect(await counts(a)).toEqual(before);
   });
 
+  test("more than 1,000 different image URLs to fetch: the row past the limit is named before anything is fetched", async () => {
+    const a = await world.createAccount();
+    await webhookFor(a);
+    const lines = [HEADER];
+    for (let i = 0; i < 1_001; i++) lines.push(`Row ${i + 1},${images.url}/img/many-${i}.png,,${at(2)},,webhook,`);
+    const res = await importCsv(a, lines.join("\r\n"));
+    expect(res.status).toBe(400);
+    expect(res.json.rows).toEqual([{ row: 1_001, field: "image_urls", problem: expect.stringContaining("at most 1000 different image URLs") }]);
+    expect(hits.get("/img/many-0.png")).toBeUndefined();
+    expect((await counts(a)).assets).toBe(0);
+  });
+
   test("Idempotency-Key: the same file twice with one key stores it once and replays the answer", async () => {
     const a = await world.createAccount();
     await webhookFor(a);

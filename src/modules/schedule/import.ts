@@ -38,6 +38,8 @@ import { fitTargetOf, MIN_LEAD_MS, postRowOf, resolveTargets, targetRowsOf } fro
 
 /** How many image URLs one import fetches at the same time. */
 const FETCH_CONCURRENCY = 4;
+/** The most distinct image URLs (besides this server's library) one import fetches: a file of more is split. */
+export const MAX_FETCHED_URLS = 1_000;
 
 /** A row that passed the checks of step 1, ready to be stored once its images are in. */
 export interface PlannedRow {
@@ -205,10 +207,23 @@ export async function checkImport(deps: Deps, accountId: string, text: string): 
     const planned = checkRow(csv, i + 1, connections, now, problems);
     if (planned) rows.push(planned);
   });
+  problems.push(...fetchCapProblems(deps, rows));
   const standIns = (row: PlannedRow) => row.imageUrls.map((_, i) => ({ assetId: `pending-${i}`, altText: null }));
   problems.push(...fitProblems(rows, standIns, new Map(), targets));
   problems.sort((a, b) => a.row - b.row);
   return { rows, problems, rowCount: read.rows.length, targets };
+}
+
+/** The row where the distinct image URLs to fetch pass MAX_FETCHED_URLS, if they do. */
+function fetchCapProblems(deps: Pick<Deps, "config">, rows: readonly PlannedRow[]): RowProblem[] {
+  const seen = new Set<string>();
+  for (const row of rows) {
+    for (const url of row.imageUrls) if (ownMediaId(deps, url) === null) seen.add(url);
+    if (seen.size > MAX_FETCHED_URLS) {
+      return [{ row: row.row, field: "image_urls", problem: `one import fetches at most ${MAX_FETCHED_URLS} different image URLs; split the file before this row` }];
+    }
+  }
+  return [];
 }
 
 /** The asset id of a URL of this server's library (`{base_url}/media/<id>.<ext>`), or null. */
