@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything the test suite needs besides the project's own npm packages, installed only when missing:
 # - the Bluesky test peer (a real PDS under Node 22, from npm) in test/peers/bluesky;
+# - the Nostr test peer (a real relay, @nostr-relay/core on SQLite, under Node 22, from npm) in test/peers/nostr;
 # - Chromium from Debian's packages (playwright-core drives /usr/bin/chromium; it downloads no browser);
 # - openssl (the tests make a throwaway CA);
 # - Ceph's radosgw, mon and osd from Debian (test/helpers/radosgw.ts runs a one-node memstore cluster: an S3 store
@@ -37,6 +38,7 @@ if ((${#need_apt[@]} > 0)); then
 fi
 
 bash test/peers/bluesky/install.sh
+bash test/peers/nostr/install.sh
 
 if [[ ! -x docs/examples/node_modules/.bin/openapi-typescript || docs/examples/package-lock.json -nt docs/examples/node_modules/.package-lock.json ]]; then
   log "installing docs/examples (openapi-typescript, openapi-fetch, TypeScript 5)"

@@ -19,10 +19,12 @@ import { metricsModule } from "./modules/metrics";
 import { scheduleModule } from "./modules/schedule";
 import { queueModule } from "./modules/schedule/queue-routes";
 import { bulkModule } from "./modules/schedule/bulk-routes";
+import { approvalModule } from "./modules/schedule/approval-routes";
 import { seedsModule } from "./modules/seeds";
 import { voiceModule } from "./modules/voice";
 import { webhooksModule } from "./modules/webhooks";
 import { dashboardModule } from "./modules/dashboard";
+import { feedsModule } from "./modules/feeds";
 import { oauthModule } from "./modules/oauth";
 
 export interface AppOptions {
@@ -49,6 +51,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): PipelinedApp {
     .use(voiceModule(deps))
     .use(creationsModule(deps))
     .use(scheduleModule(deps))
+    .use(feedsModule(deps))
+    .use(approvalModule(deps))
     .use(queueModule(deps))
     .use(bulkModule(deps))
     .use(accountSettingsModule(deps))

@@ -5,6 +5,7 @@ import { resolve } from "node:path";
 import ipaddr from "ipaddr.js";
 import { INSTANCE_SECRET_MIN_BYTES, decodeBase64Secret } from "./lib/instance-secret";
 import { LOG_LEVELS, type LogLevel } from "./lib/log";
+import { OriginOverrideError, parseOriginOverrides, type OriginOverrides } from "./lib/origin-overrides";
 
 export const GENERATOR_KINDS = ["builtin", "openai"] as const;
 /** The environment variables that choose the language model server; each wins over the Instance page's value. */
@@ -140,6 +141,11 @@ export interface Config {
   maxImageBytes: number;
   creditsInitial: number;
   allowPrivateHosts: ReadonlySet<string>;
+  /**
+   * PLATFORM_ORIGIN_OVERRIDES (decisions.md §12): host → origin; every call and browser redirect meant for
+   * `https://<host>/…` goes to `<origin>/…` instead, exempt from the public-address and https rules. Empty by default.
+   */
+  platformOriginOverrides: OriginOverrides;
   generator: GeneratorKind;
   openai: {
     baseUrl: string;
@@ -381,6 +387,17 @@ function smtpVar(env: Env): SmtpConfig | null {
   return new SmtpConfig(raw, from);
 }
 
+function originOverridesVar(env: Env, name: string): OriginOverrides {
+  try {
+    return parseOriginOverrides(env[name]);
+  } catch (error) {
+    if (error instanceof OriginOverrideError) {
+      throw new ConfigError(`${name} must be comma-separated host=origin pairs (api.x.com=http://127.0.0.1:9101): ${error.message}`);
+    }
+    throw error;
+  }
+}
+
 /** Reads the configuration from `env` (default: process.env). Throws ConfigError on any invalid value. */
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const port = intVar(env, "PORT", 8787, 0, 65535);
@@ -398,6 +415,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
         .map((h) => h.trim().toLowerCase())
         .filter(Boolean),
     ),
+    platformOriginOverrides: originOverridesVar(env, "PLATFORM_ORIGIN_OVERRIDES"),
     generator: enumVar(env, "GENERATOR", GENERATOR_KINDS, "builtin"),
     openai: {
       baseUrl: urlVar(env, "OPENAI_BASE_URL", "https://api.openai.com/v1"),

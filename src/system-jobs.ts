@@ -9,6 +9,7 @@ import { MEDIA_SWEEP_JOB_ID, sweepOrphanMedia } from "./modules/assets/sweep";
 import { tidyUploadLinks } from "./modules/uploads/service";
 import { publishingJobs } from "./modules/schedule/jobs";
 import { dashboardJobs } from "./modules/dashboard/jobs";
+import { feedJobs } from "./modules/feeds/jobs";
 import { tidySecretReveals } from "./modules/dashboard/reveal";
 import { oauthJobs } from "./modules/oauth/tidy";
 import { tidyWebhookEvents } from "./modules/webhooks/service";
@@ -66,4 +67,5 @@ export const systemJobs: readonly JobDefinition[] = [
   ...idempotencyJobs,
   ...dashboardJobs,
   ...oauthJobs,
+  ...feedJobs,
 ];

@@ -352,6 +352,22 @@ describe("generate with platforms", () => {
         body: { type: "social_post", creation_id: res.json.creation.id, scheduled_time: isoAt(world.clock.now() + FIVE_MIN + 60_000), targets: ["mastodon"] },
       });
       expect(post.status).toBe(200);
+
+      // A hand-written Bluesky version; then regenerate: without platforms the versions stay, with them Mastodon's is
+      // written again from the new caption and Bluesky's (not named) stays.
+      const id = res.json.creation.id;
+      await world.call("PATCH", `${PATH}/${id}`, { key: a.key, body: { variants: { mastodon: { caption: version, first_comment: "" }, bluesky: { caption: "mine" } } } });
+      const kept = await world.call("POST", `${PATH}/regenerate`, { key: a.key, body: { creation_id: id, parts: "caption" } });
+      expect(kept.status).toBe(200);
+      expect(kept.json.creation.body.variants).toEqual({ mastodon: { caption: version, firstComment: "" }, bluesky: { caption: "mine" } });
+      const rewritten = await world.call("POST", `${PATH}/regenerate`, { key: a.key, body: { creation_id: id, parts: "caption", platforms: ["mastodon"] } });
+      expect(rewritten.status).toBe(200);
+      expect(rewritten.json.creditsCharged).toBe(world.deps.config.prices.regenerateCaption);
+      const variants = rewritten.json.creation.body.variants;
+      expect(variants.bluesky).toEqual({ caption: "mine" });
+      expect(variants.mastodon.firstComment).toBe("");
+      expect(variants.mastodon.caption.length).toBeLessThanOrEqual(120);
+      expect(variants.mastodon.caption).not.toBe(rewritten.json.creation.body.caption);
     } finally {
       await mastodon.stop();
     }

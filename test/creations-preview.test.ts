@@ -105,6 +105,31 @@ describe("preview page", () => {
     expect(markup).toContain(`<meta name="twitter:card" content="summary">`);
   });
 
+  test("a post written by hand: every image with its own alt text, the thread's parts and the first comment, escaped", async () => {
+    const first = await makeCreation(true);
+    const second = await makeCreation(true, "portrait");
+    const res = await world.call("POST", "/api/v1/creations", {
+      key: acct.key,
+      body: {
+        caption: "Post <one>",
+        images: [{ asset_id: first.imageAssetId, alt_text: "First & best" }, { asset_id: second.imageAssetId, alt_text: "Second \"one\"" }],
+        thread: [{ caption: "Part <two>", images: [{ asset_id: second.imageAssetId, alt_text: "In the thread" }] }],
+        first_comment: "Comment <three>",
+      },
+    });
+    expect(res.status).toBe(201);
+    const markup = await (await page(`/c/${res.json.creation.id}`)).text();
+    expect(markup).toContain(`<img src="${first.body.imageUrl}" alt="First &amp; best"`);
+    expect(markup).toContain(`<img src="${second.body.imageUrl}" alt="Second &quot;one&quot;"`);
+    expect(markup).toContain(`alt="In the thread"`);
+    expect(markup.match(/<img /g)).toHaveLength(3);
+    expect(markup.indexOf("Post &lt;one&gt;")).toBeLessThan(markup.indexOf("Part &lt;two&gt;"));
+    expect(markup.indexOf("Part &lt;two&gt;")).toBeLessThan(markup.indexOf("Comment &lt;three&gt;"));
+    expect(markup).toContain(`aria-label="Thread part 2 of 2"`);
+    // The card stays the first image's.
+    expect(markup).toContain(`<meta property="og:image" content="${first.body.imageUrl}">`);
+  });
+
   test("unknown and malformed ids answer a 404 page", async () => {
     for (const id of ["0192f0c4-1d2e-7a3b-8c4d-5e6f7a8b9c0d", "not-a-uuid", "%3Cscript%3E"]) {
       const res = await page(`/c/${id}`);

@@ -20,6 +20,7 @@ import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { isoAt } from "../src/lib/clock";
 import { configureIngestFetch } from "../src/modules/assets/ingest";
+import { configureFeedFetch } from "../src/modules/feeds/fetch";
 import { configureClientMetadataFetch } from "../src/modules/oauth/client-metadata";
 import { addConnection } from "../src/modules/connections/service";
 import { TOOLS } from "../src/modules/mcp/tools";
@@ -107,6 +108,8 @@ beforeAll(async () => {
   // One HTTPS server on localhost with the test CA: the image to ingest, and the assistants' metadata documents.
   source = startHttpsServer((request) => {
     const path = new URL(request.url).pathname;
+    // A blog's JSON Feed for the feed tools (test/fixtures/feeds/).
+    if (path === "/feed.json") return new Response(Bun.file(`${import.meta.dir}/fixtures/feeds/json-feed.json`), { headers: { "content-type": "application/feed+json" } });
     if (!path.startsWith("/clients/")) return new Response(png);
     return Response.json({
       client_id: `${source.url}${path}`,
@@ -118,6 +121,7 @@ beforeAll(async () => {
     });
   }, { ca });
   configureIngestFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
+  configureFeedFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
   configureClientMetadataFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
   receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
 });
@@ -233,7 +237,14 @@ async function wholeFlow(flow: Flow, provider: AssistantProvider): Promise<void>
   const client = await flow.connect(provider);
   try {
     expect((await client.listTools()).length).toBe(TOOLS.length);
-    const results = await callEveryTool(client, { imageUrl: `${source.url}/shop.png`, scheduledTime: isoAt(world.clock.now() + 3_600_000) });
+    const results = await callEveryTool(client, {
+      imageUrl: `${source.url}/shop.png`,
+      scheduledTime: isoAt(world.clock.now() + 3_600_000),
+      markUnconfirmed: async (postId) => {
+        await world.sql("UPDATE scheduled_post_targets SET status = 'unconfirmed', next_attempt_at = NULL WHERE post_id = ?", postId);
+        await world.sql("UPDATE scheduled_posts SET status = 'unconfirmed' WHERE id = ?", postId);
+      },
+    });
     expect(results.size).toBe(TOOLS.length);
     expect(results.get("get_credits")?.structuredContent).toEqual({ balance: 100, reserved: 0 });
     expect(results.get("generate_creation")?.structuredContent.creditsCharged).toBe(5);

@@ -14,6 +14,7 @@ import sharp from "sharp";
 import { declaredGroup } from "../src/http/route-table";
 import { isoAt } from "../src/lib/clock";
 import { configureIngestFetch } from "../src/modules/assets/ingest";
+import { configureFeedFetch } from "../src/modules/feeds/fetch";
 import { MAX_HAND_CAPTION_GRAPHEMES } from "../src/modules/creations/model";
 import { addConnection } from "../src/modules/connections/service";
 import { advertisedJsonSchema } from "../src/modules/mcp/tool-schema";
@@ -61,8 +62,15 @@ beforeAll(async () => {
   mcpUrl = `${served.base}/mcp`;
   clientId = await registerTestClient(world);
   const png = new Uint8Array(await sharp({ create: { width: 40, height: 30, channels: 3, background: "#a37" } }).png().toBuffer());
-  source = startHttpsServer((request) => (new URL(request.url).pathname === "/photo.png" ? new Response(png) : new Response("ok")), { ca });
+  source = startHttpsServer((request) => {
+    const path = new URL(request.url).pathname;
+    if (path === "/photo.png") return new Response(png);
+    // Two copies of a blog's JSON Feed (test/fixtures/feeds/), one per client below (a URL is followed once per account).
+    if (path.endsWith("/feed.json")) return new Response(Bun.file(`${import.meta.dir}/fixtures/feeds/json-feed.json`), { headers: { "content-type": "application/feed+json" } });
+    return new Response("ok");
+  }, { ca });
   configureIngestFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
+  configureFeedFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
   receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
 });
 
@@ -478,6 +486,27 @@ for (const [label, connect] of connectors) {
       expect((await rest(account, "GET", "/api/v1/webhooks")).json.webhooks).toEqual([]);
       const again = await client.callTool("delete_webhook", { webhook_id: created.webhook.id });
       expect(refusalOf(client, again)).toEqual((await rest(account, "DELETE", `/api/v1/webhooks/${created.webhook.id}`)).json);
+    });
+
+    test("add_feed, list_feeds, get_feed, poll_feed and delete_feed answer what REST answers, and refuse as REST refuses", async () => {
+      const url = `${source.url}/${label.startsWith("v2") ? "v2" : "v1"}/feed.json`;
+      const added = await ok("add_feed", { url, mode: "seed" });
+      expect(added.feed).toMatchObject({ url, mode: "seed", title: "Field Notes", state: "active", itemsSeen: 2 });
+      expect(added.poll).toMatchObject({ outcome: "read", newItems: 2 });
+      for (const id of added.poll.seedIds as string[]) expect((await rest(account, "GET", `/api/v1/seeds/${id}`)).status).toBe(200);
+      const again = await client.callTool("add_feed", { url, mode: "seed" });
+      expect(refusalOf(client, again)).toEqual((await rest(account, "POST", "/api/v1/feeds", { url, mode: "seed" })).json);
+      expect(refusalOf(client, again).error).toBe("feed_exists");
+
+      expect(await ok("get_feed", { id: added.feed.id })).toEqual((await rest(account, "GET", `/api/v1/feeds/${added.feed.id}`)).json);
+      expect(await ok("list_feeds")).toEqual((await rest(account, "GET", "/api/v1/feeds")).json);
+      const read = await ok("poll_feed", { feed_id: added.feed.id });
+      expect(read.poll).toMatchObject({ outcome: "read", newItems: 0, seedIds: [] });
+      expect(read.feed).toEqual((await rest(account, "GET", `/api/v1/feeds/${added.feed.id}`)).json.feed);
+      expect(await ok("delete_feed", { id: added.feed.id })).toEqual({ id: added.feed.id, deleted: true });
+      const gone = await client.callTool("get_feed", { id: added.feed.id });
+      expect(refusalOf(client, gone)).toEqual((await rest(account, "GET", `/api/v1/feeds/${added.feed.id}`)).json);
+      expect(refusalOf(client, gone).error).toBe("not_found");
     });
 
     test("an undeclared argument is refused by name and nothing is done; id and its old name may not disagree", async () => {

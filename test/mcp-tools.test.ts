@@ -35,6 +35,9 @@ const EXPECTED_TOOLS = [
   "import_posts",
   "get_account",
   "update_account",
+  "list_approvals",
+  "approve_post",
+  "reject_post",
   "list_seeds",
   "get_seed",
   "create_seed",
@@ -69,6 +72,8 @@ const EXPECTED_TOOLS = [
   "list_creation_versions",
   // decisions.md §13: posts written by hand.
   "create_creation",
+  // decisions.md §12: a person's answer for a post a network could not confirm.
+  "resolve_unconfirmed_target",
 ];
 
 const generator = new SwitchableGenerator();
@@ -125,13 +130,13 @@ for (const [label, connect] of MCP_CONNECTORS) {
         expect((tool.outputSchema as { required?: string[] }).required ?? []).not.toContain("error");
       }
       const reads = ["list_seeds", "get_seed", "list_creations", "get_creation", "list_creation_versions", "list_assets", "get_upload_link", "list_targets", "list_posts", "get_post"];
-      for (const read of [...reads, "get_credits", "list_credit_ledger", "get_voice", "list_webhooks", "get_slots", "get_account"]) {
+      for (const read of [...reads, "get_credits", "list_credit_ledger", "get_voice", "list_webhooks", "get_slots", "get_account", "list_approvals"]) {
         expect(byName.get(read)?.annotations, read).toMatchObject({ readOnlyHint: true, destructiveHint: false });
       }
-      for (const destructive of ["delete_seed", "cancel_post", "delete_creation", "delete_asset", "delete_webhook", "end_series"]) {
+      for (const destructive of ["delete_seed", "cancel_post", "delete_creation", "delete_asset", "delete_webhook", "end_series", "reject_post"]) {
         expect(byName.get(destructive)?.annotations, destructive).toMatchObject({ readOnlyHint: false, destructiveHint: true });
       }
-      for (const open of ["ingest_image", "schedule_post", "reschedule_post", "create_webhook", "import_posts"]) {
+      for (const open of ["ingest_image", "schedule_post", "reschedule_post", "create_webhook", "approve_post", "import_posts"]) {
         expect(byName.get(open)?.annotations, open).toMatchObject({ openWorldHint: true });
       }
       expect(byName.get("create_seed")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, openWorldHint: false });

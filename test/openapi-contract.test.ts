@@ -17,6 +17,7 @@ import { claimIdempotencyKey, requestFingerprint } from "../src/http/idempotency
 import { GenerationError, type Generator } from "../src/generation/generator";
 import { createBuiltinGenerator } from "../src/generation/builtin";
 import { configureIngestFetch } from "../src/modules/assets/ingest";
+import { configureFeedFetch } from "../src/modules/feeds/fetch";
 import { addConnection } from "../src/modules/connections/service";
 import { SCOPES, type Scope } from "../src/auth/scopes";
 import { runDueOnce } from "../src/publishing/dispatcher";
@@ -78,13 +79,18 @@ beforeAll(async () => {
   png = new Uint8Array(await solidPng(40, 30));
   ca = createTestCa();
   source = startHttpsServer(
-    (request) =>
-      new URL(request.url).pathname === "/image.png"
-        ? new Response(png, { headers: { "content-type": "image/png" } })
-        : new Response("nothing here", { status: 404 }),
+    (request) => {
+      const path = new URL(request.url).pathname;
+      if (path === "/image.png") return new Response(png, { headers: { "content-type": "image/png" } });
+      // A blog's JSON Feed (test/fixtures/feeds/) for the feed routes.
+      if (path === "/feed.json") return new Response(Bun.file(`${import.meta.dir}/fixtures/feeds/json-feed.json`), { headers: { "content-type": "application/feed+json" } });
+      if (path === "/page.html") return new Response("<!doctype html><title>Not a feed</title>", { headers: { "content-type": "text/html" } });
+      return new Response("nothing here", { status: 404 });
+    },
     { ca },
   );
   configureIngestFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
+  configureFeedFetch(world.deps, { extraCa: ca.caPem, resolver: async () => ["127.0.0.1"] });
   receiver = await startWebhookReceiver({ secret: WEBHOOK_SECRET });
   acct = await world.createAccount({ credits: 1000 });
   const doc = await (await fetch(`${server.base}/openapi.json`)).json();
@@ -410,6 +416,26 @@ describe("edits, reschedule and event webhooks", () => {
     expectStatus(await send("delete /api/v1/creations/{id}", { key: a.key, params: { id: RANDOM_ID } }), 404, "delete creation 404");
   });
 
+  test("resolve an unconfirmed target: 200, 404, 409 not_unconfirmed", async () => {
+    const a = await world.createAccount();
+    const hook = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
+    const c = await makeCreation(world.deps, a.accountId, { caption: "did it go out?" });
+    const post = (await send("post /api/v1/schedule", { key: a.key, json: scheduleBody(c.id, ["webhook"]) })).json.post;
+    // A webhook target never turns unconfirmed by itself (its receiver absorbs a resend): set as Telegram's would be.
+    await world.sql("UPDATE scheduled_post_targets SET status = 'unconfirmed', next_attempt_at = NULL, error_message = 'Telegram did not confirm' WHERE post_id = ?", post.id);
+    await world.sql("UPDATE scheduled_posts SET status = 'unconfirmed' WHERE id = ?", post.id);
+    const params = { id: post.id, accountId: hook.accountId };
+    const resolved = await send("post /api/v1/schedule/{id}/targets/{accountId}/resolve", { key: a.key, params, json: { outcome: "posted", published_url: "https://t.me/news/12" } });
+    expectStatus(resolved, 200, "resolve");
+    expect(resolved.json.post).toMatchObject({ status: "published", targets: [{ status: "published", publishedUrl: "https://t.me/news/12" }] });
+    expectStatus(await send("post /api/v1/schedule/{id}/targets/{accountId}/resolve", { key: a.key, params, json: { outcome: "send_again" } }), 409, "already answered");
+    expectStatus(
+      await send("post /api/v1/schedule/{id}/targets/{accountId}/resolve", { key: a.key, params: { id: RANDOM_ID, accountId: hook.accountId }, json: { outcome: "posted" } }),
+      404,
+      "resolve 404",
+    );
+  });
+
   test("reschedule: 200, 400 too soon, 404, 409 (already published, publishing, target not ready, not schedulable), 502", async () => {
     const a = await world.createAccount();
     const hook = await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret: WEBHOOK_SECRET });
@@ -472,6 +498,26 @@ describe("edits, reschedule and event webhooks", () => {
     }
     expect(answer?.json.error).toBe("too_many_webhooks");
   });
+
+  test("feeds: follow, list, get, read now, delete; 400 not_a_feed and a private host, 409 feed_exists and feed_busy, 404", async () => {
+    const a = await world.createAccount();
+    const followed = await send("post /api/v1/feeds", { key: a.key, json: { url: `${source.url}/feed.json`, mode: "seed" } });
+    expectStatus(followed, 201, "follow");
+    const id = followed.json.feed.id as string;
+    expectStatus(await send("post /api/v1/feeds", { key: a.key, json: { url: `${source.url}/feed.json`, mode: "seed" } }), 409, "feed_exists");
+    expectStatus(await send("post /api/v1/feeds", { key: a.key, json: { url: `${source.url}/page.html`, mode: "seed" } }), 400, "not_a_feed");
+    expectStatus(await send("post /api/v1/feeds", { key: a.key, json: { url: "https://intranet.example/feed.xml", mode: "seed" } }), 400, "private host");
+    expectStatus(await send("get /api/v1/feeds", { key: a.key }), 200, "feeds");
+    expectStatus(await send("get /api/v1/feeds/{id}", { key: a.key, params: { id } }), 200, "feed");
+    expectStatus(await send("get /api/v1/feeds/{id}", { key: a.key, params: { id: RANDOM_ID } }), 404, "feed 404");
+    expectStatus(await send("post /api/v1/feeds/{id}/poll", { key: a.key, params: { id } }), 200, "read now");
+    // Another read holds the feed (its claim runs for minutes): this one is told so.
+    await world.sql("UPDATE feeds SET poll_lease_until = ? WHERE id = ?", world.clock.now() + 60_000, id);
+    expectStatus(await send("post /api/v1/feeds/{id}/poll", { key: a.key, params: { id } }), 409, "feed_busy");
+    expectStatus(await send("post /api/v1/feeds/{id}/poll", { key: a.key, params: { id: RANDOM_ID } }), 404, "read now 404");
+    expectStatus(await send("delete /api/v1/feeds/{id}", { key: a.key, params: { id } }), 200, "delete feed");
+    expectStatus(await send("delete /api/v1/feeds/{id}", { key: a.key, params: { id } }), 404, "delete feed 404");
+  });
 });
 
 /** PKCE S256: a verifier and its challenge. */
@@ -531,6 +577,31 @@ describe("the account's settings, posting slots, the queue and repeats (issue 27
     expectStatus(exported, 200, "export");
     expect(exported.text.split("\r\n")[0]).toBe(`${header},id,status,published_urls`);
     expectStatus(await send("get /api/v1/schedule/posts.csv", { key: a.key, query: "from=yesterday" }), 400, "export with a bad bound");
+  });
+
+  test("approval: an editor's post waits; list, approve (200), reject (200), 403 for an editor, 404, 409 not waiting", async () => {
+    const a = await world.createAccount();
+    await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/approval`, secret: WEBHOOK_SECRET });
+    expectStatus(await send("patch /api/v1/account", { key: a.key, json: { approval_required: true } }), 200, "approval on");
+    const editor = await a.addMember("editor");
+    const editorKey = (await a.mint(["read", "schedule"], { userId: editor })).key;
+    const c = await makeCreation(world.deps, a.accountId, { caption: "needs a yes" });
+    const waiting = async () =>
+      (await send("post /api/v1/schedule", { key: editorKey, json: { type: "social_post", creation_id: c.id, scheduled_time: later(), targets: ["webhook"] } })).json.post;
+    const one = await waiting();
+    expect(one.status).toBe("pending_approval");
+    expectStatus(await send("get /api/v1/schedule/approvals", { key: editorKey }), 200, "approvals");
+    const approve = "post /api/v1/schedule/{id}/approve";
+    const reject = "post /api/v1/schedule/{id}/reject";
+    expectStatus(await send(approve, { key: editorKey, params: { id: one.id } }), 403, "approve by an editor");
+    expectStatus(await send(approve, { key: a.key, params: { id: one.id } }), 200, "approve");
+    expectStatus(await send(approve, { key: a.key, params: { id: one.id } }), 409, "approve twice");
+    expectStatus(await send(approve, { key: a.key, params: { id: RANDOM_ID } }), 404, "approve 404");
+    const two = await waiting();
+    expectStatus(await send(reject, { key: editorKey, params: { id: two.id }, json: { note: "no" } }), 403, "reject by an editor");
+    expectStatus(await send(reject, { key: a.key, params: { id: two.id }, json: { note: "Not this one" } }), 200, "reject");
+    expectStatus(await send(reject, { key: a.key, params: { id: two.id }, json: {} }), 409, "reject twice");
+    expectStatus(await send(reject, { key: a.key, params: { id: RANDOM_ID } }), 404, "reject 404");
   });
 
   test("series: end one (200), 404, 409 when an occurrence already went out somewhere, 502 when its outcome is unknown", async () => {

@@ -240,3 +240,100 @@ describe("modes", () => {
     expect(mastodon.state.requests.map((r) => r.status)).toEqual([500, 422, 200, 200]);
   });
 });
+
+describe("sign-in (docs.joinmastodon.org/methods/apps and /methods/oauth) and NodeInfo", () => {
+  const REDIRECT = "http://127.0.0.1:9/callback";
+
+  async function registerApp(): Promise<{ client_id: string; client_secret: string }> {
+    const res = await call("POST", "/api/v1/apps", {
+      body: JSON.stringify({ client_name: "Test", redirect_uris: REDIRECT, scopes: "read:accounts write:statuses" }),
+      headers: { "content-type": "application/json" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ name: "Test", redirect_uris: [REDIRECT], scopes: ["read:accounts", "write:statuses"] });
+    return res.body;
+  }
+
+  async function authorize(app: { client_id: string }, challenge: string | null): Promise<string> {
+    const q = new URLSearchParams({ response_type: "code", client_id: app.client_id, redirect_uri: REDIRECT, scope: "read:accounts", state: "s1" });
+    if (challenge) {
+      q.set("code_challenge", challenge);
+      q.set("code_challenge_method", "S256");
+    }
+    expect((await fetch(`${mastodon.url}/oauth/authorize?${q}`)).status).toBe(200);
+    const res = await fetch(`${mastodon.url}/oauth/authorize`, { method: "POST", body: q, redirect: "manual" });
+    const back = new URL(res.headers.get("location") ?? "");
+    expect(back.searchParams.get("state")).toBe("s1");
+    return back.searchParams.get("code") ?? "";
+  }
+
+  async function token(app: { client_id: string; client_secret: string }, code: string, verifier?: string) {
+    const form = new URLSearchParams({ grant_type: "authorization_code", code, client_id: app.client_id, client_secret: app.client_secret, redirect_uri: REDIRECT });
+    if (verifier !== undefined) form.set("code_verifier", verifier);
+    const res = await fetch(`${mastodon.url}/oauth/token`, { method: "POST", body: form });
+    return { status: res.status, body: (await res.json()) as Record<string, string> };
+  }
+
+  const verifier = "v".repeat(43);
+  const challenge = new Bun.CryptoHasher("sha256").update(verifier).digest("base64url");
+
+  test("an app without redirect_uris is refused; an unknown client_id gets no redirect", async () => {
+    const res = await call("POST", "/api/v1/apps", { body: JSON.stringify({ client_name: "x" }), headers: { "content-type": "application/json" } });
+    expect(res.status).toBe(422);
+    const page = await fetch(`${mastodon.url}/oauth/authorize?response_type=code&client_id=nope&redirect_uri=${encodeURIComponent(REDIRECT)}`, { redirect: "manual" });
+    expect(page.status).toBe(401);
+  });
+
+  test("PKCE: the right verifier gets a token that works; a wrong or missing one is refused; a code works once", async () => {
+    const app = await registerApp();
+    const wrong = await token(app, await authorize(app, challenge), "w".repeat(43));
+    expect(wrong).toEqual({ status: 400, body: { error: "invalid_grant", error_description: expect.any(String) } });
+    const missing = await token(app, await authorize(app, challenge));
+    expect(missing.body.error).toBe("invalid_request");
+    const code = await authorize(app, challenge);
+    const ok = await token(app, code, verifier);
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ token_type: "Bearer", scope: "read:accounts" });
+    const me = await fetch(`${mastodon.url}/api/v1/accounts/verify_credentials`, { headers: { authorization: `Bearer ${ok.body.access_token}` } });
+    expect(me.status).toBe(200);
+    expect((await token(app, code, verifier)).body.error).toBe("invalid_grant");
+  });
+
+  test("Deny redirects with access_denied and the state; a wrong client secret is invalid_client", async () => {
+    const app = await registerApp();
+    const q = new URLSearchParams({ response_type: "code", client_id: app.client_id, redirect_uri: REDIRECT, scope: "read:accounts", state: "s2", _method: "delete" });
+    const res = await fetch(`${mastodon.url}/oauth/authorize`, { method: "POST", body: q, redirect: "manual" });
+    const back = new URL(res.headers.get("location") ?? "");
+    expect([back.searchParams.get("error"), back.searchParams.get("state")]).toEqual(["access_denied", "s2"]);
+    const bad = await token({ ...app, client_secret: "wrong" }, await authorize(app, null));
+    expect(bad.status).toBe(401);
+    expect(bad.body.error).toBe("invalid_client");
+  });
+
+  test("NodeInfo names the software; the 4.3 metadata offers S256; GoToSocial 0.19 has no metadata", async () => {
+    const index = (await call("GET", "/.well-known/nodeinfo")).body;
+    const doc = await fetch(index.links[0].href).then((r) => r.json());
+    expect(doc.software).toEqual({ name: "mastodon", version: "4.3.0" });
+    expect((await call("GET", "/.well-known/oauth-authorization-server")).body.code_challenge_methods_supported).toEqual(["S256"]);
+    const gts = await startMastodonServer({ now: () => clock.now(), software: { name: "gotosocial", version: "0.19.1" } });
+    try {
+      expect((await fetch(`${gts.url}/.well-known/oauth-authorization-server`)).status).toBe(404);
+      expect(((await fetch(`${gts.url}/nodeinfo/2.0`).then((r) => r.json())) as { software: unknown }).software).toEqual({ name: "gotosocial", version: "0.19.1" });
+    } finally {
+      await gts.stop();
+    }
+  });
+
+  test("repeatedIdempotencyKey500: the first POST posts, the repeat answers 500 and posts nothing", async () => {
+    const server = await startMastodonServer({ now: () => clock.now(), repeatedIdempotencyKey500: true });
+    try {
+      const send = () =>
+        fetch(`${server.url}/api/v1/statuses`, { method: "POST", headers: { ...AUTH, "content-type": "application/json", "idempotency-key": "k1" }, body: JSON.stringify({ status: "once" }) });
+      expect((await send()).status).toBe(200);
+      expect((await send()).status).toBe(500);
+      expect(server.state.statuses.size).toBe(1);
+    } finally {
+      await server.stop();
+    }
+  });
+});

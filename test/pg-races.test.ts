@@ -14,6 +14,7 @@ import { AppError } from "../src/lib/errors";
 import { createAccount, removeMember, setMemberRole } from "../src/modules/accounts/service";
 import { deleteAsset, ingestImageBytes } from "../src/modules/assets/service";
 import { addConnection } from "../src/modules/connections/service";
+import { createCreationByHand } from "../src/modules/creations/edit";
 import { generateCreation, regenerateCreation } from "../src/modules/creations/service";
 import { ADDRESS_MAX_FAILURES, LOGIN_MAX_FAILURES, beginLoginAttempt } from "../src/modules/dashboard/login-limit";
 import { schedulePost } from "../src/modules/schedule/service";
@@ -263,6 +264,32 @@ describe("an asset deleted while requests start using it", () => {
     expect(deletedRounds).toBeGreaterThan(0);
   });
 
+  test("20 posts written by hand with the asset in their thread, and deletes of it, at once: a deleted asset is never referenced", async () => {
+    const acct = await world.createAccount();
+    let deletedRounds = 0;
+    for (let round = 0; round < 4; round++) {
+      const asset = await ingestImageBytes(world.deps, acct.accountId, { bytes: png, fileName: `thread-${round}.png`, source: "upload" });
+      const writes = Array.from({ length: 20 }, (_, i) =>
+        Bun.sleep(4 + i * 2).then(() => createCreationByHand(world.deps, acct.accountId, { caption: `Race ${round}`, thread: [{ caption: "part", images: [{ assetId: asset.id }] }] })),
+      );
+      // Deletes land among the writes (each round a little later), so some rounds delete it and some find it in use.
+      const deletes = Array.from({ length: 5 }, (_, i) => Bun.sleep(round * 4 + i * 6).then(() => deleteAsset(world.deps, acct.accountId, asset.id)));
+      const [made, del] = await Promise.all([settle(writes), settle(deletes)]);
+      for (const e of made.refused) expect(e.code).toBe("not_found");
+      for (const e of del.refused) expect(["asset_in_use", "not_found"]).toContain(e.code);
+      const assetRows = await world.sql("SELECT id FROM assets WHERE id = ?", asset.id);
+      const refs = await world.sql("SELECT id FROM creations WHERE CAST(thread AS TEXT) LIKE ?", `%${asset.id}%`);
+      expect(refs.length).toBe(made.ok.length);
+      if (assetRows.length === 0) {
+        deletedRounds++;
+        expect(refs.length).toBe(0);
+      } else {
+        expect(del.ok.length).toBe(0);
+      }
+    }
+    expect(deletedRounds).toBeGreaterThan(0);
+  });
+
   test("20 deletes of one unused asset at once: one deletes it, the others answer 404", async () => {
     const acct = await world.createAccount();
     const asset = await ingestImageBytes(world.deps, acct.accountId, { bytes: png, fileName: "once.png", source: "upload" });
@@ -348,7 +375,7 @@ describe("a creation's image replaced and deleted while posts of it are being sc
     const w = await createWorld({ env: { ALLOW_PRIVATE_HOSTS: "127.0.0.1,localhost" } });
     const receiver = await startWebhookReceiver({ secret });
     const storage = w.deps.storage;
-    const read = storage.read.bind(storage);
+    const exists = storage.exists.bind(storage);
     try {
       const acct = await w.createAccount({ credits: 100_000 });
       const hook = await addConnection(w.deps, { accountId: acct.accountId, platform: "webhook", url: `${receiver.url}/hook`, secret });
@@ -357,19 +384,19 @@ describe("a creation's image replaced and deleted while posts of it are being sc
       const seed = await createSeed(w.deps, acct.accountId, { title: "Swap", content: "An image swapped while scheduling." });
       const { creation } = await generateCreation(w.deps, acct.accountId, { type: "social_post", seed_id: seed.id, image_asset_id: old.id } as never);
 
-      // Each schedule's check reads the old image's bytes; they come back only once the image is replaced and deleted,
-      // so every schedule stands between its check and its write with a snapshot whose image is gone.
+      // Each schedule's check looks for the old image's file; the answer comes back only once the image is replaced and
+      // deleted, so every schedule stands between its check and its write with a snapshot whose image is gone.
       const gate = Promise.withResolvers<void>();
       const allRead = Promise.withResolvers<void>();
       let reads = 0;
-      storage.read = async (key) => {
-        const bytes = await read(key);
+      storage.exists = async (key) => {
+        const found = await exists(key);
         if (key === old.storageKey) {
           reads += 1;
           if (reads === 10) allRead.resolve();
           await gate.promise;
         }
-        return bytes;
+        return found;
       };
       const at = new Date(w.clock.now() + 10 * 60 * 1000).toISOString();
       const schedules = settle(
@@ -393,7 +420,7 @@ describe("a creation's image replaced and deleted while posts of it are being sc
       );
       expect(dangling).toEqual([]);
     } finally {
-      storage.read = read;
+      storage.exists = exists;
       await w.close();
       await receiver.stop();
     }

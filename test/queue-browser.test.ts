@@ -13,6 +13,7 @@ import type { Browser, Page } from "playwright-core";
 import { addConnection } from "../src/modules/connections/service";
 import { updateAccountSettings } from "../src/modules/accounts/settings";
 import { queuePost } from "../src/modules/schedule/queue";
+import { scheduleRequest } from "../src/modules/schedule/request";
 import { getPost } from "../src/modules/schedule/service";
 import { getSlots } from "../src/modules/schedule/slots";
 import { saveTimeZone } from "../src/web/preferences";
@@ -145,6 +146,24 @@ describe("the queue in the dashboard", () => {
     expect((await getPost(world.deps, owner.accountId, ryeId)).post.status).toBe("published");
     expect(receiver.deliveries.length - before).toBe(2);
     await shoot("04-queue-after-move");
+  }, 60_000);
+
+  test("the calendar marks a repeating post and a queued one", async () => {
+    const weekly = await makeCreation(world.deps, owner.accountId, { caption: "Every Thursday: pretzel day." });
+    const { post } = await scheduleRequest(world.deps, { accountId: owner.accountId, role: "owner" }, {
+      creationId: weekly.id,
+      scheduledTime: "2026-06-04T12:00:00Z",
+      targets: [ids.shop],
+      repeat: { every: "week", count: 4 },
+    });
+    expect(post.seriesId).toBeString();
+    await page.goto(`${world.base}/dashboard/calendar?view=week&date=2026-06-04`);
+    const chip = page.locator(`#post-${post.id}`);
+    expect(await chip.locator(".badge.repeats").textContent()).toContain("repeats");
+    // The week of 1–7 June also holds the queued post moved to Saturday; the repeating one is not queued.
+    expect(await page.locator(".chip", { hasText: "cinnamon" }).locator(".badge", { hasText: "queued" }).count()).toBe(1);
+    expect(await chip.locator(".badge", { hasText: "queued" }).count()).toBe(0);
+    await shoot("05-calendar-repeats");
   }, 60_000);
 
   test("an editor sees the account's zone on the editor but cannot change it", async () => {

@@ -15,7 +15,7 @@ import { ingestImageBytes } from "../src/modules/assets/service";
 import { addConnection } from "../src/modules/connections/service";
 import { type FitTarget, type ImageFacts, targetProblems } from "../src/modules/schedule/fit";
 import { captionLength } from "../src/publishing/caption-count";
-import { type NetworkCapabilities, LIBRARY_IMAGE_TYPES } from "../src/publishing/connector";
+import type { NetworkCapabilities } from "../src/publishing/connector";
 import { loadDeliveryContent, type StoredContent } from "../src/publishing/content";
 import { connectorFor } from "../src/publishing/registry";
 import type { ConnectionMeta, OpenConnection } from "../src/store/connections";

@@ -43,6 +43,12 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
       hosts: [...config.allowPrivateHosts],
     });
   }
+  if (config.platformOriginOverrides.size > 0) {
+    // Loud on purpose: every call to these networks goes somewhere else (tests, private mirrors).
+    deps.log.warn("PLATFORM_ORIGIN_OVERRIDES sends these networks' calls elsewhere, exempt from the public-address and https rules", {
+      overrides: Object.fromEntries(config.platformOriginOverrides),
+    });
+  }
   if (metricsAccess(config) === "closed") {
     deps.log.warn("GET /metrics is closed: HOST is not loopback-only and METRICS_TOKEN is not set", { host: config.host });
   }

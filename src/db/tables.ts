@@ -20,6 +20,8 @@ export let creationVersions = sqlite.creationVersions;
 export let creditHolds = sqlite.creditHolds;
 export let creditLedger = sqlite.creditLedger;
 export let eventWebhooks = sqlite.eventWebhooks;
+export let feedItems = sqlite.feedItems;
+export let feeds = sqlite.feeds;
 export let idempotencyKeys = sqlite.idempotencyKeys;
 export let invitations = sqlite.invitations;
 export let instanceIdentity = sqlite.instanceIdentity;
@@ -39,6 +41,8 @@ export let scheduledPosts = sqlite.scheduledPosts;
 export let seeds = sqlite.seeds;
 export let secretReveals = sqlite.secretReveals;
 export let sessions = sqlite.sessions;
+export let signInApps = sqlite.signInApps;
+export let signInStates = sqlite.signInStates;
 export let rateLimitBuckets = sqlite.rateLimitBuckets;
 export let uploadLinks = sqlite.uploadLinks;
 export let userPreferences = sqlite.userPreferences;
@@ -48,7 +52,7 @@ export let webhookEvents = sqlite.webhookEvents;
 
 /** Every table by its export name (asset reference counting walks them). */
 export function allTables() {
-  return { accounts, apiKeys, assets, brandVoices, connections, creations, creationVersions, creditHolds, creditLedger, eventWebhooks, idempotencyKeys, instanceIdentity, instanceSettings, invitations, loginThrottle, members, noticeMailOptOuts, notices, oauthClients, oauthCodes, oauthGrants, oauthTokens, passwordResets, postSeries, scheduledPostTargets, scheduledPosts, seeds, secretReveals, sessions, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
+  return { accounts, apiKeys, assets, brandVoices, connections, creations, creationVersions, creditHolds, creditLedger, eventWebhooks, feedItems, feeds, idempotencyKeys, instanceIdentity, instanceSettings, invitations, loginThrottle, members, noticeMailOptOuts, notices, oauthClients, oauthCodes, oauthGrants, oauthTokens, passwordResets, postSeries, scheduledPostTargets, scheduledPosts, seeds, secretReveals, sessions, signInApps, signInStates, rateLimitBuckets, uploadLinks, userPreferences, users, webhookDeliveries, webhookEvents };
 }
 
 let current: "sqlite" | "postgres" = "sqlite";
@@ -70,6 +74,8 @@ export async function useDialect(dialect: "sqlite" | "postgres"): Promise<void> 
   creditHolds = from.creditHolds;
   creditLedger = from.creditLedger;
   eventWebhooks = from.eventWebhooks;
+  feedItems = from.feedItems;
+  feeds = from.feeds;
   idempotencyKeys = from.idempotencyKeys;
   invitations = from.invitations;
   instanceIdentity = from.instanceIdentity;
@@ -89,6 +95,8 @@ export async function useDialect(dialect: "sqlite" | "postgres"): Promise<void> 
   seeds = from.seeds;
   secretReveals = from.secretReveals;
   sessions = from.sessions;
+  signInApps = from.signInApps;
+  signInStates = from.signInStates;
   rateLimitBuckets = from.rateLimitBuckets;
   uploadLinks = from.uploadLinks;
   userPreferences = from.userPreferences;

@@ -115,3 +115,12 @@ export const scheduledTimeTooSoonSchema = t.Object(
   { error: t.Literal("scheduled_time_too_soon"), message, earliestAllowed: timestamp() },
   { title: "ScheduledTimeTooSoon" },
 );
+
+export const notPendingApprovalSchema = t.Object(
+  {
+    error: t.Literal("not_pending_approval"),
+    message,
+    status: t.String({ description: "The post's status now (scheduled once approved; failed once rejected or not approved before its time)." }),
+  },
+  { title: "NotPendingApproval" },
+);

@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   image_too_large: 400,
   image_dimensions_too_large: 400,
   empty_body: 400,
+  // feeds (decisions.md §14): the URL answered, but not with RSS, Atom or JSON Feed
+  not_a_feed: 400,
   // scheduling refusals (decisions.md §7)
   scheduled_time_too_soon: 400,
   unknown_target: 400,
@@ -35,11 +37,16 @@ export const ERROR_STATUS = {
   asset_in_use: 409,
   creation_in_use: 409,
   not_reschedulable: 409,
+  not_unconfirmed: 409,
   // the queue (decisions.md §14)
   no_free_slot: 409,
   // the bulk import (decisions.md §14): every bad row named in `rows`
   invalid_rows: 400,
+  // approval (decisions.md §14)
+  not_pending_approval: 409,
   too_many_webhooks: 409,
+  feed_exists: 409,
+  feed_busy: 409,
   idempotency_in_flight: 409,
   upload_link_used: 410,
   upload_link_expired: 410,

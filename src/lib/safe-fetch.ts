@@ -433,6 +433,38 @@ export async function checkDestination(
   }
 }
 
+/** Where a checked destination is dialled: the checked addresses (IPv6 bracketed) and the name for SNI and Host. */
+export interface DialPlan {
+  url: URL;
+  /** The checked addresses, in the resolver's order; connect to one of these, never to the name. */
+  dialHosts: string[];
+  /** The host name to present (SNI, certificate check); null when the URL host is an IP literal. */
+  serverName: string | null;
+}
+
+/**
+ * Resolves and checks an http(s) destination under every rule safeFetch applies and answers where to dial it, for
+ * callers that speak another protocol over the same rule (WebSocket relays: src/lib/safe-websocket.ts). Throws
+ * SafeFetchError.
+ */
+export async function planDial(
+  url: string,
+  options: Pick<SafeFetchOptions, "requireHttps" | "allowPrivateHosts" | "resolver" | "timeoutMs"> = {},
+): Promise<DialPlan> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const abort = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new SafeFetchError("host_unresolvable", "The host name could not be resolved in time.")),
+      options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    );
+  });
+  try {
+    return await checkTarget(url, options, abort);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Maps a SafeFetchError to the AppError a route answers with: too_large becomes `tooLargeCode`
  * (image_too_large for ingest), upstream_status carries `upstreamStatus`; any other error is rethrown as is.

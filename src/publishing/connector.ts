@@ -120,6 +120,8 @@ export interface CheckResult {
   session?: Record<string, string> | null;
   /** When not ready: what the person should change, the credentials (password, token, secret) or the address. */
   fix?: CheckFix;
+  /** The form field to change when the network has more than one address (Nostr: `relays` or `blossom`). */
+  field?: string;
   /**
    * True when the address answers, but not the way the platform's servers do (a Mastodon "server" without Mastodon's
    * API): a new connection there is refused rather than stored.
@@ -129,6 +131,12 @@ export interface CheckResult {
 
 /** What a failed check asks the person to change. */
 export type CheckFix = "credentials" | "address";
+
+/** What a caption limit may depend on: Telegram allows 1,024 characters with media and 4,096 without. */
+export interface CaptionContext {
+  /** Images the part carries. */
+  images: number;
+}
 
 /** The limits the schedule service checks captions against. */
 export interface CaptionLimit {
@@ -158,10 +166,15 @@ export interface NetworkCapabilities {
   requiresImage: boolean;
   /** Image types the connector can send (after its own re-encoding); the others are refused at scheduling. */
   imageTypes: readonly string[];
+  /** Said with a refusal of images when `maxImages` is 0 for this connection: what the person can change (Nostr: add a Blossom server). */
+  imagesHint?: string;
 }
 
 /** Every image type the library holds (PNG, JPEG, GIF, WebP). */
 export const LIBRARY_IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"] as const;
+
+/** How a network recovers from an unknown outcome (Connector.recovery). */
+export type DeliveryRecovery = "reconcile" | "unconfirmed";
 
 /** What holdsNatively looks at in a post's content (a target's version applied). */
 export interface HeldContent {
@@ -177,8 +190,11 @@ export function hasSeveralParts(content: HeldContent): boolean {
 /** One platform. */
 export interface Connector {
   platform: ConnectionPlatform;
-  /** The caption limit for this connection, or null when there is none (webhooks). */
-  captionLimit(connection: OpenConnection): CaptionLimit | null;
+  /**
+   * The caption limit for this connection, or null when there is none (webhooks). `content` says what the caption goes
+   * with; without it, the limit of a caption with images (the stricter, where they differ).
+   */
+  captionLimit(connection: OpenConnection, content?: CaptionContext): CaptionLimit | null;
   /** What this connection's network can take (some depend on the server: Mastodon's media count). */
   capabilities(connection: OpenConnection): NetworkCapabilities;
   /**
@@ -196,6 +212,13 @@ export interface Connector {
    * False when null only means "resending under the same Idempotency-Key is safe" (webhooks, Mastodon direct posts).
    */
   reconcileProvesAbsence: boolean;
+  /**
+   * What becomes of an unknown outcome (decisions.md §12, "never twice, never silently lost"). `reconcile` (the
+   * default): the dispatcher asks `reconcile` before any resend. `unconfirmed`: the network cannot be asked (Telegram,
+   * a Discord webhook), so the target becomes `unconfirmed`, is never resent on its own, and a person answers "It was
+   * posted" or "Send again".
+   */
+  recovery?: DeliveryRecovery;
   /**
    * After an unknown outcome: asks the provider whether the earlier attempt took effect. Answers the result when every
    * part is out; null when the rest may be sent (after recording, through `ctx.savePartOut`, each further part it found

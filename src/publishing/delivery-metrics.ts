@@ -11,6 +11,8 @@ export const DELIVERY_OUTCOME = {
   retry: "retry",
   failed: "failed",
   withdrawn: "withdrawn",
+  /** The network could not tell whether it went out; a person decides (decisions.md §12). */
+  unconfirmed: "unconfirmed",
 } as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOME)[keyof typeof DELIVERY_OUTCOME];
 

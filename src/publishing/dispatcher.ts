@@ -28,7 +28,7 @@ import { accounts, connections, scheduledPosts, scheduledPostTargets } from "../
 import type { StoreDb } from "../db/store";
 import type { Deps } from "../deps";
 import { newId } from "../lib/ids";
-import { type ConnectionRow, type OpenConnection, markConnectionBlocked, openConnection, saveConnectionSession } from "../store/connections";
+import { type ConnectionRow, type OpenConnection, markConnectionBlocked, saveConnectionSession } from "../store/connections";
 import type { DeliveryContent, DeliveryContext, DeliveryResult } from "./connector";
 import { DeliveryError, partsOf, partsOutNote } from "./connector";
 import { loadDeliveryContent } from "./content";
@@ -36,6 +36,7 @@ import { DELIVERY_OUTCOME, recordDeliveryOutcome } from "./delivery-metrics";
 import { claimDueEvents, deliverEvent, nextEventWakeAt } from "./event-delivery";
 import { markPostsPublishing, refreshPostStatus, refreshPostStatuses } from "./post-status";
 import { connectorFor } from "./registry";
+import { connectionForDelivery } from "./sign-in/refresh";
 
 /** Attempts before a target fails for good. */
 export const MAX_ATTEMPTS = 5;
@@ -307,6 +308,55 @@ async function recordFailure(
   if (written) recordDeliveryOutcome(deps, written.platform, final ? DELIVERY_OUTCOME.failed : DELIVERY_OUTCOME.retry);
 }
 
+/**
+ * Records a target whose outcome nobody can tell as `unconfirmed` (fenced; decisions.md §12): it is never resent on
+ * its own, and its message says so and what to do. Counted as a delivery outcome of its own.
+ */
+async function recordUnconfirmed(
+  deps: Pick<Deps, "store" | "clock" | "metrics">,
+  claim: Claim,
+  postId: string,
+  network: string,
+  partsOut: number,
+  parts: number,
+  detail: string,
+): Promise<void> {
+  const now = deps.clock.now();
+  const written = await deps.store.write(async (tx) => {
+    const rows = await tx
+      .update(scheduledPostTargets)
+      .set({
+        status: "unconfirmed",
+        errorMessage: unconfirmedMessage(network, partsOut, parts, detail),
+        nextAttemptAt: null,
+        leaseToken: null,
+        leaseExpiresAt: null,
+        sendStartedAt: null,
+        updatedAt: now,
+      })
+      .where(fenced(claim))
+      .returning({ platform: scheduledPostTargets.platform })
+      .all();
+    if (rows.length === 1) await refreshPostStatus(tx, postId, now);
+    return rows[0] ?? null;
+  });
+  if (written) recordDeliveryOutcome(deps, written.platform, DELIVERY_OUTCOME.unconfirmed);
+}
+
+/** The errorMessage of an unconfirmed target: what is unknown, what went out, and what a person does about it. */
+export function unconfirmedMessage(network: string, partsOut: number, parts: number, detail: string): string {
+  const progress =
+    parts <= 1
+      ? ""
+      : partsOut === 0
+        ? ` None of its ${parts} messages was confirmed; the first may or may not have gone out.`
+        : ` ${partsOut} of ${parts} messages were confirmed; message ${partsOut + 1} may or may not have gone out.`;
+  return (
+    `${network} did not confirm whether this went out (${detail.replace(/[.\s]+$/, "")}), and it cannot be asked.${progress} ` +
+    `It is not sent again on its own: look at ${network}, then answer "It was posted" or "Send again".`
+  );
+}
+
 type TargetRow = typeof scheduledPostTargets.$inferSelect;
 type PostRow = typeof scheduledPosts.$inferSelect;
 
@@ -369,7 +419,7 @@ async function prepareBatch(deps: Deps, claims: readonly Claim[], stamp: boolean
       ? []
       : (await deps.store.db.select().from(connections).where(inArray(connections.id, connectionIds)).all()).map((row) => [row.id, row]),
   );
-  const opened = new Map<string, OpenConnection>();
+  const opened = new Map<string, Promise<OpenConnection>>();
   const contents = new Map<string, Promise<DeliveryContent>>();
   const build = async (claim: Claim, target: TargetRow, post: PostRow): Promise<Prepared["context"]> => {
     try {
@@ -377,7 +427,8 @@ async function prepareBatch(deps: Deps, claims: readonly Claim[], stamp: boolean
       if (!row) throw new DeliveryError("permanent", `The connection ${target.label} was removed from this account.`);
       let connection = opened.get(row.id);
       if (!connection) {
-        connection = openConnection(deps, row);
+        // A token with under 5 minutes left is refreshed first (sign-in/refresh.ts), once per connection.
+        connection = connectionForDelivery(deps, row);
         opened.set(row.id, connection);
       }
       // Targets of one post on one network send the same content (its version): loaded once.
@@ -387,7 +438,7 @@ async function prepareBatch(deps: Deps, claims: readonly Claim[], stamp: boolean
         content = loadDeliveryContent(deps, post, row.platform);
         contents.set(contentKey, content);
       }
-      return { ctx: contextFor(deps, claim, target, connection, await content), platform: row.platform };
+      return { ctx: contextFor(deps, claim, target, await connection, await content), platform: row.platform };
     } catch (problem) {
       return { problem };
     }
@@ -440,6 +491,11 @@ async function deliverPrepared(deps: Deps, claim: Claim, prepared: Prepared | un
     const { ctx, platform } = context;
     const connector = connectorFor(platform);
     let result: DeliveryResult | null = null;
+    if (claim.outcomeUnknown && connector.recovery === "unconfirmed") {
+      // The last attempt may have gone out and the network cannot be asked: a person decides, never a blind resend.
+      await recordUnconfirmed(deps, claim, post.id, connector.capabilities(ctx.connection).name, ctx.partsOut.length, partsOf(ctx.content).length, "the delivery was interrupted before an answer was recorded");
+      return;
+    }
     if (claim.outcomeUnknown) {
       result = await connector.reconcile(ctx);
       if (result === null) {
@@ -459,6 +515,12 @@ async function deliverPrepared(deps: Deps, claim: Claim, prepared: Prepared | un
       error instanceof DeliveryError ? error : new DeliveryError("unknown", `Unexpected error: ${error instanceof Error ? error.message : String(error)}`);
     if (failure.kind === "auth" && target.connectionId) await markConnectionBlocked(deps, target.connectionId, failure.message);
     deps.log.warn("delivery failed", { targetId: target.id, platform: target.platform, kind: failure.kind, message: failure.message });
+    const connector = "ctx" in context ? connectorFor(context.platform) : null;
+    if (failure.kind === "unknown" && connector?.recovery === "unconfirmed" && "ctx" in context) {
+      const { ctx } = context;
+      await recordUnconfirmed(deps, claim, post.id, connector.capabilities(ctx.connection).name, ctx.partsOut.length, partsOf(ctx.content).length, failure.message);
+      return;
+    }
     await recordFailure(deps, claim, post.id, target.attempts, failure, "ctx" in context ? progressOf(context.ctx) : null);
   }
 }

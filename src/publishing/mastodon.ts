@@ -22,6 +22,9 @@ import { DeliveryError, LIBRARY_IMAGE_TYPES, hasSeveralParts, partsOf } from "./
 import { MAX_THREAD_PARTS } from "../db/schema/post-content";
 import { type MultipartPart, failureKindOf, outboundProblem, providerFetch, providerMessage } from "./outbound";
 import { IDEMPOTENCY_HEADER } from "./webhook";
+import { NOT_MASTODON, detectServer, serverMeta } from "./networks/mastodon/server";
+import { SIGNED_IN } from "./networks/mastodon/sign-in";
+import { deadGrantReason } from "./sign-in/network";
 
 /** Mastodon refuses scheduled_at closer than 5 minutes; keep a margin for clock skew and the upload time. */
 const MIN_NATIVE_LEAD_MS = 5 * 60 * 1000 + 60 * 1000;
@@ -30,6 +33,13 @@ export const MASTODON_DEFAULT_MAX_CHARACTERS = 500;
 export const MASTODON_DEFAULT_MAX_MEDIA = 4;
 export const MASTODON_URL_LENGTH = 23;
 const DEFAULT_IMAGE_SIZE_LIMIT = 8 * 1024 * 1024;
+/** What a server that states no limit is taken to allow (Mastodon's own defaults). */
+const SERVER_DEFAULTS = {
+  maxCharacters: MASTODON_DEFAULT_MAX_CHARACTERS,
+  maxMediaAttachments: MASTODON_DEFAULT_MAX_MEDIA,
+  charactersReservedPerUrl: MASTODON_URL_LENGTH,
+  imageSizeLimit: DEFAULT_IMAGE_SIZE_LIMIT,
+};
 const MEDIA_POLL_DELAYS_MS = [200, 400, 800, 1500, 3000, 5000];
 /** How far around the scheduled time a published status is looked for. */
 const CONFIRM_WINDOW_BEFORE_MS = 2 * 60 * 1000;
@@ -194,33 +204,6 @@ async function findPublishedStatus(deps: Deps, connection: OpenConnection, conte
   return match ? { id: match.id, url: match.url } : null;
 }
 
-interface InstanceDocument {
-  configuration?: { statuses?: { max_characters?: number }; media_attachments?: { image_size_limit?: number } };
-}
-
-/**
- * The server's instance document: /api/v2/instance (Mastodon 4), else /api/v1/instance (older servers). "private" when
- * the server keeps it for signed-in callers (DISALLOW_UNAUTHENTICATED_API_ACCESS answers 401); "not_mastodon" when
- * neither answers an instance document (v2 names its `domain`, v1 its `uri`).
- */
-async function instanceDocument(deps: Deps, connection: OpenConnection): Promise<InstanceDocument | "private" | "not_mastodon"> {
-  for (const [path, key] of [["/api/v2/instance", "domain"], ["/api/v1/instance", "uri"]] as const) {
-    const res = await providerFetch(deps, api(connection, path));
-    if (res.status === 401 || res.status === 403) {
-      await res.body?.cancel();
-      return "private";
-    }
-    if (res.status >= 500) throw new Error(`${path} answered HTTP ${res.status}`);
-    if (!res.ok) {
-      await res.body?.cancel();
-      continue;
-    }
-    const body = (await res.json().catch(() => null)) as Record<string, unknown> | null;
-    if (body !== null && typeof body === "object" && typeof body[key] === "string" && body[key] !== "") return body as InstanceDocument;
-  }
-  return "not_mastodon";
-}
-
 /** The account verify_credentials answered, when it has the shape of a Mastodon account (id and username or acct). */
 function accountOf(body: unknown): { id: string; acct: string } | null {
   if (body === null || typeof body !== "object") return null;
@@ -243,7 +226,7 @@ export const mastodonConnector: Connector = {
   platform: "mastodon",
   captionLimit: (connection) => ({
     maxGraphemes: connection.meta.maxCharacters ?? MASTODON_DEFAULT_MAX_CHARACTERS,
-    urlLength: MASTODON_URL_LENGTH,
+    urlLength: connection.meta.urlLength ?? MASTODON_URL_LENGTH,
     platformName: "Mastodon",
   }),
   capabilities: (connection) => ({
@@ -262,16 +245,15 @@ export const mastodonConnector: Connector = {
     const problem = outboundProblem(deps, connection.endpoint);
     if (problem !== null) return { ready: false, fix: "address", blockedReason: `The Mastodon server address cannot be used: ${problem}` };
     try {
-      const meta: CheckResult["meta"] = { ...connection.meta };
-      const instance = await instanceDocument(deps, connection);
-      if (instance === "not_mastodon") return notMastodon(connection);
-      if (instance !== "private") {
-        meta.maxCharacters = instance.configuration?.statuses?.max_characters ?? MASTODON_DEFAULT_MAX_CHARACTERS;
-        meta.imageSizeLimit = instance.configuration?.media_attachments?.image_size_limit ?? DEFAULT_IMAGE_SIZE_LIMIT;
-      }
+      const facts = await detectServer(deps, connection.endpoint);
+      if (facts === NOT_MASTODON) return notMastodon(connection);
+      const meta: CheckResult["meta"] = { ...connection.meta, ...serverMeta(facts, SERVER_DEFAULTS) };
       const res = await providerFetch(deps, api(connection, "/api/v1/accounts/verify_credentials"), { headers: authHeaders(connection) });
       if (res.status === 401 || res.status === 403) {
-        return { ready: false, fix: "credentials", blockedReason: `The Mastodon server refused the access token (${await providerMessage(res)}). ${TOKEN_HINT}` };
+        const words = await providerMessage(res);
+        // Signed in through the dashboard: the person revoked Seedcast on their server; the fix is to sign in again.
+        if (connection.credentials.via === SIGNED_IN) return { ready: false, fix: "credentials", blockedReason: `${deadGrantReason({ name: "Mastodon" })} (${words}).` };
+        return { ready: false, fix: "credentials", blockedReason: `The Mastodon server refused the access token (${words}). ${TOKEN_HINT}` };
       }
       if (res.status === 404) {
         await res.body?.cancel();

@@ -4,6 +4,7 @@
  * applies to all of them, and failures come back classified for the dispatcher.
  */
 import type { Deps } from "../deps";
+import { overriddenUrl, overrideTargetHost } from "../lib/origin-overrides";
 import { SafeFetchError, safeFetch } from "../lib/safe-fetch";
 import { DeliveryError } from "./connector";
 
@@ -26,11 +27,20 @@ export interface OutboundInit {
 }
 
 /**
+ * Where a call (or a browser redirect) meant for `url` really goes: PLATFORM_ORIGIN_OVERRIDES applied (decisions.md
+ * §12), the URL itself when no override names its host. Use it for every address a network is reached at.
+ */
+export function routedUrl(deps: Pick<Deps, "config">, url: string): string {
+  return overriddenUrl(deps.config.platformOriginOverrides, url) ?? url;
+}
+
+/**
  * Fetches `url` through safeFetch (src/lib/safe-fetch.ts) under the outbound rule: resolve once, public addresses
  * only unless the host is in ALLOW_PRIVATE_HOSTS (which also allows plain http and any port for it), no redirects
  * (a provider API that redirects a POST is misconfigured). Answers a Response with the buffered body. Throws
  * DeliveryError: `permanent` for an address that may not be called, `transient` when the request certainly did
  * not reach the provider (refused, unresolvable), `unknown` when it may have (timeout, reset mid-way).
+ * PLATFORM_ORIGIN_OVERRIDES apply (routedUrl); errors still name the host the caller meant.
  */
 export async function providerFetch(deps: Pick<Deps, "config">, url: string, init: OutboundInit = {}): Promise<Response> {
   const headers: Record<string, string> = { ...init.headers };
@@ -44,8 +54,12 @@ export async function providerFetch(deps: Pick<Deps, "config">, url: string, ini
     body = init.body;
   }
   const timeoutMs = init.timeoutMs ?? PROVIDER_TIMEOUT_MS;
+  // An overridden origin was named by the operator: exempt from the public-address and https rules.
+  const overridden = overriddenUrl(deps.config.platformOriginOverrides, url);
+  const allowPrivateHosts =
+    overridden === null ? deps.config.allowPrivateHosts : new Set([...deps.config.allowPrivateHosts, overrideTargetHost(overridden)]);
   try {
-    const answer = await safeFetch(url, {
+    const answer = await safeFetch(overridden ?? url, {
       method: init.method ?? "GET",
       headers,
       body,
@@ -53,7 +67,7 @@ export async function providerFetch(deps: Pick<Deps, "config">, url: string, ini
       maxRedirects: 0,
       maxBytes: MAX_ANSWER_BYTES,
       requireHttps: false,
-      allowPrivateHosts: deps.config.allowPrivateHosts,
+      allowPrivateHosts,
     });
     const payload = NULL_BODY_STATUSES.has(answer.status) ? null : (answer.body as Uint8Array<ArrayBuffer>);
     return new Response(payload, { status: answer.status, headers: answer.headers });
@@ -135,6 +149,7 @@ export function outboundProblem(deps: Pick<Deps, "config">, url: string): string
     return `"${url}" is not a valid URL.`;
   }
   if (parsed.username || parsed.password) return "The address must not contain a user name or password.";
+  if (overriddenUrl(deps.config.platformOriginOverrides, url) !== null) return null;
   const exempt = deps.config.allowPrivateHosts.has(parsed.hostname.toLowerCase().replace(/^\[|\]$/g, ""));
   if (exempt) return parsed.protocol === "https:" || parsed.protocol === "http:" ? null : "The address must be https.";
   if (parsed.protocol !== "https:") return "The address must be https.";

@@ -7,7 +7,7 @@ import type { PostStatus } from "../db/schema/scheduled-posts";
 import type { StoreDb } from "../db/store";
 import { eventWebhooks, scheduledPosts, scheduledPostTargets, tablesDialect } from "../db/tables";
 import { recordEvent } from "../store/events";
-import { noticePostFailed } from "../store/notices";
+import { noticePostFailed, noticePostUnconfirmed } from "../store/notices";
 import { postToApi } from "./post-view";
 
 /** The final statuses, each reported to event webhooks as `post.<status>` when a post reaches it. */
@@ -34,11 +34,17 @@ export async function postEnded(tx: StoreDb, now: number, post: PostRow, end: Po
   for (const listener of endListeners) await listener(tx, now, post, end);
 }
 
-/** The post status for a set of target statuses (withdrawn ones are ignored). */
+/**
+ * The post status for a set of target statuses (withdrawn ones are ignored). Every target final except some
+ * `unconfirmed` ones: `unconfirmed` (decisions.md §12), until a person answers for each.
+ */
 export function derivePostStatus(targets: ReadonlyArray<{ status: string }>): PostStatus {
   const live = targets.filter((t) => t.status !== "withdrawn");
   if (live.some((t) => t.status === "publishing")) return "publishing";
+  // Held for an owner's approval (modules/schedule/approval.ts): never claimed, not final.
+  if (live.some((t) => t.status === "pending_approval")) return "pending_approval";
   if (live.some((t) => t.status === "scheduled")) return "scheduled";
+  if (live.some((t) => t.status === "unconfirmed")) return "unconfirmed";
   const published = live.filter((t) => t.status === "published").length;
   if (published === live.length && live.length > 0) return "published";
   return published === 0 ? "failed" : "partially_failed";
@@ -91,12 +97,12 @@ export async function refreshPostStatuses(tx: StoreDb, postIds: readonly string[
     const targets = targetsOf.get(post.id) ?? [];
     const status = derivePostStatus(targets);
     statuses.set(post.id, status);
-    // Only a final status has an error message or can be an event.
+    // Only a final status (or unconfirmed, which waits for a person) has an error message or can be an event.
     const final = status in FINAL_EVENTS;
     const errorMessage =
-      final && status !== "published"
+      (final && status !== "published") || status === "unconfirmed"
         ? targets
-            .filter((t) => t.status === "failed")
+            .filter((t) => t.status === "failed" || t.status === "unconfirmed")
             .map((t) => `${t.label}: ${t.errorMessage ?? "failed"}`)
             .join(" | ")
         : null;
@@ -105,6 +111,7 @@ export async function refreshPostStatuses(tx: StoreDb, postIds: readonly string[
     group.ids.push(post.id);
     groups.set(key, group);
     if (final && post.status !== status) becameFinal.push({ post, status: status as keyof typeof FINAL_EVENTS, errorMessage });
+    if (status === "unconfirmed" && post.status !== status) await noticePostUnconfirmed(tx, now, post, errorMessage);
   }
   for (const g of groups.values()) {
     await tx.update(scheduledPosts).set({ status: g.status, errorMessage: g.errorMessage, updatedAt: now }).where(inArray(scheduledPosts.id, g.ids)).run();

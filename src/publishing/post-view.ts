@@ -115,6 +115,6 @@ export function postToApi(post: PostRow, targets: TargetRow[]): PostApi {
     seriesId: post.seriesId,
     createdAt: isoAt(post.createdAt),
   };
-  if ((post.status === "failed" || post.status === "partially_failed") && post.errorMessage) api.errorMessage = post.errorMessage;
+  if ((post.status === "failed" || post.status === "partially_failed" || post.status === "unconfirmed") && post.errorMessage) api.errorMessage = post.errorMessage;
   return api;
 }

@@ -3,12 +3,18 @@ import type { ConnectionPlatform } from "../db/schema/connections";
 import { blueskyConnector } from "./bluesky";
 import type { Connector } from "./connector";
 import { mastodonConnector } from "./mastodon";
+import { nostrConnector } from "./networks/nostr/connector";
+import { discordConnector } from "./networks/discord/connector";
+import { telegramConnector } from "./networks/telegram/connector";
 import { webhookConnector } from "./webhook";
 
 const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   bluesky: blueskyConnector,
   mastodon: mastodonConnector,
+  nostr: nostrConnector,
   webhook: webhookConnector,
+  discord: discordConnector,
+  telegram: telegramConnector,
 };
 
 /** The connector of `platform`. */

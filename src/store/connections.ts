@@ -35,6 +35,24 @@ export interface ConnectionMeta {
   maxMediaAttachments?: number;
   /** Mastodon account id (to look up published statuses); Bluesky DID. */
   providerAccountId?: string;
+  /** Mastodon-API servers: characters every URL counts for (`characters_reserved_per_url`). */
+  urlLength?: number;
+  /** Mastodon-API servers: the software NodeInfo names (`mastodon`, `gotosocial`…) and its version. */
+  software?: string;
+  softwareVersion?: string;
+  /**
+   * False when the server ignores `scheduled_at` (GoToSocial before 0.20): Seedcast's own dispatcher holds the post
+   * until its time instead of handing it over (read where holdsNatively is decided). Absent means it may hold them.
+   */
+  nativeScheduling?: boolean;
+  /** Discord: the channel the webhook posts to, and its server (for message links). */
+  discordChannelId?: string;
+  discordGuildId?: string;
+  /** Telegram: the chat's numeric id, type (channel, supergroup, group), public username, and the bot's username. */
+  telegramChatId?: string;
+  telegramChatType?: string;
+  telegramChatUsername?: string;
+  telegramBotUsername?: string;
 }
 
 /** Opens a row's sealed credentials and session. */
@@ -64,7 +82,7 @@ export async function markConnectionBlocked(deps: Pick<Deps, "store" | "clock">,
       .update(connections)
       .set(set)
       .where(and(eq(connections.id, connectionId), eq(connections.readyToPost, true)))
-      .returning({ accountId: connections.accountId, label: connections.label, platform: connections.platform })
+      .returning({ id: connections.id, accountId: connections.accountId, label: connections.label, platform: connections.platform })
       .get();
     if (turned) await noticeConnectionBlocked(tx, now, turned, reason);
     else await tx.update(connections).set(set).where(eq(connections.id, connectionId)).run();

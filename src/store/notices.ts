@@ -11,7 +11,7 @@
  *  - `recordAccountNotice(tx, now, {kind, accountId, title, path})`: one notice per member whose role the kind
  *    concerns (NOTICE_AUDIENCE), mail `pending` unless they turned the kind off
  *  - `recordPersonNotice(tx, now, {...})`: one notice to one address (invitation, password reset), mail sealed by the caller
- *  - `noticePost(tx, now, post, errorMessage)`, `noticeConnectionBlocked(tx, now, row, reason)`: the two event sources
+ *  - `noticePostFailed`, `noticePostUnconfirmed`, `noticeConnectionBlocked(tx, now, row, reason)`: the event sources
  *  - `mailOptOuts`, `setMailOptOut`
  */
 import { and, eq, inArray } from "drizzle-orm";
@@ -19,6 +19,7 @@ import type { NoticeKind } from "../db/schema/notices";
 import type { StoreDb } from "../db/store";
 import { members, noticeMailOptOuts, notices, users } from "../db/tables";
 import { newId } from "../lib/ids";
+import { recordEvent } from "./events";
 import { sealJson } from "./sealing";
 
 type Role = (typeof members.$inferSelect)["role"];
@@ -154,15 +155,39 @@ export async function noticePostFailed(
   await recordAccountNotice(tx, now, { kind: "post_failed", accountId: post.accountId, title, path: `/dashboard/calendar/posts/${post.id}` });
 }
 
-/** The needs-attention notice, when a connection turns from ready to blocked (store/connections.ts, modules/connections). */
+/**
+ * The notice of a post that became `unconfirmed` (decisions.md §12): a network could not tell whether it went out, so
+ * a person must look and answer "It was posted" or "Send again" on the post's page.
+ */
+export async function noticePostUnconfirmed(
+  tx: StoreDb,
+  now: number,
+  post: { id: string; accountId: string; caption: string },
+  errorMessage: string | null,
+): Promise<void> {
+  const what = clip(post.caption, 60) || "a post without a caption";
+  const title = `Check whether a post went out: “${what}”${errorMessage ? `. ${errorMessage}` : ""}`;
+  await recordAccountNotice(tx, now, { kind: "post_unconfirmed", accountId: post.accountId, title, path: `/dashboard/calendar/posts/${post.id}` });
+}
+
+/**
+ * The needs-attention notice, when a connection turns from ready to blocked (store/connections.ts, modules/connections),
+ * and the `connection.needs_attention` event for the account's event webhooks, in the same transaction.
+ */
 export async function noticeConnectionBlocked(
   tx: StoreDb,
   now: number,
-  connection: { accountId: string; label: string; platform: string },
+  connection: { id: string; accountId: string; label: string; platform: string },
   reason: string | null,
 ): Promise<void> {
   const title = `${connection.label} (${connection.platform}) needs attention${reason ? `: ${reason}` : ""}`;
   await recordAccountNotice(tx, now, { kind: "connection_needs_attention", accountId: connection.accountId, title, path: "/dashboard/connections" });
+  await recordEvent(tx, now, connection.accountId, "connection.needs_attention", () => ({
+    accountId: connection.id,
+    platform: connection.platform,
+    label: connection.label,
+    blockedReason: reason,
+  }));
 }
 
 /** The kinds whose email `userId` turned off. */

@@ -26,15 +26,13 @@ interface NavItem {
 const hasAccount = (s: SessionContext) => s.account !== null;
 const canCreate = (s: SessionContext) => s.account !== null && s.account.role !== "viewer";
 
-/**
- * The publishing pages, in the order people use them. "New post" opens the idea form on the Ideas page (the seed a
- * post is generated from): there is no composer of its own yet.
- */
+/** The publishing pages, in the order people use them. "New post" opens the composer, blank. */
 export const NAV: readonly NavItem[] = [
   { href: "/dashboard", label: "Overview", show: () => true },
-  { href: "/dashboard/seeds?new=1#new-seed", label: "New post", show: canCreate },
+  { href: "/dashboard/compose", label: "New post", show: canCreate },
   { href: "/dashboard/calendar", label: "Calendar", show: hasAccount },
   { href: "/dashboard/queue", label: "Queue", show: hasAccount },
+  { href: "/dashboard/approvals", label: "Approvals", show: (s) => s.account?.role === "owner" },
   { href: "/dashboard/creations", label: "Posts", show: hasAccount },
   { href: "/dashboard/library", label: "Library", show: hasAccount },
   { href: "/dashboard/seeds", label: "Ideas", show: hasAccount },
@@ -43,6 +41,7 @@ export const NAV: readonly NavItem[] = [
 
 /** Everything else, under Settings. */
 export const SETTINGS_NAV: readonly NavItem[] = [
+  { href: "/dashboard/feeds", label: "Feeds", show: hasAccount, about: "Blogs you follow: each new article becomes an idea, a draft post or a queued post." },
   { href: "/dashboard/voice", label: "Brand voice", show: hasAccount, about: "How generated captions sound: tone, words to use and to avoid." },
   { href: "/dashboard/members", label: "Members", show: (s) => s.account?.role === "owner", about: "Who works in this account, and what each person may do." },
   { href: "/dashboard/keys", label: "API keys", show: hasAccount, about: "Keys for tools and scripts that use Seedcast on this account's behalf." },

@@ -199,7 +199,10 @@ export function toolsCall(name: string, args: Record<string, unknown> = {}, id =
  * generation and one caption regeneration; `imageUrl` is an https image the server may fetch (its origin also takes
  * the event webhook). Throws naming the first tool whose result is a refusal. Answers every result by tool name.
  */
-export async function callEveryTool(client: McpClient, opts: { imageUrl: string; scheduledTime: string }): Promise<Map<string, ToolResult>> {
+export async function callEveryTool(
+  client: McpClient,
+  opts: { imageUrl: string; scheduledTime: string; markUnconfirmed: (postId: string) => Promise<void> },
+): Promise<Map<string, ToolResult>> {
   const results = new Map<string, ToolResult>();
   const call = async (name: string, args: Record<string, unknown> = {}) => {
     const result = await client.callTool(name, args);
@@ -225,7 +228,12 @@ export async function callEveryTool(client: McpClient, opts: { imageUrl: string;
   await call("get_creation", { id: creation.id });
   await call("update_creation", { id: creation.id, caption: "From October: open eight to six, Monday to Saturday." });
   await call("list_creation_versions", { id: creation.id });
-  await call("list_targets");
+  const targets = (await call("list_targets")).targets as { accountId: string; platform: string }[];
+  // A post written by hand, whose delivery the network could not confirm (as Telegram's would be): answered "posted".
+  const byHand = (await call("create_creation", { caption: "Open on Sundays too from November.", idempotency_key: crypto.randomUUID() })).creation;
+  const unsure = (await call("schedule_post", { creation_id: byHand.id, scheduled_time: opts.scheduledTime, targets: ["webhook"] })).post;
+  await opts.markUnconfirmed(unsure.id);
+  await call("resolve_unconfirmed_target", { id: unsure.id, account_id: targets.find((t) => t.platform === "webhook")?.accountId, outcome: "posted" });
   const post = (await call("schedule_post", { creation_id: creation.id, scheduled_time: opts.scheduledTime, targets: ["webhook"] })).post;
   await call("list_posts", { status: "scheduled" });
   await call("get_post", { id: post.id });
@@ -240,6 +248,11 @@ export async function callEveryTool(client: McpClient, opts: { imageUrl: string;
   const hook = await call("create_webhook", { url: `${new URL(opts.imageUrl).origin}/events`, events: ["post.published"] });
   await call("list_webhooks");
   await call("delete_webhook", { id: hook.webhook.id });
+  const feed = (await call("add_feed", { url: `${new URL(opts.imageUrl).origin}/feed.json`, mode: "seed", idempotency_key: crypto.randomUUID() })).feed;
+  await call("list_feeds");
+  await call("get_feed", { id: feed.id });
+  await call("poll_feed", { id: feed.id });
+  await call("delete_feed", { feed_id: feed.id });
   await call("delete_seed", { id: seed.id });
   return results;
 }

@@ -14,9 +14,14 @@
  *   real StatusesController's `Status.find` answers; several `media_ids` (up to max_media_attachments) keep their order;
  * - 401 `{"error":"The access token is invalid"}` for a wrong or missing Bearer token.
  * Time comes from `opts.now` so tests can move a clock instead of sleeping.
+ * Sign-in (apps, OAuth with PKCE, NodeInfo) lives in ./mastodon-sign-in.ts. Two servers as they really behave:
+ * `software: {name: "gotosocial", version: "0.19.1"}` accepts `scheduled_at` and posts at once (GoToSocial before
+ * 0.20 has no scheduled statuses), and `repeatedIdempotencyKey500` answers a repeated Idempotency-Key with 500
+ * instead of the first answer.
  */
 
 import type { Server } from "bun";
+import { type SignInState, mastodonSignIn } from "./mastodon-sign-in";
 
 /** Mastodon refuses scheduled_at closer than this (PostStatusService::MIN_SCHEDULE_OFFSET). */
 export const MIN_SCHEDULE_OFFSET_MS = 5 * 60 * 1000;
@@ -58,6 +63,10 @@ export interface MastodonServerOptions {
   /** Milliseconds since the epoch; defaults to the wall clock. Pass a ManualClock's `now`. */
   now?: () => number;
   username?: string;
+  /** What NodeInfo names (default Mastodon 4.3.0). GoToSocial before 0.20 ignores `scheduled_at` and posts at once. */
+  software?: { name: string; version: string };
+  /** Answer a repeated Idempotency-Key with 500 (some servers do) instead of the entity it created. */
+  repeatedIdempotencyKey500?: boolean;
 }
 
 export interface MediaAttachment {
@@ -165,6 +174,8 @@ export interface MastodonState {
    * a 503), null lets the status be created.
    */
   statusHook: ((input: { status: string; inReplyToId: string | null }) => Response | null) | null;
+  /** Registered apps, issued tokens, token requests (./mastodon-sign-in.ts). */
+  signIn: SignInState;
   /** Publishes every scheduled status due at `now` (default: the fake's clock), as the real server's worker does. */
   publishDue(now?: number): Status[];
   /** Marks every uploaded media as processed without further polls. */
@@ -254,6 +265,9 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
   let nextId = 110_000_000_000_000_000n;
   const newId = (): string => String(++nextId);
   let origin = "";
+  const software = opts.software ?? { name: "mastodon", version: "4.3.0" };
+  const ignoresScheduledAt = software.name === "gotosocial" && /^0\.(1?\d)\./.test(software.version);
+  const signIn = mastodonSignIn({ now, username: () => username, software, oauthMetadata: software.name === "mastodon" });
 
   const account: Account = {
     id: "109000000000000001",
@@ -277,6 +291,7 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
     idempotency: new Map(),
     requests: [],
     statusHook: null,
+    signIn: signIn.state,
     publishDue(at = now()) {
       const published: Status[] = [];
       for (const [id, s] of [...state.scheduled]) {
@@ -336,6 +351,7 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
     const key = req.headers.get("idempotency-key");
     if (key !== null) {
       const seen = state.idempotency.get(key);
+      if (seen && opts.repeatedIdempotencyKey500) return json({ error: "Internal Server Error" }, 500);
       // Mastodon answers the entity the key created before, and creates nothing new.
       if (seen?.kind === "status" && state.statuses.has(seen.id)) return json(state.statuses.get(seen.id));
       if (seen?.kind === "scheduled") {
@@ -373,6 +389,8 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
     if (input.scheduledAt !== null && input.scheduledAt !== "") {
       scheduledAt = Date.parse(input.scheduledAt);
       if (Number.isNaN(scheduledAt)) return json({ error: "Validation failed: Scheduled at is invalid" }, 422);
+      // GoToSocial before 0.20 takes the field and posts at once.
+      if (ignoresScheduledAt) scheduledAt = now();
       // PostStatusService: a time in the past is dropped and the status posts at once.
       if (scheduledAt <= now()) scheduledAt = null;
       else if (scheduledAt <= now() + MIN_SCHEDULE_OFFSET_MS) return json({ error: TOO_SOON_MESSAGE }, 422);
@@ -521,13 +539,15 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
     const path = url.pathname;
     const method = req.method;
 
+    const signInAnswer = await signIn.route(req, url);
+    if (signInAnswer) return signInAnswer;
     // Public endpoints need no token.
     if (method === "GET" && path === "/api/v2/instance") {
       return json({
         domain: url.host,
         title: "Seedcast fake Mastodon",
-        version: "4.3.0",
-        source_url: "https://github.com/mastodon/mastodon",
+        version: software.version,
+        source_url: software.name === "mastodon" ? "https://github.com/mastodon/mastodon" : "https://codeberg.org/superseriousbusiness/gotosocial",
         configuration: {
           urls: { streaming: `ws://${url.host}` },
           accounts: { max_featured_tags: 10 },
@@ -546,7 +566,9 @@ export async function startMastodonServer(opts: MastodonServerOptions = {}): Pro
       });
     }
 
-    if (req.headers.get("authorization") !== `Bearer ${state.token}`) return json(INVALID_TOKEN_BODY, 401);
+    const bearer = req.headers.get("authorization");
+    const signedIn = bearer?.startsWith("Bearer ") === true && state.signIn.issuedTokens.has(bearer.slice(7));
+    if (bearer !== `Bearer ${state.token}` && !signedIn) return json(INVALID_TOKEN_BODY, 401);
 
     if (method === "GET" && path === "/api/v1/accounts/verify_credentials") {
       return json({ ...account, url: `${origin}/@${username}`, source: { privacy: "public", sensitive: false, language: "en", note: "" } });

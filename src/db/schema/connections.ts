@@ -7,8 +7,22 @@ import { sql } from "drizzle-orm";
 import { check, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
 
-export const CONNECTION_PLATFORMS = ["bluesky", "mastodon", "webhook"] as const;
+export const CONNECTION_PLATFORMS = ["bluesky", "mastodon", "webhook", "nostr", "discord", "telegram"] as const;
 export type ConnectionPlatform = (typeof CONNECTION_PLATFORMS)[number];
+/** Each platform's name as people read it, for pages and sentences. */
+export const PLATFORM_NAMES: Readonly<Record<ConnectionPlatform, string>> = {
+  bluesky: "Bluesky",
+  mastodon: "Mastodon",
+  webhook: "Webhook",
+  nostr: "Nostr",
+  discord: "Discord",
+  telegram: "Telegram",
+};
+
+/** The name people read for a stored platform string (a target keeps its platform after its connection is gone). */
+export function platformName(platform: string): string {
+  return (PLATFORM_NAMES as Readonly<Record<string, string>>)[platform] ?? platform;
+}
 
 export const connections = sqliteTable(
   "connections",
@@ -32,11 +46,16 @@ export const connections = sqliteTable(
     readyToPost: integer("ready_to_post", { mode: "boolean" }).notNull().default(false),
     blockedReason: text("blocked_reason"),
     checkedAt: integer("checked_at"),
+    /** When the access token stops working (networks whose tokens expire); null when it does not expire. */
+    tokenExpiresAt: integer("token_expires_at"),
+    /** The single-flight lease of a token refresh (src/publishing/sign-in/refresh.ts): its holder and its end. */
+    refreshLeaseToken: text("refresh_lease_token"),
+    refreshLeaseExpiresAt: integer("refresh_lease_expires_at"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [
     index("connections_account_idx").on(t.accountId),
-    check("connections_platform_valid", sql`${t.platform} IN ('bluesky','mastodon','webhook')`),
+    check("connections_platform_valid", sql`${t.platform} IN (${sql.raw(CONNECTION_PLATFORMS.map((p) => `'${p}'`).join(","))})`),
   ],
 );

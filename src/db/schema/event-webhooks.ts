@@ -17,8 +17,12 @@ export const EVENT_TYPES = [
   "post.failed",
   "post.partially_failed",
   "post.cancelled",
+  "post.needs_approval",
+  "post.approved",
+  "post.rejected",
   "creation.generated",
   "credits.low",
+  "connection.needs_attention",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

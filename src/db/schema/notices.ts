@@ -11,8 +11,9 @@ import { check, index, integer, primaryKey, sqliteTable, text } from "drizzle-or
 import { accounts, users } from "./accounts";
 
 /**
- * Every kind of notice. `post_unconfirmed` and `post_awaiting_approval` have no source yet (those states do not exist);
- * the kind, its words and its switch are ready for the change that introduces them (src/modules/notices/kinds.ts).
+ * Every kind of notice. `post_awaiting_approval` is recorded when an editor's post is held for an owner
+ * (modules/schedule/approval.ts). `post_unconfirmed` has no source yet; its kind, words and switch are ready
+ * (src/modules/notices/kinds.ts).
  */
 export const NOTICE_KINDS = [
   "post_failed",

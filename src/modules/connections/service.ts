@@ -13,10 +13,16 @@ import type { Deps } from "../../deps";
 import { AppError, invalidField, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { BLUESKY_DEFAULT_SERVICE } from "../../publishing/bluesky";
+import { parseWebhookUrl } from "../../publishing/networks/discord/client";
+import { webhookEndpoint } from "../../publishing/networks/discord/connector";
+import { TELEGRAM_API, botTokenProblem, normalizeChat } from "../../publishing/networks/telegram/client";
 import type { CheckResult } from "../../publishing/connector";
 import { refreshPostStatus } from "../../publishing/post-status";
 import { withdrawPendingTargets } from "../../publishing/withdraw";
 import { outboundProblem } from "../../publishing/outbound";
+import { RelayListError, endpointOf, normalizeBlossom, normalizeRelays } from "../../publishing/networks/nostr/connection";
+import { npubLabel } from "../../publishing/networks/nostr/connector";
+import { NostrKeyError, parseSecretKey } from "../../publishing/networks/nostr/keys";
 import { connectorFor } from "../../publishing/registry";
 import { type ConnectionRow, openConnection } from "../../store/connections";
 import { noticeConnectionBlocked } from "../../store/notices";
@@ -35,7 +41,11 @@ export interface ConnectionView {
 export type AddConnectionInput =
   | { accountId: string; platform: "bluesky"; handle: string; appPassword: string; service?: string }
   | { accountId: string; platform: "mastodon"; instance: string; token: string }
-  | { accountId: string; platform: "webhook"; url: string; secret: string };
+  | { accountId: string; platform: "webhook"; url: string; secret: string }
+  /** Nostr: a secret key (`nsec1…` or hex; the CLI and the dashboard make one when asked), 1–10 relays, an optional Blossom server. */
+  | { accountId: string; platform: "nostr"; secretKey: string; relays: string | readonly string[]; blossom?: string }
+  | { accountId: string; platform: "discord"; webhookUrl: string }
+  | { accountId: string; platform: "telegram"; botToken: string; chat: string };
 
 const MIN_WEBHOOK_SECRET = 16;
 
@@ -72,7 +82,15 @@ const FIELDS: Record<ConnectionPlatform, { address: string; credentials: string 
   bluesky: { address: "service", credentials: "appPassword" },
   mastodon: { address: "instance", credentials: "token" },
   webhook: { address: "url", credentials: "secret" },
+  nostr: { address: "relays", credentials: "secretKey" },
+  discord: { address: "webhookUrl", credentials: "webhookUrl" },
+  telegram: { address: "chat", credentials: "botToken" },
 };
+
+/** A refusal of one field whose problem is a whole sentence (it says what to do). */
+function sentence(field: string, problem: string): AppError {
+  return new AppError("invalid_request", `${field}: ${problem}`, { details: [{ field, problem }] });
+}
 
 /** Validates the input into endpoint, label and credentials. */
 function prepare(deps: Pick<Deps, "config">, input: AddConnectionInput): { endpoint: string; label: string; credentials: Record<string, string> } {
@@ -97,22 +115,84 @@ function prepare(deps: Pick<Deps, "config">, input: AddConnectionInput): { endpo
       const endpoint = normalizeEndpoint(deps, "url", input.url);
       return { endpoint, label: new URL(endpoint).host, credentials: { secret: input.secret } };
     }
+    case "nostr":
+      return prepareNostr(deps, input);
+    case "discord": {
+      const webhook = parseWebhookUrl(input.webhookUrl);
+      if ("problem" in webhook) throw sentence("webhookUrl", webhook.problem);
+      return { endpoint: webhookEndpoint(webhook), label: "Discord webhook", credentials: { token: webhook.token } };
+    }
+    case "telegram": {
+      const tokenProblem = botTokenProblem(input.botToken);
+      if (tokenProblem !== null) throw sentence("botToken", tokenProblem);
+      const chat = normalizeChat(input.chat);
+      if (typeof chat !== "string") throw sentence("chat", chat.problem);
+      return { endpoint: TELEGRAM_API, label: chat, credentials: { botToken: input.botToken.trim(), chat } };
+    }
   }
+}
+
+/** A Nostr connection's fields: each mistake is a sentence on its field (the key is never echoed). */
+function prepareNostr(
+  deps: Pick<Deps, "config">,
+  input: Extract<AddConnectionInput, { platform: "nostr" }>,
+): { endpoint: string; label: string; credentials: Record<string, string> } {
+  let keys: ReturnType<typeof parseSecretKey>;
+  try {
+    keys = parseSecretKey(input.secretKey);
+  } catch (error) {
+    if (error instanceof NostrKeyError) throw invalidField("secretKey", error.message);
+    throw error;
+  }
+  let relays: string[];
+  let blossom: string | null;
+  try {
+    relays = normalizeRelays(deps, input.relays);
+  } catch (error) {
+    if (error instanceof RelayListError) throw invalidField("relays", error.message);
+    throw error;
+  }
+  try {
+    blossom = normalizeBlossom(deps, input.blossom);
+  } catch (error) {
+    if (error instanceof RelayListError) throw invalidField("blossom", error.message);
+    throw error;
+  }
+  const credentials: Record<string, string> = { secretKey: keys.secretHex, pubkey: keys.pubkey };
+  if (blossom !== null) credentials.blossom = blossom;
+  return { endpoint: endpointOf(relays), label: npubLabel(keys.npub), credentials };
 }
 
 /**
  * The connection of the account that is the same account on the same network as the one being added, if any: a
  * Bluesky handle on the same service; a Mastodon account (`@name@server`) once the check named it, or, when the check
- * failed and named no one, any connection to the same Mastodon server. Webhooks are never duplicates.
+ * failed and named no one, any connection to the same Mastodon server; a Discord webhook (its id); a Telegram channel
+ * (whichever bot). Webhooks are never duplicates.
  */
 function sameAccount(
   deps: Pick<Deps, "instanceSecret">,
   rows: readonly ConnectionRow[],
-  candidate: { platform: ConnectionPlatform; endpoint: string; label: string; handle?: string; checked: boolean },
+  candidate: { platform: ConnectionPlatform; endpoint: string; label: string; handle?: string; chat?: string; chatId?: string; checked: boolean },
 ): ConnectionRow | null {
   const lower = (v: string | undefined) => (v ?? "").toLowerCase();
   for (const row of rows) {
     if (row.platform !== candidate.platform || candidate.platform === "webhook") continue;
+    if (candidate.platform === "nostr") {
+      // The same key is the same Nostr account, whatever relays it lists.
+      if (openConnection(deps, row).credentials.pubkey === candidate.handle) return row;
+      continue;
+    }
+    if (candidate.platform === "telegram") {
+      // One channel is connected once, whichever bot posts there: by the @name or id typed, or the id the check found.
+      const open = openConnection(deps, row);
+      const same = [open.credentials.chat, open.meta.telegramChatId, row.label].map(lower);
+      if ([candidate.chat, candidate.chatId, candidate.label].some((v) => v !== undefined && v !== "" && same.includes(lower(v)))) return row;
+      continue;
+    }
+    if (candidate.platform === "discord") {
+      if (row.endpoint === candidate.endpoint) return row;
+      continue;
+    }
     if (candidate.platform === "bluesky") {
       const handle = lower(openConnection(deps, row).credentials.handle);
       if (row.endpoint === candidate.endpoint && (handle === lower(candidate.handle) || lower(row.label) === lower(candidate.label))) return row;
@@ -125,7 +205,7 @@ function sameAccount(
 
 /** The refusal of a second connection to an account already connected: it points at the existing one. */
 export function alreadyConnected(platform: ConnectionPlatform, row: ConnectionRow): AppError {
-  const field = platform === "bluesky" ? "handle" : FIELDS[platform].address;
+  const field = platform === "bluesky" ? "handle" : platform === "nostr" ? "secretKey" : FIELDS[platform].address;
   return new AppError("invalid_request", `${field}: ${row.label} is already connected; use Reconnect on it to enter new credentials.`, {
     details: [{ field, problem: `${row.label} is already connected; use Reconnect on it to enter new credentials.` }],
     connectionId: row.id,
@@ -134,7 +214,7 @@ export function alreadyConnected(platform: ConnectionPlatform, row: ConnectionRo
 
 /** The refusal of a connection whose check failed, naming the field to change and what the check found. */
 function checkRefused(platform: ConnectionPlatform, result: CheckResult): AppError {
-  const field = FIELDS[platform][result.fix ?? "credentials"];
+  const field = result.field ?? FIELDS[platform][result.fix ?? "credentials"];
   const problem = result.blockedReason ?? "The connection could not be checked.";
   return new AppError("invalid_request", `${field}: ${problem}`, { details: [{ field, problem }], checkFailed: true });
 }
@@ -157,7 +237,7 @@ export async function addConnection(deps: Deps, input: AddConnectionInput, opts:
   const account = await deps.store.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, input.accountId)).get();
   if (!account) throw notFound("account");
   const { endpoint, label, credentials } = prepare(deps, input);
-  const candidate = { platform: input.platform, endpoint, label, handle: credentials.handle };
+  const candidate = { platform: input.platform, endpoint, label, handle: credentials.handle ?? credentials.pubkey, chat: credentials.chat };
   const before = sameAccount(deps, await listConnections(deps, input.accountId), { ...candidate, checked: true });
   if (before) throw alreadyConnected(input.platform, before);
   const id = newId();
@@ -170,7 +250,7 @@ export async function addConnection(deps: Deps, input: AddConnectionInput, opts:
     // same form cannot both add it.
     await forUpdate(deps.store.dialect, tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, input.accountId))).all();
     const rows = await tx.select().from(connections).where(eq(connections.accountId, input.accountId)).all();
-    const twin = sameAccount(deps, rows, { ...candidate, label: finalLabel, checked: result.ready });
+    const twin = sameAccount(deps, rows, { ...candidate, label: finalLabel, chatId: result.meta?.telegramChatId, checked: result.ready });
     if (twin) throw alreadyConnected(input.platform, twin);
     await tx
       .insert(connections)
@@ -266,6 +346,11 @@ export async function checkConnection(deps: Deps, connectionId: string): Promise
 /** Every connection of an account, oldest first (the order people added them). */
 export function listConnections(deps: Pick<Deps, "store">, accountId: string): Promise<ConnectionRow[]> {
   return deps.store.db.select().from(connections).where(eq(connections.accountId, accountId)).orderBy(asc(connections.createdAt), asc(connections.id)).all();
+}
+
+/** Every connection of every account, by account then oldest first (the CLI's `connections list`). */
+export function listAllConnections(deps: Pick<Deps, "store">): Promise<ConnectionRow[]> {
+  return deps.store.db.select().from(connections).orderBy(asc(connections.accountId), asc(connections.createdAt), asc(connections.id)).all();
 }
 
 /** One connection of an account, or null. */

@@ -43,6 +43,16 @@ const typeField = t.UnionEnum(CREATION_TYPES, {
   description: "Only social_post exists.",
 });
 
+/** Generate's and regenerate's `platforms`: the networks to write a version for. */
+function platformsField(description: string) {
+  return t.Array(t.UnionEnum(CONNECTION_PLATFORMS, { error: oneOf(CONNECTION_PLATFORMS) }), {
+    maxItems: CONNECTION_PLATFORMS.length,
+    uniqueItems: true,
+    error: `must be a list of distinct platforms among ${CONNECTION_PLATFORMS.join(", ")}`,
+    description,
+  });
+}
+
 export const generateBody = t.Object({
   type: t.Optional(typeField),
   seed_id: t.String({ error: "must be the id of one of your seeds", description: "An owned seed." }),
@@ -60,15 +70,7 @@ export const generateBody = t.Object({
   image_asset_id: t.Optional(
     t.String({ error: "must be the id of one of your assets", description: "An owned asset; excludes include_visual." }),
   ),
-  platforms: t.Optional(
-    t.Array(t.UnionEnum(CONNECTION_PLATFORMS, { error: oneOf(CONNECTION_PLATFORMS) }), {
-      maxItems: CONNECTION_PLATFORMS.length,
-      uniqueItems: true,
-      error: `must be a list of distinct platforms among ${CONNECTION_PLATFORMS.join(", ")}`,
-      description:
-        "Also writes a version per network (body.variants) whose caption fits that network's limit, at the same flat price. A network whose limit the caption already fits gets no version.",
-    }),
-  ),
+  platforms: t.Optional(platformsField("Also writes a version per network (body.variants) whose caption fits that network's limit, at the same flat price. A network whose version would be the post's caption gets none.")),
 });
 
 export const regenerateBody = t.Object({
@@ -81,6 +83,11 @@ export const regenerateBody = t.Object({
       error: `must be text of at most ${MAX_CHANGE_INSTRUCTIONS} characters`,
       description: 'e.g. "shorter", "more formal", "add a question", "no emoji".',
     }),
+  ),
+  platforms: t.Optional(
+    platformsField(
+      "Also rewrites these networks' versions for their limits from the new caption (same price); a version the new caption already is loses its caption. Versions of networks not named stay as they are.",
+    ),
   ),
 });
 

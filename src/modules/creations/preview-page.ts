@@ -1,11 +1,13 @@
 /**
- * The public preview page at a creation's `url` (`{base_url}/c/<id>`): the caption, the image with its alt text, and
- * Open Graph / Twitter card tags so a shared link unfurls. Every value is escaped (the `html` tag escapes by default);
+ * The public preview page at a creation's `url` (`{base_url}/c/<id>`): the caption, its images with their alt text,
+ * the thread's parts and the first comment under it, and Open Graph / Twitter card tags (the first image) so a shared
+ * link unfurls. Every value is escaped (the `html` tag escapes by default);
  * the page loads nothing from third parties (inline style, images only from this instance), enforced by its CSP.
  */
+import type { StoredImage } from "../../db/schema/post-content";
 import { Html, html, raw } from "../../lib/html";
 import type { Deps } from "../../deps";
-import { assetUrl } from "../assets/service";
+import { type AssetRecord, assetUrl } from "../assets/service";
 import { creationUrl, findCreationForPreview, graphemeCount } from "./service";
 
 const SITE_NAME = "Seedcast";
@@ -20,6 +22,8 @@ main{max-width:640px;margin:0 auto;padding:32px 16px 48px}
 article{background:#fff;border-radius:16px;box-shadow:0 1px 3px rgba(0,0,0,.08),0 8px 24px rgba(0,0,0,.06);overflow:hidden}
 img{display:block;width:100%;height:auto;background:#e9e4dc}
 .caption{margin:0;padding:20px 24px 24px;font-size:1.05rem;white-space:pre-wrap;overflow-wrap:anywhere}
+.part{margin-top:12px}
+.label{margin:0;padding:16px 24px 0;font-size:.8rem;color:#7a736b}
 footer{margin-top:16px;text-align:center;font-size:.8rem;color:#7a736b}
 h1{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 `;
@@ -55,11 +59,19 @@ function notFoundPage(deps: Pick<Deps, "config">): Response {
   return new Response(body.value, { status: 404, headers: headers(deps) });
 }
 
+/** The `<img>` tags of `images` (those still in the library), each with its own alt text. */
+function imageTags(deps: Pick<Deps, "config">, images: readonly StoredImage[], assets: ReadonlyMap<string, AssetRecord>): Html[] {
+  return images.flatMap((image) => {
+    const asset = assets.get(image.assetId);
+    return asset ? [html`<img src="${assetUrl(deps, asset)}" alt="${image.altText ?? ""}" width="${asset.width}" height="${asset.height}">`] : [];
+  });
+}
+
 /** Renders the preview page of creation `id` (404 page when unknown). */
 export async function previewPage(deps: Deps, id: string): Promise<Response> {
   const found = await findCreationForPreview(deps, id);
   if (!found) return notFoundPage(deps);
-  const { row, asset, seedTitle } = found;
+  const { row, asset, assets, seedTitle } = found;
   const url = creationUrl(deps, row.id);
   const title = clip(seedTitle ?? row.caption, TITLE_MAX_GRAPHEMES);
   const description = clip(row.caption, DESCRIPTION_MAX_GRAPHEMES);
@@ -105,8 +117,16 @@ ${imageMeta}
 <h1>${title}</h1>
 <article>
 ${image}
+${imageTags(deps, row.images.slice(1), assets)}
 <p class="caption">${row.caption}</p>
 </article>
+${row.thread.map(
+  (part, i) => html`<article class="part" aria-label="Thread part ${i + 2} of ${row.thread.length + 1}">
+${imageTags(deps, part.images, assets)}
+<p class="caption">${part.caption}</p>
+</article>`,
+)}
+${row.firstComment ? html`<article class="part" aria-label="First comment"><p class="label">First comment</p><p class="caption">${row.firstComment}</p></article>` : html``}
 <footer>Shared with ${SITE_NAME}</footer>
 </main>
 </body>

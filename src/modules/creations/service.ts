@@ -628,6 +628,22 @@ export async function generateCreation(
 // ---------------------------------------------------------------------------------------------------------------
 // Regenerate
 
+/**
+ * `current` with the captions of `platforms`' versions replaced by `written` (a platform absent from `written` has the
+ * post's caption: its version loses its caption, and a version left empty goes).
+ */
+function withVersions(current: StoredVariants, platforms: readonly string[], written: StoredVariants): StoredVariants {
+  const out: StoredVariants = { ...current };
+  for (const platform of platforms) {
+    const { caption: _old, ...rest } = out[platform] ?? {};
+    const caption = written[platform]?.caption;
+    const next = caption !== undefined ? { ...rest, caption } : rest;
+    if (Object.keys(next).length === 0) delete out[platform];
+    else out[platform] = next;
+  }
+  return out;
+}
+
 /** The price of regenerating `part` (decisions.md §3: both = caption + image at the bundled rate). */
 export function regeneratePrice(deps: Pick<Deps, "config">, part: RegeneratePart): number {
   const prices = deps.config.prices;
@@ -683,6 +699,15 @@ export async function regenerateCreation(
       if (part !== "image") {
         caption = await writeCaption(deps, { generator, seed, voice, variant, previous: current.caption, changeInstructions });
       }
+      const variants = body.platforms
+        ? withVersions(
+            current.variants,
+            body.platforms,
+            await platformVersions(deps, accountId, body.platforms, caption, (maxGraphemes) =>
+              writeCaption(deps, { generator, seed, voice, variant, maxGraphemes, ...(changeInstructions ? { changeInstructions } : {}) }),
+            ),
+          )
+        : current.variants;
       if (part !== "caption") {
         image = await renderImage(deps, {
           generator,
@@ -702,6 +727,7 @@ export async function regenerateCreation(
         const changes = {
           caption,
           variant,
+          variants,
           updatedAt,
           ...(part !== "image" ? { captionSource: generator.name } : {}),
           ...(image && asset

@@ -1,6 +1,6 @@
 /**
  * The library picker: the account's newest images as radio buttons with thumbnails (a plain form control, so it works
- * without script). Used by "generate from a seed" and by the creation page's "use a library image".
+ * without script). Used by "generate from a seed"; `imageChecklist` is the composer's several-at-once variant.
  */
 import { listAssets } from "../assets/service";
 import type { Deps } from "../../deps";
@@ -22,4 +22,18 @@ export async function imagePicker(deps: Deps, accountId: string, name: string, s
       <img src="${mediaPath(a)}" alt="" loading="lazy" width="${a.width}" height="${a.height}"><span class="picker-name">${a.fileName}</span></label></li>`,
   )}</ul>
   <p class="hint">Another image? <a href="/dashboard/library">Add it to the library</a>: upload, from a web address, or with an upload link to hand to someone.</p></fieldset>`;
+}
+
+/**
+ * Checkboxes over the newest images (the composer's "add from the library": several at once), `name` repeated once per
+ * ticked image. Empty library: null (the caller offers the upload).
+ */
+export async function imageChecklist(deps: Deps, accountId: string, name: string, legend: string): Promise<Html | null> {
+  const { assets } = await listAssets(deps, accountId, { limit: PICKER_SIZE });
+  if (assets.length === 0) return null;
+  return html`<fieldset class="picker"><legend>${legend}</legend>
+  <ul class="picker-grid plain">${assets.map(
+    (a) => html`<li><label><input type="checkbox" name="${name}" value="${a.id}">
+      <img src="${mediaPath(a)}" alt="" loading="lazy" width="${a.width}" height="${a.height}"><span class="picker-name">${a.fileName}</span></label></li>`,
+  )}</ul></fieldset>`;
 }

@@ -22,14 +22,18 @@ import { getOverview } from "./pages/overview";
 import { getSettings } from "./pages/settings";
 import { getConnectedApps, getRevokeApp, postRevokeApp } from "./pages/connected-apps";
 import { EXPORT_PATH, getExport, getImport, IMPORT_FORM_MAX_BYTES, IMPORT_PAGE_PATH, IMPORT_PREVIEW_PATH, postImport, postImportPreview } from "./pages/import";
-import { getCalendar, getCancel, getPostPage, postCancel, postContent, postReschedule, postRetry } from "./pages/calendar";
+import { getCalendar, getCancel, getPostPage, postCancel, postContent, postReschedule, postResolve, postRetry } from "./pages/calendar";
 import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postRestoreVersion, postScheduleCreation } from "./pages/creations";
 import { getVoicePage, postVoice } from "./pages/voice";
+import { COMPOSE_PATH, getComposer, getEditComposer, postComposer, postEditComposer } from "./pages/composer";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
+import { getSignInCallback, postSignInStart } from "./pages/sign-in";
 import { getAccount, postNoticeSwitches, postPassword, postTimeZone } from "./pages/account";
 import { getNotices } from "./pages/notices";
 import { getQueue, getScheduleEditor, postMove, postPostNow, postScheduleEditor } from "./pages/queue";
+import { getApprovals, postApprove, postReject } from "./pages/approvals";
 import { getDeleteSeed, getSeedPage, getSeeds, postDeleteSeed, postEditSeed, postGenerate, postSeed } from "./pages/seeds";
+import { getFeeds, getRemoveFeed, postFeed, postPollFeed, postRemoveFeed } from "./pages/feeds";
 import { getDeleteAsset, getLibrary, postDeleteAsset, postFromUrl, postUpload, postUploadLink } from "./pages/library";
 import type { SessionContext } from "../../web/session";
 import { sessionExists, switchAccount } from "../../web/session";
@@ -53,6 +57,11 @@ export const FORM_MAX_BYTES = 16 * 1024;
 const CAPTION_FORM_MAX_BYTES = 1024 * 1024;
 /** Room for the multipart framing around the image of the library upload. */
 const UPLOAD_FRAMING_BYTES = 64 * 1024;
+/**
+ * The composer's form (multipart: it may carry an upload): every text of a post plus an image, within the server's own
+ * body limit (the image cap plus 1 MiB, cli/serve.ts).
+ */
+const COMPOSER_TEXT_BYTES = 1024 * 1024;
 
 /** Builds the dashboard module. */
 export function dashboardModule(deps: Deps) {
@@ -69,6 +78,7 @@ export function dashboardModule(deps: Deps) {
   const captionForm = { detail: { hide: true } as const, parse: formParser(CAPTION_FORM_MAX_BYTES, signedIn) };
   const publicForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES) };
   const importForm = { detail: { hide: true } as const, parse: formParser(IMPORT_FORM_MAX_BYTES, signedIn) };
+  const composerForm = { detail: { hide: true } as const, parse: formParser(deps.config.maxImageBytes + COMPOSER_TEXT_BYTES, signedIn) };
   const uploadForm = { detail: { hide: true } as const, parse: formParser(deps.config.maxImageBytes + UPLOAD_FRAMING_BYTES, signedIn) };
 
   /** A GET page: session or redirect. */
@@ -180,6 +190,9 @@ export function dashboardModule(deps: Deps) {
     // Connections (the API's manageUrl)
     .get("/dashboard/connections", view((s, r) => getConnections(ctx, s, r)), { detail })
     .post("/dashboard/connections", action((s, f) => postConnect(ctx, s, f)), signedInForm)
+    // Networks connected by sign-in (pages/sign-in.ts, src/publishing/sign-in/)
+    .post("/dashboard/connections/connect/:platform", action((s, f, p) => postSignInStart(ctx, s, p.platform ?? "", f)), signedInForm)
+    .get("/dashboard/connections/callback/:platform", view((s, r, p) => getSignInCallback(ctx, s, p.platform ?? "", r)), { detail })
     .post("/dashboard/connections/:id/check", action((s, _f, p) => postCheck(ctx, s, p.id ?? "")), signedInForm)
     .get("/dashboard/connections/:id/reconnect", view((s, _r, p) => getReconnect(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/connections/:id/reconnect", action((s, f, p) => postReconnect(ctx, s, p.id ?? "", f)), signedInForm)
@@ -203,8 +216,13 @@ export function dashboardModule(deps: Deps) {
     .post("/dashboard/calendar/posts/:id/reschedule", action((s, f, p) => postReschedule(ctx, s, p.id ?? "", f)), signedInForm)
     .post("/dashboard/calendar/posts/:id/content", action((s, f, p) => postContent(ctx, s, p.id ?? "", f)), captionForm)
     .post("/dashboard/calendar/posts/:id/retry", action((s, f, p) => postRetry(ctx, s, p.id ?? "", f)), signedInForm)
+    .post("/dashboard/calendar/posts/:id/targets/:accountId/resolve", action((s, f, p) => postResolve(ctx, s, p.id ?? "", p.accountId ?? "", f)), signedInForm)
     .get("/dashboard/calendar/:id/cancel", view((s, _r, p) => getCancel(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/calendar/:id/cancel", action((s, _f, p, r) => postCancel(ctx, s, p.id ?? "", r)), signedInForm)
+    // Approvals, for owners (pages/approvals.ts)
+    .get("/dashboard/approvals", view((s, r) => getApprovals(ctx, s, r)), { detail })
+    .post("/dashboard/approvals/:id/approve", action((s, _f, p) => postApprove(ctx, s, p.id ?? "")), signedInForm)
+    .post("/dashboard/approvals/:id/reject", action((s, f, p) => postReject(ctx, s, p.id ?? "", f)), signedInForm)
     // Queue and posting schedule (pages/queue.ts)
     .get("/dashboard/queue", view((s, r) => getQueue(ctx, s, r)), { detail })
     .get("/dashboard/queue/schedule", view((s, r) => getScheduleEditor(ctx, s, r)), { detail })
@@ -225,6 +243,17 @@ export function dashboardModule(deps: Deps) {
     .get("/dashboard/seeds/:id/delete", view((s, _r, p) => getDeleteSeed(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/seeds/:id/delete", action((s, _f, p) => postDeleteSeed(ctx, s, p.id ?? "")), signedInForm)
     .post("/dashboard/seeds/:id/generate", action((s, f, p) => postGenerate(ctx, s, p.id ?? "", f)), signedInForm)
+    // The composer (pages/composer.ts): a new post, or an existing one edited
+    .get(COMPOSE_PATH, view((s, r) => getComposer(ctx, s, r)), { detail })
+    .post(COMPOSE_PATH, action((s, f) => postComposer(ctx, s, f)), composerForm)
+    .get("/dashboard/creations/:id/edit", view((s, _r, p) => getEditComposer(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/creations/:id/edit", action((s, f, p) => postEditComposer(ctx, s, p.id ?? "", f)), composerForm)
+    // Feeds (pages/feeds.ts)
+    .get("/dashboard/feeds", view((s, r) => getFeeds(ctx, s, r)), { detail })
+    .post("/dashboard/feeds", action((s, f, _p, r) => postFeed(ctx, s, f, r)), signedInForm)
+    .post("/dashboard/feeds/:id/poll", action((s, _f, p) => postPollFeed(ctx, s, p.id ?? "")), signedInForm)
+    .get("/dashboard/feeds/:id/remove", view((s, _r, p) => getRemoveFeed(ctx, s, p.id ?? "")), { detail })
+    .post("/dashboard/feeds/:id/remove", action((s, _f, p) => postRemoveFeed(ctx, s, p.id ?? "")), signedInForm)
     // Creations
     .get("/dashboard/creations", view((s, r) => getCreations(ctx, s, r)), { detail })
     .get("/dashboard/creations/:id", view((s, r, p) => getCreationPage(ctx, s, p.id ?? "", r)), { detail })

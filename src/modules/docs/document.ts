@@ -62,6 +62,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   operations: "Metrics for the operator.",
   schedule: "Connected accounts and scheduled posts.",
   seeds: "Source material: title, content, category, image.",
+  feeds: "Blogs followed by their RSS, Atom or JSON Feed: each new item becomes a seed, a draft or a queued post.",
   voice: "The brand voice every generator honours.",
   OAuth: "Seedcast's own authorization server, for AI assistants connecting to /mcp (no API key).",
   mcp: "The Model Context Protocol endpoint for AI assistants (OAuth tokens only).",

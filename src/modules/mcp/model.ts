@@ -13,13 +13,15 @@ import { t } from "elysia";
 import { assetIdParams, ingestUrlBody, LIST_LIMIT_MAX as ASSET_LIST_LIMIT_MAX, listQuery as assetListQuery } from "../assets/model";
 import { createBody, editBody, generateBody, idParams as creationIdParams, LIST_LIMIT_MAX as CREATION_LIST_LIMIT_MAX, regenerateBody } from "../creations/model";
 import { ledgerQuerySchema } from "../credits/model";
-import { listQuery as postListQuery, postIdParams, rescheduleBody, scheduleBody } from "../schedule/model";
+import { listQuery as postListQuery, postIdParams, rescheduleBody, resolveBody, scheduleBody } from "../schedule/model";
 import { seriesIdParams, slotsSchema } from "../schedule/queue-model";
+import { approvalsQuery, rejectBody } from "../schedule/approval-model";
 import { accountSettingsBody } from "../accounts/model";
 import { createSeedBody, listSeedsQuery, patchSeedBody, seedIdParams } from "../seeds/model";
 import { uploadLinkBody, uploadLinkParams } from "../uploads/model";
 import { voicePatchSchema } from "../voice/model";
 import { createWebhookBody, webhookIdParams } from "../webhooks/model";
+import { createFeedBody, feedIdParams } from "../feeds/model";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../http/idempotency";
 
 /** The argument that carries the REST `Idempotency-Key` on the tools that create. */
@@ -87,6 +89,14 @@ export const listPostsInput = postListQuery;
 export const getPostInput = postIdParams;
 export const reschedulePostInput = t.Object({ ...postIdParams.properties, ...rescheduleBody.properties });
 export const cancelPostInput = postIdParams;
+export const resolveUnconfirmedInput = t.Object({
+  ...postIdParams.properties,
+  account_id: t.String({ format: "uuid", description: "The unconfirmed target's accountId (its connection), as get_post lists it" }),
+  ...resolveBody.properties,
+});
+export const listApprovalsInput = approvalsQuery;
+export const approvePostInput = postIdParams;
+export const rejectPostInput = t.Object({ ...postIdParams.properties, ...rejectBody.properties }, { additionalProperties: false });
 
 export const importPostsInput = withIdempotencyKey(
   t.Object({
@@ -113,3 +123,8 @@ export const setVoiceInput = voicePatchSchema;
 export const createWebhookInput = withIdempotencyKey(createWebhookBody);
 export const listWebhooksInput = nothing;
 export const deleteWebhookInput = webhookIdParams;
+
+export const addFeedInput = withIdempotencyKey(createFeedBody);
+export const listFeedsInput = nothing;
+export const feedIdInput = feedIdParams;
+export const pollFeedInput = withIdempotencyKey(feedIdParams);

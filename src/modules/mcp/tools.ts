@@ -27,11 +27,13 @@ import { creditSummarySchema, DEFAULT_LIMIT as LEDGER_LIMIT_DEFAULT, ledgerPageS
 import { creditSummary, ledgerView } from "../credits/service";
 import { cancelResponse, listResponse as postListResponse, postResponse, targetsResponse } from "../schedule/model";
 import { cancelPost, getPost, listPosts, listTargets, reschedulePost, rescheduleInputOf } from "../schedule/service";
+import { resolveUnconfirmedTarget } from "../schedule/resolve";
 import { scheduleRequest, scheduleRequestOf } from "../schedule/request";
 import { seriesEndedResponse, slotsSchema } from "../schedule/queue-model";
 import { endSeries } from "../schedule/repeat";
 import { importResponse } from "../schedule/bulk-model";
 import { importCsv } from "../schedule/import";
+import { approvePost, rejectPost } from "../schedule/approval";
 import { getSlots, putSlots } from "../schedule/slots";
 import { accountSettingsResponse } from "../accounts/model";
 import { getAccountSettings, updateAccountSettings } from "../accounts/settings";
@@ -43,6 +45,8 @@ import { voiceSchema } from "../voice/model";
 import { getVoice, putVoice } from "../voice/service";
 import { createWebhookResponse, webhookDeletedResponse, webhookListResponse } from "../webhooks/model";
 import { createWebhook, deleteWebhook, listWebhooks } from "../webhooks/service";
+import { feedDeletedResponse, feedListResponse, feedResponse, feedWithPollResponse } from "../feeds/model";
+import { createFeed, deleteFeed, getFeed, listFeeds, pollFeedNow } from "../feeds/service";
 import * as input from "./model";
 import type { McpPrincipal } from "./principal";
 
@@ -225,7 +229,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "regenerate_creation",
     title: "Regenerate a post",
     description:
-      "Rewrite a creation's caption, image or both, in place, optionally following change_instructions (\"shorter\", \"more formal\"…). Costs credits (caption 1, image 4, both 4 by default); a failure changes nothing and charges nothing. Needs the Content creation group.",
+      "Rewrite a creation's caption, image or both, in place, optionally following change_instructions (\"shorter\", \"more formal\"…). Costs credits (caption 1, image 4, both 4 by default); a failure changes nothing and charges nothing. platforms: also rewrites those networks' versions from the new caption. Needs the Content creation group.",
     group: "create",
     rest: "POST /api/v1/creations/regenerate",
     formerId: "creation_id",
@@ -439,7 +443,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: { ...ADD, openWorldHint: true },
     creates: true,
     status: 200,
-    run: (deps, who, args) => scheduleRequest(deps, who.accountId, scheduleRequestOf(args)),
+    run: (deps, who, args) => scheduleRequest(deps, who, scheduleRequestOf(args)),
     summary: (a) =>
       `Post ${a.post.id} is ${a.post.status} for ${a.post.scheduledTime} to ${a.post.targets.map((x) => `${x.label} (${x.status})`).join(", ")}.`,
   }),
@@ -462,7 +466,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "list_posts",
     title: "List scheduled posts",
     description:
-      "List scheduled posts, newest first; from/to bound scheduledTime, status filters (scheduled, publishing, published, partially_failed, failed). Needs the Read access group.",
+      "List scheduled posts, newest first; from/to bound scheduledTime, status filters (scheduled, publishing, published, partially_failed, failed, pending_approval: waiting for an owner, see list_approvals). Needs the Read access group.",
     group: "read",
     rest: "GET /api/v1/schedule/posts",
     input: input.listPostsInput,
@@ -501,7 +505,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: { ...SET, openWorldHint: true },
     creates: false,
     status: 200,
-    run: (deps, who, { id, ...body }) => reschedulePost(deps, who.accountId, id, rescheduleInputOf(body)),
+    run: (deps, who, { id, ...body }) => reschedulePost(deps, who.accountId, id, rescheduleInputOf(body), who),
     summary: (a) =>
       `Post ${a.post.id} is ${a.post.status} for ${a.post.scheduledTime} to ${a.post.targets.map((x) => `${x.label} (${x.status})`).join(", ")}.`,
   }),
@@ -520,6 +524,72 @@ export const TOOLS: readonly ToolDefinition[] = [
     status: 200,
     run: (deps, who, args) => cancelPost(deps, who.accountId, args.id),
     summary: (a) => `Cancelled post ${a.id}${a.providerPostWithdrawn ? " and withdrew it from its provider" : ""}.`,
+  }),
+  tool({
+    name: "resolve_unconfirmed_target",
+    title: "Answer for an unconfirmed post",
+    description:
+      "A target is unconfirmed when its network (Telegram; a Discord webhook that answered nothing) could not tell whether the post went out; Seedcast never sends it again on its own. Ask the person to look, then answer: outcome posted (the target becomes published; published_url when they give you the address) or send_again (one new attempt now, resuming after the thread messages already confirmed). account_id is the target's accountId from get_post. Refused with not_unconfirmed when the target is not unconfirmed. Needs the Scheduling group.",
+    group: "schedule",
+    rest: "POST /api/v1/schedule/:id/targets/:accountId/resolve",
+    formerId: "post_id",
+    input: input.resolveUnconfirmedInput,
+    output: postResponse,
+    annotations: { ...SET, idempotentHint: false },
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => resolveUnconfirmedTarget(deps, who.accountId, args.id, args.account_id, { outcome: args.outcome, publishedUrl: args.published_url }),
+    summary: (a) => `Post ${a.post.id} is ${a.post.status}: ${a.post.targets.map((x) => `${x.label} (${x.status})`).join(", ")}.`,
+  }),
+  tool({
+    name: "list_approvals",
+    title: "List posts waiting for approval",
+    description:
+      "The posts waiting for an owner's approval (status pending_approval), newest first: when the account requires approval, a post an editor schedules waits here and does not publish until an owner approves it. Needs the Read access group.",
+    group: "read",
+    rest: "GET /api/v1/schedule/approvals",
+    input: input.listApprovalsInput,
+    output: postListResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => listPosts(deps, who.accountId, { ...args, status: "pending_approval" }),
+    summary: (a) =>
+      a.posts.length === 0
+        ? "Nothing waits for approval."
+        : `${plural(a.posts.length, "post")} waiting for approval: ${a.posts.map((p) => `${p.id} for ${p.scheduledTime}`).join(", ")}.${more(a.nextCursor)}`,
+  }),
+  tool({
+    name: "approve_post",
+    title: "Approve a waiting post",
+    description:
+      "Approve a post waiting for approval (list_approvals): it becomes scheduled and goes out at its time. Owners only (forbidden, requiredRole owner). not_pending_approval for a post not waiting (one whose time passed while it waited has failed: \"Not approved before its time.\"). Needs the Scheduling group.",
+    group: "schedule",
+    rest: "POST /api/v1/schedule/:id/approve",
+    formerId: "post_id",
+    input: input.approvePostInput,
+    output: postResponse,
+    annotations: { ...SET, openWorldHint: true },
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => approvePost(deps, who, args.id),
+    summary: (a) => `Approved post ${a.post.id}: ${a.post.status} for ${a.post.scheduledTime}.`,
+  }),
+  tool({
+    name: "reject_post",
+    title: "Reject a waiting post",
+    description:
+      'Reject a post waiting for approval, with an optional note: it becomes failed with errorMessage "Rejected: <note>" and never publishes. Owners only (forbidden, requiredRole owner). not_pending_approval for a post not waiting. Needs the Scheduling group.',
+    group: "schedule",
+    rest: "POST /api/v1/schedule/:id/reject",
+    formerId: "post_id",
+    input: input.rejectPostInput,
+    output: postResponse,
+    annotations: { ...SET, destructiveHint: true },
+    creates: false,
+    status: 200,
+    run: (deps, who, { id, ...body }) => rejectPost(deps, who, id, body),
+    summary: (a) => `Rejected post ${a.post.id}: ${a.post.errorMessage ?? "failed"}.`,
   }),
   tool({
     name: "get_slots",
@@ -662,7 +732,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "create_webhook",
     title: "Register an event webhook",
     description:
-      "Register an https URL to be told of events: post.published, post.failed, post.partially_failed, post.cancelled, creation.generated, credits.low. The answer holds the signing secret, shown this once (a replay of the same idempotency_key answers secret null). Free. Needs the Scheduling group.",
+      "Register an https URL to be told of events: post.published, post.failed, post.partially_failed, post.cancelled, post.needs_approval, post.approved, post.rejected, creation.generated, credits.low, connection.needs_attention. The answer holds the signing secret, shown this once (a replay of the same idempotency_key answers secret null). Free. Needs the Scheduling group.",
     group: "schedule",
     rest: "POST /api/v1/webhooks",
     input: input.createWebhookInput,
@@ -703,6 +773,85 @@ export const TOOLS: readonly ToolDefinition[] = [
     status: 200,
     run: (deps, who, args) => deleteWebhook(deps, who.accountId, args.id),
     summary: (a) => `Deleted webhook ${a.id}.`,
+  }),
+  tool({
+    name: "add_feed",
+    title: "Follow a blog's feed",
+    description:
+      "Follow an RSS 2.0, Atom or JSON Feed URL. It is read at once (a refused URL or a document that is no feed is refused, nothing stored), then every 30 minutes. Each item not seen before becomes a seed (title, summary, link, first image); the items of this first read become seeds only. Later items also become a generated creation in mode draft (charged as generate: 5 credits each by default) and a post in the next free slot of `targets` in mode queue. Five failed reads in a row pause the feed. Needs the Content creation group.",
+    group: "create",
+    rest: "POST /api/v1/feeds",
+    input: input.addFeedInput,
+    output: feedWithPollResponse,
+    annotations: { ...ADD, openWorldHint: true },
+    creates: true,
+    status: 201,
+    run: (deps, who, args) => createFeed(deps, who.accountId, withoutKey(args)),
+    summary: (a) => `Following ${a.feed.title ? `“${a.feed.title}” ` : ""}(${a.feed.url}) in ${a.feed.mode} mode as ${a.feed.id}: ${plural(a.poll.newItems, "item")} became seeds.`,
+  }),
+  tool({
+    name: "list_feeds",
+    title: "List followed feeds",
+    description: "The account's feeds, newest first: mode, state (active or paused), last read, and why the last read failed. Needs the Read access group.",
+    group: "read",
+    rest: "GET /api/v1/feeds",
+    input: input.listFeedsInput,
+    output: feedListResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who) => listFeeds(deps, who.accountId),
+    summary: (a) =>
+      `${plural(a.feeds.length, "feed")}${a.feeds.length ? `: ${a.feeds.map((f) => `${f.title ?? f.url} (${f.state}${f.state === "paused" && f.lastError ? `: ${f.lastError}` : ""})`).join(", ")}` : ""}.`,
+  }),
+  tool({
+    name: "get_feed",
+    title: "Get a feed",
+    description: "One followed feed by id: its state, last read, failures in a row and the reason of the last failure. Needs the Read access group.",
+    group: "read",
+    rest: "GET /api/v1/feeds/:id",
+    formerId: "feed_id",
+    input: input.feedIdInput,
+    output: feedResponse,
+    annotations: READ,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => getFeed(deps, who.accountId, args.id),
+    summary: (a) => `Feed ${a.feed.id} (${a.feed.url}) is ${a.feed.state}${a.feed.lastError ? `; last failure: ${a.feed.lastError}` : ""}.`,
+  }),
+  tool({
+    name: "poll_feed",
+    title: "Read a feed now",
+    description:
+      "Read a followed feed now instead of waiting for its next read. A paused feed is resumed when this read succeeds. The answer says whether the read found new items, nothing new (304), or failed (and why). Needs the Content creation group.",
+    group: "create",
+    rest: "POST /api/v1/feeds/:id/poll",
+    formerId: "feed_id",
+    input: input.pollFeedInput,
+    output: feedWithPollResponse,
+    annotations: { ...ADD, openWorldHint: true },
+    creates: true,
+    status: 200,
+    run: (deps, who, args) => pollFeedNow(deps, who.accountId, args.id),
+    summary: (a) =>
+      a.poll.outcome === "failed"
+        ? `The read failed: ${a.poll.failure?.message ?? "unknown reason"} The feed is ${a.feed.state}.`
+        : `${a.poll.outcome === "not_modified" ? "Nothing new (the server answered 304)" : `${plural(a.poll.newItems, "new item")}`}; the feed is ${a.feed.state}.`,
+  }),
+  tool({
+    name: "delete_feed",
+    title: "Stop following a feed",
+    description: "Stop following a feed; the seeds, creations and posts it made stay. Needs the Content creation group.",
+    group: "create",
+    rest: "DELETE /api/v1/feeds/:id",
+    formerId: "feed_id",
+    input: input.feedIdInput,
+    output: feedDeletedResponse,
+    annotations: REMOVE,
+    creates: false,
+    status: 200,
+    run: (deps, who, args) => deleteFeed(deps, who.accountId, args.id),
+    summary: (a) => `Stopped following feed ${a.id}.`,
   }),
 ];
 

@@ -28,6 +28,8 @@ export interface FitTarget {
   label: string;
   capabilities: NetworkCapabilities;
   captionLimit: CaptionLimit | null;
+  /** The limit of a part carrying `images` images, where it depends on them (Telegram); captionLimit otherwise. */
+  captionLimitFor?: (images: number) => CaptionLimit | null;
 }
 
 /** The library facts the checks need of each image: its type, and whether its file is still there. */
@@ -54,7 +56,7 @@ function imageProblems(target: FitTarget, images: readonly StoredImage[], field:
       field,
       problem:
         caps.maxImages === 0
-          ? `${caps.name} (${target.label}) takes no images; this has ${images.length}`
+          ? `${caps.name} (${target.label}) takes no images; this has ${images.length}${caps.imagesHint ? `. ${caps.imagesHint.replace(/\.$/, "")}` : ""}`
           : `${images.length} images; ${caps.name} (${target.label}) takes at most ${caps.maxImages}`,
     });
   }
@@ -67,9 +69,9 @@ function imageProblems(target: FitTarget, images: readonly StoredImage[], field:
   return problems;
 }
 
-/** The problems of the text `text` (at `field`) under `target`'s counting rule. */
-function textProblem(target: FitTarget, text: string, field: string, what: string): FitProblem[] {
-  const limit = target.captionLimit;
+/** The problems of the text `text` (at `field`, going with `images` images) under `target`'s counting rule. */
+function textProblem(target: FitTarget, text: string, field: string, what: string, images: number): FitProblem[] {
+  const limit = target.captionLimitFor ? target.captionLimitFor(images) : target.captionLimit;
   if (limit === null) return [];
   const length = captionLength(text, limit);
   if (length <= limit.maxGraphemes) return [];
@@ -89,7 +91,7 @@ export function targetProblems(target: FitTarget, content: StoredContent, facts:
   const caps = target.capabilities;
   const at = { accountId: target.accountId, platform: target.platform };
   const problems: FitProblem[] = [];
-  if (sends.caption.trim() !== "") problems.push(...textProblem(target, sends.caption, "caption", "the caption"));
+  if (sends.caption.trim() !== "") problems.push(...textProblem(target, sends.caption, "caption", "the caption", sends.images.length));
   problems.push(...imageProblems(target, sends.images, "images", facts));
   if (caps.requiresImage && sends.images.length === 0) {
     problems.push({ ...at, field: "images", problem: `${caps.name} (${target.label}) needs at least one image` });
@@ -105,7 +107,7 @@ export function targetProblems(target: FitTarget, content: StoredContent, facts:
       problems.push({ ...at, field: "thread", problem: `${sends.thread.length} thread parts; ${caps.name} (${target.label}) takes at most ${caps.maxThreadParts}` });
     }
     sends.thread.forEach((part, i) => {
-      problems.push(...textProblem(target, part.caption, `thread[${i}].caption`, `thread part ${i + 1}`));
+      problems.push(...textProblem(target, part.caption, `thread[${i}].caption`, `thread part ${i + 1}`, part.images.length));
       problems.push(...imageProblems(target, part.images, `thread[${i}].images`, facts));
     });
   }
@@ -117,7 +119,7 @@ export function targetProblems(target: FitTarget, content: StoredContent, facts:
         problem: `${caps.name} (${target.label}) takes no first comment; remove it, or give ${target.platform} a version whose first_comment is ""`,
       });
     } else {
-      problems.push(...textProblem(target, sends.firstComment, "first_comment", "the first comment"));
+      problems.push(...textProblem(target, sends.firstComment, "first_comment", "the first comment", 0));
     }
   }
   return problems;

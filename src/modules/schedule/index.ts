@@ -1,15 +1,28 @@
 /**
  * The scheduling routes: GET /api/v1/schedule/targets (read), POST /api/v1/schedule (schedule),
- * PATCH and DELETE /api/v1/schedule/{id} (schedule), GET /api/v1/schedule/posts and /posts/{id} (read).
+ * PATCH and DELETE /api/v1/schedule/{id} (schedule), POST /api/v1/schedule/{id}/targets/{accountId}/resolve
+ * (schedule: a person's answer for an unconfirmed target), GET /api/v1/schedule/posts and /posts/{id} (read).
  */
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { authOf } from "../../http/request-context";
 import { parseJsonBody } from "../../http/json-body";
 import { scopePlugin } from "../../http/scope";
-import { cancelResponse, listQuery, listResponse, postIdParams, postResponse, rescheduleBody, scheduleBody, targetsResponse } from "./model";
-import { scheduleRequest, scheduleRequestOf } from "./request";
+import {
+  cancelResponse,
+  listQuery,
+  listResponse,
+  postIdParams,
+  postResponse,
+  rescheduleBody,
+  resolveBody,
+  scheduleBody,
+  targetParams,
+  targetsResponse,
+} from "./model";
+import { resolveUnconfirmedTarget } from "./resolve";
 import { cancelPost, getPost, listPosts, listTargets, reschedulePost, rescheduleInputOf } from "./service";
+import { scheduleRequest, scheduleRequestOf } from "./request";
 
 const TAGS = ["schedule"];
 
@@ -28,7 +41,7 @@ export function scheduleModule(deps: Deps) {
     })
     .post(
       "/api/v1/schedule",
-      ({ request, body }) => scheduleRequest(deps, authOf(request).accountId, scheduleRequestOf(body)),
+      ({ request, body }) => scheduleRequest(deps, authOf(request), scheduleRequestOf(body)),
       {
         parse: parseJsonBody,
         scope: "schedule",
@@ -45,7 +58,7 @@ export function scheduleModule(deps: Deps) {
     )
     .patch(
       "/api/v1/schedule/:id",
-      ({ request, params, body }) => reschedulePost(deps, authOf(request).accountId, params.id, rescheduleInputOf(body)),
+      ({ request, params, body }) => reschedulePost(deps, authOf(request).accountId, params.id, rescheduleInputOf(body), authOf(request)),
       {
         parse: parseJsonBody,
         scope: "schedule",
@@ -84,6 +97,25 @@ export function scheduleModule(deps: Deps) {
         tags: TAGS,
       },
     })
+    .post(
+      "/api/v1/schedule/:id/targets/:accountId/resolve",
+      ({ request, params, body }) =>
+        resolveUnconfirmedTarget(deps, authOf(request).accountId, params.id, params.accountId, { outcome: body.outcome, publishedUrl: body.published_url }),
+      {
+        parse: parseJsonBody,
+        scope: "schedule",
+        errors: ["not_found", "not_unconfirmed"],
+        params: targetParams,
+        body: resolveBody,
+        response: postResponse,
+        detail: {
+          summary: "Answer for an unconfirmed target: it was posted, or send it again",
+          description:
+            "A target is unconfirmed when its network could not tell whether it went out (Telegram; a Discord webhook that answered nothing); Seedcast never resends it on its own. outcome posted: the target becomes published (published_url, when given, becomes its publishedUrl). outcome send_again: one new attempt now, resuming after the parts (thread messages) already confirmed. accountId is the target's connection id. 409 not_unconfirmed when the target is not unconfirmed (already answered): nothing changed.",
+          tags: TAGS,
+        },
+      },
+    )
     .get("/api/v1/schedule/posts", ({ request, query }) => listPosts(deps, authOf(request).accountId, query), {
       scope: "read",
       query: listQuery,

@@ -74,7 +74,7 @@ export const postSchema = t.Object({
   creationId: uuid(),
   scheduledTime: timestamp(),
   status: postStatus,
-  errorMessage: t.Optional(t.String({ description: "Present when status is failed or partially_failed" })),
+  errorMessage: t.Optional(t.String({ description: "Present when status is failed, partially_failed or unconfirmed" })),
   content: t.Object(
     {
       caption: t.String(),
@@ -201,6 +201,20 @@ export type RescheduleBody = typeof rescheduleBody.static;
 export const postResponse = t.Object({ post: postSchema }, { title: "PostEnvelope" });
 
 export const postIdParams = t.Object({ id: pathId() });
+
+export const targetParams = t.Object({ id: pathId(), accountId: pathId() });
+
+export const resolveBody = t.Object(
+  {
+    outcome: t.UnionEnum(["posted", "send_again"], {
+      description: "posted: it went out (the target becomes published); send_again: one new attempt, resuming after the parts already confirmed",
+    }),
+    published_url: t.Optional(
+      t.String({ minLength: 1, maxLength: 2048, description: "With posted: the post's address on the network, when you have it (http or https)" }),
+    ),
+  },
+  { title: "ResolveUnconfirmed" },
+);
 
 export const cancelResponse = t.Object({ id: uuid(), cancelled: t.Literal(true), providerPostWithdrawn: t.Boolean() }, { title: "Cancelled" });
 

@@ -10,6 +10,7 @@
  * moved (its time changed) frees its slot.
  */
 import { and, eq, gte, inArray, lt, type SQL, sql } from "drizzle-orm";
+import { forUpdate } from "../../db/portable-sql";
 import type { StoreDb } from "../../db/store";
 import { accounts, scheduledPosts, scheduledPostTargets, tablesDialect } from "../../db/tables";
 import type { Deps } from "../../deps";
@@ -29,8 +30,7 @@ export const QUEUE_HORIZON_MS = 90 * 24 * 60 * 60 * 1000;
  */
 async function lockQueue(tx: StoreDb, accountId: string): Promise<void> {
   if (tablesDialect() !== "postgres") return;
-  const query = tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId));
-  await (query as unknown as { for(strength: "update"): typeof query }).for("update").all();
+  await forUpdate(tablesDialect(), tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId))).all();
 }
 
 /**

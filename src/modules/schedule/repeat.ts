@@ -19,6 +19,7 @@ import { onPostEnded } from "../../publishing/post-status";
 import { accountTimeZone } from "../accounts/settings";
 import { addDays, DATE_RE, zonedParts, zonedToUtc } from "../../lib/zoned";
 import { REPEAT_COUNT_MAX, REPEAT_COUNT_MIN, REPEAT_INTERVAL_MAX } from "./model";
+import { holdForApproval } from "./approval";
 import { cancelPost, insertTargets, MIN_LEAD_MS, type Placement } from "./service";
 
 type PostRow = typeof scheduledPosts.$inferSelect;
@@ -184,8 +185,9 @@ async function scheduleNextOccurrence(tx: StoreDb, now: number, post: PostRow): 
       updatedAt: now,
     })
     .run();
-  const snapshot = { id: nextId, accountId: post.accountId, thread: post.thread, firstComment: post.firstComment, variants: post.variants };
-  await insertTargets(tx, snapshot, ordered, at, now);
+  await insertTargets(tx, { id: nextId, accountId: post.accountId, thread: post.thread, firstComment: post.firstComment, variants: post.variants }, ordered, at, now);
+  // An occurrence cancelled while it waited for approval: the next one waits too (approval.ts).
+  if (post.status === "pending_approval") await holdForApproval(tx, nextId, now);
   await tx
     .update(postSeries)
     .set({ occurrences: n + 1, currentPostId: nextId })

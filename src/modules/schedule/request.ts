@@ -4,6 +4,7 @@
  */
 import type { Deps } from "../../deps";
 import { AppError } from "../../lib/errors";
+import { type ApprovalCaller, approvalPlacement } from "./approval";
 import { queuePlacement } from "./queue";
 import { checkRepeat, type RepeatInput, repeatPlacement } from "./repeat";
 import { atTime, type PostApi, schedulePost, scheduledTimeOf } from "./service";
@@ -40,9 +41,11 @@ function invalidTiming(problem: string): AppError {
 
 /**
  * POST /schedule: exactly one of scheduled_time and `queue: true` (400 invalid_request otherwise), then the checks and
- * the write of schedulePost at the placement they name.
+ * the write of schedulePost at the placement they name. `caller`'s role decides whether the post waits for an owner's
+ * approval (approval.ts).
  */
-export async function scheduleRequest(deps: Deps, accountId: string, request: ScheduleRequest): Promise<{ post: PostApi }> {
+export async function scheduleRequest(deps: Deps, caller: ApprovalCaller, request: ScheduleRequest): Promise<{ post: PostApi }> {
+  const { accountId } = caller;
   const now = deps.clock.now();
   const queued = request.queue === true;
   if (queued && request.scheduledTime !== undefined) throw invalidTiming("send either scheduled_time or queue: true, not both");
@@ -50,5 +53,5 @@ export async function scheduleRequest(deps: Deps, accountId: string, request: Sc
   const rule = request.repeat === undefined ? null : checkRepeat(request.repeat);
   const base = queued ? queuePlacement(deps, accountId) : atTime(scheduledTimeOf(request.scheduledTime ?? "", now), now);
   const placement = rule === null ? base : repeatPlacement(deps, accountId, base, rule);
-  return schedulePost(deps, accountId, { creationId: request.creationId, targets: request.targets }, placement);
+  return schedulePost(deps, accountId, { creationId: request.creationId, targets: request.targets }, approvalPlacement(deps, caller, placement));
 }

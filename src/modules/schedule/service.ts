@@ -26,11 +26,12 @@ import { connectorFor } from "../../publishing/registry";
 import { decodeCursor, encodeCursor } from "../assets/cursor";
 import { registerAssetReferenceCheck } from "../assets/references";
 import { connectionView, listConnections } from "../connections/service";
-import { type ConnectionRow, openConnection } from "../../store/connections";
+import { type ConnectionMeta, type ConnectionRow, openConnection } from "../../store/connections";
 import { cleanAltText, cleanHandCaption } from "../creations/content-input";
 import { jsonHoldsString } from "../../db/portable-sql";
 import { lockAssets } from "../creations/content-input";
 import { findCreationRow } from "../creations/service";
+import { type ApprovalCaller, holdForApproval, holdTargets, needsApproval } from "./approval";
 import { type FitProblem, type FitTarget, imageFacts, postProblems, targetProblems } from "./fit";
 import { LIST_LIMIT_DEFAULT, type RescheduleBody } from "./model";
 
@@ -164,6 +165,8 @@ export function fitTargetOf(deps: Deps, connection: ConnectionRow): FitTarget {
     label: connection.label,
     capabilities: connector.capabilities(open),
     captionLimit: connector.captionLimit(open),
+    // Telegram: 1,024 characters with media, 4,096 without; per part.
+    captionLimitFor: (images: number) => connector.captionLimit(open, { images }),
   };
 }
 
@@ -206,7 +209,10 @@ export function targetRowsOf(
   const handOver: string[] = [];
   const rows = chosen.map((connection) => {
     const id = newId();
-    const native = connectorFor(connection.platform).holdsNatively(scheduledTime, now, heldContentFor(post, connection.platform));
+    // A server known to ignore `scheduled_at` (meta.nativeScheduling false, networks/mastodon/server.ts) is held here.
+    const native =
+      connectorFor(connection.platform).holdsNatively(scheduledTime, now, heldContentFor(post, connection.platform)) &&
+      (JSON.parse(connection.meta) as ConnectionMeta).nativeScheduling !== false;
     if (native) handOver.push(id);
     return {
       id,
@@ -529,6 +535,7 @@ async function replaceTargets(
   scheduledTime: number,
   remove: { dropFailed: boolean } | { ids: readonly string[] },
   content?: Snapshot,
+  reapprove = false,
 ): Promise<string[]> {
   const now = deps.clock.now();
   return deps.store.write(async (tx) => {
@@ -551,13 +558,21 @@ async function replaceTargets(
       .returning({ id: scheduledPosts.id })
       .all();
     if (moved.length === 0) throw notFound("scheduled post");
-    const replaced: TargetRow["status"][] = "dropFailed" in remove && remove.dropFailed ? ["withdrawn", "failed"] : ["withdrawn"];
+    // Targets held for approval were never handed to anyone: they are replaced like withdrawn ones.
+    const replaced: TargetRow["status"][] = "dropFailed" in remove && remove.dropFailed ? ["withdrawn", "failed", "pending_approval"] : ["withdrawn", "pending_approval"];
     const only = "ids" in remove ? inArray(scheduledPostTargets.id, [...remove.ids]) : undefined;
     await tx
       .delete(scheduledPostTargets)
       .where(and(eq(scheduledPostTargets.postId, post.id), inArray(scheduledPostTargets.status, replaced), only))
       .run();
     const handOver = await insertTargets(tx, post, chosen, scheduledTime, now);
+    // A post waiting for approval keeps waiting, at its new time (approval.ts); an approved post an editor changed
+    // waits again. Nothing is handed over.
+    if (post.status === "pending_approval" || reapprove) {
+      if (post.status === "pending_approval") await holdTargets(tx, post.id, now);
+      else await holdForApproval(tx, post.id, now);
+      return [];
+    }
     await refreshPostStatus(tx, post.id, now);
     return handOver;
   });
@@ -604,7 +619,13 @@ function editedSnapshot(post: PostRow, content: RescheduleInput["content"]): Sna
  * If a provider cannot be reached while withdrawing: 502 distribution_failed (retryable) and the post stays as it
  * was: whatever was already withdrawn is placed again at the old time.
  */
-export async function reschedulePost(deps: Deps, accountId: string, postId: string, input: RescheduleInput): Promise<{ post: PostApi }> {
+export async function reschedulePost(
+  deps: Deps,
+  accountId: string,
+  postId: string,
+  input: RescheduleInput,
+  caller?: ApprovalCaller,
+): Promise<{ post: PostApi }> {
   if (input.scheduledTime === undefined && input.targets === undefined && input.content === undefined) {
     throw new AppError("invalid_request", "Send scheduled_time, targets, content or several of them.", {
       details: [{ field: "body", problem: "must contain scheduled_time, targets or content" }],
@@ -624,7 +645,7 @@ export async function reschedulePost(deps: Deps, accountId: string, postId: stri
   const scheduledTime = newTime ?? post.scheduledTime;
   // Moving only the targets re-places them: the time they go out at must leave the same lead as POST.
   if (newTime !== undefined || requested !== undefined) assertLeadTime(scheduledTime, now);
-  const chosen = requested ?? connectionsOf(all, targets.filter((t) => t.status === "scheduled" || t.status === "withdrawn"));
+  const chosen = requested ?? connectionsOf(all, targets.filter((t) => t.status === "scheduled" || t.status === "withdrawn" || t.status === "pending_approval"));
   if (chosen.length === 0) throw invalidField("targets", "the post has no target left to move; name at least one");
   await assertSchedulable(deps, chosen, content ? { ...post, caption: content.caption, images: imagesWithFirstAlt(post.images, content.altText) } : post);
   // Nothing to change (the same content, no time, no targets): the post as it is.
@@ -643,7 +664,9 @@ export async function reschedulePost(deps: Deps, accountId: string, postId: stri
     await restoreWithdrawn(deps, accountId, post, pending);
     throw error;
   }
-  const handOver = await replaceTargets(deps, post, chosen, scheduledTime, { dropFailed: requested !== undefined }, content ?? undefined);
+  // An editor who changes what an approved post sends, or where it goes, sends it back for approval (approval.ts).
+  const reapprove = caller !== undefined && post.status === "scheduled" && (content !== null || requested !== undefined) && (await needsApproval(deps.store.db, caller));
+  const handOver = await replaceTargets(deps, post, chosen, scheduledTime, { dropFailed: requested !== undefined }, content ?? undefined, reapprove);
   if (handOver.length > 0) await runDueOnce(deps, {}, handOver);
   return { post: (await getPost(deps, accountId, post.id)).post };
 }

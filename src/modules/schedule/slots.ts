@@ -3,7 +3,7 @@
  * zone. GET/PUT /api/v1/schedule/slots read and replace it; `slotTimes` walks the coming slot instants in order, which
  * is what the queue fills. A slot's time is a wall-clock time: 09:00 stays 09:00 across a DST change. A time a
  * spring-forward night skips (02:30) falls the length of the gap later (03:30); a time an autumn night repeats is
- * its later instant (dashboard/zoned.ts). Slots that fall on the same instant are one slot with both slots' targets.
+ * its later instant (lib/zoned.ts). Slots that fall on the same instant are one slot with both slots' targets.
  */
 import { eq } from "drizzle-orm";
 import type { StoredSlot } from "../../db/schema/accounts";
@@ -14,7 +14,7 @@ import { assertOwner, checkTimeZone, DEFAULT_TIME_ZONE, type SettingsCaller } fr
 import { listConnections } from "../connections/service";
 import { addDays, TIME_RE, zonedParts, zonedToUtc } from "../../lib/zoned";
 
-/** The weekdays as the API names them, Monday first (dashboard/zoned.ts weekdayOf: Monday 0). */
+/** The weekdays as the API names them, Monday first (lib/zoned.ts weekdayOf: Monday 0). */
 export const WEEKDAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
 /** At most this many slots in a schedule. */

@@ -47,6 +47,17 @@ const EVENT_BODIES: Record<EventType, { title: string; summary: string; data: TS
     summary: "A post was cancelled (DELETE /api/v1/schedule/{id})",
     data: t.Object({ post: postSchema, providerPostWithdrawn: t.Boolean({ description: "A network held the post and it was withdrawn there." }) }),
   },
+  "post.needs_approval": {
+    title: "PostNeedsApprovalEvent",
+    summary: "An editor's post waits for an owner's approval (the account requires approval; the post is pending_approval)",
+    data: postData,
+  },
+  "post.approved": { title: "PostApprovedEvent", summary: "An owner approved a waiting post; it is scheduled and goes out at its time", data: postData },
+  "post.rejected": {
+    title: "PostRejectedEvent",
+    summary: 'An owner rejected a waiting post; it is failed with errorMessage "Rejected: <note>"',
+    data: t.Object({ post: postSchema, note: t.String({ description: "The owner's note (\"no note given.\" when none)." }) }),
+  },
   "creation.generated": {
     title: "CreationGeneratedEvent",
     summary: "A creation was generated or regenerated",
@@ -54,6 +65,16 @@ const EVENT_BODIES: Record<EventType, { title: string; summary: string; data: TS
       creation: creationSchema,
       creditsCharged: integer({ minimum: 0 }),
       operation: t.UnionEnum(["generate", "regenerate"]),
+    }),
+  },
+  "connection.needs_attention": {
+    title: "ConnectionNeedsAttentionEvent",
+    summary: "A connection stopped being ready to post (its network refused the credentials, or the sign-in is gone)",
+    data: t.Object({
+      accountId: t.String({ description: "The connection's id (a target's accountId)." }),
+      platform: t.String(),
+      label: t.String(),
+      blockedReason: t.Union([t.String(), t.Null()], { description: "What to fix, in plain words." }),
     }),
   },
   "credits.low": {

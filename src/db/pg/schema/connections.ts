@@ -31,11 +31,16 @@ export const connections = pgTable(
     readyToPost: boolean("ready_to_post").notNull().default(false),
     blockedReason: text("blocked_reason"),
     checkedAt: bigint("checked_at", { mode: "number" }),
+    /** When the access token stops working (networks whose tokens expire); null when it does not expire. */
+    tokenExpiresAt: bigint("token_expires_at", { mode: "number" }),
+    /** The single-flight lease of a token refresh (src/publishing/sign-in/refresh.ts): its holder and its end. */
+    refreshLeaseToken: text("refresh_lease_token"),
+    refreshLeaseExpiresAt: bigint("refresh_lease_expires_at", { mode: "number" }),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
   },
   (t) => [
     index("connections_account_idx").on(t.accountId),
-    check("connections_platform_valid", sql`${t.platform} IN ('bluesky','mastodon','webhook')`),
+    check("connections_platform_valid", sql`${t.platform} IN (${sql.raw(CONNECTION_PLATFORMS.map((p) => `'${p}'`).join(","))})`),
   ],
 );

@@ -27,4 +27,6 @@ export * from "./creation-versions";
 export * from "./instance-settings";
 export * from "./notices";
 export * from "./invitations";
+export * from "./sign-in";
+export * from "./feeds";
 export * from "./post-series";

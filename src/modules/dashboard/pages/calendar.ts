@@ -5,6 +5,7 @@
  * views (the page script) or with the date and time fields on the post's page (no script), retry a failed post, and
  * cancel one that has not gone out.
  */
+import { platformName } from "../../../db/schema/connections";
 import type { PostStatus } from "../../../db/schema/scheduled-posts";
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
@@ -12,7 +13,9 @@ import { ROLE_SCOPES } from "../../../auth/scopes";
 import { creationCaptions, findCreationRow } from "../../creations/service";
 import { listConnections } from "../../connections/service";
 import type { ConnectionRow } from "../../../store/connections";
-import { MIN_LEAD_MS, type PostApi, cancelPost, getPost, listPosts, reschedulePost, schedulePost } from "../../schedule/service";
+import { MIN_LEAD_MS, type PostApi, cancelPost, getPost, listPosts, reschedulePost } from "../../schedule/service";
+import { resolveUnconfirmedTarget } from "../../schedule/resolve";
+import { scheduleRequest } from "../../schedule/request";
 import { type FieldErrors, FormState } from "../fields";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html } from "../../../lib/html";
@@ -42,6 +45,7 @@ import {
 } from "../../../lib/zoned";
 import { noticeFrom, refusal } from "./common";
 import { EXPORT_PATH, IMPORT_PAGE_PATH } from "./import";
+import { postContentView } from "../post-content-view";
 
 const CURRENT = "/dashboard/calendar";
 /** The most posts one calendar view lists. */
@@ -55,6 +59,7 @@ const FILTERS: Record<string, { label: string; status?: PostStatus }> = {
   published: { label: "Published", status: "published" },
   failed: { label: "Failed", status: "failed" },
   partially_failed: { label: "Partly failed", status: "partially_failed" },
+  unconfirmed: { label: "Not confirmed", status: "unconfirmed" },
 };
 /** Each status its own colour, symbol and word, so none relies on colour alone. */
 const STATUS: Record<string, { label: string; symbol: string }> = {
@@ -63,6 +68,8 @@ const STATUS: Record<string, { label: string; symbol: string }> = {
   published: { label: "Published", symbol: "✓" },
   partially_failed: { label: "Partly failed", symbol: "◐" },
   failed: { label: "Failed", symbol: "✕" },
+  unconfirmed: { label: "Not confirmed", symbol: "?" },
+  pending_approval: { label: "Waiting for approval", symbol: "⏸" },
 };
 /** The post page's heading, by the post's status. */
 const POST_TITLES: Record<string, string> = {
@@ -71,8 +78,18 @@ const POST_TITLES: Record<string, string> = {
   published: "Published post",
   partially_failed: "Partly published post",
   failed: "Failed post",
+  unconfirmed: "Post to check",
+  pending_approval: "Post waiting for approval",
 };
-const TARGET_LABELS: Record<string, string> = { scheduled: "waiting", publishing: "sending", published: "posted", failed: "failed", withdrawn: "withdrawn" };
+const TARGET_LABELS: Record<string, string> = {
+  scheduled: "waiting",
+  publishing: "sending",
+  published: "posted",
+  failed: "failed",
+  withdrawn: "withdrawn",
+  unconfirmed: "not confirmed",
+  pending_approval: "waiting for approval",
+};
 const EXCERPT = 80;
 
 function canSchedule(s: SessionContext): boolean {
@@ -98,8 +115,21 @@ function failureReasons(p: PostApi): string[] {
   return [...out];
 }
 
+/** A waiting post's note: it goes out only once an owner approves it; owners get the Approvals page's buttons. */
+function waitingNote(s: SessionContext, p: PostApi): Html {
+  const owner = s.account?.role === "owner";
+  return html`<div class="notice notice-warn"><p><strong>Waiting for approval.</strong> It goes out only once an owner approves it; if nobody does by its time, it fails.</p>
+  ${
+    owner
+      ? html`<div class="approval-actions"><form method="post" action="/dashboard/approvals/${p.id}/approve" class="inline">${csrfField(s.csrfToken)}<button type="submit">Approve</button></form>
+  <a href="/dashboard/approvals#post-${p.id}">Reject with a note on the Approvals page</a></div>`
+      : ""
+  }</div>`;
+}
+
 function movable(p: PostApi): boolean {
-  return p.status === "scheduled" && p.targets.every((t) => t.status === "scheduled");
+  const waiting = p.status === "pending_approval";
+  return (p.status === "scheduled" || waiting) && p.targets.every((t) => t.status === (waiting ? "pending_approval" : "scheduled"));
 }
 
 interface ViewCtx {
@@ -165,11 +195,10 @@ function targetsList(p: PostApi, retries: readonly PendingRetry[], zone: string,
       : t.errorMessage
         ? html`<br><span class="error-text">${t.errorMessage}</span>`
         : "";
-    return html`<li>${state} ${t.label} <span class="muted">(${PLATFORM_NAMES[t.platform] ?? t.platform})</span>${t.publishedUrl ? html` · <a href="${t.publishedUrl}">see the post</a>` : ""}${detail}</li>`;
+    return html`<li>${state} ${t.label} <span class="muted">(${platformName(t.platform)})</span>${t.publishedUrl ? html` · <a href="${t.publishedUrl}">see the post</a>` : ""}${detail}</li>`;
   })}</ul>`;
 }
 
-const PLATFORM_NAMES: Record<string, string> = { bluesky: "Bluesky", mastodon: "Mastodon", webhook: "Webhook" };
 
 /** The last day a calendar may be asked for: its week and the next-week link stay within four-digit years. */
 const LAST_ASKABLE = "9999-12-24";
@@ -312,10 +341,39 @@ function dayLink(zone: string, p: PostApi, view = "month"): string {
 
 interface PostPageState {
   notices?: Notice[];
+  /** Per unconfirmed target (its accountId): what was wrong with the pasted address. */
+  resolveErrors?: Record<string, FieldErrors>;
   errors?: FieldErrors;
   values?: { date: string; time: string };
   contentErrors?: FieldErrors;
   contentValues?: { caption: string; altText: string };
+}
+
+/**
+ * The question for one unconfirmed target (decisions.md §12): the network could not tell whether it went out, so a
+ * person looks and answers "It was posted" (with its address, when they have it) or "Send again".
+ */
+function unconfirmedCard(s: SessionContext, p: PostApi, t: PostApi["targets"][number], errors: FieldErrors = {}): Html {
+  const f = new FormState(errors);
+  const network = platformName(t.platform);
+  const action = `${CURRENT}/posts/${p.id}/targets/${t.accountId}/resolve`;
+  const id = `resolve-${t.accountId}`;
+  return html`<section class="card form-card attention" aria-labelledby="${id}-title">
+  <h2 id="${id}-title">Did it go out on ${t.label}?</h2>
+  <p>${network} did not confirm whether this post went out, and Seedcast cannot ask. It will not send it again by itself, so that nobody sees it twice. Look at ${t.label} on ${network}, then tell Seedcast what you found.</p>
+  <form method="post" action="${action}" novalidate>
+    ${csrfField(s.csrfToken)}
+    <input type="hidden" name="outcome" value="posted">
+    ${f.input({ name: "publishedUrl", id: `${id}-url`, label: "Its address (optional)", type: "url", value: "", hint: `Paste the link to the post on ${network}, if you have it.`, attrs: html` placeholder="https://…"` })}
+    <button type="submit">It was posted</button>
+  </form>
+  <form method="post" action="${action}">
+    ${csrfField(s.csrfToken)}
+    <input type="hidden" name="outcome" value="send_again">
+    <p class="hint">Not there? Send it again now: messages already confirmed are not sent a second time.</p>
+    <button type="submit" class="secondary">Send again</button>
+  </form>
+</section>`;
 }
 
 /** The post's page: everything about it, and the keyboard way to reschedule (date and time fields). */
@@ -347,11 +405,20 @@ async function postPage(ctx: DashboardCtx, s: SessionContext, account: Membershi
   <div><p><strong>${longDate(at.date)}, <time datetime="${p.scheduledTime}">${at.time}</time></strong> <span class="muted">${zoneLabel(zone)}</span> ${statusBadge(p.status)}</p>
   <p class="post-caption caption">${caption}</p>
   ${creationExists ? html`<p><a href="/dashboard/creations/${p.creationId}">Open the post it was made from</a></p>` : ""}</div></div>
-  ${p.errorMessage ? html`<p class="notice notice-error">${p.errorMessage}</p>` : ""}
+  ${await postContentView(ctx.deps, account.accountId, p.content, 2)}
+  ${
+    p.status === "unconfirmed"
+      ? html`<p class="notice notice-warn">Not every network could confirm that this went out. Answer for each below; nothing is sent again until you do.</p>`
+      : p.errorMessage
+        ? html`<p class="notice notice-error">${p.errorMessage}</p>`
+        : ""
+  }
+  ${p.status === "pending_approval" ? waitingNote(s, p) : ""}
   ${blocked.map((c) => html`<p class="notice notice-warn">${c.label} needs attention: ${c.blockedReason ?? "it is not ready to post."} <a href="/dashboard/connections#connection-${c.id}">Fix it on the Connections page</a>.</p>`)}
   <h2>Where it goes</h2>
   ${targetsList(p, retries, zone, ctx.deps.clock.now())}
 </article>
+${canSchedule(s) ? p.targets.filter((t) => t.status === "unconfirmed").map((t) => unconfirmedCard(s, p, t, state.resolveErrors?.[t.accountId])) : ""}
 ${
   canSchedule(s) && movable(p)
     ? (() => {
@@ -361,7 +428,7 @@ ${
   <h2 id="content-title">Edit what it sends</h2>
   ${csrfField(s.csrfToken)}
   ${cf.textarea({ name: "caption", label: "Caption", value: cv.caption, rows: 7, required: true, hint: "Checked against each connection's limit. The post it was made from stays as it is." })}
-  ${p.content.altText !== null ? cf.textarea({ name: "altText", label: "Alt text (describes the image for people who cannot see it)", value: cv.altText, rows: 3 }) : ""}
+  ${p.content.altText !== null ? cf.textarea({ name: "altText", label: p.content.images.length > 1 ? "Alt text of the first image (describes it for people who cannot see it)" : "Alt text (describes the image for people who cannot see it)", value: cv.altText, rows: 3 }) : ""}
   <button type="submit">Save the post's text</button>
 </form>`;
       })()
@@ -451,9 +518,13 @@ export async function postContent(ctx: DashboardCtx, s: SessionContext, id: stri
   if (!p) return missing(s);
   const values = { caption: field(form, "caption"), altText: field(form, "altText") };
   try {
-    await reschedulePost(ctx.deps, account.accountId, id, {
-      content: { caption: values.caption, ...(p.content.altText !== null ? { altText: values.altText } : {}) },
-    });
+    await reschedulePost(
+      ctx.deps,
+      account.accountId,
+      id,
+      { content: { caption: values.caption, ...(p.content.altText !== null ? { altText: values.altText } : {}) } },
+      account,
+    );
     return redirect(`${CURRENT}/posts/${id}?notice=post-content-saved`);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
@@ -472,6 +543,27 @@ export async function postContent(ctx: DashboardCtx, s: SessionContext, id: stri
   }
 }
 
+/** POST /dashboard/calendar/posts/:id/targets/:accountId/resolve: "It was posted" or "Send again" for an unconfirmed target. */
+export async function postResolve(ctx: DashboardCtx, s: SessionContext, id: string, targetId: string, form: Form | undefined): Promise<Response> {
+  const account = scheduler(s);
+  if (account instanceof Response) return account;
+  const p = await findPostOrNull(ctx, account.accountId, id);
+  if (!p) return missing(s);
+  const outcome = field(form, "outcome") === "send_again" ? "send_again" : "posted";
+  try {
+    await resolveUnconfirmedTarget(ctx.deps, account.accountId, id, targetId, { outcome, publishedUrl: outcome === "posted" ? field(form, "publishedUrl") : null });
+    return redirect(`${CURRENT}/posts/${id}?notice=${outcome === "posted" ? "marked-posted" : "sending-again"}`);
+  } catch (error) {
+    if (error instanceof AppError && error.code === "invalid_request") {
+      const errors = { [targetId]: { publishedUrl: "Paste the post's address as it shows in your browser, starting with https://, or leave it empty." } };
+      return htmlResponse(await postPage(ctx, s, account, p, { resolveErrors: errors }), 400);
+    }
+    const { notice, status } = refusal(error);
+    const fresh = (await findPostOrNull(ctx, account.accountId, id)) ?? p;
+    return htmlResponse(await postPage(ctx, s, account, fresh, { notices: [notice] }), status);
+  }
+}
+
 /** POST /dashboard/calendar/posts/:id/retry: schedules the creation again to the targets that failed. */
 export async function postRetry(ctx: DashboardCtx, s: SessionContext, id: string, form: Form | undefined): Promise<Response> {
   const account = scheduler(s);
@@ -483,7 +575,7 @@ export async function postRetry(ctx: DashboardCtx, s: SessionContext, id: string
   if (at === null) return htmlResponse(await postPage(ctx, s, account, p, { errors, values }), 400);
   const failedTargets = p.targets.filter((t) => t.status === "failed").map((t) => t.accountId);
   try {
-    const { post } = await schedulePost(ctx.deps, account.accountId, { creationId: p.creationId, scheduledTime: isoAt(at), targets: failedTargets });
+    const { post } = await scheduleRequest(ctx.deps, account, { creationId: p.creationId, scheduledTime: isoAt(at), targets: failedTargets });
     return redirect(`${CURRENT}/posts/${post.id}?notice=retry-scheduled`);
   } catch (error) {
     const { notice, status } = refusal(error);

@@ -1,11 +1,16 @@
 /**
- * Connections (the API's manageUrl): connect Bluesky, Mastodon or a webhook; each shows ready or what to fix;
+ * Connections (the API's manageUrl): connect Bluesky, Mastodon, Nostr, a Discord channel (its webhook URL), a Telegram
+ * channel (a bot token and the channel) or a webhook; each shows ready or what to fix;
  * re-check, reconnect (new credentials replace the old ones in place: the connection keeps its id, so posts already
  * scheduled to it go out with them), remove. Owners and editors
  * manage them; viewers see them. Credentials are never rendered back.
  */
+import { type ConnectionPlatform, PLATFORM_NAMES } from "../../../db/schema/connections";
 import { isoAt } from "../../../lib/clock";
-import type { ConnectionRow } from "../../../store/connections";
+import { type ConnectionMeta, type ConnectionRow, openConnection } from "../../../store/connections";
+import { npubEncode } from "nostr-tools/nip19";
+import { relaysOf } from "../../../publishing/networks/nostr/connection";
+import { generateKeys } from "../../../publishing/networks/nostr/keys";
 import { BLUESKY_DEFAULT_SERVICE } from "../../../publishing/bluesky";
 import { ROLE_SCOPES } from "../../../auth/scopes";
 import {
@@ -26,10 +31,9 @@ import { noticeFrom, plainMessage, refusal } from "./common";
 import { zoneOf } from "../../../web/preferences";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
 import { AppError } from "../../../lib/errors";
+import { mastodonSignInForm, signInPageResponse } from "./sign-in-form";
 
 const CURRENT = "/dashboard/connections";
-const PLATFORM_LABELS = { bluesky: "Bluesky", mastodon: "Mastodon", webhook: "Webhook" } as const;
-type Platform = keyof typeof PLATFORM_LABELS;
 
 function canManage(s: SessionContext): boolean {
   return s.account !== null && ROLE_SCOPES[s.account.role].includes("schedule");
@@ -39,12 +43,18 @@ function canManage(s: SessionContext): boolean {
 function whereTo(c: ConnectionRow): string {
   if (c.platform === "bluesky") return c.endpoint === BLUESKY_DEFAULT_SERVICE ? "" : `Server ${new URL(c.endpoint).host} · `;
   if (c.platform === "mastodon") return `Server ${new URL(c.endpoint).host} · `;
+  if (c.platform === "nostr") {
+    const pubkey = (JSON.parse(c.meta) as ConnectionMeta).providerAccountId;
+    return `${pubkey ? `${npubEncode(pubkey)} · ` : ""}Relays ${relaysOf(c.endpoint).join(", ")} · `;
+  }
+  // The Discord webhook's address holds its secret token; the Telegram API's address says nothing.
+  if (c.platform === "discord" || c.platform === "telegram") return "";
   return `Sends to ${c.endpoint} · `;
 }
 
 function connectionCard(s: SessionContext, c: ConnectionRow, highlight: boolean): Html {
   return html`<li class="post connection${highlight ? " highlight" : ""}" id="connection-${c.id}">
-  <h3>${PLATFORM_LABELS[c.platform]} · ${c.label}</h3>
+  <h3>${PLATFORM_NAMES[c.platform]} · ${c.label}</h3>
   <p>${
     c.readyToPost
       ? html`<span class="badge state-ready">ready</span> Ready to post.`
@@ -63,7 +73,7 @@ function connectionCard(s: SessionContext, c: ConnectionRow, highlight: boolean)
 </li>`;
 }
 
-function platformFields(platform: Platform, values: Record<string, string>, prefix: string, errors: FieldErrors = {}): Html {
+function platformFields(platform: ConnectionPlatform, values: Record<string, string>, prefix: string, errors: FieldErrors = {}): Html {
   const f = new FormState(errors);
   const id = (name: string) => `${prefix}-${name}`;
   const off = html` autocomplete="off"`;
@@ -75,10 +85,41 @@ function platformFields(platform: Platform, values: Record<string, string>, pref
     case "mastodon":
       return html`${f.input({ name: "instance", id: id("instance"), label: "Server", value: values.instance ?? "", required: true, hint: "The server you sign in at, such as mastodon.social.", attrs: html` placeholder="mastodon.social" inputmode="url"${off}` })}
   ${f.input({ name: "token", id: id("token"), label: "Access token", type: "password", required: true, hint: "On your server: Preferences → Development → New application, with the scopes read, write:statuses and write:media; then copy “Your access token”.", attrs: off })}`;
+    case "discord":
+      return html`${f.input({ name: "webhookUrl", id: id("webhookUrl"), label: "Channel webhook URL", type: "password", required: true, hint: "In Discord: the channel's settings → Integrations → Webhooks → New Webhook (or choose one) → Copy Webhook URL. It holds a secret: keep it to yourself.", attrs: html` placeholder="https://discord.com/api/webhooks/…"${off}` })}`;
+    case "telegram":
+      return html`${f.input({ name: "botToken", id: id("botToken"), label: "Bot token", type: "password", required: true, hint: "From @BotFather: /newbot (or /mybots → your bot → API Token).", attrs: off })}
+  ${f.input({ name: "chat", id: id("chat"), label: "Channel", value: values.chat ?? "", required: true, hint: "The channel's @name, or its numeric id for a private channel. Add the bot to the channel as an administrator with “Post messages” first.", attrs: html` placeholder="@yourchannel"${off}` })}`;
     case "webhook":
       return html`${f.input({ name: "url", id: id("url"), label: "Webhook URL", type: "url", value: values.url ?? "", required: true, attrs: html` placeholder="https://hooks.example.com/seedcast"` })}
   ${f.input({ name: "secret", id: id("secret"), label: "Signing secret", type: "password", required: true, hint: "At least 16 characters, the same as the receiving service uses. A signed test message is sent now to check it.", attrs: html` minlength="16"${off}` })}`;
+    case "nostr":
+      return html`${f.input({ name: "secretKey", id: id("secretKey"), label: "Secret key", type: "password", hint: "Your nsec1… key (or its 64 hexadecimal characters), from your Nostr app. It is stored sealed and never shown again. No key yet? Use the “Make a new key” button below.", attrs: off })}
+  ${f.textarea({ name: "relays", id: id("relays"), label: "Relays", value: values.relays ?? "", required: true, rows: 3, hint: "1 to 10 relays, one per line, each starting with wss://, such as wss://relay.damus.io. Every note goes to each of them.", attrs: html` spellcheck="false"${off}` })}
+  ${f.input({ name: "blossom", id: id("blossom"), label: "Blossom server (for images, optional)", value: values.blossom ?? "", hint: "Where images are uploaded, such as https://blossom.primal.net. Without one, Nostr posts are text only.", attrs: html` inputmode="url"${off}` })}`;
   }
+}
+
+/**
+ * Mastodon's card: the server and "Sign in with Mastodon" (pages/sign-in.ts), with the access-token form folded away
+ * beneath it (open when that form was just refused).
+ */
+function mastodonCard(s: SessionContext, values: Record<string, string>, errors: FieldErrors): Html {
+  const signInFailed = values.platform === "mastodon-signin";
+  const pasteFailed = values.platform === "mastodon";
+  return html`<section class="card" aria-labelledby="connect-mastodon-title">
+  <h3 id="connect-mastodon-title">Connect Mastodon</h3>
+  ${mastodonSignInForm(s.csrfToken, signInFailed ? values : {}, signInFailed ? errors : {})}
+  <details class="paste-token"${pasteFailed ? html` open` : ""}>
+    <summary>Paste an access token instead</summary>
+    <form method="post" action="${CURRENT}" id="mastodon-token-form" aria-label="Connect Mastodon with an access token" novalidate>
+      ${csrfField(s.csrfToken)}
+      <input type="hidden" name="platform" value="mastodon">
+      ${platformFields("mastodon", pasteFailed ? values : {}, "mastodon", pasteFailed ? errors : {})}
+      <button type="submit" class="secondary">Connect with this token</button>
+    </form>
+  </details>
+</section>`;
 }
 
 /** Refusals of the connect form in words a person uses, by field. */
@@ -89,22 +130,43 @@ function connectWords(fieldName: string, problem: string, message: string): stri
   if (fieldName === "appPassword") return "Paste the app password you created in Bluesky.";
   if (fieldName === "token") return "Paste the access token from your Mastodon instance.";
   if (fieldName === "secret") return "The signing secret needs at least 16 characters.";
+  if (fieldName === "relays" && problem === "is required") return "List at least one relay, such as wss://relay.damus.io.";
+  if (fieldName === "webhookUrl" && problem === "is required") return "Paste the channel's webhook URL from Discord.";
+  if (fieldName === "botToken" && problem === "is required") return "Paste the bot token from @BotFather.";
+  if (fieldName === "chat" && problem === "is required") return "Enter the channel's @name or numeric id.";
   const text = problem || message;
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
-const CONNECT_FIELDS = { handle: "handle", appPassword: "appPassword", service: "service", instance: "instance", token: "token", url: "url", secret: "secret" };
+const CONNECT_FIELDS = {
+  handle: "handle",
+  appPassword: "appPassword",
+  service: "service",
+  instance: "instance",
+  token: "token",
+  url: "url",
+  secret: "secret",
+  secretKey: "secretKey",
+  relays: "relays",
+  blossom: "blossom",
+  webhookUrl: "webhookUrl",
+  botToken: "botToken",
+  chat: "chat",
+};
 
-function connectForm(s: SessionContext, platform: Platform, values: Record<string, string>, action = CURRENT, title?: string, errors: FieldErrors = {}): Html {
+function connectForm(s: SessionContext, platform: ConnectionPlatform, values: Record<string, string>, action = CURRENT, title?: string, errors: FieldErrors = {}): Html {
   return html`<form method="post" action="${action}" class="card" aria-labelledby="connect-${platform}-title" novalidate>
-  <h3 id="connect-${platform}-title">${title ?? `Connect ${PLATFORM_LABELS[platform]}`}</h3>
+  <h3 id="connect-${platform}-title">${title ?? `Connect ${PLATFORM_NAMES[platform]}`}</h3>
   ${csrfField(s.csrfToken)}
   <input type="hidden" name="platform" value="${platform}">
   ${platformFields(platform, values, platform, errors)}
-  <button type="submit">${title ? "Reconnect" : "Connect"}</button>
+  <div class="actions"><button type="submit">${title ? "Reconnect" : "Connect"}</button>${
+    platform === "nostr" ? html`<button type="submit" name="newKey" value="1" class="secondary">Make a new key${title ? " and reconnect" : " and connect"}</button>` : ""
+  }</div>
 </form>`;
 }
 
-async function connectionsPage(
+/** The connections page with `notices`; a refused form comes back with what was typed and what to fix. */
+export async function connectionsPage(
   ctx: DashboardCtx,
   s: SessionContext,
   account: Membership,
@@ -114,7 +176,7 @@ async function connectionsPage(
   highlight: string | null = null,
 ): Promise<Html> {
   const rows = await listConnections(ctx.deps, account.accountId);
-  const failedPlatform = values.platform as Platform | undefined;
+  const failedPlatform = values.platform as ConnectionPlatform | undefined;
   return page(
     s,
     { title: "Connections", current: CURRENT, notices },
@@ -128,7 +190,11 @@ ${
     ? html`<section aria-labelledby="add-title">
   <h2 id="add-title">Add a connection</h2>
   <div class="grid2">
-    ${(Object.keys(PLATFORM_LABELS) as Platform[]).map((p) => connectForm(s, p, failedPlatform === p ? values : {}, CURRENT, undefined, failedPlatform === p ? errors : {}))}
+    ${(Object.keys(PLATFORM_NAMES) as ConnectionPlatform[]).map((p) =>
+      p === "mastodon"
+        ? mastodonCard(s, values, errors)
+        : connectForm(s, p, failedPlatform === p ? values : {}, CURRENT, undefined, failedPlatform === p ? errors : {}),
+    )}
   </div>
 </section>`
     : html`<p class="hint">Only owners and editors add or change connections.</p>`
@@ -145,6 +211,15 @@ function inputFrom(accountId: string, form: Form | undefined): AddConnectionInpu
       return { accountId, platform, instance: field(form, "instance"), token: field(form, "token") };
     case "webhook":
       return { accountId, platform, url: field(form, "url"), secret: field(form, "secret") };
+    case "nostr": {
+      // "Make a new key": a fresh key is made here; its npub shows on the connection's card.
+      const secretKey = field(form, "newKey") === "1" ? generateKeys().secretHex : field(form, "secretKey");
+      return { accountId, platform, secretKey, relays: field(form, "relays"), blossom: field(form, "blossom") || undefined };
+    }
+    case "discord":
+      return { accountId, platform, webhookUrl: field(form, "webhookUrl") };
+    case "telegram":
+      return { accountId, platform, botToken: field(form, "botToken"), chat: field(form, "chat") };
     default:
       return null;
   }
@@ -158,17 +233,22 @@ function safeValues(form: Form | undefined): Record<string, string> {
     service: field(form, "service"),
     instance: field(form, "instance"),
     url: field(form, "url"),
+    relays: field(form, "relays"),
+    blossom: field(form, "blossom"),
+    chat: field(form, "chat"),
   };
 }
 
-function managed(s: SessionContext): Membership | Response {
+/** The session's account when its role may change connections, else the page that says it may not. */
+export function managed(s: SessionContext): Membership | Response {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
   if (!canManage(s)) return forbiddenPage(s, "Only owners and editors add or change connections.");
   return account;
 }
 
-function missing(s: SessionContext): Response {
+/** The 404 page of a connection that is not in this account. */
+export function missing(s: SessionContext): Response {
   return htmlResponse(page(s, { title: "Not found", current: CURRENT }, html`<p class="card">No such connection in this account.</p>`), 404);
 }
 
@@ -176,7 +256,7 @@ function missing(s: SessionContext): Response {
 export async function getConnections(ctx: DashboardCtx, s: SessionContext, request: Request): Promise<Response> {
   const account = requireAccount(s);
   if (account instanceof Response) return account;
-  return htmlResponse(await connectionsPage(ctx, s, account, noticeFrom(request)));
+  return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, noticeFrom(request)));
 }
 
 /**
@@ -187,7 +267,7 @@ export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Fo
   const account = managed(s);
   if (account instanceof Response) return account;
   const input = inputFrom(account.accountId, form);
-  if (!input) return htmlResponse(await connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon or Webhook." }]), 400);
+  if (!input) return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: "Choose Bluesky, Mastodon, Nostr, Discord, Telegram or Webhook." }]), 400);
   try {
     await addConnection(ctx.deps, input, { keepWhenNotReady: false });
     return redirect(`${CURRENT}?notice=connected`);
@@ -198,20 +278,20 @@ export async function postConnect(ctx: DashboardCtx, s: SessionContext, form: Fo
         kind: "error",
         text: html`${plainMessage(error)} <a href="#connection-${existing}">See it</a> or <a href="${CURRENT}/${existing}/reconnect">reconnect it</a>.`,
       };
-      return htmlResponse(await connectionsPage(ctx, s, account, [notice], safeValues(form), {}, existing), 409);
+      return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [notice], safeValues(form), {}, existing), 409);
     }
     if (error instanceof AppError && error.extra.checkFailed === true) {
       // The check's own words: they say what the platform answered and what to change.
       const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, (_field, problem, message) => problem || message);
       const notice: Notice = { kind: "error", text: "Not connected: the check failed. See what to fix in the form below." };
-      return htmlResponse(await connectionsPage(ctx, s, account, general ? [notice, { kind: "error", text: general }] : [notice], safeValues(form), errors), 400);
+      return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, general ? [notice, { kind: "error", text: general }] : [notice], safeValues(form), errors), 400);
     }
     if (error instanceof AppError && error.code === "invalid_request") {
       const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, connectWords);
-      return htmlResponse(await connectionsPage(ctx, s, account, general ? [{ kind: "error", text: general }] : [], safeValues(form), errors), 400);
+      return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, general ? [{ kind: "error", text: general }] : [], safeValues(form), errors), 400);
     }
     const { notice, status } = refusal(error);
-    return htmlResponse(await connectionsPage(ctx, s, account, [notice], safeValues(form)), status);
+    return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [notice], safeValues(form)), status);
   }
 }
 
@@ -228,10 +308,21 @@ function reconnectPage(s: SessionContext, row: ConnectionRow, values: Record<str
   return page(
     s,
     { title: `Reconnect ${row.label}`, current: CURRENT, notices },
-    html`<p class="muted">Enter the credentials again. They replace the old ones and are checked at once; posts already scheduled to this connection go out with the new ones.</p>
-${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconnect ${PLATFORM_LABELS[row.platform]}`, errors)}
+    row.platform === "mastodon"
+      ? html`<p class="muted">Sign in again on your server. The new sign-in replaces the old one and is checked at once; posts already scheduled to this connection go out with it.</p>
+<section class="card" aria-labelledby="reconnect-signin-title"><h2 id="reconnect-signin-title">Sign in again</h2>
+${mastodonSignInForm(s.csrfToken, { server: values.instance ?? "" }, {}, row.id)}</section>
+${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, "Or paste a new access token", errors)}`
+      : html`<p class="muted">Enter the credentials again. They replace the old ones and are checked at once; posts already scheduled to this connection go out with the new ones.</p>
+${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconnect ${PLATFORM_NAMES[row.platform]}`, errors)}
 <p><a href="${CURRENT}">Back to connections</a></p>`,
   );
+}
+
+/** The chat of a Telegram connection as the form takes it: its @name, else its numeric id (the label is a title then). */
+function telegramChatOf(row: ConnectionRow): string {
+  const meta = JSON.parse(row.meta) as { telegramChatUsername?: string; telegramChatId?: string };
+  return meta.telegramChatUsername ? `@${meta.telegramChatUsername}` : (meta.telegramChatId ?? row.label);
 }
 
 /** GET /dashboard/connections/:id/reconnect: the platform's form for new credentials. */
@@ -241,8 +332,18 @@ export async function getReconnect(ctx: DashboardCtx, s: SessionContext, id: str
   const row = await getConnection(ctx.deps, account.accountId, id);
   if (!row) return missing(s);
   const values: Record<string, string> =
-    row.platform === "bluesky" ? { handle: row.label.replace(/^@/, ""), service: row.endpoint } : row.platform === "mastodon" ? { instance: row.endpoint } : { url: row.endpoint };
-  return htmlResponse(reconnectPage(s, row, values));
+    row.platform === "bluesky"
+      ? { handle: row.label.replace(/^@/, ""), service: row.endpoint }
+      : row.platform === "mastodon"
+        ? { instance: row.endpoint }
+        : row.platform === "nostr"
+          ? { relays: relaysOf(row.endpoint).join("\n"), blossom: openConnection(ctx.deps, row).credentials.blossom ?? "" }
+          : row.platform === "telegram"
+            ? { chat: telegramChatOf(row) }
+            : row.platform === "discord"
+              ? {}
+              : { url: row.endpoint };
+  return signInPageResponse(ctx.deps.config, reconnectPage(s, row, values));
 }
 
 /**
@@ -261,17 +362,17 @@ export async function postReconnect(ctx: DashboardCtx, s: SessionContext, id: st
     const replaced = await replaceConnectionCredentials(ctx.deps, account.accountId, row.id, input);
     if (!replaced.readyToPost) {
       const reason = replaced.blockedReason ?? "the check failed";
-      return htmlResponse(await connectionsPage(ctx, s, account, [{ kind: "error", text: `The new credentials were saved but do not work yet: ${reason}` }]), 400);
+      return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: `The new credentials were saved but do not work yet: ${reason}` }]), 400);
     }
     return redirect(`${CURRENT}?notice=connected`);
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_request") {
       const words = error.extra.checkFailed === true ? (_f: string, problem: string, message: string) => problem || message : connectWords;
       const { fields: errors, general } = errorsOf(error, CONNECT_FIELDS, words);
-      return htmlResponse(reconnectPage(s, row, safeValues(form), errors, general ? [{ kind: "error", text: general }] : []), 400);
+      return signInPageResponse(ctx.deps.config, reconnectPage(s, row, safeValues(form), errors, general ? [{ kind: "error", text: general }] : []), 400);
     }
     const { notice, status } = refusal(error);
-    return htmlResponse(await connectionsPage(ctx, s, account, [notice]), status);
+    return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [notice]), status);
   }
 }
 
@@ -285,7 +386,7 @@ export async function getRemoveConnection(ctx: DashboardCtx, s: SessionContext, 
     confirmPage(s, {
       title: "Remove connection",
       current: CURRENT,
-      question: html`Remove <strong>${PLATFORM_LABELS[row.platform]} ${row.label}</strong>? Posts still scheduled to it will not be sent; posts Mastodon holds are withdrawn from it first.`,
+      question: html`Remove <strong>${PLATFORM_NAMES[row.platform]} ${row.label}</strong>? Posts still scheduled to it will not be sent; posts Mastodon holds are withdrawn from it first.`,
       action: `${CURRENT}/${row.id}/remove`,
       confirmLabel: "Remove connection",
       cancelHref: CURRENT,
@@ -303,7 +404,7 @@ export async function postRemoveConnection(ctx: DashboardCtx, s: SessionContext,
   } catch (error) {
     // e.g. Mastodon unreachable while withdrawing a post it holds: nothing was removed; say so and why.
     const { notice, status } = refusal(error);
-    return htmlResponse(await connectionsPage(ctx, s, account, [notice]), status);
+    return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [notice]), status);
   }
   return redirect(`${CURRENT}?notice=connection-removed`);
 }

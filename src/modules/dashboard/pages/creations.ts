@@ -1,9 +1,10 @@
 /**
- * Posts (creations): the list, and one creation's page, the composer: the preview, the caption and alt text edited by
- * hand (creations' `updateCreation`, the service of PATCH /creations/{id}) with a counter per connected platform that
+ * Posts (creations): the list, and one creation's page (pages/composer.ts edits the whole post): the preview, every
+ * part of the post, the caption and first alt text edited by hand (creations' `updateCreation`, the service of PATCH /creations/{id}) with a counter per connected platform that
  * turns red when over, regenerate (parts, change instructions), "Schedule" to chosen connections at a date and time
  * in the person's own zone (`schedulePost`), and delete (`deleteCreation`) so its image can be freed.
  */
+import { PLATFORM_NAMES } from "../../../db/schema/connections";
 import { isoAt } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { connectorFor } from "../../../publishing/registry";
@@ -16,8 +17,8 @@ import { findCreationRow, getCreation, graphemeCount, listCreations, regenerateC
 import { listVersions, restoreVersion } from "../../creations/versions";
 import { BUILTIN_GENERATOR_NAME } from "../../../generation/builtin";
 import type { CreationVersion } from "../../creations/model";
-import { MIN_LEAD_MS, schedulePost } from "../../schedule/service";
-import { queuePost } from "../../schedule/queue";
+import { MIN_LEAD_MS } from "../../schedule/service";
+import { scheduleRequest } from "../../schedule/request";
 import { getOwnedSeed } from "../../seeds/service";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
@@ -28,13 +29,14 @@ import { zoneOf } from "../../../web/preferences";
 import type { Membership, SessionContext } from "../../../web/session";
 import { addDays, zoneAbbreviation, zoneLabel, zonedParts, zonedToUtc } from "../../../lib/zoned";
 import { noticeFrom, refusal } from "./common";
+import { postContentView } from "../post-content-view";
+import { imageGrid } from "../composer/preview";
 
 const CURRENT = "/dashboard/creations";
 const PAGE_SIZE = 24;
 const EXCERPT = 160;
 /** Mastodon and others count every link as this many characters (matches the schedule service's rule). */
 const URL_RE = /https?:\/\/[^\s<>"]+/g;
-const PLATFORM_NAMES = { bluesky: "Bluesky", mastodon: "Mastodon", webhook: "Webhook" } as const;
 const PART_LABELS: Record<RegeneratePart, string> = { caption: "The caption", image: "The image", both: "Both" };
 
 /** A library URL made same-origin, so the page shows it whatever BASE_URL says. */
@@ -101,12 +103,12 @@ export async function getCreations(ctx: DashboardCtx, s: SessionContext, request
     page(
       s,
       { title: "Posts", current: CURRENT, notices: noticeFrom(request) },
-      html`<p class="muted">Posts generated from your seeds. Open one to edit its caption and schedule it.</p>
+      html`<p class="muted">Posts written in the <a href="/dashboard/compose">composer</a> or generated from your ideas. Open one to edit it and schedule it.</p>
 <section aria-labelledby="creations-title">
   <h2 id="creations-title" class="sr-only">Generated posts</h2>
   ${
     result.creations.length === 0
-      ? html`<p class="card">No posts yet. <a href="/dashboard/seeds">Write a seed</a> and generate a post from it.</p>`
+      ? html`<p class="card">No posts yet. <a href="/dashboard/compose">Write one</a>, or <a href="/dashboard/seeds">write an idea</a> and generate a post from it.</p>`
       : html`<ul class="gallery creations">${result.creations.map((c) => creationCard(ctx, c, titles, zoneOf(s)))}</ul>`
   }
   ${result.nextCursor ? html`<p><a href="${CURRENT}?cursor=${encodeURIComponent(result.nextCursor)}">Older posts</a></p>` : ""}
@@ -179,7 +181,7 @@ async function schedulePart(ctx: DashboardCtx, s: SessionContext, account: Membe
     ${f.input({ name: "date", label: "Date", type: "date", value: v.date, required: true })}
     ${f.input({ name: "time", label: "Time", type: "time", value: v.time, required: true, hint: `${zoneLabel(zone)} (${zoneAbbreviation(now, zone)}). Change it in your settings.` })}
   </div>
-  <p class="hint">At least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now. The post keeps the caption and image as they are when you schedule. "Add to queue" ignores the date and time: the post takes the next free <a href="/dashboard/queue">posting slot</a> of its connections.</p>
+  <p class="hint">At least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now. The post keeps its caption, images, thread and versions as they are when you schedule. "Add to queue" ignores the date and time: the post takes the next free <a href="/dashboard/queue">posting slot</a> of its connections.</p>
   <div class="actions"><button type="submit">Schedule</button> <button type="submit" name="mode" value="queue" class="secondary">Add to queue</button></div>
 </form>`;
 }
@@ -224,14 +226,25 @@ async function creationPage(ctx: DashboardCtx, s: SessionContext, account: Membe
   const writable = canCreate(s);
   const captionCounters = writable ? await counters(ctx, account.accountId) : [];
   const scheduling = canSchedule(s) ? await schedulePart(ctx, s, account, c, state) : "";
+  const whole = c.body.images.length > 1 || c.body.thread.length > 0 || c.body.firstComment !== null || Object.keys(c.body.variants).length > 0;
+  const content = whole
+    ? html`<section class="card" aria-labelledby="whole-title"><h2 id="whole-title">Everything in this post</h2>${await postContentView(ctx.deps, account.accountId, c.body)}</section>`
+    : "";
   return page(
     s,
     { title: "Post", current: CURRENT, notices: state.notices },
     html`<p class="muted">${title && c.seedId ? html`From the seed <a href="/dashboard/seeds/${c.seedId}">${title}</a> · ` : ""}created ${timeTag(c.createdAt, "—", zoneOf(s))}${c.updatedAt !== c.createdAt ? html`, changed ${timeTag(c.updatedAt, "—", zoneOf(s))}` : ""} · <a href="${sameOrigin(ctx, c.url) ?? c.url}">public preview</a></p>
+${writable ? html`<p><a class="button secondary" href="${CURRENT}/${c.id}/edit">Open in the composer</a> <span class="hint">for the images, the thread, the first comment and each network’s version.</span></p>` : ""}
 <div class="grid2">
   <article class="card post-preview" aria-labelledby="preview-title">
     <h2 id="preview-title">As it will appear</h2>
-    ${img ? html`<img src="${img}" alt="${c.body.altText ?? ""}">` : html`<p class="muted">Text only, no image.</p>`}
+    ${
+      c.body.images.length > 1
+        ? imageGrid(c.body.images, new Map(c.body.images.map((i) => [i.assetId, { src: sameOrigin(ctx, i.url) ?? i.url, mimeType: "", fileName: "" }])))
+        : img
+          ? html`<img src="${img}" alt="${c.body.altText ?? ""}">`
+          : html`<p class="muted">Text only, no image.</p>`
+    }
     <p class="caption">${c.body.caption}</p>
     ${row?.captionSource === BUILTIN_GENERATOR_NAME ? offlineNote(s) : ""}
     ${c.seedId ? html`<p class="hint">A different image? Pick one from the library (or add one: upload, web address, upload link) when you <a href="/dashboard/seeds/${c.seedId}#generate-title">generate from the seed</a>.</p>` : ""}
@@ -243,12 +256,13 @@ async function creationPage(ctx: DashboardCtx, s: SessionContext, account: Membe
     ${csrfField(s.csrfToken)}
     ${edit.textarea({ name: "caption", label: "Caption", value: ev.caption, rows: 9, required: true, hint: "Counted per platform below; a red counter means too long there." })}
     ${counterList(ev.caption, captionCounters)}
-    ${img ? edit.textarea({ name: "altText", label: "Alt text (describes the image for people who cannot see it)", value: ev.altText, rows: 3 }) : ""}
+    ${img ? edit.textarea({ name: "altText", label: c.body.images.length > 1 ? "Alt text of the first image (describes it for people who cannot see it)" : "Alt text (describes the image for people who cannot see it)", value: ev.altText, rows: 3 }) : ""}
     <button type="submit">Save caption${img ? " and alt text" : ""}</button>
   </form>`
       : html`<section class="card"><h2>Caption</h2><p class="caption">${c.body.caption}</p></section>`
   }
 </div>
+${content}
 ${scheduling}
 ${versionsPart(ctx, s, c, versions, writable)}
 ${
@@ -333,7 +347,7 @@ export async function postScheduleCreation(ctx: DashboardCtx, s: SessionContext,
   if (values.targets.length === 0) errors.targets = "Choose at least one connection to post to.";
   if (field(form, "mode") === "queue" && values.targets.length > 0) {
     try {
-      const { post } = await queuePost(ctx.deps, account.accountId, { creationId: id, targets: values.targets });
+      const { post } = await scheduleRequest(ctx.deps, account, { creationId: id, targets: values.targets, queue: true });
       return redirect(`/dashboard/queue?notice=queued#post-${post.id}`);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
@@ -352,7 +366,7 @@ export async function postScheduleCreation(ctx: DashboardCtx, s: SessionContext,
   else if (at !== null && at < ctx.deps.clock.now() + MIN_LEAD_MS) errors.time = `Choose a time at least ${Math.round(MIN_LEAD_MS / 60000)} minutes from now.`;
   if (Object.keys(errors).length === 0 && at !== null) {
     try {
-      const { post } = await schedulePost(ctx.deps, account.accountId, { creationId: id, scheduledTime: isoAt(at), targets: values.targets });
+      const { post } = await scheduleRequest(ctx.deps, account, { creationId: id, scheduledTime: isoAt(at), targets: values.targets });
       return redirect(`/dashboard/calendar?view=month&date=${values.date}&notice=scheduled#post-${post.id}`);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;

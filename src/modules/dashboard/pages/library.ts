@@ -148,25 +148,30 @@ function filesOf(form: Form | undefined): UploadedFile[] {
 
 /**
  * POST /dashboard/library/upload (multipart). The page script sends one file per request and reads a short text
- * answer; a plain form post gets the page back.
+ * answer, or JSON `{id, fileName}` / `{message}` when it asks for it (the composer, which adds the image to the post);
+ * a plain form post gets the page back.
  */
 export async function postUpload(ctx: DashboardCtx, s: SessionContext, form: Form | undefined, request: Request): Promise<Response> {
   const account = changer(s);
   if (account instanceof Response) return account;
   const scripted = request.headers.get("x-requested-with") === "fetch";
+  const json = scripted && (request.headers.get("accept") ?? "").includes("application/json");
+  const answer = (status: number, text: string, body: Record<string, string>) =>
+    json
+      ? Response.json(body, { status, headers: { "cache-control": "no-store" } })
+      : new Response(text, { status, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
   const files = filesOf(form);
   try {
     if (files.length === 0) throw new AppError("empty_body", "Choose at least one image.");
+    let last: { id: string; fileName: string } | null = null;
     for (const file of files) {
-      await ingestImageBytes(ctx.deps, account.accountId, { bytes: file.bytes, fileName: file.name, source: "upload" });
+      last = await ingestImageBytes(ctx.deps, account.accountId, { bytes: file.bytes, fileName: file.name, source: "upload" });
     }
-    if (scripted) return new Response("uploaded", { status: 200, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
+    if (scripted) return answer(200, "uploaded", { id: last?.id ?? "", fileName: last?.fileName ?? "" });
     return redirect(`${CURRENT}?notice=uploaded${files.length > 1 ? `&count=${files.length}` : ""}`);
   } catch (error) {
     const { notice, status } = refusal(error);
-    if (scripted) {
-      return new Response(String(notice.text), { status, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
-    }
+    if (scripted) return answer(status, String(notice.text), { message: String(notice.text) });
     return htmlResponse(await libraryPage(ctx, s, account, undefined, [notice]), status);
   }
 }

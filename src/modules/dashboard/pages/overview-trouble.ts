@@ -1,8 +1,8 @@
 /**
  * The overview's "Needs your attention" list (decisions.md §15: trouble shows where people look). Each kind of trouble
- * is one source: a heading and a function listing its items. Failed posts and connections needing attention exist
- * today; posts the network has not confirmed and posts waiting for approval are further sources of the same shape,
- * added to TROUBLE_SOURCES once those states exist.
+ * is one source: a heading and a function listing its items: posts waiting for an owner's approval (shown to owners),
+ * failed posts, posts a network could not confirm (a person must say whether they went out), connections needing
+ * attention.
  */
 import { isoAt } from "../../../lib/clock";
 import { type Html, html } from "../../../lib/html";
@@ -11,6 +11,7 @@ import { creationCaptions } from "../../creations/service";
 import { type PostApi, listPosts } from "../../schedule/service";
 import type { DashboardCtx } from "../../../web/guard";
 import { shortDate, zonedParts } from "../../../lib/zoned";
+import type { Role } from "../../../auth/scopes";
 
 /** One thing to look at: where to go, what it is, and why it is here. */
 export interface TroubleItem {
@@ -24,6 +25,8 @@ export interface TroubleSource {
   key: string;
   heading: string;
   list(ctx: DashboardCtx, accountId: string, zone: string): Promise<TroubleItem[]>;
+  /** Shown only to these roles (everyone when absent). */
+  roles?: readonly Role[];
 }
 
 /** How far back failed posts are listed. */
@@ -65,6 +68,25 @@ const failedPosts: TroubleSource = {
   },
 };
 
+const unconfirmedPosts: TroubleSource = {
+  key: "unconfirmed-posts",
+  heading: "Posts to check: did they go out?",
+  async list(ctx, accountId, zone) {
+    // Unconfirmed posts wait for a person however old they are: no window.
+    const { posts } = await listPosts(ctx.deps, accountId, { status: "unconfirmed", limit: PER_SOURCE });
+    const captions = await creationCaptions(ctx.deps, accountId, posts.map((p) => p.creationId));
+    return posts.map((p) => {
+      const at = zonedParts(Date.parse(p.scheduledTime), zone);
+      const where = p.targets.filter((t) => t.status === "unconfirmed").map((t) => t.label);
+      return {
+        href: `/dashboard/calendar/posts/${p.id}`,
+        title: `${shortDate(at.date)} ${at.time}: ${excerpt(captions.get(p.creationId)) || "A post"}`,
+        why: `${where.join(", ")} could not confirm it went out. Look, then answer "It was posted" or "Send again".`,
+      };
+    });
+  },
+};
+
 const connectionsNeedingAttention: TroubleSource = {
   key: "connections",
   heading: "Connections that need attention",
@@ -78,12 +100,32 @@ const connectionsNeedingAttention: TroubleSource = {
   },
 };
 
-/** Every kind of trouble, in the order shown. Unconfirmed posts and approvals waiting plug in here. */
-export const TROUBLE_SOURCES: readonly TroubleSource[] = [failedPosts, connectionsNeedingAttention];
+const awaitingApproval: TroubleSource = {
+  key: "awaiting-approval",
+  heading: "Posts waiting for your approval",
+  roles: ["owner"],
+  async list(ctx, accountId, zone) {
+    const { posts } = await listPosts(ctx.deps, accountId, { status: "pending_approval", limit: PER_SOURCE });
+    return [...posts]
+      .sort((a, b) => a.scheduledTime.localeCompare(b.scheduledTime))
+      .map((p) => {
+        const at = zonedParts(Date.parse(p.scheduledTime), zone);
+        return {
+          href: `/dashboard/approvals#post-${p.id}`,
+          title: `${shortDate(at.date)} ${at.time}: ${excerpt(p.content.caption) || "A post"}`,
+          why: "An editor scheduled it; it goes out only once an owner approves it.",
+        };
+      });
+  },
+};
+
+/** Every kind of trouble, in the order shown. */
+export const TROUBLE_SOURCES: readonly TroubleSource[] = [awaitingApproval, failedPosts, unconfirmedPosts, connectionsNeedingAttention];
 
 /** The "Needs your attention" card, or nothing when all is well. */
-export async function troubleCard(ctx: DashboardCtx, accountId: string, zone: string): Promise<Html> {
-  const found = await Promise.all(TROUBLE_SOURCES.map(async (source) => ({ source, items: await source.list(ctx, accountId, zone) })));
+export async function troubleCard(ctx: DashboardCtx, accountId: string, zone: string, role: Role): Promise<Html> {
+  const sources = TROUBLE_SOURCES.filter((source) => source.roles === undefined || source.roles.includes(role));
+  const found = await Promise.all(sources.map(async (source) => ({ source, items: await source.list(ctx, accountId, zone) })));
   const shown = found.filter((f) => f.items.length > 0);
   if (shown.length === 0) return html``;
   return html`<section class="card attention" aria-labelledby="trouble-title">

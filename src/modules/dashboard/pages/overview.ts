@@ -67,7 +67,7 @@ export async function getOverview(ctx: DashboardCtx, s: SessionContext, request:
       s,
       { title: account.accountName, current: "/dashboard", notices: noticeFrom(request) },
       html`<p class="muted">Signed in as ${s.email}, ${account.role} of this account${s.isAdmin ? " and administrator of this instance" : ""}.</p>
-${await troubleCard(ctx, account.accountId, zoneOf(s))}
+${await troubleCard(ctx, account.accountId, zoneOf(s), account.role)}
 <div class="stats">
   <a class="stat" href="/dashboard/calendar"><div class="value">${upcoming === 200 ? "200+" : upcoming}</div><div class="label">${upcoming === 1 ? "post" : "posts"} coming up</div></a>
   <a class="stat" href="/dashboard/connections"><div class="value">${ready} / ${connections.length}</div><div class="label">connections ready</div></a>

@@ -237,10 +237,11 @@ async function seedPage(ctx: DashboardCtx, s: SessionContext, account: Membershi
     s,
     { title: seed.title, current: CURRENT, notices: state.notices },
     html`<p class="muted"><a href="${CURRENT}">All seeds</a> · written ${timeTag(isoAt(seed.createdAt), "—", zoneOf(s))}${seed.updatedAt !== seed.createdAt ? html`, changed ${timeTag(isoAt(seed.updatedAt), "—", zoneOf(s))}` : ""}${seed.category ? html` · <span class="badge">${seed.category}</span>` : ""}</p>
-<section class="card" aria-labelledby="text-title"><h2 id="text-title">Text</h2><p class="seed-text">${seed.content}</p></section>
+<section class="card" aria-labelledby="text-title"><h2 id="text-title">Text</h2><p class="seed-text">${seed.content}</p>
+${writable ? html`<p><a class="button secondary" href="/dashboard/compose?seed=${seed.id}">Write a post</a> <span class="hint">yourself, starting from these words: several images, a thread, a first comment, a version per network.</span></p>` : ""}</section>
 ${generate}
 <section aria-labelledby="made-title">
-  <h2 id="made-title">Posts generated from this seed</h2>
+  <h2 id="made-title">Posts from this seed</h2>
   ${
     creations.length === 0
       ? html`<p class="muted">None yet.</p>`

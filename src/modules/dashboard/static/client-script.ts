@@ -1,7 +1,8 @@
 /**
  * The dashboard's one script (served as /dashboard/static/dashboard.js). Progressive enhancement only: every page works
  * without it. It adds: copy buttons for a freshly minted secret, drag-and-drop upload with progress on the library page,
- * and nothing else.
+ * caption counters, the calendar's drag and the browser's time zone; the composer's part is composer-script.ts, served
+ * after it in the same file.
  */
 export const CLIENT_SCRIPT = String.raw`"use strict";
 (function () {

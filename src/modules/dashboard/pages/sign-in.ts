@@ -1,0 +1,58 @@
+/**
+ * The dashboard's side of the sign-in flow (src/publishing/sign-in/flow.ts):
+ * - `POST /dashboard/connections/connect/:platform` (session + CSRF, owners and editors): 303 to the network's
+ *   authorization page; what cannot start (a server that is not Mastodon, unreachable) comes back beside the field.
+ * - `GET /dashboard/connections/callback/:platform`: the network sends the browser back here. Connected or reconnected:
+ *   303 to the connections page with the card highlighted; anything else: the connections page with one sentence,
+ *   nothing stored.
+ */
+import { type DashboardCtx } from "../../../web/guard";
+import { html } from "../../../lib/html";
+import { type Form, field, redirect } from "../../../web/http";
+import type { SessionContext } from "../../../web/session";
+import { getConnection } from "../../connections/service";
+import { finishSignIn, startSignIn } from "../../../publishing/sign-in/flow";
+import { SignInRefused } from "../../../publishing/sign-in/network";
+import { signInNetworkFor } from "../../../publishing/sign-in/registry";
+import { connectionsPage, managed, missing } from "./connections";
+import { signInPageResponse } from "./sign-in-form";
+
+const CURRENT = "/dashboard/connections";
+
+/** POST /dashboard/connections/connect/:platform */
+export async function postSignInStart(ctx: DashboardCtx, s: SessionContext, platform: string, form: Form | undefined): Promise<Response> {
+  const account = managed(s);
+  if (account instanceof Response) return account;
+  const network = signInNetworkFor(platform);
+  if (!network) return missing(s);
+  const reconnectId = field(form, "connection") || null;
+  if (reconnectId !== null && !(await getConnection(ctx.deps, account.accountId, reconnectId))) return missing(s);
+  const server = field(form, "server");
+  try {
+    const url = await startSignIn(ctx.deps, network, { sessionId: s.sessionId, accountId: account.accountId }, { server }, reconnectId);
+    return new Response(null, { status: 303, headers: { location: url, "cache-control": "no-store" } });
+  } catch (error) {
+    if (!(error instanceof SignInRefused)) throw error;
+    return signInPageResponse(
+      ctx.deps.config,
+      await connectionsPage(ctx, s, account, [{ kind: "error", text: `Not connected: the sign-in could not start. See what to fix in the ${network.name} form below.` }], { platform: `${platform}-signin`, server }, { server: error.message }),
+      400,
+    );
+  }
+}
+
+/** GET /dashboard/connections/callback/:platform */
+export async function getSignInCallback(ctx: DashboardCtx, s: SessionContext, platform: string, request: Request): Promise<Response> {
+  const account = managed(s);
+  if (account instanceof Response) return account;
+  const network = signInNetworkFor(platform);
+  if (!network) return missing(s);
+  const query = new URL(request.url).searchParams;
+  try {
+    const outcome = await finishSignIn(ctx.deps, network, { sessionId: s.sessionId, accountId: account.accountId }, query);
+    return redirect(`${CURRENT}?notice=${outcome.reconnected ? "signed-in-again" : "signed-in"}#connection-${outcome.connectionId}`);
+  } catch (error) {
+    if (!(error instanceof SignInRefused)) throw error;
+    return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: html`${error.message}` }]), 400);
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * The one connect flow for every network that signs in (decisions.md §12):
+ * - `startSignIn`: the network's app (Mastodon registers Seedcast at the typed server once), a `state` stored in the
+ *   database (state.ts), PKCE S256 where the network takes it; answers the authorization URL for the 303.
+ * - `finishSignIn`: the callback. The state is taken first (once, by the session and account that started it, within
+ *   10 minutes); then a denied consent, a missing code, or a refused code exchange each end with one sentence and
+ *   nothing stored. Otherwise the network says who signed in, the connector checks the new credentials, and one
+ *   write stores them: the same network account in the same Seedcast account **reconnects** (the connection keeps
+ *   its id, so pending posts keep it as a target; its credentials and check are replaced), any other is added.
+ */
+import { and, eq } from "drizzle-orm";
+import { forUpdate } from "../../db/portable-sql";
+import { accounts, connections } from "../../db/tables";
+import type { Deps } from "../../deps";
+import { newId } from "../../lib/ids";
+import { type ConnectionMeta, type ConnectionRow, type OpenConnection, openConnection } from "../../store/connections";
+import { sealJson } from "../../store/sealing";
+import { connectorFor } from "../registry";
+import { type SignInApp, type SignInNetwork, SignInRefused, type SignedInAccount, type TokenSet } from "./network";
+import { randomVerifier, s256Challenge } from "./pkce";
+import { type SignInOwner, createSignInState, takeSignInState } from "./state";
+import { redirectUriFor } from "./redirect-uri";
+import { requestToken } from "./token-endpoint";
+
+
+/** Starts a sign-in; answers the network's authorization URL. Throws SignInRefused with a sentence. */
+export async function startSignIn(
+  deps: Deps,
+  network: SignInNetwork,
+  owner: Omit<SignInOwner, "platform">,
+  input: Record<string, string>,
+  reconnectId: string | null = null,
+): Promise<string> {
+  const app = await network.app(deps, input);
+  const verifier = app.pkce ? randomVerifier() : null;
+  const redirectUri = redirectUriFor(deps, network.platform);
+  const state = await createSignInState(deps, { ...owner, platform: network.platform }, { verifier, input, reconnectId, redirectUri });
+  const url = new URL(app.authorizationEndpoint);
+  url.searchParams.set("response_type", "code");
+  url.searchParams.set("client_id", app.clientId);
+  url.searchParams.set("redirect_uri", redirectUri);
+  url.searchParams.set("scope", app.scopes.join(" "));
+  url.searchParams.set("state", state);
+  if (verifier !== null) {
+    url.searchParams.set("code_challenge", s256Challenge(verifier));
+    url.searchParams.set("code_challenge_method", "S256");
+  }
+  for (const [k, v] of Object.entries(app.extraAuthorizationParams ?? {})) url.searchParams.set(k, v);
+  return url.toString();
+}
+
+/** A finished sign-in. */
+export interface SignInOutcome {
+  connectionId: string;
+  label: string;
+  /** True when an existing connection was reconnected (same id). */
+  reconnected: boolean;
+  readyToPost: boolean;
+  blockedReason: string | null;
+}
+
+/** Sentences for the person, one per way a callback ends without a connection. */
+export const SIGN_IN_WORDS = {
+  badState: (name: string) =>
+    `That ${name} sign-in link is no longer valid (it was used already, is older than 10 minutes, or was started elsewhere). Nothing was connected: press Connect ${name} again.`,
+  denied: (name: string) => `You did not allow Seedcast on ${name}, so nothing was connected. Press Connect ${name} again if you change your mind.`,
+  networkError: (name: string, words: string) => `${name} did not finish the sign-in (${words}). Nothing was connected: press Connect ${name} again.`,
+  refused: (name: string, words: string) => `${name} refused to finish the sign-in (${words}). Nothing was connected: press Connect ${name} again.`,
+  unreachable: (name: string) => `${name} could not be reached to finish the sign-in. Nothing was connected: try again in a moment.`,
+} as const;
+
+/** Finishes a sign-in from the callback's query. Throws SignInRefused with one sentence; then nothing was stored. */
+export async function finishSignIn(deps: Deps, network: SignInNetwork, owner: Omit<SignInOwner, "platform">, query: URLSearchParams): Promise<SignInOutcome> {
+  const name = network.name;
+  const pending = await takeSignInState(deps, { ...owner, platform: network.platform }, query.get("state") ?? "");
+  if (!pending) throw new SignInRefused(SIGN_IN_WORDS.badState(name));
+  const error = query.get("error");
+  if (error === "access_denied") throw new SignInRefused(SIGN_IN_WORDS.denied(name));
+  if (error !== null) throw new SignInRefused(SIGN_IN_WORDS.networkError(name, wordsOf(error, query.get("error_description"))));
+  const code = query.get("code");
+  if (!code) throw new SignInRefused(SIGN_IN_WORDS.networkError(name, "no authorization code came back"));
+  const app = await network.app(deps, pending.input);
+  const params: Record<string, string> = { grant_type: "authorization_code", code, redirect_uri: pending.redirectUri };
+  if (pending.verifier !== null) params.code_verifier = pending.verifier;
+  const answer = await requestToken(deps, app, params, network.deadGrantErrors);
+  if (!answer.ok) {
+    if (answer.kind === "transient") throw new SignInRefused(SIGN_IN_WORDS.unreachable(name));
+    throw new SignInRefused(SIGN_IN_WORDS.refused(name, answer.words));
+  }
+  const who = await network.identify(deps, app, answer.tokens);
+  return storeSignedIn(deps, network, owner.accountId, app, answer.tokens, who, pending.reconnectId);
+}
+
+/** An error code and description from the network, clipped: they end up in a sentence. */
+function wordsOf(error: string, description: string | null): string {
+  const text = description ? `${error}: ${description}` : error;
+  return text.replace(/\s+/g, " ").slice(0, 200);
+}
+
+function sameNetworkAccount(row: ConnectionRow, endpoint: string, who: SignedInAccount): boolean {
+  if (row.endpoint !== endpoint) return false;
+  const meta = JSON.parse(row.meta) as ConnectionMeta;
+  if (meta.providerAccountId !== undefined) return meta.providerAccountId === who.networkAccountId;
+  return row.label.toLowerCase() === who.label.toLowerCase();
+}
+
+/**
+ * Stores a signed-in account: reconnects its existing connection (same id) or adds one. The connector checks the
+ * credentials first; the check's outcome is stored with them in the same write.
+ */
+async function storeSignedIn(
+  deps: Deps,
+  network: SignInNetwork,
+  accountId: string,
+  app: SignInApp,
+  tokens: TokenSet,
+  who: SignedInAccount,
+  reconnectId: string | null,
+): Promise<SignInOutcome> {
+  const rows = await deps.store.db
+    .select()
+    .from(connections)
+    .where(and(eq(connections.accountId, accountId), eq(connections.platform, network.platform)))
+    .all();
+  let existing = rows.find((r) => sameNetworkAccount(r, app.endpoint, who)) ?? null;
+  if (reconnectId !== null) {
+    const chosen = rows.find((r) => r.id === reconnectId);
+    if (!chosen) throw new SignInRefused(`The connection to reconnect was removed meanwhile. Nothing was changed: press Connect ${network.name} to add it again.`);
+    if (existing && existing.id !== chosen.id) {
+      throw new SignInRefused(`You signed in as ${who.label}, which is already connected here separately. Nothing was changed.`);
+    }
+    if (!existing && (JSON.parse(chosen.meta) as ConnectionMeta).providerAccountId !== undefined) {
+      throw new SignInRefused(`You signed in as ${who.label}, but this connection is ${chosen.label}. Nothing was changed: sign in as ${chosen.label}, or connect ${who.label} as a new connection.`);
+    }
+    existing = chosen;
+  }
+  const previous = existing ? openConnection(deps, existing) : null;
+  const credentials: Record<string, string> = { ...who.credentials, token: tokens.accessToken };
+  // A sign-in whose answer carries no refresh token keeps the one stored (some networks send it only the first time).
+  const refreshToken = tokens.refreshToken ?? previous?.credentials.refreshToken;
+  if (refreshToken) credentials.refreshToken = refreshToken;
+  const id = existing?.id ?? newId();
+  const meta: ConnectionMeta = { ...(previous?.meta ?? {}), ...who.meta, providerAccountId: who.networkAccountId };
+  const open: OpenConnection = { id, accountId, platform: network.platform, label: who.label, endpoint: app.endpoint, credentials, session: null, meta };
+  const result = await connectorFor(network.platform).check(deps, open);
+  const now = deps.clock.now();
+  const values = {
+    label: result.label ?? who.label,
+    endpoint: app.endpoint,
+    credentialsSealed: sealJson(deps.instanceSecret, id, credentials),
+    sessionSealed: result.session ? sealJson(deps.instanceSecret, id, result.session) : null,
+    meta: JSON.stringify({ ...meta, ...(result.meta ?? {}), providerAccountId: who.networkAccountId }),
+    tokenExpiresAt: tokens.expiresAt,
+    refreshLeaseToken: null,
+    refreshLeaseExpiresAt: null,
+    readyToPost: result.ready,
+    blockedReason: result.ready ? null : (result.blockedReason ?? "The connection needs attention."),
+    checkedAt: now,
+    updatedAt: now,
+  };
+  const outcome = await deps.store.write(async (tx) => {
+    // The account row locked (PostgreSQL; SQLite has one writer): two callbacks for one network account cannot both add it.
+    await forUpdate(deps.store.dialect, tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId))).all();
+    const current = await tx.select().from(connections).where(and(eq(connections.accountId, accountId), eq(connections.platform, network.platform))).all();
+    const target = existing ? current.find((r) => r.id === existing.id) : current.find((r) => sameNetworkAccount(r, app.endpoint, who));
+    if (target) {
+      const sealedFor = target.id === id ? values : { ...values, credentialsSealed: sealJson(deps.instanceSecret, target.id, credentials), sessionSealed: null };
+      await tx.update(connections).set(sealedFor).where(eq(connections.id, target.id)).run();
+      return { connectionId: target.id, reconnected: true };
+    }
+    if (existing) throw new SignInRefused(`The connection to reconnect was removed meanwhile. Nothing was changed: press Connect ${network.name} to add it again.`);
+    await tx.insert(connections).values({ id, accountId, platform: network.platform, createdAt: now, ...values }).run();
+    return { connectionId: id, reconnected: false };
+  });
+  return { ...outcome, label: values.label, readyToPost: values.readyToPost, blockedReason: values.blockedReason };
+}

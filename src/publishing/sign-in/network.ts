@@ -1,0 +1,75 @@
+/**
+ * What a network declares to be connected by sign-in (decisions.md §12): the one flow in this folder does the rest
+ * (state, PKCE, the callback, reconnect, token refresh, single flight). A network only says where its endpoints are,
+ * how its app is found, who signed in, and which token-endpoint refusals mean the grant is gone.
+ */
+import type { ConnectionPlatform } from "../../db/schema/connections";
+import type { Deps } from "../../deps";
+import type { ConnectionMeta } from "../../store/connections";
+
+/** The app Seedcast signs in with at one network (or one server of it), and that network's endpoints. */
+export interface SignInApp {
+  authorizationEndpoint: string;
+  tokenEndpoint: string;
+  clientId: string;
+  clientSecret: string | null;
+  /** RFC 6749 §2.3.1: HTTP Basic (`client_secret_basic`) or the form body (`client_secret_post`). */
+  clientAuth: "basic" | "body";
+  /** True when the network takes PKCE (RFC 7636, S256). */
+  pkce: boolean;
+  scopes: readonly string[];
+  /** Where the connection points (a Mastodon server's origin; the network's API for the others). */
+  endpoint: string;
+  /** Further authorization request parameters the network wants. */
+  extraAuthorizationParams?: Readonly<Record<string, string>>;
+}
+
+/** A token endpoint's successful answer (RFC 6749 §5.1). */
+export interface TokenSet {
+  accessToken: string;
+  /** Null when the answer carried none (a refresh answer without one keeps the stored one). */
+  refreshToken: string | null;
+  /** When the access token stops working (`expires_in` from the answer's time), null when the network named none. */
+  expiresAt: number | null;
+}
+
+/** Who signed in, as the network tells it. */
+export interface SignedInAccount {
+  /** The network's stable id of the account: a second sign-in with the same id reconnects. */
+  networkAccountId: string;
+  label: string;
+  /** Credentials beyond the tokens (stored sealed with them). */
+  credentials?: Record<string, string>;
+  meta?: ConnectionMeta;
+}
+
+/** The declaration of one network's sign-in. */
+export interface SignInNetwork {
+  platform: ConnectionPlatform;
+  /** The network's name in sentences ("Mastodon", "X"). */
+  name: string;
+  /**
+   * The app for a sign-in started with `input` (Mastodon: the server the person typed; it registers Seedcast there
+   * once). Throws SignInRefused with a sentence for the person when it cannot start.
+   */
+  app(deps: Deps, input: Readonly<Record<string, string>>): Promise<SignInApp>;
+  /** The app of an existing connection (for a token refresh). */
+  appOf(deps: Deps, endpoint: string): Promise<SignInApp>;
+  /** Reads who signed in with `tokens`. Throws SignInRefused when the network will not say. */
+  identify(deps: Deps, app: SignInApp, tokens: TokenSet): Promise<SignedInAccount>;
+  /** Token-endpoint `error` codes that mean the grant is gone (default `invalid_grant`, RFC 6749 §5.2). */
+  deadGrantErrors?: readonly string[];
+}
+
+/** The blockedReason of a connection whose grant is gone (decisions.md §12). */
+export function deadGrantReason(network: Pick<SignInNetwork, "name">): string {
+  return `${network.name} no longer accepts Seedcast's sign-in: reconnect ${network.name}`;
+}
+
+/** A sign-in that cannot go on; `message` is one sentence for the person (no secret in it). */
+export class SignInRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SignInRefused";
+  }
+}

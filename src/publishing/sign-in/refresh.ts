@@ -1,0 +1,200 @@
+/**
+ * Token refresh, one place for every network (decisions.md §12 "Tokens"; a network only declares its token endpoint
+ * and its dead-grant words):
+ * - ahead of expiry: the daily job refreshes what expires within 7 days (`refreshExpiringTokens`); a delivery
+ *   refreshes a token with under 5 minutes left (`connectionForDelivery`);
+ * - one refresh at a time per connection, across replicas: a lease on the connection row (`refresh_lease_*`), taken
+ *   by one conditional UPDATE that also requires the expiry it read, so a caller arriving after a refresh finished
+ *   finds the token fresh and refreshes nothing. The others wait for the lease to end, then read the new token;
+ * - the new access and refresh tokens are stored in one write, fenced by the lease; an answer without a refresh token
+ *   keeps the stored one (a network that does not rotate sends none);
+ * - a refusal that means the grant is gone (`invalid_grant`, or the network's word) → not ready with
+ *   "<Network> no longer accepts Seedcast's sign-in: reconnect <Network>", the needs-attention notice and the
+ *   `connection.needs_attention` event (markConnectionBlocked); any other refusal likewise, with the network's words;
+ * - a network error, 5xx or 429 is transient: nothing changes, the connection stays ready, the token is used while it
+ *   lasts, and the next delivery or job tries again.
+ * Time is the injected clock (tests move it); only the wait between two looks at a lease is real time.
+ */
+import { and, eq, isNotNull, isNull, lte, or } from "drizzle-orm";
+import { connections } from "../../db/tables";
+import type { Deps } from "../../deps";
+import { type ConnectionRow, type OpenConnection, markConnectionBlocked, openConnection } from "../../store/connections";
+import { sealJson } from "../../store/sealing";
+import { DeliveryError } from "../connector";
+import { PROVIDER_TIMEOUT_MS } from "../outbound";
+import { type SignInNetwork, deadGrantReason } from "./network";
+import { signInNetworkFor } from "./registry";
+import { requestToken } from "./token-endpoint";
+
+/** A delivery refreshes a token with less than this left. */
+export const REFRESH_AT_DELIVERY_MS = 5 * 60 * 1000;
+/** The daily job refreshes tokens expiring within this. */
+export const REFRESH_AHEAD_MS = 7 * 24 * 60 * 60 * 1000;
+/** How long a refresh may hold its lease: well past one token-endpoint call's time limit. */
+const LEASE_MS = 4 * PROVIDER_TIMEOUT_MS;
+/** Real time between two looks at another caller's lease. */
+const WAIT_STEP_MS = 25;
+/** Real time a caller waits for another's refresh before going on with what it has. */
+const MAX_WAIT_MS = LEASE_MS + 5_000;
+
+/** Finds the sign-in declaration of a platform (the registry; tests pass their own network). */
+export type NetworkLookup = (platform: string) => SignInNetwork | null;
+
+async function sleep(ms: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function readRow(deps: Pick<Deps, "store">, id: string): Promise<ConnectionRow> {
+  const row = await deps.store.db.select().from(connections).where(eq(connections.id, id)).get();
+  if (!row) throw new DeliveryError("permanent", "The connection was removed from this account.");
+  return row;
+}
+
+function needsRefresh(row: ConnectionRow, now: number, minValidityMs: number): boolean {
+  return row.tokenExpiresAt !== null && row.tokenExpiresAt - now <= minValidityMs;
+}
+
+/** Takes the refresh lease of a row whose expiry is still `expiresAt`; true when this caller holds it now. */
+async function takeLease(deps: Pick<Deps, "store" | "clock">, row: ConnectionRow, lease: string): Promise<boolean> {
+  const now = deps.clock.now();
+  const taken = await deps.store.write((tx) =>
+    tx
+      .update(connections)
+      .set({ refreshLeaseToken: lease, refreshLeaseExpiresAt: now + LEASE_MS })
+      .where(
+        and(
+          eq(connections.id, row.id),
+          row.tokenExpiresAt === null ? isNull(connections.tokenExpiresAt) : eq(connections.tokenExpiresAt, row.tokenExpiresAt),
+          or(isNull(connections.refreshLeaseExpiresAt), lte(connections.refreshLeaseExpiresAt, now)),
+        ),
+      )
+      .returning({ id: connections.id })
+      .all(),
+  );
+  return taken.length === 1;
+}
+
+async function releaseLease(deps: Pick<Deps, "store">, id: string, lease: string): Promise<void> {
+  await deps.store.write((tx) =>
+    tx
+      .update(connections)
+      .set({ refreshLeaseToken: null, refreshLeaseExpiresAt: null })
+      .where(and(eq(connections.id, id), eq(connections.refreshLeaseToken, lease)))
+      .run(),
+  );
+}
+
+/** Refreshes under the lease `lease`; answers the connection as stored afterwards. */
+async function refreshUnderLease(deps: Deps, row: ConnectionRow, network: SignInNetwork, lease: string): Promise<OpenConnection> {
+  const open = openConnection(deps, row);
+  const refreshToken = open.credentials.refreshToken;
+  const stillValid = row.tokenExpiresAt !== null && row.tokenExpiresAt > deps.clock.now();
+  if (!refreshToken) {
+    // A token that cannot be refreshed (no refresh token was ever given) is used until it expires.
+    await releaseLease(deps, row.id, lease);
+    return open;
+  }
+  let answer: Awaited<ReturnType<typeof requestToken>>;
+  try {
+    const app = await network.appOf(deps, row.endpoint);
+    answer = await requestToken(deps, app, { grant_type: "refresh_token", refresh_token: refreshToken }, network.deadGrantErrors);
+  } catch (error) {
+    answer = { ok: false, kind: "transient", error: "unreachable", words: (error as Error).message };
+  }
+  if (answer.ok) {
+    const credentials = { ...open.credentials, token: answer.tokens.accessToken, refreshToken: answer.tokens.refreshToken ?? refreshToken };
+    // The new pair in one write, only while this caller still holds the lease.
+    const stored = await deps.store.write((tx) =>
+      tx
+        .update(connections)
+        .set({
+          credentialsSealed: sealJson(deps.instanceSecret, row.id, credentials),
+          tokenExpiresAt: answer.tokens.expiresAt,
+          refreshLeaseToken: null,
+          refreshLeaseExpiresAt: null,
+          updatedAt: deps.clock.now(),
+        })
+        .where(and(eq(connections.id, row.id), eq(connections.refreshLeaseToken, lease)))
+        .returning()
+        .get(),
+    );
+    if (!stored) {
+      deps.log.warn("a token refresh outlived its lease; its answer was not stored", { connectionId: row.id, platform: row.platform });
+      return openConnection(deps, await readRow(deps, row.id));
+    }
+    deps.log.info("refreshed a connection's sign-in", { connectionId: row.id, platform: row.platform });
+    return openConnection(deps, stored);
+  }
+  await releaseLease(deps, row.id, lease);
+  if (answer.kind === "transient") {
+    deps.log.warn("a token refresh failed for now; will try again", { connectionId: row.id, platform: row.platform, error: answer.error });
+    if (stillValid) return open;
+    throw new DeliveryError("transient", `${network.name} could not renew Seedcast's sign-in just now (${answer.words}); will try again.`);
+  }
+  const reason =
+    answer.kind === "dead"
+      ? deadGrantReason(network)
+      : `${network.name} refused to renew Seedcast's sign-in (${answer.words}): reconnect ${network.name}`;
+  await markConnectionBlocked(deps, row.id, reason);
+  throw new DeliveryError("auth", reason);
+}
+
+/**
+ * The connection with an access token valid for at least `minValidityMs` more: refreshed when it is not (one refresh
+ * at a time per connection, across replicas). Throws DeliveryError: `auth` when the grant is gone (the connection is
+ * then not ready), `transient` when the token has run out and the network cannot renew it now.
+ */
+export async function ensureFreshToken(deps: Deps, connectionId: string, network: SignInNetwork, minValidityMs: number): Promise<OpenConnection> {
+  const giveUpAt = performance.now() + MAX_WAIT_MS;
+  const lease = crypto.randomUUID();
+  for (;;) {
+    const row = await readRow(deps, connectionId);
+    if (!needsRefresh(row, deps.clock.now(), minValidityMs)) return openConnection(deps, row);
+    if (await takeLease(deps, row, lease)) return refreshUnderLease(deps, row, network, lease);
+    if (performance.now() > giveUpAt) {
+      if (row.tokenExpiresAt !== null && row.tokenExpiresAt > deps.clock.now()) return openConnection(deps, row);
+      throw new DeliveryError("transient", `${network.name}'s sign-in is being renewed; will try again.`);
+    }
+    await sleep(WAIT_STEP_MS);
+  }
+}
+
+/**
+ * The connection a delivery sends with: opened from `row`, its token refreshed first when under 5 minutes are left
+ * (networks connected by sign-in whose tokens expire; every other connection is opened as it is).
+ */
+export async function connectionForDelivery(deps: Deps, row: ConnectionRow, networkFor: NetworkLookup = signInNetworkFor): Promise<OpenConnection> {
+  if (!needsRefresh(row, deps.clock.now(), REFRESH_AT_DELIVERY_MS)) return openConnection(deps, row);
+  const network = networkFor(row.platform);
+  if (!network) return openConnection(deps, row);
+  return ensureFreshToken(deps, row.id, network, REFRESH_AT_DELIVERY_MS);
+}
+
+/**
+ * The daily job: refreshes every ready connection whose token expires within 7 days, one after the other. A
+ * failure is recorded on its connection (or left for the next run when transient), never thrown.
+ */
+export async function refreshExpiringTokens(deps: Deps, networkFor: NetworkLookup = signInNetworkFor): Promise<{ refreshed: number; failed: number }> {
+  const horizon = deps.clock.now() + REFRESH_AHEAD_MS;
+  const due = await deps.store.db
+    .select({ id: connections.id, platform: connections.platform })
+    .from(connections)
+    .where(and(eq(connections.readyToPost, true), isNotNull(connections.tokenExpiresAt), lte(connections.tokenExpiresAt, horizon)))
+    .all();
+  let refreshed = 0;
+  let failed = 0;
+  for (const { id, platform } of due) {
+    const network = networkFor(platform);
+    if (!network) continue;
+    try {
+      const before = (await readRow(deps, id)).tokenExpiresAt;
+      await ensureFreshToken(deps, id, network, REFRESH_AHEAD_MS);
+      // A transient refusal leaves the token as it was (still valid): not counted as refreshed.
+      if ((await readRow(deps, id)).tokenExpiresAt !== before) refreshed++;
+      else failed++;
+    } catch {
+      failed++;
+    }
+  }
+  return { refreshed, failed };
+}

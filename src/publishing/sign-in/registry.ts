@@ -1,0 +1,13 @@
+/** The networks connected by sign-in, by platform, in one place. Issue 26's networks add their declaration here. */
+import type { ConnectionPlatform } from "../../db/schema/connections";
+import { mastodonSignIn } from "../networks/mastodon/sign-in";
+import type { SignInNetwork } from "./network";
+
+const SIGN_IN_NETWORKS: Partial<Record<ConnectionPlatform, SignInNetwork>> = {
+  mastodon: mastodonSignIn,
+};
+
+/** The sign-in declaration of `platform`, or null when that network is not connected by sign-in. */
+export function signInNetworkFor(platform: string): SignInNetwork | null {
+  return (SIGN_IN_NETWORKS as Record<string, SignInNetwork | undefined>)[platform] ?? null;
+}

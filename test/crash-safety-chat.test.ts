@@ -1,0 +1,169 @@
+/**
+ * Crash safety on Discord and Telegram (decisions.md §12, "never twice, never silently lost"): `seedcast serve` runs as
+ * a child process and delivers posts (each a post and a 2-part thread, so 3 messages) to the Discord and Telegram
+ * stand-ins in this test's process, which keep counting while the server is killed with SIGKILL at random points
+ * during dispatch, 10 times, and restarted each time. Neither network can be asked what it stored, so a target whose
+ * send was interrupted becomes `unconfirmed` and is never resent on its own. Must hold: no message twice on either
+ * network (Discord 0 duplicates; Telegram a single message or unconfirmed, never two); every target ends published
+ * (all 3 messages there once) or unconfirmed (a prefix of its messages there, each once); none lost.
+ *
+ * SQLite only (like test/crash-safety.test.ts: the server runs on the DATA_DIR's database file).
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { bootstrap } from "../src/bootstrap";
+import { loadConfig } from "../src/config";
+import { isSqliteStore } from "../src/db/store";
+import { scheduledPosts, scheduledPostTargets } from "../src/db/tables";
+import { newId } from "../src/lib/ids";
+import { silentLogger } from "../src/lib/log";
+import { createAccount } from "../src/modules/accounts/service";
+import { addConnection } from "../src/modules/connections/service";
+import { type ChildServer, startChildServer } from "./helpers/child-server";
+import { TEST_DIALECT } from "./helpers/world";
+import { type DiscordStandIn, startDiscordStandIn } from "./peers/discord/server";
+import { type TelegramStandIn, startTelegramStandIn } from "./peers/telegram/server";
+import { makeCreation } from "./publishing-fixtures";
+
+const ROOT = resolve(import.meta.dir, "..");
+const KILLS = 10;
+const POSTS = 24;
+const SPREAD_MS = 8_000;
+const LEASE_MS = 1500;
+const PARTS = 3;
+
+let dataDir: string;
+let discord: DiscordStandIn;
+let telegram: TelegramStandIn;
+let env: Record<string, string>;
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), "seedcast-crash-chat-"));
+  discord = startDiscordStandIn();
+  telegram = startTelegramStandIn();
+  // Every send takes a while, so kills land before and after the networks stored a message.
+  discord.mode.latencyMs = 120;
+  telegram.mode.latencyMs = 120;
+  env = {
+    DATA_DIR: dataDir,
+    PLATFORM_ORIGIN_OVERRIDES: `discord.com=${discord.origin},api.telegram.org=${telegram.origin}`,
+    LOG_LEVEL: "info",
+    DISPATCH_LEASE_MS: String(LEASE_MS),
+    DISPATCH_CONCURRENCY: "8",
+    DISPATCH_POLL_MS: "100",
+  };
+});
+
+afterAll(async () => {
+  await discord.stop();
+  await telegram.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+let runs = 0;
+function startServer(): Promise<ChildServer> {
+  return startChildServer([process.execPath, "src/main.ts", "serve"], { cwd: ROOT, logFile: join(dataDir, `server-${++runs}.log`), timeoutMs: 20_000, env });
+}
+
+/** How many times each text was stored (deleted messages excluded: none are deleted here). */
+function counts(texts: readonly string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const t of texts) out.set(t, (out.get(t) ?? 0) + 1);
+  return out;
+}
+
+test.skipIf(TEST_DIALECT !== "sqlite")(
+  `kill -9 during Discord and Telegram deliveries ${KILLS} times: no message twice; every target published whole or unconfirmed`,
+  async () => {
+    const config = loadConfig({ ...env, LOG_LEVEL: "silent", BASE_URL: "http://localhost" });
+    const setup = await bootstrap(config, { log: silentLogger });
+    const { accountId } = await createAccount(setup, { name: "Crash", email: "crash-chat@example.test", password: "correct horse battery", credits: 0 });
+    const hook = discord.addWebhook("Crash channel");
+    const bot = telegram.addBot("crash_bot");
+    telegram.addChannel("crashnews", bot);
+    const d = await addConnection(setup, { accountId, platform: "discord", webhookUrl: hook.url });
+    const tg = await addConnection(setup, { accountId, platform: "telegram", botToken: bot.token, chat: "@crashnews" });
+    expect([d.readyToPost, tg.readyToPost]).toEqual([true, true]);
+    const creation = await makeCreation(setup, accountId, { caption: "Crash-safe" });
+    const start = Date.now() + 1500;
+    const now = Date.now();
+    await setup.store.write(async (tx) => {
+      for (let i = 0; i < POSTS; i++) {
+        const postId = newId();
+        const due = start + Math.floor((i * SPREAD_MS) / POSTS);
+        const thread = [2, 3].map((n) => ({ caption: `Post ${i} (${n}/${PARTS})`, images: [] }));
+        await tx
+          .insert(scheduledPosts)
+          .values({ id: postId, accountId, creationId: creation.id, scheduledTime: due, status: "scheduled", caption: `Post ${i} (1/${PARTS})`, thread, createdAt: now, updatedAt: now })
+          .run();
+        for (const c of [d, tg]) {
+          await tx
+            .insert(scheduledPostTargets)
+            .values({ id: newId(), postId, accountId, connectionId: c.accountId, platform: c.platform, label: c.label, status: "scheduled", nextAttemptAt: due, createdAt: now, updatedAt: now })
+            .run();
+        }
+      }
+    });
+    await setup.store.close();
+
+    let killsDuringDispatch = 0;
+    for (let i = 0; i < KILLS; i++) {
+      const server = await startServer();
+      await Bun.sleep(200 + Math.floor(Math.random() * 900));
+      const before = discord.messages.length + telegram.messages.length;
+      server.proc.kill("SIGKILL");
+      await server.proc.exited;
+      if (before > 0 && before < 2 * POSTS * PARTS) killsDuringDispatch++;
+    }
+
+    const final = await startServer();
+    const watch = await bootstrap(config, { log: silentLogger });
+    if (!isSqliteStore(watch.store)) throw new Error("SQLite only");
+    const sqlite = watch.store.sqlite;
+    const pending = sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM scheduled_post_targets WHERE status IN ('scheduled', 'publishing')");
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && pending.get()!.n > 0) await Bun.sleep(200);
+    final.proc.kill("SIGTERM");
+    expect(await final.proc.exited, final.log()).toBe(0);
+    const rows = sqlite
+      .query<{ platform: string; status: string; caption: string; parts_out: string }, []>(
+        "SELECT t.platform, t.status, p.caption, t.parts_out FROM scheduled_post_targets t JOIN scheduled_posts p ON p.id = t.post_id",
+      )
+      .all();
+    await watch.store.close();
+
+    expect(discord.violations).toEqual([]);
+    expect(telegram.violations).toEqual([]);
+    const sent = { discord: counts(discord.messages.map((m) => m.content)), telegram: counts(telegram.messages.map((m) => m.text ?? m.caption ?? "")) };
+    const summary: Record<string, Record<string, number>> = { discord: {}, telegram: {} };
+    for (const row of rows) {
+      const platform = row.platform as "discord" | "telegram";
+      summary[platform]![row.status] = (summary[platform]![row.status] ?? 0) + 1;
+      const base = row.caption.replace(` (1/${PARTS})`, "");
+      const parts = [1, 2, 3].map((n) => sent[platform].get(`${base} (${n}/${PARTS})`) ?? 0);
+      // Never twice, on either network.
+      expect(parts.every((n) => n <= 1), `${platform} ${base}: ${parts}`).toBe(true);
+      if (row.status === "published") {
+        expect(parts, `${platform} ${base}`).toEqual([1, 1, 1]);
+        expect(JSON.parse(row.parts_out)).toHaveLength(PARTS);
+      } else {
+        // Unconfirmed: the parts recorded are out; at most the one after them may be (that is what is unknown).
+        expect(row.status, `${platform} ${base}`).toBe("unconfirmed");
+        const recorded = JSON.parse(row.parts_out).length as number;
+        expect(parts.slice(0, recorded).every((n) => n === 1), `${platform} ${base}: ${parts} after ${recorded}`).toBe(true);
+        expect(parts.slice(recorded + 1).every((n) => n === 0), `${platform} ${base}: ${parts} after ${recorded}`).toBe(true);
+      }
+    }
+    const duplicates = {
+      discord: [...sent.discord.values()].filter((n) => n > 1).length,
+      telegram: [...sent.telegram.values()].filter((n) => n > 1).length,
+    };
+    console.log(JSON.stringify({ kills: KILLS, killsDuringDispatch, posts: POSTS, targets: summary, duplicates }));
+    expect(duplicates).toEqual({ discord: 0, telegram: 0 });
+    expect(rows).toHaveLength(2 * POSTS);
+    expect(killsDuringDispatch).toBeGreaterThanOrEqual(5);
+  },
+  { timeout: 240_000 },
+);

@@ -1,0 +1,249 @@
+/**
+ * Discord and Telegram through the dashboard in real Chromium, against the BUILT executable and the stand-ins (reached
+ * through PLATFORM_ORIGIN_OVERRIDES): the connect forms, each bad input's sentence beside its field with nothing stored
+ * (not a Discord webhook URL, a wrong bot token, a bot that is not an admin), then connected; a post with 2 images
+ * (alt text) and a 2-part thread delivered once to both; a post whose answers were cut off after the networks stored
+ * it turns `unconfirmed`: shown on the overview, in the calendar and on its page, answered there with "Send again"
+ * (Discord: resumes, nothing twice) and "It was posted" (Telegram, with its address). axe-core clean and no horizontal
+ * scroll at 1280 and 390 px; screenshots in test-artifacts/networks/.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { eq } from "drizzle-orm";
+import type { Page } from "playwright-core";
+import { bootstrap } from "../src/bootstrap";
+import { loadConfig } from "../src/config";
+import type { Deps } from "../src/deps";
+import { connections, members, scheduledPosts, scheduledPostTargets } from "../src/db/tables";
+import { newId } from "../src/lib/ids";
+import { silentLogger } from "../src/lib/log";
+import { ingestImageBytes } from "../src/modules/assets/ingest";
+import { checkBothWidths } from "./helpers/browser";
+import { type DashboardE2E, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
+import { type DiscordStandIn, startDiscordStandIn } from "./peers/discord/server";
+import { type TelegramStandIn, startTelegramStandIn } from "./peers/telegram/server";
+import { makeCreation, solidPng } from "./publishing-fixtures";
+
+const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/networks");
+const PASSWORD = "correct horse battery";
+
+let e2e: DashboardE2E | null = null;
+let base = "";
+let page: Page;
+let discord: DiscordStandIn;
+let telegram: TelegramStandIn;
+let env: Record<string, string>;
+
+async function shoot(name: string): Promise<void> {
+  await checkBothWidths(page, name, { artifacts: ARTIFACTS });
+}
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  discord = startDiscordStandIn();
+  telegram = startTelegramStandIn();
+  env = { PLATFORM_ORIGIN_OVERRIDES: `discord.com=${discord.origin},api.telegram.org=${telegram.origin}`, DISPATCH_POLL_MS: "100" };
+  e2e = await startDashboardE2E("seedcast-networks-e2e-", env, { timezoneId: "UTC", locale: "en-GB" });
+  ({ base, page } = e2e);
+}, 180_000);
+
+afterAll(async () => {
+  await e2e?.close();
+  await discord?.stop();
+  await telegram?.stop();
+});
+
+/** The server's data, opened beside it (SQLite in WAL mode: the running server keeps going). */
+async function beside(): Promise<Deps> {
+  const dataDir = join(e2e!.server.work, "data");
+  return bootstrap(loadConfig({ ...env, DATA_DIR: dataDir, BASE_URL: base, LOG_LEVEL: "silent" }), { log: silentLogger });
+}
+
+function form(name: string) {
+  return page.locator("form", { has: page.getByRole("heading", { name }) });
+}
+
+async function connectionCount(): Promise<number> {
+  const deps = await beside();
+  try {
+    return (await deps.store.db.select().from(connections).all()).length;
+  } finally {
+    await deps.store.close();
+  }
+}
+
+/** A post due in 2 s with 2 images (alt text each) and a 2-part thread, to both connections. Answers its id. */
+async function duePost(caption: string): Promise<string> {
+  const deps = await beside();
+  try {
+    const [member] = await deps.store.db.select().from(members).all();
+    const accountId = member!.accountId;
+    const targets = await deps.store.db.select().from(connections).where(eq(connections.accountId, accountId)).all();
+    const a = await ingestImageBytes(deps, accountId, { bytes: await solidPng(320, 200), fileName: "wide" });
+    const b = await ingestImageBytes(deps, accountId, { bytes: await solidPng(200, 320), fileName: "tall" });
+    const creation = await makeCreation(deps, accountId, { caption });
+    const postId = newId();
+    const now = Date.now();
+    const due = now + 2000;
+    await deps.store.write(async (tx) => {
+      await tx
+        .insert(scheduledPosts)
+        .values({
+          id: postId,
+          accountId,
+          creationId: creation.id,
+          scheduledTime: due,
+          status: "scheduled",
+          caption,
+          altText: "Wide blue",
+          imageAssetId: a.id,
+          images: [
+            { assetId: a.id, altText: "Wide blue" },
+            { assetId: b.id, altText: "Tall blue" },
+          ],
+          thread: [
+            { caption: `${caption} (2/3)`, images: [] },
+            { caption: `${caption} (3/3)`, images: [] },
+          ],
+          createdAt: now,
+          updatedAt: now,
+        })
+        .run();
+      for (const c of targets) {
+        await tx
+          .insert(scheduledPostTargets)
+          .values({ id: newId(), postId, accountId, connectionId: c.id, platform: c.platform, label: c.label, status: "scheduled", nextAttemptAt: due, createdAt: now, updatedAt: now })
+          .run();
+      }
+    });
+    return postId;
+  } finally {
+    await deps.store.close();
+  }
+}
+
+async function postStatus(postId: string): Promise<string> {
+  const deps = await beside();
+  try {
+    return (await deps.store.db.select().from(scheduledPosts).where(eq(scheduledPosts.id, postId)).get())?.status ?? "gone";
+  } finally {
+    await deps.store.close();
+  }
+}
+
+async function waitForStatus(postId: string, status: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && (await postStatus(postId)) !== status) await Bun.sleep(200);
+  expect(await postStatus(postId)).toBe(status);
+}
+
+describe("Discord and Telegram in the dashboard", () => {
+  let unconfirmedId = "";
+
+  test("set up; the connections page shows the two new forms", async () => {
+    await page.goto(`${base}/dashboard`);
+    await submitSetup(page, base, { account: "Garden club", email: "gita@garden.test", password: PASSWORD });
+    await page.goto(`${base}/dashboard/connections`);
+    await page.getByRole("heading", { name: "Connect Discord" }).waitFor();
+    await page.getByRole("heading", { name: "Connect Telegram" }).waitFor();
+    await shoot("01-connect-forms");
+  }, 90_000);
+
+  test("Discord: not a webhook URL gets its sentence beside the field, nothing stored; the right one connects", async () => {
+    await form("Connect Discord").getByLabel("Channel webhook URL").fill("https://discord.com/channels/1234/5678");
+    await form("Connect Discord").getByRole("button", { name: "Connect" }).click();
+    await page.getByText("This is not a Discord webhook URL.").first().waitFor();
+    expect(await connectionCount()).toBe(0);
+    await shoot("02-discord-not-a-webhook");
+    const hook = discord.addWebhook("Garden club");
+    await form("Connect Discord").getByLabel("Channel webhook URL").fill(hook.url);
+    await form("Connect Discord").getByRole("button", { name: "Connect" }).click();
+    await page.waitForURL(/notice=connected/);
+    expect(await page.getByRole("heading", { name: "Discord · Garden club" }).count()).toBe(1);
+  }, 60_000);
+
+  test("Telegram: a wrong token, then a bot that is not an admin: a sentence each, nothing stored; then connected", async () => {
+    const bot = telegram.addBot("garden_club_bot");
+    const channel = telegram.addChannel("gardenclub", bot, { status: "member" });
+    const tg = () => form("Connect Telegram");
+    await tg().getByLabel("Bot token").fill(`${bot.id}:AAE${"q".repeat(32)}`);
+    await tg().getByLabel("Channel").fill("@gardenclub");
+    await tg().getByRole("button", { name: "Connect" }).click();
+    await page.getByText("Telegram does not accept this bot token.").first().waitFor();
+    expect(await tg().getByLabel("Channel").inputValue()).toBe("@gardenclub");
+    expect(await tg().getByLabel("Bot token").inputValue()).toBe("");
+    await shoot("03-telegram-wrong-token");
+    await tg().getByLabel("Bot token").fill(bot.token);
+    await tg().getByRole("button", { name: "Connect" }).click();
+    await page.getByText('Add @garden_club_bot to the channel @gardenclub as an administrator with "Post messages"').first().waitFor();
+    expect(await connectionCount()).toBe(1);
+    await shoot("04-telegram-not-admin");
+    channel.members.set(bot.id, { status: "administrator", canPost: true });
+    await tg().getByLabel("Bot token").fill(bot.token);
+    await tg().getByRole("button", { name: "Connect" }).click();
+    await page.waitForURL(/notice=connected/);
+    expect(await page.getByRole("heading", { name: "Telegram · @gardenclub" }).count()).toBe(1);
+    await shoot("05-connected");
+  }, 60_000);
+
+  test("a post with 2 images and a 2-part thread goes out once to each", async () => {
+    const id = await duePost("Bulb planting day");
+    await waitForStatus(id, "published");
+    expect(discord.messages.map((m) => [m.content, m.attachments.map((a) => a.description)])).toEqual([
+      ["Bulb planting day", ["Wide blue", "Tall blue"]],
+      ["Bulb planting day (2/3)", []],
+      ["Bulb planting day (3/3)", []],
+    ]);
+    expect(telegram.messages.map((m) => [m.caption ?? m.text, m.photos.length])).toEqual([
+      ["Bulb planting day", 1],
+      [null, 1],
+      ["Bulb planting day (2/3)", 0],
+      ["Bulb planting day (3/3)", 0],
+    ]);
+  }, 60_000);
+
+  test("answers cut off after storing: the post is unconfirmed on the overview, in the calendar and on its page", async () => {
+    discord.mode.cutAfter = 1;
+    discord.mode.storeThenCut = 1;
+    telegram.mode.storeThenCut = 1;
+    unconfirmedId = await duePost("Seed library opening");
+    await waitForStatus(unconfirmedId, "unconfirmed");
+    await page.goto(`${base}/dashboard`);
+    await page.getByRole("heading", { name: "Posts to check: did they go out?" }).waitFor();
+    await shoot("06-overview-unconfirmed");
+    await page.goto(`${base}/dashboard/calendar`);
+    await page.locator(".status-unconfirmed").first().waitFor();
+    await shoot("07-calendar-unconfirmed");
+    await page.goto(`${base}/dashboard/calendar/posts/${unconfirmedId}`);
+    await page.getByRole("heading", { name: "Did it go out on Garden club?" }).waitFor();
+    await page.getByRole("heading", { name: "Did it go out on @gardenclub?" }).waitFor();
+    await shoot("08-post-unconfirmed");
+  }, 60_000);
+
+  test("Send again (Discord) resumes after the confirmed message; It was posted (Telegram) takes the pasted address", async () => {
+    const before = discord.messages.length;
+    const discordCard = page.locator("section", { has: page.getByRole("heading", { name: "Did it go out on Garden club?" }) });
+    await discordCard.getByRole("button", { name: "Send again" }).click();
+    await page.waitForURL(/notice=sending-again/);
+    const telegramCard = page.locator("section", { has: page.getByRole("heading", { name: "Did it go out on @gardenclub?" }) });
+    await telegramCard.getByLabel("Its address (optional)").fill("not an address");
+    await telegramCard.getByRole("button", { name: "It was posted" }).click();
+    await page.getByText("Paste the post's address as it shows in your browser").first().waitFor();
+    await shoot("09-posted-bad-address");
+    const url = `https://t.me/gardenclub/${telegram.messages.at(-1)!.messageId}`;
+    const again = page.locator("section", { has: page.getByRole("heading", { name: "Did it go out on @gardenclub?" }) });
+    await again.getByLabel("Its address (optional)").fill(url);
+    await again.getByRole("button", { name: "It was posted" }).click();
+    await page.waitForURL(/notice=marked-posted/);
+    await waitForStatus(unconfirmedId, "published");
+    // Discord: part 2 was stored once before (its answer cut off) and once by Send again; part 1 never again; part 3 once.
+    const texts = discord.messages.slice(before - 2).map((m) => m.content);
+    expect(texts).toEqual(["Seed library opening", "Seed library opening (2/3)", "Seed library opening (2/3)", "Seed library opening (3/3)"]);
+    await page.goto(`${base}/dashboard/calendar/posts/${unconfirmedId}`);
+    expect(await page.getByRole("link", { name: "see the post" }).last().getAttribute("href")).toBe(url);
+    await shoot("10-post-resolved");
+    expect(discord.violations).toEqual([]);
+    expect(telegram.violations).toEqual([]);
+  }, 60_000);
+});
