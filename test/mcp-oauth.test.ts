@@ -244,6 +244,10 @@ async function wholeFlow(flow: Flow, provider: AssistantProvider): Promise<void>
         await world.sql("UPDATE scheduled_post_targets SET status = 'unconfirmed', next_attempt_at = NULL WHERE post_id = ?", postId);
         await world.sql("UPDATE scheduled_posts SET status = 'unconfirmed' WHERE id = ?", postId);
       },
+      markPendingApproval: async (postId) => {
+        await world.sql("UPDATE scheduled_post_targets SET status = 'pending_approval', next_attempt_at = NULL WHERE post_id = ?", postId);
+        await world.sql("UPDATE scheduled_posts SET status = 'pending_approval' WHERE id = ?", postId);
+      },
     });
     expect(results.size).toBe(TOOLS.length);
     expect(results.get("get_credits")?.structuredContent).toEqual({ balance: 100, reserved: 0 });

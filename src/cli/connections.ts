@@ -15,7 +15,9 @@ import {
   checkConnection,
   connectionView,
   getConnection,
+  isPastedPlatform,
   isPlatform,
+  type PastedPlatform,
   listAllConnections,
   listConnections,
   removeConnection,
@@ -48,6 +50,9 @@ function addInput(flags: Record<string, string | boolean | undefined>): { input:
   const platform = required(flags, "platform");
   if (!isPlatform(platform)) throw new UsageError(`--platform must be one of ${CONNECTION_PLATFORMS.join(", ")}\n${USAGE}`);
   if (platform === "nostr") return nostrInput(accountId, flags);
+  if (!isPastedPlatform(platform)) {
+    throw new UsageError(`${platform} is connected by signing in: use "Connect" on the dashboard's Connections page.\n${USAGE}`);
+  }
   return { input: pastedInput(accountId, platform, flags), minted: null };
 }
 
@@ -67,7 +72,7 @@ function nostrInput(accountId: string, flags: Record<string, string | boolean | 
   return { input, minted: keys ? { npub: keys.npub, nsec: flags["show-secret-key"] === true ? keys.nsec : null } : null };
 }
 
-function pastedInput(accountId: string, platform: Exclude<AddConnectionInput["platform"], "nostr">, flags: Record<string, string | boolean | undefined>): AddConnectionInput {
+function pastedInput(accountId: string, platform: Exclude<PastedPlatform, "nostr">, flags: Record<string, string | boolean | undefined>): AddConnectionInput {
   switch (platform) {
     case "bluesky": {
       const service = optional(flags, "service");
@@ -81,6 +86,8 @@ function pastedInput(accountId: string, platform: Exclude<AddConnectionInput["pl
       return { accountId, platform, webhookUrl: required(flags, "webhook-url") };
     case "telegram":
       return { accountId, platform, botToken: required(flags, "bot-token"), chat: required(flags, "chat") };
+    default:
+      throw new UsageError(`${platform} is connected by signing in: use "Connect" on the dashboard's Connections page.\n${USAGE}`);
   }
 }
 

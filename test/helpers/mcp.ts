@@ -201,7 +201,13 @@ export function toolsCall(name: string, args: Record<string, unknown> = {}, id =
  */
 export async function callEveryTool(
   client: McpClient,
-  opts: { imageUrl: string; scheduledTime: string; markUnconfirmed: (postId: string) => Promise<void> },
+  opts: {
+    imageUrl: string;
+    scheduledTime: string;
+    markUnconfirmed: (postId: string) => Promise<void>;
+    /** Puts a post in the state an editor's post has when the account requires approval (the test's grant is an owner's). */
+    markPendingApproval: (postId: string) => Promise<void>;
+  },
 ): Promise<Map<string, ToolResult>> {
   const results = new Map<string, ToolResult>();
   const call = async (name: string, args: Record<string, unknown> = {}) => {
@@ -253,6 +259,25 @@ export async function callEveryTool(
   await call("get_feed", { id: feed.id });
   await call("poll_feed", { id: feed.id });
   await call("delete_feed", { feed_id: feed.id });
+  // The account's settings, its posting schedule, a repeating post, and approval.
+  await call("get_account");
+  await call("update_account", { time_zone: "Europe/Berlin" });
+  const webhookId = targets.find((t) => t.platform === "webhook")?.accountId;
+  await call("get_slots");
+  await call("set_slots", { timeZone: "Europe/Berlin", slots: [{ days: ["mon", "thu"], time: "09:00", targets: [webhookId] }] });
+  const weekly = (await call("create_creation", { caption: "Fresh pretzels every Thursday.", idempotency_key: crypto.randomUUID() })).creation;
+  const repeating = (await call("schedule_post", { creation_id: weekly.id, queue: true, targets: ["webhook"], repeat: { every: "week", count: 4 } })).post;
+  await call("end_series", { id: repeating.seriesId });
+  const waiting = [];
+  for (const caption of ["Closed on the 24th.", "Half price on the 2nd."]) {
+    const made = (await call("create_creation", { caption, idempotency_key: crypto.randomUUID() })).creation;
+    const scheduled = (await call("schedule_post", { creation_id: made.id, scheduled_time: opts.scheduledTime, targets: ["webhook"] })).post;
+    await opts.markPendingApproval(scheduled.id);
+    waiting.push(scheduled.id);
+  }
+  await call("list_approvals");
+  await call("approve_post", { id: waiting[0] });
+  await call("reject_post", { id: waiting[1], note: "Not this week." });
   await call("delete_seed", { id: seed.id });
   return results;
 }

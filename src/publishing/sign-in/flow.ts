@@ -19,6 +19,7 @@ import { connectorFor } from "../registry";
 import { type SignInApp, type SignInNetwork, SignInRefused, type SignedInAccount, type TokenSet } from "./network";
 import { randomVerifier, s256Challenge } from "./pkce";
 import { type SignInOwner, createSignInState, takeSignInState } from "./state";
+import { routedUrl } from "../outbound";
 import { redirectUriFor } from "./redirect-uri";
 import { requestToken } from "./token-endpoint";
 
@@ -46,7 +47,8 @@ export async function startSignIn(
     url.searchParams.set("code_challenge_method", "S256");
   }
   for (const [k, v] of Object.entries(app.extraAuthorizationParams ?? {})) url.searchParams.set(k, v);
-  return url.toString();
+  // The browser goes where PLATFORM_ORIGIN_OVERRIDES sends this network's host (tests, private mirrors).
+  return routedUrl(deps, url.toString());
 }
 
 /** A finished sign-in. */

@@ -1,6 +1,6 @@
 /**
  * A Discord stand-in for channel webhooks, written from Discord's own documentation and held to its official OpenAPI
- * description (/work/shared/platform-specs/discord.openapi.json, discord/discord-api-spec, API v10), never from
+ * description (test/peers/platform-specs/discord.openapi.json, discord/discord-api-spec, API v10), never from
  * Seedcast's client:
  *  - https://discord.com/developers/docs/resources/webhook#get-webhook-with-token
  *  - https://discord.com/developers/docs/resources/webhook#execute-webhook (`?wait=true` answers the message; without
@@ -21,7 +21,7 @@ import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import type { ValidateFunction } from "ajv";
 
-const SPEC_PATH = new URL("../../../../shared/platform-specs/discord.openapi.json", import.meta.url).pathname;
+const SPEC_PATH = new URL("../platform-specs/discord.openapi.json", import.meta.url).pathname;
 const SPEC_ID = "discord";
 const BASE = "/api/v10";
 

@@ -1,6 +1,6 @@
 /**
  * A Telegram Bot API stand-in, written from the Bot API page (https://core.telegram.org/bots/api) and held to its
- * description (/work/shared/platform-specs/telegram-bot-api.json, through ./spec.ts), never from Seedcast's client:
+ * description (test/peers/platform-specs/telegram-bot-api.json, through ./spec.ts), never from Seedcast's client:
  *  - #making-requests: `POST /bot<token>/<method>`, JSON or multipart/form-data; answers `{ok: true, result}` or
  *    `{ok: false, error_code, description, parameters?}`; 401 Unauthorized for a token it does not know
  *  - #getme, #getchat (ChatFullInfo), #getchatmember (ChatMember: owner, administrator with can_post_messages, member…)

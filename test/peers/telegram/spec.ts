@@ -1,5 +1,5 @@
 /**
- * Telegram's Bot API description (/work/shared/platform-specs/telegram-bot-api.json: Bot API 10.1, a faithful scrape
+ * Telegram's Bot API description (test/peers/platform-specs/telegram-bot-api.json: Bot API 10.1, a faithful scrape
  * of https://core.telegram.org/bots/api by PaulSonOfLars/telegram-bot-api-spec) turned into JSON Schema for Ajv, so the
  * stand-in validates every request's parameters and its own answers against it. The description is not OpenAPI: each
  * type and method lists fields with `types` (Integer, String, Boolean, Float, True, InputFile, a type name, "Array of
@@ -14,7 +14,7 @@ import { readFileSync } from "node:fs";
 import Ajv from "ajv";
 import type { ValidateFunction } from "ajv";
 
-const SPEC_PATH = new URL("../../../../shared/platform-specs/telegram-bot-api.json", import.meta.url).pathname;
+const SPEC_PATH = new URL("../platform-specs/telegram-bot-api.json", import.meta.url).pathname;
 
 interface SpecField {
   name: string;

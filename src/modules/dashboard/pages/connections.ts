@@ -15,6 +15,8 @@ import { BLUESKY_DEFAULT_SERVICE } from "../../../publishing/bluesky";
 import { ROLE_SCOPES } from "../../../auth/scopes";
 import {
   type AddConnectionInput,
+  PASTED_PLATFORMS,
+  type PastedPlatform,
   addConnection,
   checkConnection,
   getConnection,
@@ -31,7 +33,12 @@ import { noticeFrom, plainMessage, refusal } from "./common";
 import { zoneOf } from "../../../web/preferences";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
 import { AppError } from "../../../lib/errors";
-import { mastodonSignInForm, signInPageResponse } from "./sign-in-form";
+import { appNetworkCard, connectPath, mastodonSignInForm, signInPageResponse } from "./sign-in-form";
+import { APP_NETWORKS } from "../../../config";
+import { appCredentials, isAppNetwork } from "../../../publishing/sign-in/app-credentials";
+import { NETWORK_APP_GUIDES } from "../../../publishing/sign-in/network-apps";
+import { signInNetworkFor } from "../../../publishing/sign-in/registry";
+import { appSetupHref } from "./instance-apps";
 
 const CURRENT = "/dashboard/connections";
 
@@ -73,7 +80,7 @@ function connectionCard(s: SessionContext, c: ConnectionRow, highlight: boolean)
 </li>`;
 }
 
-function platformFields(platform: ConnectionPlatform, values: Record<string, string>, prefix: string, errors: FieldErrors = {}): Html {
+function platformFields(platform: PastedPlatform, values: Record<string, string>, prefix: string, errors: FieldErrors = {}): Html {
   const f = new FormState(errors);
   const id = (name: string) => `${prefix}-${name}`;
   const off = html` autocomplete="off"`;
@@ -153,7 +160,7 @@ const CONNECT_FIELDS = {
   chat: "chat",
 };
 
-function connectForm(s: SessionContext, platform: ConnectionPlatform, values: Record<string, string>, action = CURRENT, title?: string, errors: FieldErrors = {}): Html {
+function connectForm(s: SessionContext, platform: PastedPlatform, values: Record<string, string>, action = CURRENT, title?: string, errors: FieldErrors = {}): Html {
   return html`<form method="post" action="${action}" class="card" aria-labelledby="connect-${platform}-title" novalidate>
   <h3 id="connect-${platform}-title">${title ?? `Connect ${PLATFORM_NAMES[platform]}`}</h3>
   ${csrfField(s.csrfToken)}
@@ -176,7 +183,18 @@ export async function connectionsPage(
   highlight: string | null = null,
 ): Promise<Html> {
   const rows = await listConnections(ctx.deps, account.accountId);
-  const failedPlatform = values.platform as ConnectionPlatform | undefined;
+  const failedPlatform = values.platform as PastedPlatform | undefined;
+  const signInCards = await Promise.all(
+    APP_NETWORKS.filter((network) => signInNetworkFor(network) !== null).map(async (network) =>
+      appNetworkCard(s.csrfToken, {
+        platform: network,
+        name: NETWORK_APP_GUIDES[network].name,
+        appSet: (await appCredentials(ctx.deps, network)) !== null,
+        isAdmin: s.isAdmin,
+        setupHref: appSetupHref(network),
+      }),
+    ),
+  );
   return page(
     s,
     { title: "Connections", current: CURRENT, notices },
@@ -190,7 +208,8 @@ ${
     ? html`<section aria-labelledby="add-title">
   <h2 id="add-title">Add a connection</h2>
   <div class="grid2">
-    ${(Object.keys(PLATFORM_NAMES) as ConnectionPlatform[]).map((p) =>
+    ${signInCards}
+    ${PASTED_PLATFORMS.map((p) =>
       p === "mastodon"
         ? mastodonCard(s, values, errors)
         : connectForm(s, p, failedPlatform === p ? values : {}, CURRENT, undefined, failedPlatform === p ? errors : {}),
@@ -313,6 +332,12 @@ function reconnectPage(s: SessionContext, row: ConnectionRow, values: Record<str
 <section class="card" aria-labelledby="reconnect-signin-title"><h2 id="reconnect-signin-title">Sign in again</h2>
 ${mastodonSignInForm(s.csrfToken, { server: values.instance ?? "" }, {}, row.id)}</section>
 ${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, "Or paste a new access token", errors)}`
+      : isAppNetwork(row.platform)
+        ? html`<p class="muted">Sign in to ${PLATFORM_NAMES[row.platform]} again as ${row.label}. The new sign-in replaces the old one and is checked at once; posts already scheduled to this connection go out with it.</p>
+<form method="post" action="${connectPath(row.platform)}" class="card" aria-labelledby="reconnect-signin-title"><h2 id="reconnect-signin-title">Sign in again</h2>
+${csrfField(s.csrfToken)}<input type="hidden" name="connection" value="${row.id}">
+<button type="submit">Sign in to ${PLATFORM_NAMES[row.platform]}</button></form>
+<p><a href="${CURRENT}">Back to connections</a></p>`
       : html`<p class="muted">Enter the credentials again. They replace the old ones and are checked at once; posts already scheduled to this connection go out with the new ones.</p>
 ${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconnect ${PLATFORM_NAMES[row.platform]}`, errors)}
 <p><a href="${CURRENT}">Back to connections</a></p>`,

@@ -33,11 +33,12 @@ export async function postSignInStart(ctx: DashboardCtx, s: SessionContext, plat
     return new Response(null, { status: 303, headers: { location: url, "cache-control": "no-store" } });
   } catch (error) {
     if (!(error instanceof SignInRefused)) throw error;
-    return signInPageResponse(
-      ctx.deps.config,
-      await connectionsPage(ctx, s, account, [{ kind: "error", text: `Not connected: the sign-in could not start. See what to fix in the ${network.name} form below.` }], { platform: `${platform}-signin`, server }, { server: error.message }),
-      400,
-    );
+    // Mastodon's refusals are about the server typed: said beside that field. The other networks have no field: the sentence is the notice.
+    const page =
+      platform === "mastodon"
+        ? await connectionsPage(ctx, s, account, [{ kind: "error", text: `Not connected: the sign-in could not start. See what to fix in the ${network.name} form below.` }], { platform: `${platform}-signin`, server }, { server: error.message })
+        : await connectionsPage(ctx, s, account, [{ kind: "error", text: `Not connected: ${error.message}` }]);
+    return signInPageResponse(ctx.deps.config, page, 400);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * The few Discord types the webhook client uses, hand-typed from /work/shared/platform-specs/discord.openapi.json
+ * The few Discord types the webhook client uses, hand-typed from test/peers/platform-specs/discord.openapi.json
  * (discord/discord-api-spec, "Discord HTTP API (Preview)", API v10): each interface names the schema it follows and
  * keeps only the fields Seedcast reads or sends, with the description's names and optionality. Hand-typed rather than
  * generated: the description is 1.3 MB and openapi-typescript's output for it would be ~40,000 lines for five types.

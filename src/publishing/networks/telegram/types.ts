@@ -1,5 +1,5 @@
 /**
- * The few Telegram Bot API types the client uses, hand-typed from /work/shared/platform-specs/telegram-bot-api.json
+ * The few Telegram Bot API types the client uses, hand-typed from test/peers/platform-specs/telegram-bot-api.json
  * (Bot API 10.1, a faithful scrape of https://core.telegram.org/bots/api, PaulSonOfLars/telegram-bot-api-spec): each
  * interface names the type it follows and keeps only the fields Seedcast reads or sends, with the page's names and
  * optionality ("Integer" → number, "Boolean" → boolean). The description is not OpenAPI, so no generator applies;
