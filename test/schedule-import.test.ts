@@ -215,6 +215,22 @@ describe("imports", () => {
     expect((await counts(a)).assets).toBe(0);
   });
 
+  test("approval: an editor's import on an account that requires approval stores every post pending_approval; an owner's is scheduled", async () => {
+    const a = await world.createAccount();
+    await webhookFor(a);
+    expect((await world.call("PATCH", "/api/v1/account", { key: a.key, body: { approval_required: true } })).status).toBe(200);
+    const editorKey = (await a.mint(["read", "schedule"], { userId: await a.addMember("editor") })).key;
+    const csv = [HEADER, `Needs a yes,,,${at(2)},,webhook,`, `So does this,,,${at(3)},,webhook,`].join("\r\n");
+    const res = await importCsv(a, csv, {}, editorKey);
+    expect(res.status).toBe(200);
+    for (const { id } of res.json.posts as { id: string }[]) {
+      const post = (await world.call("GET", `/api/v1/schedule/posts/${id}`, { key: a.key })).json.post;
+      expect([post.status, post.targets[0].status]).toEqual(["pending_approval", "pending_approval"]);
+    }
+    const owners = await importCsv(a, [HEADER, `An owner's,,,${at(2)},,webhook,`].join("\r\n"));
+    expect((await world.call("GET", `/api/v1/schedule/posts/${owners.json.posts[0].id}`, { key: a.key })).json.post.status).toBe("scheduled");
+  });
+
   test("Idempotency-Key: the same file twice with one key stores it once and replays the answer", async () => {
     const a = await world.createAccount();
     await webhookFor(a);

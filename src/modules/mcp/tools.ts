@@ -459,7 +459,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: { ...ADD, openWorldHint: true },
     creates: true,
     status: 200,
-    run: (deps, who, args) => importCsv(deps, who.accountId, args.csv),
+    run: (deps, who, args) => importCsv(deps, who, args.csv),
     summary: (a) => `${plural(a.imported, "post")} imported and scheduled.`,
   }),
   tool({

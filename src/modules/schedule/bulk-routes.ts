@@ -26,7 +26,7 @@ export function bulkModule(deps: Deps) {
   return new Elysia()
     .use(scopePlugin)
     // parseCsvBody answers the text (a string) or refuses; no body schema, so the document keeps text/csv.
-    .post(IMPORT_PATH, ({ request, body }) => importCsv(deps, authOf(request).accountId, typeof body === "string" ? body : ""), {
+    .post(IMPORT_PATH, ({ request, body }) => importCsv(deps, authOf(request), typeof body === "string" ? body : ""), {
       parse: parseCsvBody,
       scope: "schedule",
       errors: ["invalid_rows", "no_free_slot"],

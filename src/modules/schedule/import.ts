@@ -14,6 +14,7 @@
  *  3. the rows are checked again with their images (types each network takes);
  *  4. one write transaction stores every creation and post (queued rows take free slots one after the other in that
  *     transaction); a queued row without a free slot fails the transaction and is named.
+ * An editor's import on an account that requires approval stores every post `pending_approval` (approval.ts).
  * Any bad row answers 400 invalid_rows with `rows: [{row, field, problem}]` (row 1 = the first data row).
  */
 import type { CreationRow } from "../../db/schema";
@@ -33,6 +34,7 @@ import { cleanAltText, cleanFirstComment, cleanHandCaption, lockAssets } from ".
 import { handCreationRow } from "../creations/edit";
 import { type CsvRow, listItems, readCsv, type RowProblem } from "./csv";
 import { type FitTarget, type ImageFacts, targetProblems } from "./fit";
+import { type ApprovalCaller, holdForApproval, needsApproval } from "./approval";
 import { queueSlotTaker } from "./queue";
 import { fitTargetOf, MIN_LEAD_MS, postRowOf, resolveTargets, targetRowsOf } from "./service";
 
@@ -282,7 +284,8 @@ async function dropFetched(deps: Deps, accountId: string, fetched: readonly Asse
 }
 
 /** POST /schedule/import: checks every row, brings the images in, then stores every creation and post in one write. */
-export async function importCsv(deps: Deps, accountId: string, text: string): Promise<{ imported: number; posts: ImportedPost[] }> {
+export async function importCsv(deps: Deps, caller: ApprovalCaller, text: string): Promise<{ imported: number; posts: ImportedPost[] }> {
+  const { accountId } = caller;
   const checked = await checkImport(deps, accountId, text);
   if (checked.problems.length > 0) throw invalidRows(checked.problems);
   const { assets, fetched, problems } = await bringImages(deps, accountId, checked.rows);
@@ -293,7 +296,7 @@ export async function importCsv(deps: Deps, accountId: string, text: string): Pr
     const facts: ImageFacts = new Map([...assets.values()].map((a) => [a.id, { mimeType: a.mimeType, readable: true }]));
     const fit = fitProblems(checked.rows.filter((r) => r.imageUrls.length > 0), imagesOf, facts, checked.targets);
     if (fit.length > 0) throw invalidRows(fit);
-    const { posts, handOver } = await storeRows(deps, accountId, checked.rows, imagesOf);
+    const { posts, handOver } = await storeRows(deps, caller, checked.rows, imagesOf);
     if (handOver.length > 0) await runDueOnce(deps, {}, handOver);
     return { imported: posts.length, posts };
   } catch (error) {
@@ -316,10 +319,11 @@ const INSERT_CHUNK = 50;
  */
 async function storeRows(
   deps: Deps,
-  accountId: string,
+  caller: ApprovalCaller,
   rows: readonly PlannedRow[],
   imagesOf: (row: PlannedRow) => StoredImage[],
 ): Promise<{ posts: ImportedPost[]; handOver: string[] }> {
+  const { accountId } = caller;
   const now = deps.clock.now();
   const imageIds = [...new Set(rows.flatMap((row) => imagesOf(row).map((i) => i.assetId)))];
   return deps.store.write(async (tx) => {
@@ -358,6 +362,11 @@ async function storeRows(
       await tx.insert(creations).values(creationRows).run();
       await tx.insert(scheduledPosts).values(postRows).run();
       await tx.insert(scheduledPostTargets).values(targetRows).run();
+    }
+    // An editor's import on an account that requires approval waits for an owner, post by post, as POST /schedule.
+    if (await needsApproval(tx, caller)) {
+      for (const post of posts) await holdForApproval(tx, post.id, now);
+      return { posts, handOver: [] };
     }
     return { posts, handOver };
   });

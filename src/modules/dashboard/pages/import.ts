@@ -171,7 +171,7 @@ export async function postImport(ctx: DashboardCtx, s: SessionContext, form: For
   const text = csvOf(form);
   if (text instanceof AppError) return htmlResponse(formPage(s, [refusal(text).notice]), 400);
   try {
-    const { imported } = await importCsv(ctx.deps, account.accountId, text);
+    const { imported } = await importCsv(ctx.deps, { accountId: account.accountId, role: account.role }, text);
     return redirect(`${IMPORT_PAGE_PATH}?imported=${imported}`);
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_rows") {
