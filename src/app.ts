@@ -18,6 +18,7 @@ import { mcpModule } from "./modules/mcp";
 import { metricsModule } from "./modules/metrics";
 import { scheduleModule } from "./modules/schedule";
 import { queueModule } from "./modules/schedule/queue-routes";
+import { bulkModule } from "./modules/schedule/bulk-routes";
 import { approvalModule } from "./modules/schedule/approval-routes";
 import { seedsModule } from "./modules/seeds";
 import { voiceModule } from "./modules/voice";
@@ -53,6 +54,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): PipelinedApp {
     .use(feedsModule(deps))
     .use(approvalModule(deps))
     .use(queueModule(deps))
+    .use(bulkModule(deps))
     .use(accountSettingsModule(deps))
     .use(oauthModule(deps))
     .use(webhooksModule(deps))

@@ -41,6 +41,9 @@ import { WEBHOOK_SECRET } from "./publishing-fixtures";
 /** Key routes with no tool, and why. Adding a route here is a decision to be written down in decisions.md. */
 const WITHOUT_TOOL: Readonly<Record<string, string>> = {
   "GET /api/v1/health": "echoes the calling API key (keyId); /mcp takes no key, only an OAuth access token",
+  // docs/choices.md "csv": the export is a text/csv file download with no JSON answer for a tool's output schema to
+  // equal; list_posts answers the same posts as JSON, and import_posts takes CSV text.
+  "GET /api/v1/schedule/posts.csv": "a text/csv file download; list_posts answers the same posts as JSON",
 };
 
 const MINUTE = 60 * 1000;

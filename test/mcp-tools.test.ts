@@ -32,6 +32,7 @@ const EXPECTED_TOOLS = [
   "get_slots",
   "set_slots",
   "end_series",
+  "import_posts",
   "get_account",
   "update_account",
   "list_approvals",
@@ -142,13 +143,13 @@ for (const [label, connect] of MCP_CONNECTORS) {
       for (const destructive of ["delete_seed", "cancel_post", "delete_creation", "delete_asset", "delete_webhook", "end_series", "reject_post"]) {
         expect(byName.get(destructive)?.annotations, destructive).toMatchObject({ readOnlyHint: false, destructiveHint: true });
       }
-      for (const open of ["ingest_image", "schedule_post", "reschedule_post", "create_webhook", "approve_post"]) {
+      for (const open of ["ingest_image", "schedule_post", "reschedule_post", "create_webhook", "approve_post", "import_posts"]) {
         expect(byName.get(open)?.annotations, open).toMatchObject({ openWorldHint: true });
       }
       expect(byName.get("create_seed")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, openWorldHint: false });
       // The creating tools, and only those, take idempotency_key.
       const creating = tools.filter((t) => "idempotency_key" in ((t.inputSchema as { properties?: object }).properties ?? {})).map((t) => t.name);
-      expect(creating.sort()).toEqual(["add_feed", "create_creation", "create_seed", "create_upload_link", "create_webhook", "generate_creation", "ingest_image", "poll_feed", "regenerate_creation", "schedule_post"]);
+      expect(creating.sort()).toEqual(["add_feed", "create_creation", "create_seed", "create_upload_link", "create_webhook", "generate_creation", "import_posts", "ingest_image", "poll_feed", "regenerate_creation", "schedule_post"]);
     });
 
     test("seeds: create, get, list, update, delete answer what REST answers", async () => {

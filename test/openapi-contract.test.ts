@@ -12,6 +12,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createApp } from "../src/app";
 import { MAX_JSON_BYTES } from "../src/http/json-body";
+import { MAX_CSV_BYTES } from "../src/http/csv-body";
 import { claimIdempotencyKey, requestFingerprint } from "../src/http/idempotency";
 import { GenerationError, type Generator } from "../src/generation/generator";
 import { createBuiltinGenerator } from "../src/generation/builtin";
@@ -111,6 +112,7 @@ const apiOps = () => recorder.operations().filter((op) => op.split(" ")[1]!.star
 function randomParams(op: string): Record<string, string> {
   return Object.fromEntries([...op.matchAll(/\{([^}]+)\}/g)].map((m) => [m[1]!, RANDOM_ID]));
 }
+const takesCsv = (op: string) => "text/csv" in (recorder.operation(op).requestBody?.content ?? {});
 const documents = (op: string, status: number) => String(status) in (recorder.operation(op).responses ?? {});
 function expectStatus(answer: Answer, status: number, op: string): void {
   if (answer.status !== status) throw new Error(`${op}: expected ${status}, got ${answer.status}: ${answer.text.slice(0, 300)}`);
@@ -141,6 +143,12 @@ describe("refusals every operation of a kind answers, driven from the document",
 
   test("413 for a body over 1 MiB where a body is taken", async () => {
     for (const op of apiOps().filter((o) => documents(o, 413))) {
+      // The CSV import (the one text/csv body) has its own, larger cap.
+      if (takesCsv(op)) {
+        const raw = "x".repeat(MAX_CSV_BYTES + 1);
+        expectStatus(await send(op, { params: randomParams(op), key: acct.key, raw, headers: { "content-type": "text/csv" } }), 413, op);
+        continue;
+      }
       const raw = JSON.stringify({ padding: "x".repeat(MAX_JSON_BYTES) });
       expectStatus(await send(op, { params: randomParams(op), key: acct.key, raw, headers: { "content-type": "application/json" } }), 413, op);
     }
@@ -159,12 +167,16 @@ describe("refusals every operation of a kind answers, driven from the document",
       const spec = recorder.operation(op);
       const params = randomParams(op);
       let answer: Answer;
-      if (spec.requestBody) {
+      if (takesCsv(op)) {
+        answer = await send(op, { params, key: acct.key, raw: "caption,targets\r\n\u0000,x\r\n", headers: { "content-type": "text/csv" } });
+      } else if (spec.requestBody) {
         answer = await send(op, { params, key: acct.key, json: "not an object" });
       } else if (op.startsWith("post")) {
         answer = await send(op, { params, key: acct.key, json: {}, headers: { "idempotency-key": "k".repeat(300) } });
       } else if ((spec.parameters ?? []).some((p: { name: string; in: string }) => p.in === "query" && p.name === "limit")) {
         answer = await send(op, { params, key: acct.key, query: "limit=0" });
+      } else if ((spec.parameters ?? []).some((p: { name: string; in: string }) => p.in === "query" && p.name === "from")) {
+        answer = await send(op, { params, key: acct.key, query: "from=yesterday" });
       } else {
         const param = (spec.parameters ?? []).find((p: { in: string; schema?: { maxLength?: number } }) => p.in === "path" && p.schema?.maxLength);
         if (!param) throw new Error(`${op}: documents 400 but nothing here can make one`);
@@ -547,6 +559,24 @@ describe("the account's settings, posting slots, the queue and repeats (issue 27
     const full = await send("post /api/v1/schedule", { key: a.key, json: { type: "social_post", creation_id: c.id, queue: true, targets: ["webhook"] } });
     expectStatus(full, 409, "queue without a slot");
     expect(full.json.error).toBe("no_free_slot");
+  });
+
+  test("bulk: import (200, 400 invalid_rows) and export as CSV (200, 400 for a bad bound)", async () => {
+    const a = await world.createAccount();
+    await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/bulk`, secret: WEBHOOK_SECRET });
+    const header = "caption,image_urls,alt_texts,scheduled_time,queue,targets,first_comment";
+    const csv = `${header}\r\nFrom a file,,,${later()},,webhook,Hello\r\n`;
+    const op = "post /api/v1/schedule/import";
+    const done = await send(op, { key: a.key, raw: csv, headers: { "content-type": "text/csv" } });
+    expectStatus(done, 200, "import");
+    expect(done.json.imported).toBe(1);
+    const bad = await send(op, { key: a.key, raw: `${header}\r\nNo time,,,,,webhook,\r\n`, headers: { "content-type": "text/csv" } });
+    expectStatus(bad, 400, "import with a bad row");
+    expect(bad.json.rows).toEqual([{ row: 1, field: "scheduled_time", problem: "required unless queue is true" }]);
+    const exported = await send("get /api/v1/schedule/posts.csv", { key: a.key });
+    expectStatus(exported, 200, "export");
+    expect(exported.text.split("\r\n")[0]).toBe(`${header},id,status,published_urls`);
+    expectStatus(await send("get /api/v1/schedule/posts.csv", { key: a.key, query: "from=yesterday" }), 400, "export with a bad bound");
   });
 
   test("approval: an editor's post waits; list, approve (200), reject (200), 403 for an editor, 404, 409 not waiting", async () => {

@@ -2,6 +2,7 @@
  * `seedcast serve`: bootstrap, then the HTTP server, then the jobs. SIGTERM/SIGINT drain gracefully: readiness goes
  * false, the listener stops accepting, in-flight requests and job runs finish, the database closes, the process exits.
  */
+import { MAX_CSV_BYTES } from "../http/csv-body";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createApp } from "../app";
@@ -56,7 +57,8 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
-    maxRequestBodySize: config.maxImageBytes + MULTIPART_OVERHEAD,
+    // The largest bodies a route claims: the library upload's image, the CSV import's file (http/csv-body.ts).
+    maxRequestBodySize: Math.max(config.maxImageBytes, MAX_CSV_BYTES) + MULTIPART_OVERHEAD,
     // Bun's router finds each route; whatever it does not match goes through `handle` (served-routes.ts).
     routes: app.servedRoutes(),
     fetch: (request, server) => app.handle(request, server),

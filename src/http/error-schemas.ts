@@ -74,6 +74,22 @@ export const upstreamFailureSchema = t.Object(
   { title: "UpstreamFailure", description: "A model or a platform failed; nothing was charged or changed. Retry." },
 );
 
+/** 400 invalid_rows of the CSV import: every bad row, field and problem (row 0 is the header). */
+export const invalidRowsSchema = t.Object(
+  {
+    error: t.Literal("invalid_rows"),
+    message,
+    rows: t.Array(
+      t.Object({
+        row: t.Integer({ minimum: 0, description: "The data row (1 = the first after the header; 0 = the header row)" }),
+        field: t.String({ description: "The column, or csv for the file's own form" }),
+        problem: t.String(),
+      }),
+    ),
+  },
+  { title: "InvalidRows" },
+);
+
 export const notSchedulableSchema = t.Object(
   {
     error: t.Literal("not_schedulable"),

@@ -28,6 +28,7 @@ import { appErrorResponse, JSON_HEADERS } from "./error-response";
 import { requestSearch } from "./paths";
 import { requestState } from "./request-context";
 import { readStreamCapped } from "../lib/read-capped";
+import { CSV_BODY_ROUTES, MAX_CSV_BYTES } from "./csv-body";
 import { isSealed, openText, sealText } from "../lib/aead";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
@@ -278,9 +279,10 @@ export async function beginIdempotent(
   if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
     return appErrorResponse(keyRefusal(`must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`), headers);
   }
-  const body = await readCapped(request, MAX_FINGERPRINT_BYTES);
-  if (body === null) return null;
   const scope = { accountId, route: `POST ${path.replace(/\/+$/, "")}`, key };
+  // A CSV body (the import) is fingerprinted under its own, larger cap, so its key is honoured like any other.
+  const body = await readCapped(request, CSV_BODY_ROUTES.has(scope.route) ? MAX_CSV_BYTES : MAX_FINGERPRINT_BYTES);
+  if (body === null) return null;
   try {
     const claim = await claimIdempotencyKey(deps, scope, requestFingerprint(requestSearch(request.url), body));
     const sealKey = CREDENTIAL_ANSWER_ROUTES.has(scope.route) ? replayKey(request.headers.get("authorization") ?? "", scope) : undefined;

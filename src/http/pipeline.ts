@@ -18,6 +18,7 @@
  * The server reaches it two ways: through each route's own handler when Bun's router found the route
  * (served-routes.ts), or through `handle` for everything else, routed here and again by Elysia's router.
  */
+import { CSV_BODY_ROUTES, MAX_CSV_BYTES } from "./csv-body";
 import type { Elysia } from "elysia";
 import type { Deps } from "../deps";
 import { AppError } from "../lib/errors";
@@ -129,8 +130,9 @@ export function withPipeline(deps: Deps, app: Elysia, observers: RequestObserver
     try {
       if (group) assertGroup(request, group);
       const length = Number(request.headers.get("content-length") ?? "0");
-      if (length > MAX_JSON_BYTES) {
-        throw new AppError("payload_too_large", `Request bodies are limited to ${MAX_JSON_BYTES} bytes.`);
+      const cap = length > MAX_JSON_BYTES && CSV_BODY_ROUTES.has(`${request.method} ${requestPath(request.url)}`) ? MAX_CSV_BYTES : MAX_JSON_BYTES;
+      if (length > cap) {
+        throw new AppError("payload_too_large", `Request bodies are limited to ${cap} bytes.`);
       }
     } catch (error) {
       if (!(error instanceof AppError)) throw error;

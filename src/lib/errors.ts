@@ -40,6 +40,8 @@ export const ERROR_STATUS = {
   not_unconfirmed: 409,
   // the queue (decisions.md §14)
   no_free_slot: 409,
+  // the bulk import (decisions.md §14): every bad row named in `rows`
+  invalid_rows: 400,
   // approval (decisions.md §14)
   not_pending_approval: 409,
   too_many_webhooks: 409,

@@ -36,12 +36,35 @@ import { creationToApi, findCreationRow, serialized, viewOf } from "./service";
 import { HAND_SOURCE, keepVersion } from "./versions";
 
 /** The stored content fields of a creation. */
-type ContentFields = Pick<CreationRow, "caption" | "images" | "thread" | "firstComment" | "variants">;
+export type ContentFields = Pick<CreationRow, "caption" | "images" | "thread" | "firstComment" | "variants">;
 
 /** The columns that mirror images[0] (db/schema/post-content.ts), for `images`. */
 function firstImageColumns(images: readonly StoredImage[]): Pick<CreationRow, "imageAssetId" | "altText"> {
   const first = images[0];
   return { imageAssetId: first?.assetId ?? null, altText: first ? (first.altText ?? "") : null };
+}
+
+/**
+ * The row of a creation written by hand from cleaned `content` (its assets checked by the caller), not yet stored.
+ * POST /creations and the CSV import (modules/schedule/import.ts) write it.
+ */
+export function handCreationRow(accountId: string, content: ContentFields, seedId: string | null, now: number): CreationRow {
+  const first = firstImageColumns(content.images);
+  return {
+    id: newId(),
+    accountId,
+    type: CREATION_TYPE,
+    seedId,
+    ...content,
+    ...first,
+    captionSource: HAND_SOURCE,
+    altTextSource: first.imageAssetId ? HAND_SOURCE : null,
+    aspectRatio: DEFAULT_ASPECT_RATIO,
+    mediaStyle: DEFAULT_MEDIA_STYLE,
+    variant: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 /**
@@ -60,23 +83,7 @@ export async function createCreationByHand(deps: Deps, accountId: string, input:
   const seedId = input.seedId === undefined ? null : (await getOwnedSeed(deps, accountId, input.seedId)).id;
   const used = assetIdsOf(content);
   await assertOwnedAssets(deps, accountId, used);
-  const now = deps.clock.now();
-  const first = firstImageColumns(content.images);
-  const row: CreationRow = {
-    id: newId(),
-    accountId,
-    type: CREATION_TYPE,
-    seedId,
-    ...content,
-    ...first,
-    captionSource: HAND_SOURCE,
-    altTextSource: first.imageAssetId ? HAND_SOURCE : null,
-    aspectRatio: DEFAULT_ASPECT_RATIO,
-    mediaStyle: DEFAULT_MEDIA_STYLE,
-    variant: 0,
-    createdAt: now,
-    updatedAt: now,
-  };
+  const row = handCreationRow(accountId, content, seedId, deps.clock.now());
   await deps.store.write(async (tx) => {
     if (!(await lockAssets(deps, accountId, used))) throw notFound("asset");
     await tx.insert(creations).values(row).run();

@@ -21,6 +21,7 @@ import { getMembers, getRemoveMember, postAddMember, postInvite as postInviteMem
 import { getOverview } from "./pages/overview";
 import { getSettings } from "./pages/settings";
 import { getConnectedApps, getRevokeApp, postRevokeApp } from "./pages/connected-apps";
+import { EXPORT_PATH, getExport, getImport, IMPORT_FORM_MAX_BYTES, IMPORT_PAGE_PATH, IMPORT_PREVIEW_PATH, postImport, postImportPreview } from "./pages/import";
 import { getCalendar, getCancel, getPostPage, postCancel, postContent, postReschedule, postResolve, postRetry } from "./pages/calendar";
 import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postRestoreVersion, postScheduleCreation } from "./pages/creations";
 import { getVoicePage, postVoice } from "./pages/voice";
@@ -76,6 +77,7 @@ export function dashboardModule(deps: Deps) {
   const signedInForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES, signedIn) };
   const captionForm = { detail: { hide: true } as const, parse: formParser(CAPTION_FORM_MAX_BYTES, signedIn) };
   const publicForm = { detail: { hide: true } as const, parse: formParser(FORM_MAX_BYTES) };
+  const importForm = { detail: { hide: true } as const, parse: formParser(IMPORT_FORM_MAX_BYTES, signedIn) };
   const composerForm = { detail: { hide: true } as const, parse: formParser(deps.config.maxImageBytes + COMPOSER_TEXT_BYTES, signedIn) };
   const uploadForm = { detail: { hide: true } as const, parse: formParser(deps.config.maxImageBytes + UPLOAD_FRAMING_BYTES, signedIn) };
 
@@ -208,6 +210,11 @@ export function dashboardModule(deps: Deps) {
     .post("/dashboard/library/:id/delete", action((s, _f, p) => postDeleteAsset(ctx, s, p.id ?? "")), signedInForm)
     // Calendar
     .get("/dashboard/calendar", view((s, r) => getCalendar(ctx, s, r)), { detail })
+    // Bulk import (with a preview) and export (pages/import.ts)
+    .get(IMPORT_PAGE_PATH, view((s, r) => getImport(ctx, s, r)), { detail })
+    .post(IMPORT_PREVIEW_PATH, action((s, f) => postImportPreview(ctx, s, f)), importForm)
+    .post(IMPORT_PAGE_PATH, action((s, f) => postImport(ctx, s, f)), importForm)
+    .get(EXPORT_PATH, view((s) => getExport(ctx, s)), { detail })
     .get("/dashboard/calendar/posts/:id", view((s, r, p) => getPostPage(ctx, s, p.id ?? "", r)), { detail })
     .post("/dashboard/calendar/posts/:id/reschedule", action((s, f, p) => postReschedule(ctx, s, p.id ?? "", f)), signedInForm)
     .post("/dashboard/calendar/posts/:id/content", action((s, f, p) => postContent(ctx, s, p.id ?? "", f)), captionForm)

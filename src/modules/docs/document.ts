@@ -296,7 +296,10 @@ export function buildDocument(routes: readonly DocumentedRoute[], options: Docum
       // A public route's params or query schema refuses with the envelope's 400, like the API's.
       Object.assign(responses, errorResponses(["invalid_request"], components, { invalid_request: validationExample(hooks) }));
     }
-    Object.assign(responses, (detail.responses as Record<string, Json> | undefined) ?? {});
+    const own = (detail.responses as Record<string, Json> | undefined) ?? {};
+    // A response a route documents itself (the CSV export's text/csv 200) carries the RateLimit fields like the others.
+    if (api) for (const response of Object.values(own)) response.headers = { ...((response.headers as Json | undefined) ?? {}), ...RATE_LIMIT_HEADER_REFS };
+    Object.assign(responses, own);
     const created = detail[LOCATION_DETAIL_KEY] as CreatedLocation | undefined;
     if (created && responses["201"]) {
       responses["201"].headers = {

@@ -11,6 +11,7 @@ import {
   invalidApiKeySchema,
   notPendingApprovalSchema,
   notSchedulableSchema,
+  invalidRowsSchema,
   rateLimitedSchema,
   scheduledTimeTooSoonSchema,
   targetNotReadySchema,
@@ -65,6 +66,13 @@ export const ERROR_DOCS: Partial<Record<ErrorCode, CodeDoc>> = {
     example: { message: "This key lacks the Content creation group (create).", requiredGroup: "create" },
   },
   not_found: { example: { message: "No seed with that id exists in this account." } },
+  invalid_rows: {
+    schema: invalidRowsSchema,
+    example: {
+      message: "One row cannot be imported; nothing was stored.",
+      rows: [{ row: 2, field: "scheduled_time", problem: "must be an RFC 3339 timestamp such as 2026-11-22T10:00:00Z" }],
+    },
+  },
   not_schedulable: {
     schema: notSchedulableSchema,
     example: {

@@ -7,6 +7,7 @@
  * cancel_post once called it, and `<resource>_id` on every tool alike) is declared too, optional and `deprecated`
  * (withFormerId), and tool-server.ts moves it to `id` before the check.
  */
+import { MAX_JSON_BYTES } from "../../http/json-body";
 import type { TObject, TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
 import { assetIdParams, ingestUrlBody, LIST_LIMIT_MAX as ASSET_LIST_LIMIT_MAX, listQuery as assetListQuery } from "../assets/model";
@@ -97,6 +98,17 @@ export const listApprovalsInput = approvalsQuery;
 export const approvePostInput = postIdParams;
 export const rejectPostInput = t.Object({ ...postIdParams.properties, ...rejectBody.properties }, { additionalProperties: false });
 
+export const importPostsInput = withIdempotencyKey(
+  t.Object({
+    csv: t.String({
+      minLength: 1,
+      // An MCP request is JSON under the API's 1 MiB cap, so a tool call carries less than POST /schedule/import.
+      maxLength: MAX_JSON_BYTES,
+      description:
+        "The CSV file's text: a header row (caption, image_urls, alt_texts, scheduled_time, queue, targets, first_comment), then one row per post. Up to 1 MiB (the MCP request's cap); a larger file goes to POST /api/v1/schedule/import",
+    }),
+  }),
+);
 export const getSlotsInput = nothing;
 export const setSlotsInput = slotsSchema;
 export const endSeriesInput = withFormerId(seriesIdParams, "series_id");

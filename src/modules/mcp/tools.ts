@@ -31,6 +31,8 @@ import { resolveUnconfirmedTarget } from "../schedule/resolve";
 import { scheduleRequest, scheduleRequestOf } from "../schedule/request";
 import { seriesEndedResponse, slotsSchema } from "../schedule/queue-model";
 import { endSeries } from "../schedule/repeat";
+import { importResponse } from "../schedule/bulk-model";
+import { importCsv } from "../schedule/import";
 import { approvePost, rejectPost } from "../schedule/approval";
 import { getSlots, putSlots } from "../schedule/slots";
 import { accountSettingsResponse } from "../accounts/model";
@@ -444,6 +446,21 @@ export const TOOLS: readonly ToolDefinition[] = [
     run: (deps, who, args) => scheduleRequest(deps, who, scheduleRequestOf(args)),
     summary: (a) =>
       `Post ${a.post.id} is ${a.post.status} for ${a.post.scheduledTime} to ${a.post.targets.map((x) => `${x.label} (${x.status})`).join(", ")}.`,
+  }),
+  tool({
+    name: "import_posts",
+    title: "Import posts from CSV",
+    description:
+      "Import posts from CSV text (csv): a header row naming caption, image_urls, alt_texts, scheduled_time, queue, targets, first_comment (caption and targets required), then one row per post; | separates list items. Each row needs scheduled_time (ISO 8601, at least 5 minutes ahead) or queue true. Every row is checked first: any bad row → invalid_rows with rows [{row, field, problem}] and nothing stored; otherwise every row becomes a creation and a scheduled post at once. Image URLs are fetched (library URLs reused). Free. Needs the Scheduling group.",
+    group: "schedule",
+    rest: "POST /api/v1/schedule/import",
+    input: input.importPostsInput,
+    output: importResponse,
+    annotations: { ...ADD, openWorldHint: true },
+    creates: true,
+    status: 200,
+    run: (deps, who, args) => importCsv(deps, who, args.csv),
+    summary: (a) => `${plural(a.imported, "post")} imported and scheduled.`,
   }),
   tool({
     name: "list_posts",

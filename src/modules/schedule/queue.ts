@@ -88,6 +88,26 @@ export function queuePlacement(deps: Pick<Deps, "store">, accountId: string, ser
   };
 }
 
+/**
+ * For many posts queued in one write (the CSV import): the first call locks the account's queue and reads its
+ * schedule and taken slots; every call then takes the first free slot for its targets from what the earlier calls
+ * left, in memory (the unique index still refuses a slot taken twice). 409 no_free_slot when none is left.
+ */
+export function queueSlotTaker(deps: Pick<Deps, "store">, accountId: string): (tx: StoreDb, chosen: readonly ConnectionRow[], now: number) => Promise<number> {
+  let state: { schedule: PostingSchedule; taken: Set<number>; from: number } | null = null;
+  return async (tx, chosen, now) => {
+    if (state === null) {
+      await lockQueue(tx, accountId);
+      const from = now + MIN_LEAD_MS;
+      state = { schedule: await getSlots(deps, accountId), taken: await takenSlots(tx, accountId, from, from + QUEUE_HORIZON_MS), from };
+    }
+    const at = firstFreeSlot(state.schedule, chosen.map((c) => c.id), state.taken, state.from);
+    if (at === null) throw noFreeSlot();
+    state.taken.add(at);
+    return at;
+  };
+}
+
 /** What queuePost takes: the creation and its targets (platform names or accountIds, as POST /schedule). */
 export interface QueueInput {
   creationId: string;

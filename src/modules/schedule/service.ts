@@ -32,7 +32,7 @@ import { jsonHoldsString } from "../../db/portable-sql";
 import { lockAssets } from "../creations/content-input";
 import { findCreationRow } from "../creations/service";
 import { type ApprovalCaller, holdForApproval, holdTargets, needsApproval } from "./approval";
-import { type FitProblem, imageFacts, postProblems, targetProblems } from "./fit";
+import { type FitProblem, type FitTarget, imageFacts, postProblems, targetProblems } from "./fit";
 import { LIST_LIMIT_DEFAULT, type RescheduleBody } from "./model";
 
 /** Minimum lead time of POST /schedule. */
@@ -162,6 +162,21 @@ function assertLeadTime(scheduledTime: number, now: number): void {
   }
 }
 
+/** A connection as the fit checks see it: what its network takes and its caption limit. */
+export function fitTargetOf(deps: Deps, connection: ConnectionRow): FitTarget {
+  const open = openConnection(deps, connection);
+  const connector = connectorFor(connection.platform);
+  return {
+    accountId: connection.id,
+    platform: connection.platform,
+    label: connection.label,
+    capabilities: connector.capabilities(open),
+    captionLimit: connector.captionLimit(open),
+    // Telegram: 1,024 characters with media, 4,096 without; per part.
+    captionLimitFor: (images: number) => connector.captionLimit(open, { images }),
+  };
+}
+
 /**
  * The 409s of scheduling `content` (a creation, or a post's snapshot) to `chosen`: target_not_ready with its
  * blockedReason; not_schedulable with `problems`, each naming the target and the part that does not fit (fit.ts):
@@ -181,24 +196,45 @@ async function assertSchedulable(deps: Deps, chosen: readonly ConnectionRow[], c
   const facts = await imageFacts(deps, content);
   const problems: FitProblem[] = postProblems(content, facts);
   if (content.caption.trim() !== "") {
-    for (const connection of chosen) {
-      const open = openConnection(deps, connection);
-      const connector = connectorFor(connection.platform);
-      const target = {
-        accountId: connection.id,
-        platform: connection.platform,
-        label: connection.label,
-        capabilities: connector.capabilities(open),
-        captionLimit: connector.captionLimit(open),
-        // Telegram: 1,024 characters with media, 4,096 without; per part.
-        captionLimitFor: (images: number) => connector.captionLimit(open, { images }),
-      };
-      problems.push(...targetProblems(target, content, facts));
-    }
+    for (const connection of chosen) problems.push(...targetProblems(fitTargetOf(deps, connection), content, facts));
   }
   if (problems.length > 0) {
     throw new AppError("not_schedulable", `The creation cannot be scheduled: ${problems.map((p) => p.problem).join("; ")}.`, { problems });
   }
+}
+
+/**
+ * The rows of one pending target per connection of a post due at `scheduledTime`, and the ids of the targets a
+ * provider will hold (handed over at once by the caller, after the commit).
+ */
+export function targetRowsOf(
+  post: { id: string; accountId: string } & Pick<StoredContent, "thread" | "firstComment" | "variants">,
+  chosen: readonly ConnectionRow[],
+  scheduledTime: number,
+  now: number,
+): { rows: (typeof scheduledPostTargets.$inferInsert)[]; handOver: string[] } {
+  const handOver: string[] = [];
+  const rows = chosen.map((connection) => {
+    const id = newId();
+    // A server known to ignore `scheduled_at` (meta.nativeScheduling false, networks/mastodon/server.ts) is held here.
+    const native =
+      connectorFor(connection.platform).holdsNatively(scheduledTime, now, heldContentFor(post, connection.platform)) &&
+      (JSON.parse(connection.meta) as ConnectionMeta).nativeScheduling !== false;
+    if (native) handOver.push(id);
+    return {
+      id,
+      postId: post.id,
+      accountId: post.accountId,
+      connectionId: connection.id,
+      platform: connection.platform,
+      label: connection.label,
+      status: "scheduled" as const,
+      nextAttemptAt: native ? now : scheduledTime,
+      createdAt: now,
+      updatedAt: now,
+    };
+  });
+  return { rows, handOver };
 }
 
 /**
@@ -212,30 +248,8 @@ export async function insertTargets(
   scheduledTime: number,
   now: number,
 ): Promise<string[]> {
-  const handOver: string[] = [];
-  for (const connection of chosen) {
-    const id = newId();
-    // A server known to ignore `scheduled_at` (meta.nativeScheduling false, networks/mastodon/server.ts) is held here.
-    const native =
-      connectorFor(connection.platform).holdsNatively(scheduledTime, now, heldContentFor(post, connection.platform)) &&
-      (JSON.parse(connection.meta) as ConnectionMeta).nativeScheduling !== false;
-    if (native) handOver.push(id);
-    await tx
-      .insert(scheduledPostTargets)
-      .values({
-        id,
-        postId: post.id,
-        accountId: post.accountId,
-        connectionId: connection.id,
-        platform: connection.platform,
-        label: connection.label,
-        status: "scheduled",
-        nextAttemptAt: native ? now : scheduledTime,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .run();
-  }
+  const { rows, handOver } = targetRowsOf(post, chosen, scheduledTime, now);
+  for (const row of rows) await tx.insert(scheduledPostTargets).values(row).run();
   return handOver;
 }
 
@@ -294,6 +308,31 @@ export async function schedulePost(deps: Deps, accountId: string, input: Schedul
   return { post: (await getPost(deps, accountId, postId)).post };
 }
 
+/** The row of a new post: the snapshot of `creation`, due at `post.scheduledTime`. */
+export function postRowOf(
+  post: { id: string; accountId: string; scheduledTime: number; now: number },
+  creation: CreationRow,
+  columns: Placement["columns"],
+): typeof scheduledPosts.$inferInsert {
+  return {
+    id: post.id,
+    accountId: post.accountId,
+    creationId: creation.id,
+    scheduledTime: post.scheduledTime,
+    status: "scheduled",
+    caption: creation.caption,
+    altText: creation.altText,
+    imageAssetId: creation.imageAssetId,
+    images: creation.images,
+    thread: creation.thread,
+    firstComment: creation.firstComment,
+    variants: creation.variants,
+    ...columns,
+    createdAt: post.now,
+    updatedAt: post.now,
+  };
+}
+
 /**
  * Stores the post with the snapshot of `creation` (read and checked before this write) and its targets, at the time
  * `placement` chooses in this write. Answers the
@@ -312,26 +351,7 @@ async function insertPost(
   return deps.store.write(async (tx) => {
     if (!(await lockAssets(deps, accountId, assetIdsOf(creation)))) return null;
     const scheduledTime = await placement.time(tx, chosen, now);
-    await tx
-      .insert(scheduledPosts)
-      .values({
-        id: postId,
-        accountId,
-        creationId: creation.id,
-        scheduledTime,
-        status: "scheduled",
-        caption: creation.caption,
-        altText: creation.altText,
-        imageAssetId: creation.imageAssetId,
-        images: creation.images,
-        thread: creation.thread,
-        firstComment: creation.firstComment,
-        variants: creation.variants,
-        ...placement.columns,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .run();
+    await tx.insert(scheduledPosts).values(postRowOf({ id: postId, accountId, scheduledTime, now }, creation, placement.columns)).run();
     const snapshot = { id: postId, accountId, thread: creation.thread, firstComment: creation.firstComment, variants: creation.variants };
     const handOver = await insertTargets(tx, snapshot, chosen, scheduledTime, now);
     await placement.stored?.(tx, { id: postId, scheduledTime });

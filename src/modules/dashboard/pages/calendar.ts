@@ -44,6 +44,7 @@ import {
   zonedToUtc,
 } from "../../../lib/zoned";
 import { noticeFrom, refusal } from "./common";
+import { EXPORT_PATH, IMPORT_PAGE_PATH } from "./import";
 import { postContentView } from "../post-content-view";
 
 const CURRENT = "/dashboard/calendar";
@@ -298,7 +299,8 @@ ${
 <ol class="cal-grid cal-${view} plain"${canSchedule(s) ? html` data-csrf="${s.csrfToken}" data-back="${link({})}"` : ""}>${days.map(cell)}</ol>
 ${canSchedule(s) ? html`<p class="hint">Drag a scheduled post to another day to move it (same time of day), or open it to choose a new date and time.</p>` : ""}`
 }
-${nextCursor ? html`<p class="hint">Showing the first ${VIEW_LIMIT} posts; use a narrower view to see all.</p>` : ""}`,
+${nextCursor ? html`<p class="hint">Showing the first ${VIEW_LIMIT} posts; use a narrower view to see all.</p>` : ""}
+<p class="actions">${canSchedule(s) ? html`<a class="button small secondary" href="${IMPORT_PAGE_PATH}">Import posts from CSV</a>` : ""}<a class="button small secondary" href="${EXPORT_PATH}" download>Export all posts as CSV</a></p>`,
   );
 }
 
