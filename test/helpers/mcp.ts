@@ -278,6 +278,8 @@ export async function callEveryTool(
   await call("list_approvals");
   await call("approve_post", { id: waiting[0] });
   await call("reject_post", { id: waiting[1], note: "Not this week." });
+  const csv = `caption,image_urls,alt_texts,scheduled_time,queue,targets,first_comment\n"Market day, 8–12.",,,${opts.scheduledTime},,webhook,\n`;
+  await call("import_posts", { csv });
   await call("delete_seed", { id: seed.id });
   return results;
 }
