@@ -8,6 +8,7 @@ import { type Html, html } from "../../../lib/html";
 import { type AppCredentialsView, appCredentialsViews } from "../../../publishing/sign-in/app-credentials";
 import { NETWORK_APP_GUIDES } from "../../../publishing/sign-in/network-apps";
 import { redirectUriFor } from "../../../publishing/sign-in/redirect-uri";
+import { signInNetworkFor } from "../../../publishing/sign-in/registry";
 import type { DashboardCtx } from "../../../web/guard";
 import { csrfField } from "../../../web/layout";
 import type { SessionContext } from "../../../web/session";
@@ -59,10 +60,13 @@ function networkSection(ctx: DashboardCtx, s: SessionContext, view: AppCredentia
 
 /** The "Network apps" card of the Instance page. */
 export async function networkAppsPart(ctx: DashboardCtx, s: SessionContext): Promise<Html> {
-  const views = await appCredentialsViews(ctx.deps);
+  // Only the networks this build can connect (a network's sign-in is registered with its connector).
+  const views = (await appCredentialsViews(ctx.deps)).filter((view) => signInNetworkFor(view.network) !== null);
+  const names = views.map((view) => NETWORK_APP_GUIDES[view.network].name);
+  const listed = names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}` : (names[0] ?? "");
   return html`<section class="card" aria-labelledby="apps-title">
   <h2 id="apps-title">Network apps</h2>
-  <p>People connect X, LinkedIn, Facebook Pages, Instagram, Threads and Pinterest by signing in there. Each network needs an app of this instance, made once by you in the network's developer console: follow its steps, then paste its id and secret here. They are sealed and never shown again.</p>
+  <p>People connect ${listed} by signing in there. Each network needs an app of this instance, made once by you in the network's developer console: follow its steps, then paste its id and secret here. They are sealed and never shown again.</p>
   ${views.map((view) => networkSection(ctx, s, view))}
 </section>`;
 }
