@@ -65,6 +65,42 @@ export class S3MediaConfig {
   }
 }
 
+/**
+ * The networks whose app (client id and secret) is instance-wide (decisions.md §12), each with the two environment
+ * variables that set it. The environment wins over what the instance admin enters on the Instance page.
+ */
+export const NETWORK_APP_ENV = {
+  x: ["X_CLIENT_ID", "X_CLIENT_SECRET"],
+  linkedin: ["LINKEDIN_CLIENT_ID", "LINKEDIN_CLIENT_SECRET"],
+  facebook: ["META_APP_ID", "META_APP_SECRET"],
+  instagram: ["INSTAGRAM_APP_ID", "INSTAGRAM_APP_SECRET"],
+  threads: ["THREADS_APP_ID", "THREADS_APP_SECRET"],
+  pinterest: ["PINTEREST_APP_ID", "PINTEREST_APP_SECRET"],
+} as const;
+export type AppNetwork = keyof typeof NETWORK_APP_ENV;
+export const APP_NETWORKS = Object.keys(NETWORK_APP_ENV) as readonly AppNetwork[];
+
+/**
+ * One network's app from the environment. The secret is a private field behind a getter, so printing or serialising
+ * the config never shows it.
+ */
+export class NetworkAppConfig {
+  readonly #clientSecret: string;
+  constructor(
+    readonly clientId: string,
+    clientSecret: string,
+  ) {
+    this.#clientSecret = clientSecret;
+    Object.freeze(this);
+  }
+  get clientSecret(): string {
+    return this.#clientSecret;
+  }
+  toJSON() {
+    return { clientId: this.clientId };
+  }
+}
+
 /** Where media bytes live: DATA_DIR/media (the default), or an S3-compatible bucket. */
 export type MediaStoreConfig = { kind: "local" } | S3MediaConfig;
 
@@ -186,6 +222,8 @@ export interface Config {
   instanceSecret: InstanceSecretConfig | null;
   /** SMTP_URL + MAIL_FROM; null: no email, notices show in the dashboard only. */
   smtp: SmtpConfig | null;
+  /** The network apps set in the environment (both variables of the pair); absent: the Instance page's, if any. */
+  networkApps: Readonly<Partial<Record<AppNetwork, NetworkAppConfig>>>;
 }
 
 export class ConfigError extends Error {
@@ -398,6 +436,20 @@ function originOverridesVar(env: Env, name: string): OriginOverrides {
   }
 }
 
+/** The network apps the environment sets; one variable of a pair without the other stops the start, naming both. */
+function networkAppsVar(env: Env): Partial<Record<AppNetwork, NetworkAppConfig>> {
+  const apps: Partial<Record<AppNetwork, NetworkAppConfig>> = {};
+  for (const network of APP_NETWORKS) {
+    const [idVar, secretVar] = NETWORK_APP_ENV[network];
+    const id = (env[idVar] ?? "").trim();
+    const secret = (env[secretVar] ?? "").trim();
+    if (id === "" && secret === "") continue;
+    if (id === "" || secret === "") throw new ConfigError(`${idVar} and ${secretVar} are set together: one of them is empty.`);
+    apps[network] = new NetworkAppConfig(id, secret);
+  }
+  return Object.freeze(apps);
+}
+
 /** Reads the configuration from `env` (default: process.env). Throws ConfigError on any invalid value. */
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const port = intVar(env, "PORT", 8787, 0, 65535);
@@ -452,6 +504,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     database: databaseVar(env),
     instanceSecret: instanceSecretVar(env),
     smtp: smtpVar(env),
+    networkApps: networkAppsVar(env),
   };
   if (config.generator === "openai" && !config.openai.apiKey) {
     throw new ConfigError("GENERATOR=openai needs OPENAI_API_KEY.");

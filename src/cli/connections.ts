@@ -7,7 +7,7 @@
  * like the network named, are refused with nothing stored (the service's rules, as in the dashboard). `list` without
  * `--account` lists every account's connections with their state.
  */
-import { CONNECTION_PLATFORMS } from "../db/schema/connections";
+import { CONNECTION_PLATFORMS, type ConnectionPlatform } from "../db/schema/connections";
 import type { Deps } from "../deps";
 import {
   type AddConnectionInput,
@@ -67,7 +67,7 @@ function nostrInput(accountId: string, flags: Record<string, string | boolean | 
   return { input, minted: keys ? { npub: keys.npub, nsec: flags["show-secret-key"] === true ? keys.nsec : null } : null };
 }
 
-function pastedInput(accountId: string, platform: Exclude<AddConnectionInput["platform"], "nostr">, flags: Record<string, string | boolean | undefined>): AddConnectionInput {
+function pastedInput(accountId: string, platform: Exclude<ConnectionPlatform, "nostr">, flags: Record<string, string | boolean | undefined>): AddConnectionInput {
   switch (platform) {
     case "bluesky": {
       const service = optional(flags, "service");
@@ -81,6 +81,8 @@ function pastedInput(accountId: string, platform: Exclude<AddConnectionInput["pl
       return { accountId, platform, webhookUrl: required(flags, "webhook-url") };
     case "telegram":
       return { accountId, platform, botToken: required(flags, "bot-token"), chat: required(flags, "chat") };
+    default:
+      throw new UsageError(`${platform} is connected by signing in: use "Connect" on the dashboard's Connections page.\n${USAGE}`);
   }
 }
 

@@ -7,6 +7,7 @@ import { nostrConnector } from "./networks/nostr/connector";
 import { discordConnector } from "./networks/discord/connector";
 import { telegramConnector } from "./networks/telegram/connector";
 import { webhookConnector } from "./webhook";
+import { xConnector } from "./networks/x/connector";
 
 const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   bluesky: blueskyConnector,
@@ -15,6 +16,7 @@ const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   webhook: webhookConnector,
   discord: discordConnector,
   telegram: telegramConnector,
+  x: xConnector,
 };
 
 /** The connector of `platform`. */

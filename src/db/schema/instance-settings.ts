@@ -19,6 +19,11 @@ export const instanceSettings = sqliteTable(
     modelApiKeySealed: text("model_api_key_sealed"),
     modelTextModel: text("model_text_model"),
     modelImageModel: text("model_image_model"),
+    /**
+     * The network apps the admin entered (decisions.md §12): one sealed JSON object, network → {clientId, clientSecret}
+     * (src/publishing/sign-in/app-credentials.ts). Null: none entered. The environment's pairs win over these.
+     */
+    networkAppsSealed: text("network_apps_sealed"),
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [check("instance_settings_single_row", sql`${t.id} = 1`)],

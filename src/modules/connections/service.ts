@@ -47,6 +47,9 @@ export type AddConnectionInput =
   | { accountId: string; platform: "discord"; webhookUrl: string }
   | { accountId: string; platform: "telegram"; botToken: string; chat: string };
 
+/** The platforms connected by pasting credentials (the others sign in: publishing/sign-in). */
+export type PastedPlatform = AddConnectionInput["platform"];
+
 const MIN_WEBHOOK_SECRET = 16;
 
 /** True when `value` names a platform. */
@@ -78,7 +81,7 @@ function normalizeEndpoint(deps: Pick<Deps, "config">, field: string, raw: strin
 }
 
 /** The form field that holds a platform's address, and the one that holds its secret. */
-const FIELDS: Record<ConnectionPlatform, { address: string; credentials: string }> = {
+const FIELDS: Record<PastedPlatform, { address: string; credentials: string }> = {
   bluesky: { address: "service", credentials: "appPassword" },
   mastodon: { address: "instance", credentials: "token" },
   webhook: { address: "url", credentials: "secret" },
@@ -204,7 +207,7 @@ function sameAccount(
 }
 
 /** The refusal of a second connection to an account already connected: it points at the existing one. */
-export function alreadyConnected(platform: ConnectionPlatform, row: ConnectionRow): AppError {
+export function alreadyConnected(platform: PastedPlatform, row: ConnectionRow): AppError {
   const field = platform === "bluesky" ? "handle" : platform === "nostr" ? "secretKey" : FIELDS[platform].address;
   return new AppError("invalid_request", `${field}: ${row.label} is already connected; use Reconnect on it to enter new credentials.`, {
     details: [{ field, problem: `${row.label} is already connected; use Reconnect on it to enter new credentials.` }],
@@ -213,7 +216,7 @@ export function alreadyConnected(platform: ConnectionPlatform, row: ConnectionRo
 }
 
 /** The refusal of a connection whose check failed, naming the field to change and what the check found. */
-function checkRefused(platform: ConnectionPlatform, result: CheckResult): AppError {
+function checkRefused(platform: PastedPlatform, result: CheckResult): AppError {
   const field = result.field ?? FIELDS[platform][result.fix ?? "credentials"];
   const problem = result.blockedReason ?? "The connection could not be checked.";
   return new AppError("invalid_request", `${field}: ${problem}`, { details: [{ field, problem }], checkFailed: true });

@@ -15,7 +15,7 @@ import { getLogin, getSetup, postLogin, postLogout, postSetup } from "./pages/au
 import { getInvite, postInvite } from "./pages/join";
 import { getForgot, getReset, postForgot, postReset } from "./pages/reset";
 import { getCredits, postGrant } from "./pages/credits";
-import { getInstance, getDisable, postCreateAccount, postGrantTo, postModel, postModelClear, postModelTest, postSetDisabled } from "./pages/instance";
+import { getInstance, getDisable, postAppCredentials, postAppCredentialsClear, postCreateAccount, postGrantTo, postModel, postModelClear, postModelTest, postSetDisabled } from "./pages/instance";
 import { getKeys, getRevoke, getRotate, postMint, postRevoke, postRotate } from "./pages/keys";
 import { getMembers, getRemoveMember, postAddMember, postInvite as postInviteMember, postRemoveMember, postResetLink, postRevokeInvitation, postSetRole } from "./pages/members";
 import { getOverview } from "./pages/overview";
@@ -168,6 +168,8 @@ export function dashboardModule(deps: Deps) {
     .post("/dashboard/instance/model", action((s, f) => postModel(ctx, s, f)), signedInForm)
     .post("/dashboard/instance/model/test", action((s, f) => postModelTest(ctx, s, f)), signedInForm)
     .post("/dashboard/instance/model/clear", action((s) => postModelClear(ctx, s)), signedInForm)
+    .post("/dashboard/instance/apps/:network", action((s, f, p) => postAppCredentials(ctx, s, p.network ?? "", f)), signedInForm)
+    .post("/dashboard/instance/apps/:network/clear", action((s, _f, p) => postAppCredentialsClear(ctx, s, p.network ?? "")), signedInForm)
     .post("/dashboard/instance/accounts/:id/grant", action((s, f, p) => postGrantTo(ctx, s, p.id ?? "", f)), signedInForm)
     .get("/dashboard/instance/accounts/:id/disable", view((s, _r, p) => getDisable(ctx, s, p.id ?? "")), { detail })
     .post("/dashboard/instance/accounts/:id/disable", action((s, _f, p) => postSetDisabled(ctx, s, p.id ?? "", true)), signedInForm)

@@ -13,6 +13,7 @@ export const instanceSettings = pgTable(
     modelApiKeySealed: text("model_api_key_sealed"),
     modelTextModel: text("model_text_model"),
     modelImageModel: text("model_image_model"),
+    networkAppsSealed: text("network_apps_sealed"),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
   },
   (t) => [check("instance_settings_single_row", sql`${t.id} = 1`)],

@@ -43,6 +43,8 @@ const NOTICES: Record<string, string> = {
   "post-content-saved": "Saved. The post goes out with this text; the post it was made from is unchanged.",
   "model-saved": "Saved. The next post generated uses this server.",
   "model-cleared": "The language model server was removed. Posts are written offline again.",
+  "app-saved": "Saved. People can connect this network from their Connections page now.",
+  "app-cleared": "The network's app was removed from this page. Nobody can connect it until an app is set again.",
   scheduled: "Scheduled. Here it is on the calendar.",
   rescheduled: "The post was moved.",
   "marked-posted": "Noted: it was posted.",

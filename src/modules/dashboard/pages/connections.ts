@@ -30,11 +30,19 @@ import { noticeFrom, plainMessage, refusal } from "./common";
 import { zoneOf } from "../../../web/preferences";
 import { type FieldErrors, FormState, errorsOf } from "../fields";
 import { AppError } from "../../../lib/errors";
-import { mastodonSignInForm, signInPageResponse } from "./sign-in-form";
+import { appNetworkCard, connectPath, mastodonSignInForm, signInPageResponse } from "./sign-in-form";
+import { APP_NETWORKS } from "../../../config";
+import type { ConnectionPlatform } from "../../../db/schema/connections";
+import { appCredentials, isAppNetwork } from "../../../publishing/sign-in/app-credentials";
+import { NETWORK_APP_GUIDES } from "../../../publishing/sign-in/network-apps";
+import { signInNetworkFor } from "../../../publishing/sign-in/registry";
+import { appSetupHref } from "./instance-apps";
 
 const CURRENT = "/dashboard/connections";
 const PLATFORM_LABELS = { bluesky: "Bluesky", mastodon: "Mastodon", nostr: "Nostr", discord: "Discord", telegram: "Telegram", webhook: "Webhook" } as const;
 type Platform = keyof typeof PLATFORM_LABELS;
+/** Every platform's name, for the cards of what is connected (the sign-in networks included). */
+const PLATFORM_NAMES: Record<ConnectionPlatform, string> = { ...PLATFORM_LABELS, x: "X", instagram: "Instagram" };
 
 function canManage(s: SessionContext): boolean {
   return s.account !== null && ROLE_SCOPES[s.account.role].includes("schedule");
@@ -55,7 +63,7 @@ function whereTo(c: ConnectionRow): string {
 
 function connectionCard(s: SessionContext, c: ConnectionRow, highlight: boolean): Html {
   return html`<li class="post connection${highlight ? " highlight" : ""}" id="connection-${c.id}">
-  <h3>${PLATFORM_LABELS[c.platform]} · ${c.label}</h3>
+  <h3>${PLATFORM_NAMES[c.platform]} · ${c.label}</h3>
   <p>${
     c.readyToPost
       ? html`<span class="badge state-ready">ready</span> Ready to post.`
@@ -178,6 +186,17 @@ export async function connectionsPage(
 ): Promise<Html> {
   const rows = await listConnections(ctx.deps, account.accountId);
   const failedPlatform = values.platform as Platform | undefined;
+  const signInCards = await Promise.all(
+    APP_NETWORKS.filter((network) => signInNetworkFor(network) !== null).map(async (network) =>
+      appNetworkCard(s.csrfToken, {
+        platform: network,
+        name: NETWORK_APP_GUIDES[network].name,
+        appSet: (await appCredentials(ctx.deps, network)) !== null,
+        isAdmin: s.isAdmin,
+        setupHref: appSetupHref(network),
+      }),
+    ),
+  );
   return page(
     s,
     { title: "Connections", current: CURRENT, notices },
@@ -191,6 +210,7 @@ ${
     ? html`<section aria-labelledby="add-title">
   <h2 id="add-title">Add a connection</h2>
   <div class="grid2">
+    ${signInCards}
     ${(Object.keys(PLATFORM_LABELS) as Platform[]).map((p) =>
       p === "mastodon"
         ? mastodonCard(s, values, errors)
@@ -314,6 +334,12 @@ function reconnectPage(s: SessionContext, row: ConnectionRow, values: Record<str
 <section class="card" aria-labelledby="reconnect-signin-title"><h2 id="reconnect-signin-title">Sign in again</h2>
 ${mastodonSignInForm(s.csrfToken, { server: values.instance ?? "" }, {}, row.id)}</section>
 ${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, "Or paste a new access token", errors)}`
+      : isAppNetwork(row.platform)
+        ? html`<p class="muted">Sign in to ${PLATFORM_NAMES[row.platform]} again as ${row.label}. The new sign-in replaces the old one and is checked at once; posts already scheduled to this connection go out with it.</p>
+<form method="post" action="${connectPath(row.platform)}" class="card" aria-labelledby="reconnect-signin-title"><h2 id="reconnect-signin-title">Sign in again</h2>
+${csrfField(s.csrfToken)}<input type="hidden" name="connection" value="${row.id}">
+<button type="submit">Sign in to ${PLATFORM_NAMES[row.platform]}</button></form>
+<p><a href="${CURRENT}">Back to connections</a></p>`
       : html`<p class="muted">Enter the credentials again. They replace the old ones and are checked at once; posts already scheduled to this connection go out with the new ones.</p>
 ${connectForm(s, row.platform, values, `${CURRENT}/${row.id}/reconnect`, `Reconnect ${PLATFORM_LABELS[row.platform]}`, errors)}
 <p><a href="${CURRENT}">Back to connections</a></p>`,
@@ -387,7 +413,7 @@ export async function getRemoveConnection(ctx: DashboardCtx, s: SessionContext, 
     confirmPage(s, {
       title: "Remove connection",
       current: CURRENT,
-      question: html`Remove <strong>${PLATFORM_LABELS[row.platform]} ${row.label}</strong>? Posts still scheduled to it will not be sent; posts Mastodon holds are withdrawn from it first.`,
+      question: html`Remove <strong>${PLATFORM_NAMES[row.platform]} ${row.label}</strong>? Posts still scheduled to it will not be sent; posts Mastodon holds are withdrawn from it first.`,
       action: `${CURRENT}/${row.id}/remove`,
       confirmLabel: "Remove connection",
       cancelHref: CURRENT,

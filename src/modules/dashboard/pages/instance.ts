@@ -17,6 +17,8 @@ import { noticeFrom, refusal } from "./common";
 import type { ModelCheck } from "../../../generation/openai/check";
 import { type ModelSettingsInput, clearModelSettings, modelSettingsView, saveModelSettings, testModelServer } from "../../instance-settings/service";
 import { parseAmount } from "./credits";
+import { clearAppCredentials, isAppNetwork, saveAppCredentials } from "../../../publishing/sign-in/app-credentials";
+import { networkAppsPart } from "./instance-apps";
 
 const CURRENT = "/dashboard/instance";
 
@@ -76,10 +78,12 @@ async function modelPart(ctx: DashboardCtx, s: SessionContext, state: ModelFormS
 async function instancePage(ctx: DashboardCtx, s: SessionContext, notices: Notice[], values: Record<string, string> = {}, model: ModelFormState = {}): Promise<Html> {
   const rows = await allAccounts(ctx);
   const modelForm = await modelPart(ctx, s, model);
+  const apps = await networkAppsPart(ctx, s);
   return page(
     s,
     { title: "Instance", current: CURRENT, notices },
     html`${modelForm}
+${apps}
 <section class="card" aria-labelledby="accounts-title">
   <h2 id="accounts-title">Accounts</h2>
   <div class="table-wrap"><table class="stack">
@@ -232,4 +236,31 @@ export async function postModelClear(ctx: DashboardCtx, s: SessionContext): Prom
   if (refused) return refused;
   await clearModelSettings(ctx.deps);
   return redirect(`${CURRENT}?notice=model-cleared`);
+}
+
+function noSuchNetwork(s: SessionContext): Response {
+  return htmlResponse(page(s, { title: "Not found", current: CURRENT }, html`<p class="card">No such network.</p>`), 404);
+}
+
+/** POST /dashboard/instance/apps/:network: saves a network's app id and secret (sealed; empty fields keep what is set). */
+export async function postAppCredentials(ctx: DashboardCtx, s: SessionContext, network: string, form: Form | undefined): Promise<Response> {
+  const refused = adminOnly(s);
+  if (refused) return refused;
+  if (!isAppNetwork(network)) return noSuchNetwork(s);
+  try {
+    await saveAppCredentials(ctx.deps, network, { clientId: field(form, "clientId"), clientSecret: field(form, "clientSecret") });
+    return redirect(`${CURRENT}?notice=app-saved#app-${network}`);
+  } catch (error) {
+    const { notice, status } = refusal(error);
+    return htmlResponse(await instancePage(ctx, s, [notice]), status);
+  }
+}
+
+/** POST /dashboard/instance/apps/:network/clear: forgets the app entered here for that network. */
+export async function postAppCredentialsClear(ctx: DashboardCtx, s: SessionContext, network: string): Promise<Response> {
+  const refused = adminOnly(s);
+  if (refused) return refused;
+  if (!isAppNetwork(network)) return noSuchNetwork(s);
+  await clearAppCredentials(ctx.deps, network);
+  return redirect(`${CURRENT}?notice=app-cleared#app-${network}`);
 }

@@ -34,6 +34,28 @@ export function mastodonSignInForm(csrfToken: string, values: Record<string, str
 }
 
 /**
+ * The "Connect <network>" card of a network with an instance-wide app (X, LinkedIn, Facebook, Instagram, Threads,
+ * Pinterest): one button that leaves for the network's sign-in; disabled with "Your instance admin has not set up …
+ * yet" while the app is missing (the admin gets a link to its setup on the Instance page).
+ */
+export function appNetworkCard(csrfToken: string, card: { platform: string; name: string; appSet: boolean; isAdmin: boolean; setupHref: string; hint?: string }): Html {
+  const id = `connect-${card.platform}-title`;
+  if (!card.appSet) {
+    return html`<section class="card" aria-labelledby="${id}">
+  <h3 id="${id}">Connect ${card.name}</h3>
+  <p class="hint" id="${card.platform}-missing">Your instance admin has not set up ${card.name} yet.${card.isAdmin ? html` <a href="${card.setupHref}">Set up ${card.name}</a> on the Instance page.` : ""}</p>
+  <button type="button" disabled aria-describedby="${card.platform}-missing">Connect ${card.name}</button>
+</section>`;
+  }
+  return html`<form method="post" action="${connectPath(card.platform)}" class="card" aria-labelledby="${id}">
+  <h3 id="${id}">Connect ${card.name}</h3>
+  ${csrfField(csrfToken)}
+  ${card.hint ? html`<p class="hint">${card.hint}</p>` : ""}
+  <button type="submit">Connect ${card.name}</button>
+</form>`;
+}
+
+/**
  * The CSP of a page holding a sign-in form: the dashboard's, with https servers allowed as form targets (and plain
  * http for the hosts in ALLOW_PRIVATE_HOSTS). NB: the browser applies `form-action` to the redirect that follows the
  * POST too, and a Mastodon server is any address a person types, so it cannot be named in advance.
