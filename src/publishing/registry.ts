@@ -8,6 +8,7 @@ import { discordConnector } from "./networks/discord/connector";
 import { telegramConnector } from "./networks/telegram/connector";
 import { webhookConnector } from "./webhook";
 import { xConnector } from "./networks/x/connector";
+import { instagramConnector } from "./networks/instagram/connector";
 
 const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   bluesky: blueskyConnector,
@@ -17,6 +18,7 @@ const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   discord: discordConnector,
   telegram: telegramConnector,
   x: xConnector,
+  instagram: instagramConnector,
 };
 
 /** The connector of `platform`. */

@@ -15,6 +15,7 @@ import type { Deps } from "../../deps";
 import { newId } from "../../lib/ids";
 import { type ConnectionMeta, type ConnectionRow, type OpenConnection, openConnection } from "../../store/connections";
 import { sealJson } from "../../store/sealing";
+import { routedUrl } from "../outbound";
 import { connectorFor } from "../registry";
 import { type SignInApp, type SignInNetwork, SignInRefused, type SignedInAccount, type TokenSet } from "./network";
 import { randomVerifier, s256Challenge } from "./pkce";
@@ -39,14 +40,15 @@ export async function startSignIn(
   url.searchParams.set("response_type", "code");
   url.searchParams.set("client_id", app.clientId);
   url.searchParams.set("redirect_uri", redirectUri);
-  url.searchParams.set("scope", app.scopes.join(" "));
+  url.searchParams.set("scope", app.scopes.join(app.scopeSeparator ?? " "));
   url.searchParams.set("state", state);
   if (verifier !== null) {
     url.searchParams.set("code_challenge", s256Challenge(verifier));
     url.searchParams.set("code_challenge_method", "S256");
   }
   for (const [k, v] of Object.entries(app.extraAuthorizationParams ?? {})) url.searchParams.set(k, v);
-  return url.toString();
+  // The browser goes there too: PLATFORM_ORIGIN_OVERRIDES apply (decisions.md §12).
+  return routedUrl(deps, url.toString());
 }
 
 /** A finished sign-in. */
@@ -82,7 +84,7 @@ export async function finishSignIn(deps: Deps, network: SignInNetwork, owner: Om
   const app = await network.app(deps, pending.input);
   const params: Record<string, string> = { grant_type: "authorization_code", code, redirect_uri: pending.redirectUri };
   if (pending.verifier !== null) params.code_verifier = pending.verifier;
-  const answer = await requestToken(deps, app, params, network.deadGrantErrors);
+  const answer = network.exchangeCode ? await network.exchangeCode(deps, app, params) : await requestToken(deps, app, params, network.deadGrantErrors);
   if (!answer.ok) {
     if (answer.kind === "transient") throw new SignInRefused(SIGN_IN_WORDS.unreachable(name));
     throw new SignInRefused(SIGN_IN_WORDS.refused(name, answer.words));

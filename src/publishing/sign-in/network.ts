@@ -6,6 +6,7 @@
 import type { ConnectionPlatform } from "../../db/schema/connections";
 import type { Deps } from "../../deps";
 import type { ConnectionMeta } from "../../store/connections";
+import type { TokenAnswer } from "./token-endpoint";
 
 /** The app Seedcast signs in with at one network (or one server of it), and that network's endpoints. */
 export interface SignInApp {
@@ -22,6 +23,8 @@ export interface SignInApp {
   endpoint: string;
   /** Further authorization request parameters the network wants. */
   extraAuthorizationParams?: Readonly<Record<string, string>>;
+  /** How the scopes are joined in the authorization URL: a space (RFC 6749 §3.3, the default) or a comma (Meta's networks). */
+  scopeSeparator?: " " | ",";
 }
 
 /** A token endpoint's successful answer (RFC 6749 §5.1). */
@@ -59,6 +62,16 @@ export interface SignInNetwork {
   identify(deps: Deps, app: SignInApp, tokens: TokenSet): Promise<SignedInAccount>;
   /** Token-endpoint `error` codes that mean the grant is gone (default `invalid_grant`, RFC 6749 §5.2). */
   deadGrantErrors?: readonly string[];
+  /**
+   * The code exchange, for a network whose token endpoint is not plain RFC 6749 (Instagram and Threads answer a
+   * short-lived token that is then exchanged for a long-lived one). Default: requestToken with `params`.
+   */
+  exchangeCode?(deps: Deps, app: SignInApp, params: Readonly<Record<string, string>>): Promise<TokenAnswer>;
+  /**
+   * The refresh, for a network that renews the access token itself instead of a refresh token (Instagram's
+   * `ig_refresh_token`, Threads' `th_refresh_token`). Default: RFC 6749 §6 with the stored refresh token.
+   */
+  refreshAccessToken?(deps: Deps, app: SignInApp, accessToken: string): Promise<TokenAnswer>;
 }
 
 /** The blockedReason of a connection whose grant is gone (decisions.md §12). */

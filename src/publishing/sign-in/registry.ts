@@ -3,10 +3,12 @@ import type { ConnectionPlatform } from "../../db/schema/connections";
 import { mastodonSignIn } from "../networks/mastodon/sign-in";
 import type { SignInNetwork } from "./network";
 import { xSignIn } from "../networks/x/sign-in";
+import { instagramSignIn } from "../networks/instagram/sign-in";
 
 const SIGN_IN_NETWORKS: Partial<Record<ConnectionPlatform, SignInNetwork>> = {
   mastodon: mastodonSignIn,
   x: xSignIn,
+  instagram: instagramSignIn,
 };
 
 /** The sign-in declaration of `platform`, or null when that network is not connected by sign-in. */
