@@ -9,6 +9,7 @@ import { telegramConnector } from "./networks/telegram/connector";
 import { webhookConnector } from "./webhook";
 import { xConnector } from "./networks/x/connector";
 import { instagramConnector } from "./networks/instagram/connector";
+import { facebookConnector } from "./networks/facebook/connector";
 
 const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   bluesky: blueskyConnector,
@@ -19,6 +20,7 @@ const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   telegram: telegramConnector,
   x: xConnector,
   instagram: instagramConnector,
+  facebook: facebookConnector,
 };
 
 /** The connector of `platform`. */

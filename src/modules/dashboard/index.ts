@@ -25,7 +25,7 @@ import { getCalendar, getCancel, getPostPage, postCancel, postContent, postResch
 import { getCreationPage, getCreations, getDeleteCreation, postDeleteCreation, postEditCreation, postRegenerate, postRestoreVersion, postScheduleCreation } from "./pages/creations";
 import { getVoicePage, postVoice } from "./pages/voice";
 import { getConnections, getReconnect, getRemoveConnection, postCheck, postConnect, postReconnect, postRemoveConnection } from "./pages/connections";
-import { getSignInCallback, postSignInStart } from "./pages/sign-in";
+import { getSignInCallback, postSignInChoice, postSignInStart } from "./pages/sign-in";
 import { getAccount, postNoticeSwitches, postPassword, postTimeZone } from "./pages/account";
 import { getNotices } from "./pages/notices";
 import { getDeleteSeed, getSeedPage, getSeeds, postDeleteSeed, postEditSeed, postGenerate, postSeed } from "./pages/seeds";
@@ -182,6 +182,7 @@ export function dashboardModule(deps: Deps) {
     .post("/dashboard/connections", action((s, f) => postConnect(ctx, s, f)), signedInForm)
     // Networks connected by sign-in (pages/sign-in.ts, src/publishing/sign-in/)
     .post("/dashboard/connections/connect/:platform", action((s, f, p) => postSignInStart(ctx, s, p.platform ?? "", f)), signedInForm)
+    .post("/dashboard/connections/choose/:platform", action((s, f, p) => postSignInChoice(ctx, s, p.platform ?? "", f)), signedInForm)
     .get("/dashboard/connections/callback/:platform", view((s, r, p) => getSignInCallback(ctx, s, p.platform ?? "", r)), { detail })
     .post("/dashboard/connections/:id/check", action((s, _f, p) => postCheck(ctx, s, p.id ?? "")), signedInForm)
     .get("/dashboard/connections/:id/reconnect", view((s, _r, p) => getReconnect(ctx, s, p.id ?? "")), { detail })

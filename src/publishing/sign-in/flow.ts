@@ -71,8 +71,24 @@ export const SIGN_IN_WORDS = {
   unreachable: (name: string) => `${name} could not be reached to finish the sign-in. Nothing was connected: try again in a moment.`,
 } as const;
 
-/** Finishes a sign-in from the callback's query. Throws SignInRefused with one sentence; then nothing was stored. */
-export async function finishSignIn(deps: Deps, network: SignInNetwork, owner: Omit<SignInOwner, "platform">, query: URLSearchParams): Promise<SignInOutcome> {
+/** A sign-in that waits for the person to choose what to connect (decisions.md §12: Facebook Pages). */
+export interface SignInChooser {
+  /** The chooser's own single-use token (a sign-in state of its own, 10 minutes). */
+  chooser: string;
+  /** What may be ticked: each account's network id and label. */
+  accounts: { id: string; label: string }[];
+}
+
+/** The platform name a chooser's state is kept under (apart from the network's sign-in states). */
+export function chooserPlatform(platform: string): string {
+  return `${platform}:choose`;
+}
+
+/**
+ * Finishes a sign-in from the callback's query. Throws SignInRefused with one sentence; then nothing was stored.
+ * A network with `choices` answers a chooser instead (nothing stored yet: finishChoice stores what is ticked).
+ */
+export async function finishSignIn(deps: Deps, network: SignInNetwork, owner: Omit<SignInOwner, "platform">, query: URLSearchParams): Promise<SignInOutcome | SignInChooser> {
   const name = network.name;
   const pending = await takeSignInState(deps, { ...owner, platform: network.platform }, query.get("state") ?? "");
   if (!pending) throw new SignInRefused(SIGN_IN_WORDS.badState(name));
@@ -89,8 +105,37 @@ export async function finishSignIn(deps: Deps, network: SignInNetwork, owner: Om
     if (answer.kind === "transient") throw new SignInRefused(SIGN_IN_WORDS.unreachable(name));
     throw new SignInRefused(SIGN_IN_WORDS.refused(name, answer.words));
   }
+  if (network.choices) {
+    const items = await network.choices(deps, app, answer.tokens);
+    if (items.length === 0) throw new SignInRefused(`${name} showed no ${network.choiceNoun ?? "account"}s Seedcast may post to. Nothing was connected.`);
+    const chooser = await createSignInState(
+      deps,
+      { ...owner, platform: chooserPlatform(network.platform) },
+      { verifier: null, input: pending.input, reconnectId: pending.reconnectId, redirectUri: pending.redirectUri, choices: { endpoint: app.endpoint, items } },
+    );
+    return { chooser, accounts: items.map((c) => ({ id: c.account.networkAccountId, label: c.account.label })) };
+  }
   const who = await network.identify(deps, app, answer.tokens);
   return storeSignedIn(deps, network, owner.accountId, app, answer.tokens, who, pending.reconnectId);
+}
+
+/**
+ * Connects the accounts ticked in a chooser (`chosen`: their network ids), each as its own connection (one written
+ * per account; an account connected before reconnects, keeping its id). The chooser is taken once. Throws
+ * SignInRefused when it is no longer valid or nothing was ticked (then nothing was stored).
+ */
+export async function finishChoice(deps: Deps, network: SignInNetwork, owner: Omit<SignInOwner, "platform">, chooser: string, chosen: readonly string[]): Promise<SignInOutcome[]> {
+  if (chosen.length === 0) throw new SignInRefused(`Tick at least one ${network.choiceNoun ?? "account"} to connect. Nothing was connected: press Connect ${network.name} again.`);
+  const pending = await takeSignInState(deps, { ...owner, platform: chooserPlatform(network.platform) }, chooser);
+  if (!pending?.choices) throw new SignInRefused(SIGN_IN_WORDS.badState(network.name));
+  const app = await network.app(deps, pending.input);
+  const picked = pending.choices.items.filter((c) => chosen.includes(c.account.networkAccountId));
+  if (picked.length === 0) throw new SignInRefused(`None of the ticked ${network.choiceNoun ?? "account"}s came from ${network.name}. Nothing was connected.`);
+  const outcomes: SignInOutcome[] = [];
+  for (const choice of picked) {
+    outcomes.push(await storeSignedIn(deps, network, owner.accountId, { ...app, endpoint: pending.choices.endpoint }, choice.tokens, choice.account, picked.length === 1 ? pending.reconnectId : null));
+  }
+  return outcomes;
 }
 
 /** An error code and description from the network, clipped: they end up in a sentence. */

@@ -46,6 +46,12 @@ export interface SignedInAccount {
   meta?: ConnectionMeta;
 }
 
+/** One account a sign-in may connect (a Facebook Page), with the tokens it is used with. */
+export interface SignInChoice {
+  account: SignedInAccount;
+  tokens: TokenSet;
+}
+
 /** The declaration of one network's sign-in. */
 export interface SignInNetwork {
   platform: ConnectionPlatform;
@@ -60,6 +66,14 @@ export interface SignInNetwork {
   appOf(deps: Deps, endpoint: string): Promise<SignInApp>;
   /** Reads who signed in with `tokens`. Throws SignInRefused when the network will not say. */
   identify(deps: Deps, app: SignInApp, tokens: TokenSet): Promise<SignedInAccount>;
+  /**
+   * For a network whose sign-in opens several accounts to connect (Facebook: the person's Pages, one connection per
+   * Page): what the person chooses from, each with its own tokens. The callback then shows a chooser instead of
+   * storing; an empty list is answered with SignInRefused.
+   */
+  choices?(deps: Deps, app: SignInApp, tokens: TokenSet): Promise<SignInChoice[]>;
+  /** What one choice is called in sentences ("Page"). */
+  choiceNoun?: string;
   /** Token-endpoint `error` codes that mean the grant is gone (default `invalid_grant`, RFC 6749 §5.2). */
   deadGrantErrors?: readonly string[];
   /**

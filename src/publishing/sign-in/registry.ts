@@ -4,11 +4,13 @@ import { mastodonSignIn } from "../networks/mastodon/sign-in";
 import type { SignInNetwork } from "./network";
 import { xSignIn } from "../networks/x/sign-in";
 import { instagramSignIn } from "../networks/instagram/sign-in";
+import { facebookSignIn } from "../networks/facebook/sign-in";
 
 const SIGN_IN_NETWORKS: Partial<Record<ConnectionPlatform, SignInNetwork>> = {
   mastodon: mastodonSignIn,
   x: xSignIn,
   instagram: instagramSignIn,
+  facebook: facebookSignIn,
 };
 
 /** The sign-in declaration of `platform`, or null when that network is not connected by sign-in. */

@@ -10,6 +10,7 @@ import { signInStates } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { deriveKey, hmacHex } from "../../lib/instance-secret";
 import { openJson, sealJson } from "../../store/sealing";
+import type { SignInChoice } from "./network";
 
 /** How long a sign-in may take between the connect button and the callback. */
 export const SIGN_IN_STATE_TTL_MS = 10 * 60 * 1000;
@@ -27,6 +28,8 @@ export interface PendingSignIn {
   /** The connection being reconnected, when the person pressed Reconnect on it. */
   reconnectId: string | null;
   redirectUri: string;
+  /** A chooser's pending accounts (sealed like the rest): what the person may tick, and the connections' endpoint. */
+  choices?: { endpoint: string; items: SignInChoice[] };
 }
 
 /** Who may finish a sign-in: the session and account that started it, on the same network. */

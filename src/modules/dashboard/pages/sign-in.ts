@@ -4,14 +4,16 @@
  *   authorization page; what cannot start (a server that is not Mastodon, unreachable) comes back beside the field.
  * - `GET /dashboard/connections/callback/:platform`: the network sends the browser back here. Connected or reconnected:
  *   303 to the connections page with the card highlighted; anything else: the connections page with one sentence,
- *   nothing stored.
+ *   nothing stored. A network with a chooser (Facebook Pages) shows it here instead: one checkbox per account.
+ * - `POST /dashboard/connections/choose/:platform`: the ticked accounts connected, one connection each.
  */
 import { type DashboardCtx } from "../../../web/guard";
 import { html } from "../../../lib/html";
-import { type Form, field, redirect } from "../../../web/http";
+import { type Form, field, fields, redirect } from "../../../web/http";
 import type { SessionContext } from "../../../web/session";
 import { getConnection } from "../../connections/service";
-import { finishSignIn, startSignIn } from "../../../publishing/sign-in/flow";
+import { type SignInChooser, finishChoice, finishSignIn, startSignIn } from "../../../publishing/sign-in/flow";
+import { csrfField, page } from "../../../web/layout";
 import { SignInRefused } from "../../../publishing/sign-in/network";
 import { signInNetworkFor } from "../../../publishing/sign-in/registry";
 import { connectionsPage, managed, missing } from "./connections";
@@ -50,7 +52,43 @@ export async function getSignInCallback(ctx: DashboardCtx, s: SessionContext, pl
   const query = new URL(request.url).searchParams;
   try {
     const outcome = await finishSignIn(ctx.deps, network, { sessionId: s.sessionId, accountId: account.accountId }, query);
+    if ("chooser" in outcome) return signInPageResponse(ctx.deps.config, chooserPage(s, platform, network.name, network.choiceNoun ?? "account", outcome));
     return redirect(`${CURRENT}?notice=${outcome.reconnected ? "signed-in-again" : "signed-in"}#connection-${outcome.connectionId}`);
+  } catch (error) {
+    if (!(error instanceof SignInRefused)) throw error;
+    return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: html`${error.message}` }]), 400);
+  }
+}
+
+/** The chooser: one checkbox per account the sign-in opened (all ticked), and one button. */
+function chooserPage(s: SessionContext, platform: string, name: string, noun: string, chooser: SignInChooser) {
+  return page(
+    s,
+    { title: `Choose the ${noun}s to connect`, current: CURRENT },
+    html`<p class="muted">${name} lets Seedcast post to these ${noun}s. Tick the ones to connect: each becomes its own connection.</p>
+<form method="post" action="/dashboard/connections/choose/${platform}" class="card">
+  ${csrfField(s.csrfToken)}<input type="hidden" name="chooser" value="${chooser.chooser}">
+  <fieldset><legend>${name} ${noun}s</legend>
+  ${chooser.accounts.map(
+    (a) => html`<label><input type="checkbox" name="account" value="${a.id}" checked> ${a.label}</label>`,
+  )}
+  </fieldset>
+  <button type="submit">Connect the ticked ${noun}s</button>
+</form>
+<p><a href="${CURRENT}">Cancel</a></p>`,
+  );
+}
+
+/** POST /dashboard/connections/choose/:platform */
+export async function postSignInChoice(ctx: DashboardCtx, s: SessionContext, platform: string, form: Form | undefined): Promise<Response> {
+  const account = managed(s);
+  if (account instanceof Response) return account;
+  const network = signInNetworkFor(platform);
+  if (!network?.choices) return missing(s);
+  try {
+    const outcomes = await finishChoice(ctx.deps, network, { sessionId: s.sessionId, accountId: account.accountId }, field(form, "chooser"), fields(form, "account"));
+    const again = outcomes.every((o) => o.reconnected);
+    return redirect(`${CURRENT}?notice=${again ? "signed-in-again" : "signed-in"}#connection-${outcomes[0]?.connectionId ?? ""}`);
   } catch (error) {
     if (!(error instanceof SignInRefused)) throw error;
     return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: html`${error.message}` }]), 400);
