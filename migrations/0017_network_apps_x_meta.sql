@@ -17,7 +17,7 @@ CREATE TABLE `__new_connections` (
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL,
 	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
-	CONSTRAINT "connections_platform_valid" CHECK("__new_connections"."platform" IN ('bluesky','mastodon','webhook','nostr','discord','telegram','x','instagram','facebook'))
+	CONSTRAINT "connections_platform_valid" CHECK("__new_connections"."platform" IN ('bluesky','mastodon','webhook','nostr','discord','telegram','x','instagram','facebook','threads'))
 );
 --> statement-breakpoint
 INSERT INTO `__new_connections`("id", "account_id", "platform", "label", "endpoint", "credentials_sealed", "session_sealed", "meta", "ready_to_post", "blocked_reason", "checked_at", "token_expires_at", "refresh_lease_token", "refresh_lease_expires_at", "created_at", "updated_at") SELECT "id", "account_id", "platform", "label", "endpoint", "credentials_sealed", "session_sealed", "meta", "ready_to_post", "blocked_reason", "checked_at", "token_expires_at", "refresh_lease_token", "refresh_lease_expires_at", "created_at", "updated_at" FROM `connections`;--> statement-breakpoint

@@ -10,6 +10,7 @@ import { webhookConnector } from "./webhook";
 import { xConnector } from "./networks/x/connector";
 import { instagramConnector } from "./networks/instagram/connector";
 import { facebookConnector } from "./networks/facebook/connector";
+import { threadsConnector } from "./networks/threads/connector";
 
 const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   bluesky: blueskyConnector,
@@ -21,6 +22,7 @@ const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   x: xConnector,
   instagram: instagramConnector,
   facebook: facebookConnector,
+  threads: threadsConnector,
 };
 
 /** The connector of `platform`. */

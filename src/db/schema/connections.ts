@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import { check, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
 
-export const CONNECTION_PLATFORMS = ["bluesky", "mastodon", "webhook", "nostr", "discord", "telegram", "x", "instagram", "facebook"] as const;
+export const CONNECTION_PLATFORMS = ["bluesky", "mastodon", "webhook", "nostr", "discord", "telegram", "x", "instagram", "facebook", "threads"] as const;
 export type ConnectionPlatform = (typeof CONNECTION_PLATFORMS)[number];
 
 export const connections = sqliteTable(

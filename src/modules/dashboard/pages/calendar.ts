@@ -174,7 +174,7 @@ function targetsList(p: PostApi, retries: readonly PendingRetry[], zone: string,
   })}</ul>`;
 }
 
-const PLATFORM_NAMES: Record<string, string> = { bluesky: "Bluesky", mastodon: "Mastodon", discord: "Discord", telegram: "Telegram", webhook: "Webhook", x: "X", instagram: "Instagram", facebook: "Facebook" };
+const PLATFORM_NAMES: Record<string, string> = { bluesky: "Bluesky", mastodon: "Mastodon", discord: "Discord", telegram: "Telegram", webhook: "Webhook", x: "X", instagram: "Instagram", facebook: "Facebook", threads: "Threads" };
 
 /** The last day a calendar may be asked for: its week and the next-week link stay within four-digit years. */
 const LAST_ASKABLE = "9999-12-24";

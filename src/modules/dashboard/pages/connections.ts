@@ -42,7 +42,7 @@ const CURRENT = "/dashboard/connections";
 const PLATFORM_LABELS = { bluesky: "Bluesky", mastodon: "Mastodon", nostr: "Nostr", discord: "Discord", telegram: "Telegram", webhook: "Webhook" } as const;
 type Platform = keyof typeof PLATFORM_LABELS;
 /** Every platform's name, for the cards of what is connected (the sign-in networks included). */
-const PLATFORM_NAMES: Record<ConnectionPlatform, string> = { ...PLATFORM_LABELS, x: "X", instagram: "Instagram", facebook: "Facebook" };
+const PLATFORM_NAMES: Record<ConnectionPlatform, string> = { ...PLATFORM_LABELS, x: "X", instagram: "Instagram", facebook: "Facebook", threads: "Threads" };
 
 function canManage(s: SessionContext): boolean {
   return s.account !== null && ROLE_SCOPES[s.account.role].includes("schedule");

@@ -33,7 +33,7 @@ const PAGE_SIZE = 24;
 const EXCERPT = 160;
 /** Mastodon and others count every link as this many characters (matches the schedule service's rule). */
 const URL_RE = /https?:\/\/[^\s<>"]+/g;
-const PLATFORM_NAMES = { bluesky: "Bluesky", mastodon: "Mastodon", nostr: "Nostr", discord: "Discord", telegram: "Telegram", webhook: "Webhook", x: "X", instagram: "Instagram", facebook: "Facebook" } as const;
+const PLATFORM_NAMES = { bluesky: "Bluesky", mastodon: "Mastodon", nostr: "Nostr", discord: "Discord", telegram: "Telegram", webhook: "Webhook", x: "X", instagram: "Instagram", facebook: "Facebook", threads: "Threads" } as const;
 const PART_LABELS: Record<RegeneratePart, string> = { caption: "The caption", image: "The image", both: "Both" };
 
 /** A library URL made same-origin, so the page shows it whatever BASE_URL says. */

@@ -23,8 +23,8 @@ import type { OpenConnection } from "../../../store/connections";
 import { type CheckResult, type Connector, type DeliveryContext, type DeliveryImage, type DeliveryResult, DeliveryError, partsOf } from "../../connector";
 import { deadGrantReason } from "../../sign-in/network";
 import { baseUrlFetchable } from "../meta/graph";
+import { type LookedStatus, awaitContainer } from "../meta/polling";
 import {
-  type ContainerStatus,
   containerStatus,
   createCarouselContainer,
   createImageContainer,
@@ -46,12 +46,6 @@ export const INSTAGRAM_MAX_IMAGES = 10;
 export const INSTAGRAM_BASE_URL_REASON = "Instagram fetches images from this server: set BASE_URL to a public https address";
 /** The prefix under which a container id is recorded on the target before it is published. */
 const CONTAINER_PREFIX = "container:";
-
-/**
- * How container polling waits: `attempts` looks, `intervalMs` apart (real time; Instagram asks for about one look a
- * minute at most over 5 minutes, images usually finish within seconds). Tests shorten it.
- */
-export const instagramPolling = { attempts: 30, intervalMs: 2_000 };
 
 /** The hashtags of `text` (Instagram counts `#word` tokens). */
 export function hashtagCount(text: string): number {
@@ -78,26 +72,9 @@ export function instagramImageUrl(image: Pick<DeliveryImage, "url" | "assetId">)
   return image.url.replace(/\/[^/]+$/, `/${image.assetId}.instagram.jpg`);
 }
 
-async function sleep(ms: number): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls a container until FINISHED; throws a clear DeliveryError for ERROR, EXPIRED, or a status stuck past the limit. */
-export async function awaitContainer(deps: Pick<Deps, "config">, accessToken: string, containerId: string): Promise<void> {
-  let last: ContainerStatus = { statusCode: "IN_PROGRESS", status: null };
-  for (let attempt = 0; attempt < instagramPolling.attempts; attempt++) {
-    if (attempt > 0) await sleep(instagramPolling.intervalMs);
-    last = await containerStatus(deps, accessToken, containerId);
-    if (last.statusCode === "FINISHED") return;
-    if (last.statusCode === "ERROR") throw new DeliveryError("permanent", `Instagram could not prepare the post: ${last.status ?? "its container ended in ERROR"}`);
-    if (last.statusCode === "EXPIRED") throw new DeliveryError("transient", "Instagram let the prepared post expire before it was published; it is prepared again.");
-    if (last.statusCode === "PUBLISHED") return;
-  }
-  const waited = Math.round((instagramPolling.attempts - 1) * instagramPolling.intervalMs / 1000);
-  throw new DeliveryError(
-    "transient",
-    `Instagram was still preparing the images after ${waited} seconds (status ${last.statusCode}); nothing was published, and it is tried again later.`,
-  );
+async function looked(deps: Pick<Deps, "config">, accessToken: string, containerId: string): Promise<LookedStatus> {
+  const status = await containerStatus(deps, accessToken, containerId);
+  return { code: status.statusCode, words: status.status };
 }
 
 async function publishUrl(deps: Pick<Deps, "config">, connection: OpenConnection, mediaId: string): Promise<string | null> {
@@ -153,10 +130,10 @@ export const instagramConnector: Connector = {
         for (const image of content.images) {
           children.push(await createImageContainer(deps, accessToken, userId, { url: instagramImageUrl(image), altText: image.altText }, null, true));
         }
-        for (const child of children) await awaitContainer(deps, accessToken, child);
+        for (const child of children) await awaitContainer("Instagram", () => looked(deps, accessToken, child));
         containerId = await createCarouselContainer(deps, accessToken, userId, children, content.caption);
       }
-      await awaitContainer(deps, accessToken, containerId);
+      await awaitContainer("Instagram", () => looked(deps, accessToken, containerId));
       // Recorded before publishing: a recovery asks this container whether it was published.
       await ctx.saveProviderPostId(`${CONTAINER_PREFIX}${containerId}`);
       const mediaId = await publishContainer(deps, accessToken, userId, containerId);
