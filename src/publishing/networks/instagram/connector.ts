@@ -23,7 +23,7 @@ import type { OpenConnection } from "../../../store/connections";
 import { type CheckResult, type Connector, type DeliveryContext, type DeliveryImage, type DeliveryResult, DeliveryError, partsOf } from "../../connector";
 import { deadGrantReason } from "../../sign-in/network";
 import { baseUrlFetchable } from "../meta/graph";
-import { type LookedStatus, awaitContainer } from "../meta/polling";
+import { type LookedStatus, awaitContainer, pollingBudget } from "../meta/polling";
 import {
   containerStatus,
   createCarouselContainer,
@@ -121,6 +121,7 @@ export const instagramConnector: Connector = {
       if (content.images.length > INSTAGRAM_MAX_IMAGES) throw new DeliveryError("permanent", `Instagram takes at most ${INSTAGRAM_MAX_IMAGES} images; this post has ${content.images.length}.`);
       if (!baseUrlFetchable(deps)) throw new DeliveryError("permanent", `${INSTAGRAM_BASE_URL_REASON}.`);
       const userId = userIdOf(connection);
+      const budget = pollingBudget(deps);
       let containerId: string;
       if (content.images.length === 1) {
         const image = content.images[0] as DeliveryImage;
@@ -130,10 +131,10 @@ export const instagramConnector: Connector = {
         for (const image of content.images) {
           children.push(await createImageContainer(deps, accessToken, userId, { url: instagramImageUrl(image), altText: image.altText }, null, true));
         }
-        for (const child of children) await awaitContainer("Instagram", () => looked(deps, accessToken, child));
+        for (const child of children) await awaitContainer("Instagram", () => looked(deps, accessToken, child), budget);
         containerId = await createCarouselContainer(deps, accessToken, userId, children, content.caption);
       }
-      await awaitContainer("Instagram", () => looked(deps, accessToken, containerId));
+      await awaitContainer("Instagram", () => looked(deps, accessToken, containerId), budget);
       // Recorded before publishing: a recovery asks this container whether it was published.
       await ctx.saveProviderPostId(`${CONTAINER_PREFIX}${containerId}`);
       const mediaId = await publishContainer(deps, accessToken, userId, containerId);

@@ -20,7 +20,7 @@ import type { OpenConnection } from "../../../store/connections";
 import { type CheckResult, type Connector, type DeliveryContext, type DeliveryImage, type DeliveryResult, DeliveryError, type OutgoingPart, partsOf } from "../../connector";
 import { deadGrantReason } from "../../sign-in/network";
 import { baseUrlFetchable } from "../meta/graph";
-import { awaitContainer } from "../meta/polling";
+import { type PollingBudget, awaitContainer, pollingBudget } from "../meta/polling";
 import { containerStatus, createContainer, permalinkOf, publishContainer, recentThreads, repliesOf, threadsMe } from "./client";
 
 /** Threads' limit per post. */
@@ -53,7 +53,7 @@ function imageParams(image: DeliveryImage): Record<string, string> {
 }
 
 /** Creates the part's container (and its carousel items), waits until it is FINISHED; answers its id. */
-async function prepare(deps: Pick<Deps, "config">, accessToken: string, userId: string, part: OutgoingPart, replyTo: string | null): Promise<string> {
+async function prepare(deps: Pick<Deps, "config">, accessToken: string, userId: string, part: OutgoingPart, replyTo: string | null, budget: PollingBudget): Promise<string> {
   const reply: Record<string, string> = replyTo !== null ? { reply_to_id: replyTo } : {};
   const look = (id: string) => () => containerStatus(deps, accessToken, id);
   let id: string;
@@ -64,10 +64,10 @@ async function prepare(deps: Pick<Deps, "config">, accessToken: string, userId: 
   } else {
     const children: string[] = [];
     for (const image of part.images) children.push(await createContainer(deps, accessToken, userId, { media_type: "IMAGE", is_carousel_item: "true", ...imageParams(image) }));
-    for (const child of children) await awaitContainer("Threads", look(child));
+    for (const child of children) await awaitContainer("Threads", look(child), budget);
     id = await createContainer(deps, accessToken, userId, { media_type: "CAROUSEL", children: children.join(","), text: part.caption, ...reply });
   }
-  await awaitContainer("Threads", look(id));
+  await awaitContainer("Threads", look(id), budget);
   return id;
 }
 
@@ -109,10 +109,11 @@ export const threadsConnector: Connector = {
     const { deps, connection, content } = ctx;
     const accessToken = token(connection);
     const userId = userIdOf(connection);
+    const budget = pollingBudget(deps);
     for (const part of partsOf(content)) {
       if (part.index < ctx.partsOut.length) continue;
       if (part.images.length > 0 && !baseUrlFetchable(deps)) throw new DeliveryError("permanent", `${THREADS_IMAGES_REASON}.`);
-      const containerId = await prepare(deps, accessToken, userId, part, parentOf(ctx.partsOut, part));
+      const containerId = await prepare(deps, accessToken, userId, part, parentOf(ctx.partsOut, part), budget);
       // Recorded before publishing: a recovery asks this container whether it went out.
       await ctx.saveProviderPostId(`container:${part.index}:${containerId}`);
       await ctx.savePartOut(part.index, await publishContainer(deps, accessToken, userId, containerId));
