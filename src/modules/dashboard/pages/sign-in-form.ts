@@ -60,13 +60,15 @@ export function appNetworkCard(csrfToken: string, card: { platform: string; name
  * http for the hosts in ALLOW_PRIVATE_HOSTS). NB: the browser applies `form-action` to the redirect that follows the
  * POST too, and a Mastodon server is any address a person types, so it cannot be named in advance.
  */
-export function signInCsp(config: Pick<Config, "allowPrivateHosts">): string {
+export function signInCsp(config: Pick<Config, "allowPrivateHosts" | "platformOriginOverrides">): string {
   const privateHosts = [...config.allowPrivateHosts].map((h) => `http://${h.includes(":") ? `[${h}]` : h}:*`);
-  return CSP.replace("form-action 'self'", ["form-action 'self' https:", ...privateHosts].join(" "));
+  // The origins PLATFORM_ORIGIN_OVERRIDES sends a network's sign-in page to (decisions.md §12: browser redirects too).
+  const overridden = [...new Set(config.platformOriginOverrides.values())].filter((o) => o.startsWith("http://"));
+  return CSP.replace("form-action 'self'", ["form-action 'self' https:", ...privateHosts, ...overridden].join(" "));
 }
 
 /** htmlResponse with signInCsp: for the pages that hold a sign-in form (connections, reconnect). */
-export function signInPageResponse(config: Pick<Config, "allowPrivateHosts">, page: Html, status = 200): Response {
+export function signInPageResponse(config: Pick<Config, "allowPrivateHosts" | "platformOriginOverrides">, page: Html, status = 200): Response {
   const response = htmlResponse(page, status);
   response.headers.set("content-security-policy", signInCsp(config));
   return response;
