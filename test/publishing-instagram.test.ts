@@ -268,7 +268,7 @@ describe("publishing to Instagram", () => {
 });
 
 describe("Instagram's long-lived token", () => {
-  test("renewed ahead of expiry with ig_refresh_token (no refresh token exists); a 503 leaves it ready; revoked → not ready", async () => {
+  test("renewed ahead of expiry with ig_refresh_token (no refresh token exists); a 503 leaves it ready; revoked → not ready, notice and connection.needs_attention", async () => {
     const first = await stored();
     const expiresAt = Number(first.tokenExpiresAt);
     // 6 days before it expires: the daily job renews it.
@@ -287,6 +287,8 @@ describe("Instagram's long-lived token", () => {
     expect(ig.tokenCalls.filter((c) => c.grant === "ig_refresh_token").map((c) => c.status)).toEqual([503, 200]);
 
     // The person removed the app in Instagram: the next renewal is refused with code 190.
+    const hook = await world.call("POST", "/api/v1/webhooks", { key, body: { url: "http://localhost:9/hook", events: ["connection.needs_attention"] } });
+    expect(hook.status, hook.text).toBe(201);
     ig.revokeAll();
     world.clock.set(Number(renewed.tokenExpiresAt) - 6 * DAY);
     expect(await refreshExpiringTokens(world.deps)).toEqual({ refreshed: 0, failed: 1 });
@@ -295,5 +297,8 @@ describe("Instagram's long-lived token", () => {
     expect(dead.blockedReason).toBe("Instagram no longer accepts Seedcast's sign-in: reconnect Instagram");
     const notices = await world.sql<{ title: string }>("SELECT title FROM notices WHERE account_id = ? AND kind = 'connection_needs_attention'", owner.accountId);
     expect(notices.length).toBe(1);
+    const events = await world.sql<{ type: string; body: string }>("SELECT type, body FROM webhook_events WHERE account_id = ?", owner.accountId);
+    expect(events.map((e) => e.type)).toEqual(["connection.needs_attention"]);
+    expect(JSON.parse(events[0]!.body).data).toMatchObject({ accountId: connectionId, platform: "instagram", label: "@cornerbakery", blockedReason: "Instagram no longer accepts Seedcast's sign-in: reconnect Instagram" });
   });
 });
