@@ -20,7 +20,7 @@ import { ingestImageBytes } from "../src/modules/assets/ingest";
 import { runDueOnce } from "../src/publishing/dispatcher";
 import { INSTAGRAM_BASE_URL_REASON, instagramConnector } from "../src/publishing/networks/instagram/connector";
 import { containerPolling as instagramPolling } from "../src/publishing/networks/meta/polling";
-import { refreshExpiringTokens } from "../src/publishing/sign-in/refresh";
+import { connectionForDelivery, refreshExpiringTokens } from "../src/publishing/sign-in/refresh";
 import { openConnection } from "../src/store/connections";
 import { DashboardClient, PASSWORD } from "./helpers/dashboard-client";
 import { BASE, type World, createWorld } from "./helpers/world";
@@ -49,7 +49,7 @@ beforeAll(async () => {
     },
   });
   owner = await createAccount(world.deps, { name: "Corner Bakery", email: "anna@bakery.test", password: PASSWORD, credits: 10 });
-  key = (await mintKey(world.deps, { accountId: owner.accountId, userId: owner.userId, name: "test key", groups: SCOPES, expiresDays: 90 })).key;
+  key = (await mintKey(world.deps, { accountId: owner.accountId, userId: owner.userId, name: "test key", groups: SCOPES, expiresDays: null })).key;
 });
 
 afterAll(async () => {
@@ -268,6 +268,17 @@ describe("publishing to Instagram", () => {
 });
 
 describe("Instagram's long-lived token", () => {
+  test("50 deliveries at once on a token with under 5 minutes left: one ig_refresh_token, all with the new token", async () => {
+    const before = await stored();
+    world.clock.set(Number(before.tokenExpiresAt) - 60_000);
+    const calls = ig.tokenCalls.length;
+    const opened = await Promise.all(Array.from({ length: 50 }, async () => connectionForDelivery(world.deps, await stored())));
+    expect(ig.tokenCalls.slice(calls)).toEqual([{ grant: "ig_refresh_token", status: 200 }]);
+    const renewed = openConnection(world.deps, await stored()).credentials.token;
+    expect(renewed).not.toBe(openConnection(world.deps, before).credentials.token);
+    expect(new Set(opened.map((c) => c.credentials.token))).toEqual(new Set([renewed]));
+  });
+
   test("renewed ahead of expiry with ig_refresh_token (no refresh token exists); a 503 leaves it ready; revoked → not ready, notice and connection.needs_attention", async () => {
     const first = await stored();
     const expiresAt = Number(first.tokenExpiresAt);
@@ -284,7 +295,7 @@ describe("Instagram's long-lived token", () => {
     expect(Number(renewed.tokenExpiresAt)).toBe(world.clock.now() + LONG_LIVED_SECONDS * 1000);
     expect(openConnection(world.deps, renewed).credentials.token).not.toBe(openConnection(world.deps, first).credentials.token);
     expect(openConnection(world.deps, renewed).credentials.refreshToken).toBeUndefined();
-    expect(ig.tokenCalls.filter((c) => c.grant === "ig_refresh_token").map((c) => c.status)).toEqual([503, 200]);
+    expect(ig.tokenCalls.filter((c) => c.grant === "ig_refresh_token").map((c) => c.status)).toEqual([200, 503, 200]);
 
     // The person removed the app in Instagram: the next renewal is refused with code 190.
     const hook = await world.call("POST", "/api/v1/webhooks", { key, body: { url: "http://localhost:9/hook", events: ["connection.needs_attention"] } });
