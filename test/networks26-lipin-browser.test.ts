@@ -158,7 +158,7 @@ describe("LinkedIn and Pinterest through the dashboard, in Chromium", () => {
     await page.waitForSelector("#chooser-title");
     await shoot("lipin-05-pinterest-chooser");
     await page.getByLabel("Bread we bake (@harbourbakery)").check();
-    await page.getByRole("button", { name: "Connect the ticked ones" }).click();
+    await page.getByRole("button", { name: "Connect the ticked boards" }).click();
     await page.waitForURL((url) => url.pathname === "/dashboard/connections" && url.searchParams.get("notice") === "signed-in");
     const card = page.locator(".post.connection", { hasText: "Bread we bake" });
     expect(await card.textContent()).toContain("Ready to post.");

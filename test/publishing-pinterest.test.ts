@@ -102,9 +102,9 @@ describe("connect Pinterest: sign in, then choose boards", () => {
     const chooser = await signIn(b, true);
     expect(chooser.status).toBe(200);
     for (const board of pinterest.boards) expect(chooser.text).toContain(board.name);
-    const state = /name="state" value="([^"]+)"/.exec(chooser.text)![1]!;
+    const state = /name="chooser" value="([^"]+)"/.exec(chooser.text)![1]!;
     const csrf = /name="_csrf" value="([^"]+)"/.exec(chooser.text)![1]!;
-    const res = await b.request("POST", "/dashboard/connections/choose/pinterest", { _csrf: csrf, state });
+    const res = await b.request("POST", "/dashboard/connections/choose/pinterest", { _csrf: csrf, chooser: state });
     expect(res.status).toBe(400);
     expect(res.text).toContain("Nothing was ticked, so nothing was connected.");
     expect(await rows()).toEqual([]);
@@ -114,9 +114,9 @@ describe("connect Pinterest: sign in, then choose boards", () => {
     const b = await signedIn();
     const chooser = await signIn(b, true);
     const [bread, cakes] = pinterest.boards;
-    const state = /name="state" value="([^"]+)"/.exec(chooser.text)![1]!;
+    const state = /name="chooser" value="([^"]+)"/.exec(chooser.text)![1]!;
     const csrf = /name="_csrf" value="([^"]+)"/.exec(chooser.text)![1]!;
-    const body = { _csrf: csrf, state, choice: [bread!.id, cakes!.id] };
+    const body = { _csrf: csrf, chooser: state, account: [bread!.id, cakes!.id] };
     const res = await b.request("POST", "/dashboard/connections/choose/pinterest", body);
     expect(res.status).toBe(303);
     const made = await rows();

@@ -7,7 +7,7 @@
  * like the network named, are refused with nothing stored (the service's rules, as in the dashboard). `list` without
  * `--account` lists every account's connections with their state.
  */
-import { CONNECTION_PLATFORMS } from "../db/schema/connections";
+import { CONNECTION_PLATFORMS, type ConnectionPlatform } from "../db/schema/connections";
 import type { Deps } from "../deps";
 import {
   type AddConnectionInput,

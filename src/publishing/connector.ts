@@ -69,6 +69,11 @@ export interface DeliveryContext {
   /** Persists the provider's post id the moment it is known (fenced by the caller's lease); await it before sending. */
   saveProviderPostId(id: string): Promise<void>;
   /**
+   * The provider id recorded for the target when this delivery began (saveProviderPostId or part 0), null when none:
+   * what a recovery reads (Instagram and Threads record their container here before publishing it).
+   */
+  readonly recordedProviderId?: string | null;
+  /**
    * The provider ids of the parts already out, in sending order (partsOf): a delivery resumes at index
    * `partsOut.length` and never sends an earlier part again. Grows as savePartOut records parts.
    */
@@ -147,6 +152,8 @@ export interface CaptionLimit {
   count?: (text: string) => number;
   /** Human name of the platform for problem messages. */
   platformName: string;
+  /** A further rule of the network's (Instagram's 30 hashtags): the problem with `text`, or null when it keeps it. */
+  rule?: (text: string) => string | null;
 }
 
 /**

@@ -380,6 +380,7 @@ function contextFor(deps: Deps, claim: Claim, target: TargetRow, connection: Ope
     targetId: target.id,
     content,
     partsOut,
+    recordedProviderId: target.providerPostId ?? null,
     saveProviderPostId: async (id) => {
       if (!(await fencedUpdate(deps, claim, { providerPostId: id, updatedAt: deps.clock.now() }))) {
         throw new DeliveryError("unknown", "The delivery lease was lost.");

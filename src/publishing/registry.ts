@@ -10,6 +10,9 @@ import { webhookConnector } from "./webhook";
 import { xConnector } from "./networks/x/connector";
 import { linkedinConnector } from "./networks/linkedin/connector";
 import { pinterestConnector } from "./networks/pinterest/connector";
+import { instagramConnector } from "./networks/instagram/connector";
+import { facebookConnector } from "./networks/facebook/connector";
+import { threadsConnector } from "./networks/threads/connector";
 
 const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   bluesky: blueskyConnector,
@@ -21,6 +24,9 @@ const CONNECTORS: Record<ConnectionPlatform, Connector> = {
   x: xConnector,
   linkedin: linkedinConnector,
   pinterest: pinterestConnector,
+  instagram: instagramConnector,
+  facebook: facebookConnector,
+  threads: threadsConnector,
 };
 
 /** The connector of `platform`. */

@@ -33,6 +33,8 @@ export interface ConnectionMeta {
   imageSizeLimit?: number;
   /** Mastodon: media attachments per status (the server's configuration). */
   maxMediaAttachments?: number;
+  /** Threads: false when its check found BASE_URL not fetchable by Meta (images cannot go; text still does). */
+  imagesFetchable?: boolean;
   /** Mastodon account id (to look up published statuses); Bluesky DID. */
   providerAccountId?: string;
   /** Mastodon-API servers: characters every URL counts for (`characters_reserved_per_url`). */

@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import { check, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
 
-export const CONNECTION_PLATFORMS = ["bluesky", "mastodon", "webhook", "nostr", "discord", "telegram", "x", "linkedin", "pinterest"] as const;
+export const CONNECTION_PLATFORMS = ["bluesky", "mastodon", "webhook", "nostr", "discord", "telegram", "x", "linkedin", "pinterest", "instagram", "facebook", "threads"] as const;
 export type ConnectionPlatform = (typeof CONNECTION_PLATFORMS)[number];
 /** Each platform's name as people read it, for pages and sentences. */
 export const PLATFORM_NAMES: Readonly<Record<ConnectionPlatform, string>> = {
@@ -20,6 +20,9 @@ export const PLATFORM_NAMES: Readonly<Record<ConnectionPlatform, string>> = {
   x: "X",
   linkedin: "LinkedIn",
   pinterest: "Pinterest",
+  instagram: "Instagram",
+  facebook: "Facebook",
+  threads: "Threads",
 };
 
 /** The name people read for a stored platform string (a target keeps its platform after its connection is gone). */

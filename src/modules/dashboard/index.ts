@@ -194,6 +194,7 @@ export function dashboardModule(deps: Deps) {
     .post("/dashboard/connections", action((s, f) => postConnect(ctx, s, f)), signedInForm)
     // Networks connected by sign-in (pages/sign-in.ts, src/publishing/sign-in/)
     .post("/dashboard/connections/connect/:platform", action((s, f, p) => postSignInStart(ctx, s, p.platform ?? "", f)), signedInForm)
+    .post("/dashboard/connections/choose/:platform", action((s, f, p) => postSignInChoice(ctx, s, p.platform ?? "", f)), signedInForm)
     .get("/dashboard/connections/callback/:platform", view((s, r, p) => getSignInCallback(ctx, s, p.platform ?? "", r)), { detail })
     .post("/dashboard/connections/choose/:platform", action((s, f, p) => postSignInChoice(ctx, s, p.platform ?? "", f)), signedInForm)
     .post("/dashboard/connections/:id/check", action((s, _f, p) => postCheck(ctx, s, p.id ?? "")), signedInForm)

@@ -6,10 +6,16 @@
 import type { Deps } from "../../deps";
 import { findAssetForMedia } from "../assets/service";
 import { parseRange } from "./range";
+import { padToAspectJpeg } from "../../lib/image-pad";
 
 export const MEDIA_CSP = "default-src 'none'; sandbox";
 export const MEDIA_CACHE = "public, max-age=31536000, immutable";
 const FILE_RE = /^([0-9a-fA-F-]{36})\.([a-z]{3,4})$/;
+/** `<id>.instagram.jpg`: the asset re-encoded the way Instagram takes it (JPEG, 4:5 to 1.91:1 by padding). */
+const INSTAGRAM_RE = /^([0-9a-fA-F-]{36})\.instagram\.jpg$/;
+/** Instagram's feed aspect ratios (width / height). */
+export const INSTAGRAM_MIN_RATIO = 4 / 5;
+export const INSTAGRAM_MAX_RATIO = 1.91;
 
 function notFoundResponse(): Response {
   return new Response("Not found", {
@@ -33,6 +39,8 @@ function matchesIfNoneMatch(header: string, etag: string): boolean {
  * for HEAD and counts the body's bytes for Content-Length), so the body is given to be counted, as for GET.
  */
 export async function serveMedia(deps: Deps, request: Request, file: string, { bodyless = false }: { bodyless?: boolean } = {}): Promise<Response> {
+  const instagram = INSTAGRAM_RE.exec(file);
+  if (instagram?.[1]) return serveInstagramVariant(deps, instagram[1].toLowerCase(), { bodyless });
   const match = FILE_RE.exec(file);
   const asset = match?.[1] ? await findAssetForMedia(deps, match[1].toLowerCase()) : null;
   if (!asset || asset.ext !== match?.[2]) return notFoundResponse();
@@ -79,4 +87,29 @@ export async function serveMedia(deps: Deps, request: Request, file: string, { b
   // A bodyless HEAD opens nothing (on S3 that would start a GET): Bun's server sends the Content-Length set here.
   const body = isHead && bodyless ? null : deps.storage.body(asset.storageKey);
   return new Response(body, { status: 200, headers: { ...headers, "content-length": String(size) } });
+}
+
+/**
+ * The Instagram variant of an asset (what the Instagram connector hands Instagram to fetch): JPEG within 4:5 to
+ * 1.91:1, padded with white, never cropped. Made on each request (Instagram fetches each image once per post).
+ */
+async function serveInstagramVariant(deps: Deps, id: string, { bodyless }: { bodyless: boolean }): Promise<Response> {
+  const asset = await findAssetForMedia(deps, id);
+  if (!asset || !(await deps.storage.exists(asset.storageKey))) return notFoundResponse();
+  const original = new Uint8Array(await new Response(deps.storage.body(asset.storageKey)).arrayBuffer());
+  let padded: Awaited<ReturnType<typeof padToAspectJpeg>>;
+  try {
+    padded = await padToAspectJpeg(original, INSTAGRAM_MIN_RATIO, INSTAGRAM_MAX_RATIO);
+  } catch {
+    return notFoundResponse();
+  }
+  const headers = {
+    "content-type": "image/jpeg",
+    "content-length": String(padded.bytes.length),
+    "cache-control": MEDIA_CACHE,
+    "x-content-type-options": "nosniff",
+    "content-security-policy": MEDIA_CSP,
+    "cross-origin-resource-policy": "cross-origin",
+  };
+  return new Response(bodyless ? null : (padded.bytes as Uint8Array<ArrayBuffer>), { status: 200, headers });
 }

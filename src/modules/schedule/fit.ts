@@ -73,6 +73,8 @@ function imageProblems(target: FitTarget, images: readonly StoredImage[], field:
 function textProblem(target: FitTarget, text: string, field: string, what: string, images: number): FitProblem[] {
   const limit = target.captionLimitFor ? target.captionLimitFor(images) : target.captionLimit;
   if (limit === null) return [];
+  const broken = limit.rule?.(text) ?? null;
+  if (broken !== null) return [{ accountId: target.accountId, platform: target.platform, field, problem: `${what}: ${broken} (${target.label})` }];
   const length = captionLength(text, limit);
   if (length <= limit.maxGraphemes) return [];
   return [

@@ -16,11 +16,11 @@ import type { Deps } from "../../deps";
 import { newId } from "../../lib/ids";
 import { type ConnectionMeta, type ConnectionRow, type OpenConnection, openConnection } from "../../store/connections";
 import { sealJson } from "../../store/sealing";
+import { routedUrl } from "../outbound";
 import { connectorFor } from "../registry";
-import { type SignInApp, type SignInNetwork, SignInRefused, type SignedInAccount, type TokenSet } from "./network";
+import { type SignInApp, type SignInChoice, type SignInNetwork, SignInRefused, type SignedInAccount, type TokenSet } from "./network";
 import { randomVerifier, s256Challenge } from "./pkce";
 import { type SignInOwner, createSignInState, takeSignInState } from "./state";
-import { routedUrl } from "../outbound";
 import { redirectUriFor } from "./redirect-uri";
 import { requestToken } from "./token-endpoint";
 
@@ -41,7 +41,7 @@ export async function startSignIn(
   url.searchParams.set("response_type", "code");
   url.searchParams.set("client_id", app.clientId);
   url.searchParams.set("redirect_uri", redirectUri);
-  url.searchParams.set("scope", app.scopes.join(" "));
+  url.searchParams.set("scope", app.scopes.join(app.scopeSeparator ?? " "));
   url.searchParams.set("state", state);
   if (verifier !== null) {
     url.searchParams.set("code_challenge", s256Challenge(verifier));
@@ -50,13 +50,6 @@ export async function startSignIn(
   for (const [k, v] of Object.entries(app.extraAuthorizationParams ?? {})) url.searchParams.set(k, v);
   // The browser goes where PLATFORM_ORIGIN_OVERRIDES sends this network's host (tests, private mirrors).
   return routedUrl(deps, url.toString());
-}
-
-/** A sign-in that goes on with a chooser: the person ticks what to connect (`state` is the chooser's, single use). */
-export interface SignInChooser {
-  kind: "choose";
-  state: string;
-  choices: { id: string; label: string }[];
 }
 
 /** A finished sign-in. */
@@ -77,17 +70,36 @@ export const SIGN_IN_WORDS = {
   denied: (name: string) => `You did not allow Seedcast on ${name}, so nothing was connected. Press Connect ${name} again if you change your mind.`,
   networkError: (name: string, words: string) => `${name} did not finish the sign-in (${words}). Nothing was connected: press Connect ${name} again.`,
   refused: (name: string, words: string) => `${name} refused to finish the sign-in (${words}). Nothing was connected: press Connect ${name} again.`,
-  nothingToChoose: (name: string) => `Your ${name} account has nothing Seedcast can post to yet (no boards). Create one on ${name}, then press Connect ${name} again.`,
+  nothingToChoose: (name: string, noun: string) => `Your ${name} account has no ${noun}s Seedcast can post to yet. Create one on ${name}, then press Connect ${name} again.`,
   noneChosen: (name: string) => `Nothing was ticked, so nothing was connected. Press Connect ${name} again and tick at least one.`,
   unreachable: (name: string) => `${name} could not be reached to finish the sign-in. Nothing was connected: try again in a moment.`,
 } as const;
 
-/** Finishes a sign-in from the callback's query. Throws SignInRefused with one sentence; then nothing was stored. */
+/**
+ * A sign-in that waits for the person to choose what to connect (decisions.md §12: Facebook Pages, Pinterest boards).
+ */
+export interface SignInChooser {
+  kind: "choose";
+  /** The chooser's own single-use token (a sign-in state of its own, 10 minutes). */
+  chooser: string;
+  /** What may be ticked: each account's network id and label. */
+  accounts: { id: string; label: string }[];
+}
+
+/** The platform name a chooser's state is kept under (apart from the network's sign-in states). */
+export function chooserPlatform(platform: string): string {
+  return `${platform}:choose`;
+}
+
+/**
+ * Finishes a sign-in from the callback's query. Throws SignInRefused with one sentence; then nothing was stored.
+ * A network with `choices` answers a chooser instead (nothing stored yet: finishChoice stores what is ticked).
+ */
 export async function finishSignIn(deps: Deps, network: SignInNetwork, owner: Omit<SignInOwner, "platform">, query: URLSearchParams): Promise<SignInOutcome | SignInChooser> {
   const name = network.name;
   const pending = await takeSignInState(deps, { ...owner, platform: network.platform }, query.get("state") ?? "");
-  // A chooser's state is never a callback's.
-  if (!pending || pending.chooser) throw new SignInRefused(SIGN_IN_WORDS.badState(name));
+  // A chooser's state is kept under its own platform name: it is never a callback's.
+  if (!pending) throw new SignInRefused(SIGN_IN_WORDS.badState(name));
   const error = query.get("error");
   if (error !== null && (network.deniedErrors ?? ["access_denied"]).includes(error)) throw new SignInRefused(SIGN_IN_WORDS.denied(name));
   if (error !== null) throw new SignInRefused(SIGN_IN_WORDS.networkError(name, wordsOf(error, query.get("error_description"))));
@@ -96,40 +108,60 @@ export async function finishSignIn(deps: Deps, network: SignInNetwork, owner: Om
   const app = await network.app(deps, pending.input);
   const params: Record<string, string> = { grant_type: "authorization_code", code, redirect_uri: pending.redirectUri };
   if (pending.verifier !== null) params.code_verifier = pending.verifier;
-  const answer = await requestToken(deps, app, params, network.deadGrantErrors);
+  const answer = network.exchangeCode ? await network.exchangeCode(deps, app, params) : await requestToken(deps, app, params, network.deadGrantErrors);
   if (!answer.ok) {
     if (answer.kind === "transient") throw new SignInRefused(SIGN_IN_WORDS.unreachable(name));
     throw new SignInRefused(SIGN_IN_WORDS.refused(name, answer.words));
   }
   const who = await network.identify(deps, app, answer.tokens);
   if (!network.choices) return storeSignedIn(deps, network, owner.accountId, app, answer.tokens, who, pending.reconnectId);
-  const choices = await network.choices(deps, app, answer.tokens, who);
-  if (choices.length === 0) throw new SignInRefused(SIGN_IN_WORDS.nothingToChoose(name));
-  // The tokens wait, sealed, in a new single-use state bound to the same session, until the person chooses.
-  const state = await createSignInState(deps, { ...owner, platform: network.platform }, { ...pending, verifier: null, chooser: { tokens: answer.tokens, choices } });
-  return { kind: "choose", state, choices: choices.map((c) => ({ id: c.networkAccountId, label: c.label })) };
+  const items = await network.choices(deps, app, answer.tokens, who);
+  if (items.length === 0) throw new SignInRefused(SIGN_IN_WORDS.nothingToChoose(name, nounOf(network)));
+  // The choices and their tokens wait, sealed, in a chooser state of their own bound to the same session.
+  const chooser = await createSignInState(
+    deps,
+    { ...owner, platform: chooserPlatform(network.platform) },
+    { verifier: null, input: pending.input, reconnectId: pending.reconnectId, redirectUri: pending.redirectUri, choices: { endpoint: app.endpoint, items } },
+  );
+  return { kind: "choose", chooser, accounts: items.map((c) => ({ id: c.account.networkAccountId, label: c.account.label })) };
+}
+
+function nounOf(network: SignInNetwork): string {
+  return network.choiceNoun ?? "account";
 }
 
 /**
- * Finishes a chooser: one connection per chosen id (reconnecting those already connected), all with the tokens of the
- * sign-in. Throws SignInRefused when the chooser's state is not valid (used, stale, another session's) or nothing
- * was chosen (the state is then spent: nothing is stored).
+ * Connects the accounts ticked in a chooser (`chosen`: their network ids), each as its own connection (one written
+ * per account; an account connected before reconnects, keeping its id), each with the tokens of its choice. Choices
+ * that carry the same tokens (Pinterest boards: the person's) share one `grant`, so a refresh of one renews them all
+ * (refresh.ts). The chooser is taken once. Throws SignInRefused when it is no longer valid or nothing was ticked
+ * (then the chooser is spent and nothing was stored).
  */
-export async function finishChoice(deps: Deps, network: SignInNetwork, owner: Omit<SignInOwner, "platform">, state: string, chosen: readonly string[]): Promise<SignInOutcome[]> {
-  const pending = await takeSignInState(deps, { ...owner, platform: network.platform }, state);
-  if (!pending?.chooser) throw new SignInRefused(SIGN_IN_WORDS.badState(network.name));
-  const picked = pending.chooser.choices.filter((c) => chosen.includes(c.networkAccountId));
-  if (picked.length === 0) throw new SignInRefused(SIGN_IN_WORDS.noneChosen(network.name));
-  const app = await network.app(deps, pending.input);
-  // The connections chosen together share one grant: `grant` names it, so a refresh of one renews them all.
-  const grant = randomBytes(16).toString("base64url");
+export async function finishChoice(deps: Deps, network: SignInNetwork, owner: Omit<SignInOwner, "platform">, chooser: string, chosen: readonly string[]): Promise<SignInOutcome[]> {
+  const pending = await takeSignInState(deps, { ...owner, platform: chooserPlatform(network.platform) }, chooser);
+  if (!pending?.choices) throw new SignInRefused(SIGN_IN_WORDS.badState(network.name));
+  if (chosen.length === 0) throw new SignInRefused(SIGN_IN_WORDS.noneChosen(network.name));
+  const picked = pending.choices.items.filter((c) => chosen.includes(c.account.networkAccountId));
+  if (picked.length === 0) throw new SignInRefused(`None of the ticked ${nounOf(network)}s came from ${network.name}. Nothing was connected.`);
+  const app = { ...(await network.app(deps, pending.input)), endpoint: pending.choices.endpoint };
+  const grants = sharedGrants(picked);
   const outcomes: SignInOutcome[] = [];
-  for (const chosenOne of picked) {
-    const who: SignedInAccount = { ...chosenOne, credentials: { ...chosenOne.credentials, grant } };
-    // A reconnect names one connection: it takes the choice that is that connection; the others are added.
-    outcomes.push(await storeSignedIn(deps, network, owner.accountId, app, pending.chooser.tokens, who, null));
+  for (const choice of picked) {
+    const grant = grants.get(choice.tokens.accessToken);
+    const who: SignedInAccount = grant === undefined ? choice.account : { ...choice.account, credentials: { ...choice.account.credentials, grant } };
+    // A reconnect names one connection: it applies when one choice was ticked; otherwise each is matched by its id.
+    outcomes.push(await storeSignedIn(deps, network, owner.accountId, app, choice.tokens, who, picked.length === 1 ? pending.reconnectId : null));
   }
   return outcomes;
+}
+
+/** A new grant name per access token that several picked choices share (their connections then refresh together). */
+function sharedGrants(picked: readonly SignInChoice[]): Map<string, string> {
+  const counts = new Map<string, number>();
+  for (const c of picked) counts.set(c.tokens.accessToken, (counts.get(c.tokens.accessToken) ?? 0) + 1);
+  const grants = new Map<string, string>();
+  for (const [token, count] of counts) if (count > 1) grants.set(token, randomBytes(16).toString("base64url"));
+  return grants;
 }
 
 /** An error code and description from the network, clipped: they end up in a sentence. */

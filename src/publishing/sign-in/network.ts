@@ -6,6 +6,7 @@
 import type { ConnectionPlatform } from "../../db/schema/connections";
 import type { Deps } from "../../deps";
 import type { ConnectionMeta } from "../../store/connections";
+import type { TokenAnswer } from "./token-endpoint";
 
 /** The app Seedcast signs in with at one network (or one server of it), and that network's endpoints. */
 export interface SignInApp {
@@ -22,6 +23,8 @@ export interface SignInApp {
   endpoint: string;
   /** Further authorization request parameters the network wants. */
   extraAuthorizationParams?: Readonly<Record<string, string>>;
+  /** How the scopes are joined in the authorization URL: a space (RFC 6749 §3.3, the default) or a comma (Meta's networks). */
+  scopeSeparator?: " " | ",";
 }
 
 /** A token endpoint's successful answer (RFC 6749 §5.1). */
@@ -43,6 +46,15 @@ export interface SignedInAccount {
   meta?: ConnectionMeta;
 }
 
+/**
+ * One account a sign-in may connect (a Facebook Page, a Pinterest board), with the tokens it is used with: a Page's
+ * own token, or the signed-in person's tokens for a board (then the boards chosen together share one grant).
+ */
+export interface SignInChoice {
+  account: SignedInAccount;
+  tokens: TokenSet;
+}
+
 /** The declaration of one network's sign-in. */
 export interface SignInNetwork {
   platform: ConnectionPlatform;
@@ -57,14 +69,26 @@ export interface SignInNetwork {
   appOf(deps: Deps, endpoint: string): Promise<SignInApp>;
   /** Reads who signed in with `tokens`. Throws SignInRefused when the network will not say. */
   identify(deps: Deps, app: SignInApp, tokens: TokenSet): Promise<SignedInAccount>;
+  /**
+   * For a network whose connections are things inside the signed-in account (Facebook Pages, Pinterest boards): what
+   * the person chooses from, each with the tokens it is used with (`who`: the account that signed in). The callback
+   * then shows a chooser instead of storing; an empty list is answered with SignInRefused.
+   */
+  choices?(deps: Deps, app: SignInApp, tokens: TokenSet, who: SignedInAccount): Promise<SignInChoice[]>;
+  /** What one choice is called in sentences ("Page", "board"). */
+  choiceNoun?: string;
   /** Token-endpoint `error` codes that mean the grant is gone (default `invalid_grant`, RFC 6749 §5.2). */
   deadGrantErrors?: readonly string[];
   /**
-   * For a network whose connections are things inside the account (Pinterest boards, Facebook Pages): what the person
-   * may choose among after signing in, each becoming its own connection with the same tokens. Absent: the account
-   * itself is the one connection.
+   * The code exchange, for a network whose token endpoint is not plain RFC 6749 (Instagram and Threads answer a
+   * short-lived token that is then exchanged for a long-lived one). Default: requestToken with `params`.
    */
-  choices?(deps: Deps, app: SignInApp, tokens: TokenSet, who: SignedInAccount): Promise<SignedInAccount[]>;
+  exchangeCode?(deps: Deps, app: SignInApp, params: Readonly<Record<string, string>>): Promise<TokenAnswer>;
+  /**
+   * The refresh, for a network that renews the access token itself instead of a refresh token (Instagram's
+   * `ig_refresh_token`, Threads' `th_refresh_token`). Default: RFC 6749 §6 with the stored refresh token.
+   */
+  refreshAccessToken?(deps: Deps, app: SignInApp, accessToken: string): Promise<TokenAnswer>;
   /** Callback `error` codes that mean the person said no (default `access_denied`, RFC 6749 §4.1.2.1). */
   deniedErrors?: readonly string[];
 }

@@ -89,7 +89,8 @@ async function refreshUnderLease(deps: Deps, row: ConnectionRow, network: SignIn
   const open = openConnection(deps, row);
   const refreshToken = open.credentials.refreshToken;
   const stillValid = row.tokenExpiresAt !== null && row.tokenExpiresAt > deps.clock.now();
-  if (!refreshToken) {
+  const renewsItself = network.refreshAccessToken !== undefined;
+  if (!refreshToken && !renewsItself) {
     // A token that cannot be refreshed (no refresh token was ever given) is used until it expires.
     await releaseLease(deps, row.id, lease);
     return open;
@@ -97,12 +98,17 @@ async function refreshUnderLease(deps: Deps, row: ConnectionRow, network: SignIn
   let answer: Awaited<ReturnType<typeof requestToken>>;
   try {
     const app = await network.appOf(deps, row.endpoint);
-    answer = await requestToken(deps, app, { grant_type: "refresh_token", refresh_token: refreshToken }, network.deadGrantErrors);
+    answer =
+      network.refreshAccessToken !== undefined
+        ? await network.refreshAccessToken(deps, app, open.credentials.token ?? "")
+        : await requestToken(deps, app, { grant_type: "refresh_token", refresh_token: refreshToken ?? "" }, network.deadGrantErrors);
   } catch (error) {
     answer = { ok: false, kind: "transient", error: "unreachable", words: (error as Error).message };
   }
   if (answer.ok) {
-    const credentials = { ...open.credentials, token: answer.tokens.accessToken, refreshToken: answer.tokens.refreshToken ?? refreshToken };
+    const credentials: Record<string, string> = { ...open.credentials, token: answer.tokens.accessToken };
+    const nextRefresh = answer.tokens.refreshToken ?? refreshToken;
+    if (nextRefresh) credentials.refreshToken = nextRefresh;
     const tokens = answer.tokens;
     // The new pair in one write, only while this caller still holds the lease; the connections made from the same
     // sign-in (Pinterest boards, chosen together) share its grant and take the new pair in the same write, since a

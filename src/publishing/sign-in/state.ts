@@ -4,13 +4,13 @@
  * replica. The row holds an HMAC of the state, never the state, and its details sealed (the PKCE verifier among them).
  * The callback takes it with one conditional DELETE … RETURNING: of two callbacks racing with one state, one wins.
  */
-import type { SignedInAccount, TokenSet } from "./network";
 import { randomBytes } from "node:crypto";
 import { and, eq, gt, lte } from "drizzle-orm";
 import { signInStates } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { deriveKey, hmacHex } from "../../lib/instance-secret";
 import { openJson, sealJson } from "../../store/sealing";
+import type { SignInChoice } from "./network";
 
 /** How long a sign-in may take between the connect button and the callback. */
 export const SIGN_IN_STATE_TTL_MS = 10 * 60 * 1000;
@@ -28,8 +28,8 @@ export interface PendingSignIn {
   /** The connection being reconnected, when the person pressed Reconnect on it. */
   reconnectId: string | null;
   redirectUri: string;
-  /** Set on the state of a chooser (signed in, choosing boards or Pages): the tokens and what may be chosen. */
-  chooser?: { tokens: TokenSet; choices: SignedInAccount[] };
+  /** A chooser's pending accounts (sealed like the rest): what the person may tick, and the connections' endpoint. */
+  choices?: { endpoint: string; items: SignInChoice[] };
 }
 
 /** Who may finish a sign-in: the session and account that started it, on the same network. */

@@ -4,8 +4,9 @@
  *   authorization page; what cannot start (a server that is not Mastodon, unreachable) comes back beside the field.
  * - `GET /dashboard/connections/callback/:platform`: the network sends the browser back here. Connected or reconnected:
  *   303 to the connections page with the card highlighted; anything else: the connections page with one sentence,
- *   nothing stored. A network with a chooser (Pinterest boards) shows it instead: the person ticks what to connect.
- * - `POST /dashboard/connections/choose/:platform`: the chooser's answer; one connection per ticked choice.
+ *   nothing stored. A network with a chooser (Facebook Pages, Pinterest boards) shows it instead: one checkbox per
+ *   account the sign-in opened, none ticked.
+ * - `POST /dashboard/connections/choose/:platform`: the ticked accounts connected, one connection each.
  */
 import { type DashboardCtx } from "../../../web/guard";
 import { type Html, html } from "../../../lib/html";
@@ -61,19 +62,20 @@ export async function getSignInCallback(ctx: DashboardCtx, s: SessionContext, pl
   }
 }
 
-/** The chooser: what the signed-in account holds (Pinterest boards), each a checkbox; one connection per ticked one. */
+/** The chooser: one checkbox per account the sign-in opened (Pages, boards), none ticked, and one button. */
 function chooserPage(s: SessionContext, network: SignInNetwork, chooser: SignInChooser): Html {
+  const noun = network.choiceNoun ?? "account";
   return page(
     s,
-    { title: `Choose what to connect on ${network.name}`, current: CURRENT },
-    html`<p class="muted">You are signed in to ${network.name}. Tick each one Seedcast should post to: each becomes its own connection. This choice is open for 10 minutes.</p>
+    { title: `Choose the ${noun}s to connect`, current: CURRENT },
+    html`<p class="muted">You are signed in to ${network.name}, which lets Seedcast post to these ${noun}s. Tick each one Seedcast should post to: each becomes its own connection. This choice is open for 10 minutes.</p>
 <form method="post" action="${CURRENT}/choose/${network.platform}" class="card" aria-labelledby="chooser-title">
   <h2 id="chooser-title">${network.name}: choose</h2>
-  ${csrfField(s.csrfToken)}<input type="hidden" name="state" value="${chooser.state}">
-  <fieldset><legend>Connect these</legend>
-  ${chooser.choices.map((c, i) => html`<label><input type="checkbox" name="choice" value="${c.id}" id="choice-${i}"> ${c.label}</label><br>`)}
+  ${csrfField(s.csrfToken)}<input type="hidden" name="chooser" value="${chooser.chooser}">
+  <fieldset><legend>${network.name} ${noun}s</legend>
+  ${chooser.accounts.map((a, i) => html`<label><input type="checkbox" name="account" value="${a.id}" id="choice-${i}"> ${a.label}</label><br>`)}
   </fieldset>
-  <button type="submit">Connect the ticked ones</button>
+  <button type="submit">Connect the ticked ${noun}s</button>
 </form>
 <p><a href="${CURRENT}">Cancel</a></p>`,
   );
@@ -86,9 +88,9 @@ export async function postSignInChoice(ctx: DashboardCtx, s: SessionContext, pla
   const network = signInNetworkFor(platform);
   if (!network?.choices) return missing(s);
   try {
-    const outcomes = await finishChoice(ctx.deps, network, { sessionId: s.sessionId, accountId: account.accountId }, field(form, "state"), fields(form, "choice"));
-    const first = outcomes[0]!;
-    return redirect(`${CURRENT}?notice=${outcomes.every((o) => o.reconnected) ? "signed-in-again" : "signed-in"}#connection-${first.connectionId}`);
+    const outcomes = await finishChoice(ctx.deps, network, { sessionId: s.sessionId, accountId: account.accountId }, field(form, "chooser"), fields(form, "account"));
+    const again = outcomes.every((o) => o.reconnected);
+    return redirect(`${CURRENT}?notice=${again ? "signed-in-again" : "signed-in"}#connection-${outcomes[0]?.connectionId ?? ""}`);
   } catch (error) {
     if (!(error instanceof SignInRefused)) throw error;
     return signInPageResponse(ctx.deps.config, await connectionsPage(ctx, s, account, [{ kind: "error", text: html`${error.message}` }]), 400);

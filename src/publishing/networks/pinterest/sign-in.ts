@@ -8,7 +8,7 @@
  */
 import type { Deps } from "../../../deps";
 import { appCredentials } from "../../sign-in/app-credentials";
-import { type SignInApp, type SignInNetwork, SignInRefused, type SignedInAccount, type TokenSet } from "../../sign-in/network";
+import { type SignInApp, type SignInChoice, type SignInNetwork, SignInRefused, type SignedInAccount, type TokenSet } from "../../sign-in/network";
 import { NETWORK_APP_GUIDES } from "../../sign-in/network-apps";
 import { PINTEREST_API, listBoards, userAccount } from "./client";
 
@@ -50,11 +50,13 @@ export const pinterestSignIn: SignInNetwork = {
     if (!who.ok || !who.account.username) throw new SignInRefused(`Pinterest did not say who signed in (${who.ok ? "no username" : who.words}). Nothing was connected: try again.`);
     return { networkAccountId: who.account.id ?? who.account.username, label: `@${who.account.username}` };
   },
-  async choices(deps, _app, tokens: TokenSet, who: SignedInAccount): Promise<SignedInAccount[]> {
+  // Each board is used with the person's tokens: the boards ticked together then share one grant (flow.ts).
+  async choices(deps, _app, tokens: TokenSet, who: SignedInAccount): Promise<SignInChoice[]> {
     const boards = await listBoards(deps, tokens.accessToken).catch((error: Error) => {
       throw new SignInRefused(`Pinterest did not list your boards (${error.message}). Nothing was connected: try again in a moment.`);
     });
-    return boards.map((b) => ({ networkAccountId: b.id, label: `${b.name} (${who.label})`, meta: { providerAccountId: b.id } }));
+    return boards.map((b) => ({ account: { networkAccountId: b.id, label: `${b.name} (${who.label})`, meta: { providerAccountId: b.id } }, tokens }));
   },
+  choiceNoun: "board",
   deadGrantErrors: ["invalid_grant", PINTEREST_DEAD_GRANT],
 };

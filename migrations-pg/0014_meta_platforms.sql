@@ -1,0 +1,2 @@
+ALTER TABLE "connections" DROP CONSTRAINT "connections_platform_valid";--> statement-breakpoint
+ALTER TABLE "connections" ADD CONSTRAINT "connections_platform_valid" CHECK ("connections"."platform" IN ('bluesky','mastodon','webhook','nostr','discord','telegram','x','linkedin','pinterest','instagram','facebook','threads'));
