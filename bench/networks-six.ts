@@ -243,6 +243,12 @@ try {
     overall,
     violations: x.violations.length + linkedin.violations.length + pinterest.violations.length + fb.violations.length + ig.violations.length + th.violations.length,
     goalsMet: overall.delivered === POSTS && overall.duplicates === 0 && overall.latenessMs.p99 < GOAL_P99_MS,
+    // The rows bench/run.ts tables.
+    figures: [...results, { network: "overall", planned: POSTS, ...overall }].flatMap((r) => [
+      { label: `${r.network}: delivered`, value: r.delivered, unit: "", goal: `${r.planned}`, ok: r.delivered === r.planned },
+      { label: `${r.network}: p99 lateness`, value: r.latenessMs.p99, unit: "ms", goal: `< ${GOAL_P99_MS} ms`, ok: r.latenessMs.p99 < GOAL_P99_MS, ceiling: GOAL_P99_MS },
+      { label: `${r.network}: duplicates`, value: r.duplicates, unit: "", goal: "0", ok: r.duplicates === 0 },
+    ]),
   };
   console.log(json ? JSON.stringify(summary) : JSON.stringify(summary, null, 2));
 } finally {
