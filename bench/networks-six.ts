@@ -246,7 +246,8 @@ try {
     // The rows bench/run.ts tables.
     figures: [...results, { network: "overall", planned: POSTS, ...overall }].flatMap((r) => [
       { label: `${r.network}: delivered`, value: r.delivered, unit: "", goal: `${r.planned}`, ok: r.delivered === r.planned },
-      { label: `${r.network}: p99 lateness`, value: r.latenessMs.p99, unit: "ms", goal: `< ${GOAL_P99_MS} ms`, ok: r.latenessMs.p99 < GOAL_P99_MS, ceiling: GOAL_P99_MS },
+      { label: `${r.network}: p99 lateness`, value: r.latenessMs.p99, unit: "ms", goal: `< ${GOAL_P99_MS} ms`, ok: r.latenessMs.p99 < GOAL_P99_MS },
+      { label: `${r.network}: p99 ÷ the 2 s goal`, value: r.p99OverGoal, unit: "", goal: "< 1", ok: r.p99OverGoal < 1 },
       { label: `${r.network}: duplicates`, value: r.duplicates, unit: "", goal: "0", ok: r.duplicates === 0 },
     ]),
   };
