@@ -61,7 +61,7 @@ async function importCsv(a: TestAccount, csv: string, headers: Record<string, st
 
 async function counts(a: TestAccount): Promise<{ posts: number; creations: number; assets: number }> {
   const n = async (table: string) =>
-    Number((await world.sql<{ n: number | string }>(`SELECT count(*) AS n FROM ${table} WHERE account_id = $1`, [a.accountId]))[0]?.n ?? 0);
+    Number((await world.sql<{ n: number | string }>(`SELECT count(*) AS n FROM ${table} WHERE account_id = ?`, a.accountId))[0]?.n ?? 0);
   return { posts: await n("scheduled_posts"), creations: await n("creations"), assets: await n("assets") };
 }
 
@@ -258,7 +258,7 @@ describe("imports", () => {
     expect(res.status).toBe(200);
     expect(res.json.imported).toBe(10_000);
     expect(await counts(a)).toMatchObject({ posts: 10_000, creations: 10_000 });
-    const targets = Number((await world.sql<{ n: number | string }>("SELECT count(*) AS n FROM scheduled_post_targets WHERE account_id = $1", [a.accountId]))[0]?.n);
+    const targets = Number((await world.sql<{ n: number | string }>("SELECT count(*) AS n FROM scheduled_post_targets WHERE account_id = ?", a.accountId))[0]?.n);
     expect(targets).toBe(10_000);
   }, 300_000);
 });

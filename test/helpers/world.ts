@@ -93,6 +93,9 @@ export async function createWorld(
   const deps = await bootstrap(config, { clock, log: opts.log ?? silentLogger, ...(opts.generator ? { generator: opts.generator } : {}) });
   let raw: Database | undefined;
   const sql: World["sql"] = async (text, ...params) => {
+    // `$1` with an array of values binds the array itself on PostgreSQL (a count that is always 0, or 08P01 for $2),
+    // while SQLite reads it as the list: a test written that way passes on one database and means nothing on the other.
+    if (/\$\d/.test(text)) throw new Error(`world.sql takes ? parameters, one argument each: ${text}`);
     if (config.database.kind === "postgres") return testSql(config.database.url, text, params);
     // A read-write connection of its own (the store's reader is query_only). It never busy-waits synchronously: a
     // store write may be open (a fire-and-forget touch), and it can only commit if the event loop runs, so a busy
