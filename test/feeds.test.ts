@@ -425,6 +425,23 @@ describe("queue mode", () => {
     expect(Date.parse(posts[1].scheduledTime) - Date.parse(posts[0].scheduledTime)).toBe(24 * 60 * 60 * 1000);
   });
 
+  test("an account that requires approval: the feed’s queued posts wait for an owner: pending_approval, on the Approvals list", async () => {
+    const a = await world.createAccount({ credits: 100 });
+    const hook = (await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/held-hook`, secret: WEBHOOK_SECRET })).accountId;
+    const every = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+    expect((await world.call("PUT", "/api/v1/schedule/slots", { key: a.key, body: { timeZone: "UTC", slots: [{ days: every, time: "09:00", targets: [hook] }] } })).status).toBe(200);
+    expect((await world.call("PATCH", "/api/v1/account", { key: a.key, body: { approval_required: true } })).status).toBe(200);
+    serve("/held/feed.json", JSON_FEED, "application/feed+json");
+    const id = (await addFeed(a, "/held/feed.json", "queue", { targets: ["webhook"] })).json.feed.id as string;
+    publish("/held/feed.json", { id: "h-1", url: "https://fieldnotes.example/h-1/", title: "Garlic goes in", content_text: "Pointy end up." });
+    const poll = (await world.call("POST", `/api/v1/feeds/${id}/poll`, { key: a.key })).json.poll;
+    expect(poll.postIds).toHaveLength(1);
+    const post = (await world.call("GET", `/api/v1/schedule/posts/${poll.postIds[0]}`, { key: a.key })).json.post;
+    expect(post).toMatchObject({ status: "pending_approval", queued: true });
+    const waiting = (await world.call("GET", "/api/v1/schedule/approvals", { key: a.key })).json;
+    expect(JSON.stringify(waiting)).toContain(poll.postIds[0]);
+  });
+
   test("with no free slot the item keeps its seed and creation, and the answer says why", async () => {
     const a = await world.createAccount({ credits: 100 });
     await addConnection(world.deps, { accountId: a.accountId, platform: "webhook", url: `${receiver.url}/no-slots`, secret: WEBHOOK_SECRET });

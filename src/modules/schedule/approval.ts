@@ -68,6 +68,14 @@ function captionLine(caption: string): string {
 }
 
 /**
+ * The caller a post stands for when no person scheduled it (a feed in `queue` mode): held like an editor's, so an
+ * account that requires approval never publishes anything an owner did not write or approve.
+ */
+export function automaticCaller(accountId: string): ApprovalCaller {
+  return { accountId, role: "editor" };
+}
+
+/**
  * Inside the write that stored post `postId` with scheduled targets: holds it for approval (post and targets
  * `pending_approval`, the targets due at the post's time so the expiry finds them), records `post.needs_approval`
  * and the owners' notice. Also used by a repeat whose waiting occurrence was cancelled (the next one waits too).

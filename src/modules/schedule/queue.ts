@@ -19,6 +19,7 @@ import { AppError } from "../../lib/errors";
 import { runDueOnce } from "../../publishing/dispatcher";
 import type { ConnectionRow } from "../../store/connections";
 import { firstFreeSlotTime, getSlots, type PostingSchedule, slotTimes } from "./slots";
+import { approvalPlacement, automaticCaller } from "./approval";
 import { getPost, MIN_LEAD_MS, type Placement, type PostApi, reschedulePost, schedulePost } from "./service";
 
 /** How far ahead the queue looks for a free slot. */
@@ -116,10 +117,12 @@ export interface QueueInput {
 
 /**
  * Queues a creation: POST /schedule with `queue: true`. The post takes the first free slot (see queuePlacement);
- * the answer's `post.scheduledTime` says when and `post.queued` is true. The feeds module's `queue` mode calls this.
+ * the answer's `post.scheduledTime` says when and `post.queued` is true. The feeds module's `queue` mode calls this:
+ * nobody wrote these posts, so an account that requires approval holds them for an owner (automaticCaller).
  */
 export async function queuePost(deps: Deps, accountId: string, input: QueueInput): Promise<{ post: PostApi }> {
-  return schedulePost(deps, accountId, { creationId: input.creationId, targets: input.targets }, queuePlacement(deps, accountId));
+  const placement = approvalPlacement(deps, automaticCaller(accountId), queuePlacement(deps, accountId));
+  return schedulePost(deps, accountId, { creationId: input.creationId, targets: input.targets }, placement);
 }
 
 /** One coming slot of the Queue view: its instant, its connections, and the queued post in it (null when empty). */
