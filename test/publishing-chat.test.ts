@@ -379,6 +379,10 @@ describe("Telegram end to end", () => {
     expect(read.targets[0].errorMessage).toContain("Telegram did not confirm whether this went out");
     expect(read.targets[0].errorMessage).toContain('answer "It was posted" or "Send again"');
     expect(JSON.stringify(read)).not.toContain(bot.token);
+    // It may be in the channel already: cancelling would delete the only record of it.
+    const cancel = await world.call("DELETE", `/api/v1/schedule/${post.id}`, { key: acct.key });
+    expect(cancel.status).toBe(409);
+    expect(cancel.json).toMatchObject({ error: "already_published", message: expect.stringContaining("It was posted") });
     const url = `https://t.me/gardennews/${telegram.messages[before]!.messageId}`;
     const answered = await world.call("POST", `/api/v1/schedule/${post.id}/targets/${read.targets[0].accountId}/resolve`, {
       key: acct.key,

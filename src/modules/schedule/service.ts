@@ -431,7 +431,8 @@ function distributionFailed(message: string): AppError {
  * DELETE /schedule/{id}: withdraws every pending target, then removes the row. Every pending target is first
  * claimed with a lease (so the dispatcher and the confirmation job keep off it); a target whose earlier attempt had
  * an unknown outcome is reconciled with its provider first. Provider unreachable: 502 distribution_failed
- * (retryable), the row kept, targets already withdrawn remembered. A published target: 409 already_published.
+ * (retryable), the row kept, targets already withdrawn remembered. A published target, or an unconfirmed one (it may
+ * be published): 409 already_published.
  */
 export async function cancelPost(deps: Deps, accountId: string, postId: string): Promise<{ id: string; cancelled: true; providerPostWithdrawn: boolean }> {
   const post = await findPost(deps, accountId, postId);
@@ -439,6 +440,14 @@ export async function cancelPost(deps: Deps, accountId: string, postId: string):
   const targets = (await targetsOf(deps, [post.id])).get(post.id) ?? [];
   if (targets.some((t) => t.status === "published")) {
     throw new AppError("already_published", "This post was already published; it can no longer be cancelled.");
+  }
+  // An unconfirmed target may be on the network already: deleting the post would lose the only record of it.
+  const unsure = targets.find((t) => t.status === "unconfirmed");
+  if (unsure) {
+    throw new AppError(
+      "already_published",
+      `This post may already be on ${unsure.label}: answer “It was posted” or “Send again” first; it can no longer be cancelled.`,
+    );
   }
   const pending = targets.filter((t) => t.status === "scheduled" || t.status === "publishing");
   // The post as the client last saw it, for the post.cancelled event (withdrawing changes the targets' rows).

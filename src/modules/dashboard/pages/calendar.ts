@@ -455,7 +455,7 @@ ${
 </form>`
     : ""
 }
-${canSchedule(s) && p.status !== "published" ? html`<p><a class="button small danger" href="${CURRENT}/${p.id}/cancel">Cancel this post…</a></p>` : ""}`,
+${canSchedule(s) && p.status !== "published" && !p.targets.some((t) => t.status === "published" || t.status === "unconfirmed") ? html`<p><a class="button small danger" href="${CURRENT}/${p.id}/cancel">Cancel this post…</a></p>` : ""}`,
   );
 }
 
