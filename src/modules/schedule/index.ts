@@ -93,7 +93,7 @@ export function scheduleModule(deps: Deps) {
       detail: {
         summary: "Cancel a scheduled post",
         description:
-          "Withdraws every pending target from its provider, then removes the post. 502 distribution_failed (retryable) when a provider cannot be reached: the post is kept. 409 already_published.",
+          "Withdraws every pending target from its provider, then removes the post. 502 distribution_failed (retryable) when a provider cannot be reached: the post is kept. 409 already_published when a target was published, or is unconfirmed (it may be; answer it through /resolve first).",
         tags: TAGS,
       },
     })
