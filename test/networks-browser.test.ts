@@ -7,7 +7,8 @@
  * tomorrow and cancelled on its page never reaches either; a post whose answers were cut off after the networks stored
  * it turns `unconfirmed`: shown on the overview, in the calendar and on its page, answered there with "Send again"
  * (Discord: resumes, nothing twice) and "It was posted" (Telegram, with its address). axe-core clean and no horizontal
- * scroll at 1280 and 390 px; screenshots in test-artifacts/networks/.
+ * scroll at 1280 and 390 px; screenshots in test-artifacts/networks/. On the run's database (SQLite, or PostgreSQL with
+ * SEEDCAST_TEST_DATABASE=postgres).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
@@ -22,6 +23,7 @@ import { silentLogger } from "../src/lib/log";
 import { checkBothWidths } from "./helpers/browser";
 import { type DashboardE2E, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
 import { cancelInDashboard, postFromDashboard } from "./helpers/dashboard-post";
+import { testDatabaseEnv } from "./helpers/test-database";
 import { type DiscordStandIn, startDiscordStandIn } from "./peers/discord/server";
 import { type TelegramStandIn, startTelegramStandIn } from "./peers/telegram/server";
 import { solidPng } from "./publishing-fixtures";
@@ -44,7 +46,7 @@ beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   discord = startDiscordStandIn();
   telegram = startTelegramStandIn();
-  env = { PLATFORM_ORIGIN_OVERRIDES: `discord.com=${discord.origin},api.telegram.org=${telegram.origin}`, DISPATCH_POLL_MS: "100" };
+  env = { ...(await testDatabaseEnv()), PLATFORM_ORIGIN_OVERRIDES: `discord.com=${discord.origin},api.telegram.org=${telegram.origin}`, DISPATCH_POLL_MS: "100" };
   e2e = await startDashboardE2E("seedcast-networks-e2e-", env, { timezoneId: "UTC", locale: "en-GB" });
   ({ base, page } = e2e);
 }, 180_000);
@@ -55,7 +57,7 @@ afterAll(async () => {
   await telegram?.stop();
 });
 
-/** The server's data, opened beside it (SQLite in WAL mode: the running server keeps going). */
+/** The server's data, opened beside it (SQLite in WAL mode, or the same PostgreSQL database: the server keeps going). */
 async function beside(): Promise<Deps> {
   const dataDir = join(e2e!.server.work, "data");
   return bootstrap(loadConfig({ ...env, DATA_DIR: dataDir, BASE_URL: base, LOG_LEVEL: "silent" }), { log: silentLogger });
