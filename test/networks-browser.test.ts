@@ -12,16 +12,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { eq } from "drizzle-orm";
 import type { Page } from "playwright-core";
-import { bootstrap } from "../src/bootstrap";
-import { loadConfig } from "../src/config";
 import type { Deps } from "../src/deps";
 import { connections, scheduledPosts } from "../src/db/tables";
-import { silentLogger } from "../src/lib/log";
 import { checkBothWidths } from "./helpers/browser";
-import { type DashboardE2E, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
+import { type DashboardE2E, openServerData, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
 import { cancelInDashboard, postFromDashboard } from "./helpers/dashboard-post";
 import { testDatabaseEnv } from "./helpers/test-database";
 import { type DiscordStandIn, startDiscordStandIn } from "./peers/discord/server";
@@ -57,10 +54,9 @@ afterAll(async () => {
   await telegram?.stop();
 });
 
-/** The server's data, opened beside it (SQLite in WAL mode, or the same PostgreSQL database: the server keeps going). */
-async function beside(): Promise<Deps> {
-  const dataDir = join(e2e!.server.work, "data");
-  return bootstrap(loadConfig({ ...env, DATA_DIR: dataDir, BASE_URL: base, LOG_LEVEL: "silent" }), { log: silentLogger });
+/** The server's data, opened beside it. */
+function beside(): Promise<Deps> {
+  return openServerData(e2e!.server, env);
 }
 
 function form(name: string) {

@@ -15,14 +15,11 @@ import { join, resolve } from "node:path";
 import type { Page } from "playwright-core";
 import { decode } from "nostr-tools/nip19";
 import type { Event } from "nostr-tools/core";
-import { bootstrap } from "../src/bootstrap";
-import { loadConfig } from "../src/config";
 import type { Deps } from "../src/deps";
-import { silentLogger } from "../src/lib/log";
 import { npubLabel } from "../src/publishing/networks/nostr/connector";
 import { checkBothWidths } from "./helpers/browser";
 import { runCli } from "./helpers/cli";
-import { type DashboardE2E, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
+import { type DashboardE2E, openServerData, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
 import { cancelInDashboard, postFromDashboard } from "./helpers/dashboard-post";
 import { type NostrTestRelay, isNostrRelayInstalled, startNostrRelay } from "./helpers/nostr-relay";
 import { testDatabaseEnv } from "./helpers/test-database";
@@ -123,8 +120,7 @@ describe("Nostr through the dashboard and the CLI", () => {
   }, 60_000);
 
   test("the CLI: --generate-key prints the npub (the nsec only once, when asked); a pasted npub is refused in words", async () => {
-    const config = loadConfig({ ...databaseEnv, DATA_DIR: dataDir, ALLOW_PRIVATE_HOSTS: "localhost", LOG_LEVEL: "silent", BASE_URL: base });
-    deps = await bootstrap(config, { log: silentLogger });
+    deps = await openServerData(e2e!.server, { ...databaseEnv, ALLOW_PRIVATE_HOSTS: "localhost" });
     accountId = (await deps.store.db.query.accounts.findFirst())!.id;
     const refused = await cli("connections", "add", "--account", accountId, "--platform", "nostr", "--secret-key", "npub1a", "--relays", relay.url, "--json");
     expect(refused.code).toBe(1);
