@@ -4,9 +4,9 @@
  * authorization page → Authorize → back on the connections page, connected and ready; Deny → one sentence, nothing
  * stored; a forged state → one sentence; Reconnect → signed in again, the same connection. Then posts written in the
  * composer and scheduled in the dashboard (test/helpers/dashboard-post.ts): one for tomorrow is handed to the server as
- * a scheduled status, and cancelling it on its page withdraws it there; one with 2 images, alt text and a 2-part thread,
- * sent at once ("Add to queue", then the Queue view's "Post now"), is published once as 3 statuses, each a reply to
- * the one before. Every Seedcast page on the way is checked at 1280 and 390 px (one h1, no horizontal scroll, axe-core
+ * a scheduled status, and cancelling it on its page withdraws it there; one with 2 images (one uploaded, one from the
+ * library), alt text, a 2-part thread and a first comment, sent at once ("Add to queue", then the Queue view's "Post
+ * now"), is published once as 4 statuses: the parts each a reply to the one before, the comment a reply to the post. Every Seedcast page on the way is checked at 1280 and 390 px (one h1, no horizontal scroll, axe-core
  * without critical or serious findings) and shot to test-artifacts/networks/. On the run's database (SQLite, or
  * PostgreSQL with SEEDCAST_TEST_DATABASE=postgres).
  */
@@ -170,28 +170,31 @@ describe("Connect Mastodon by signing in, in Chromium", () => {
     expect(mastodon.state.statuses.size).toBe(0);
   }, 90_000);
 
-  test("a post with 2 images, alt text and a 2-part thread, written in the composer and sent from the dashboard, is published once", async () => {
+  test("a post with 2 images, alt text, a 2-part thread and a first comment, written in the composer and sent from the dashboard, is published once", async () => {
     const account = `@seedcast@${new URL(mastodon.url).host}`;
     const postId = await postFromDashboard(
       page,
       base,
       {
         caption: "Fresh mackerel on the menu today",
+        // One uploaded, one ticked in the library (the cancelled post's): the composer lists the library's first.
         images: [
           { alt: "Grilled mackerel on a blue plate", upload: { name: "mackerel.png", bytes: await solidPng(320, 200) } },
-          { alt: "The fishing boat at the quay", upload: { name: "boat.png", bytes: await solidPng(200, 320) } },
+          { alt: "The regatta boats at the quay", library: "regatta.png" },
         ],
         thread: ["Caught this morning off the point", "Served with new potatoes"],
+        firstComment: "Table bookings: 01234 567890",
       },
       { targets: [account], when: "now" },
       { onStep: (step) => shoot(`mastodon-08-${step}`) },
     );
     expect(await until(postId, (s) => s.post === "published")).toEqual({ post: "published", target: "published", held: false });
-    // Everything the server ever published: these three, once each, each a reply to the one before (nothing cancelled).
+    // Everything the server ever published: these four, once each (nothing cancelled); the parts reply each to the one
+    // before, the first comment to the post itself (decisions §13: a comment on the post).
     const statuses = [...mastodon.state.statuses.values()];
-    expect(statuses.map((s) => s.text)).toEqual(["Fresh mackerel on the menu today", "Caught this morning off the point", "Served with new potatoes"]);
-    expect(statuses.map((s) => s.media_attachments.map((m) => m.description))).toEqual([["Grilled mackerel on a blue plate", "The fishing boat at the quay"], [], []]);
-    expect(statuses.map((s) => s.in_reply_to_id)).toEqual([null, statuses[0]!.id, statuses[1]!.id]);
+    expect(statuses.map((s) => s.text)).toEqual(["Fresh mackerel on the menu today", "Caught this morning off the point", "Served with new potatoes", "Table bookings: 01234 567890"]);
+    expect(statuses.map((s) => s.media_attachments.map((m) => m.description))).toEqual([["The regatta boats at the quay", "Grilled mackerel on a blue plate"], [], [], []]);
+    expect(statuses.map((s) => s.in_reply_to_id)).toEqual([null, statuses[0]!.id, statuses[1]!.id, statuses[0]!.id]);
     expect(mastodon.state.scheduled.size).toBe(0);
   }, 90_000);
 });
