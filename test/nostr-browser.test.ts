@@ -2,8 +2,8 @@
  * Nostr end to end against the BUILT executable, the REAL relay (test/peers/nostr) and the Blossom stand-in: a person
  * connects Nostr in Chromium through the dashboard's form (each bad input gets a sentence and nothing is stored; "Make
  * a new key" connects with a fresh key and shows its npub), the admin connects another key with the CLI
- * (`--generate-key`, the nsec printed once only when asked); a post scheduled for tomorrow in the dashboard and
- * cancelled on its page never reaches the relay; a post with 2 images, alt text and a 2-part thread, written in the
+ * (`--generate-key`, the nsec printed once only when asked); a post scheduled in the dashboard for a date and time
+ * two days ahead and cancelled on its page never reaches the relay; a post with 2 images, alt text and a 2-part thread, written in the
  * composer and sent from the dashboard (test/helpers/dashboard-post.ts: "Add to queue", then the Queue view's "Post
  * now", so it is due at once), goes to both keys once, and the notes are read back from the relay with nostr-tools
  * (signatures, NIP-10 tags, imeta). On the run's database (SQLite, or PostgreSQL with SEEDCAST_TEST_DATABASE). The
@@ -144,9 +144,13 @@ describe("Nostr through the dashboard and the CLI", () => {
     expect(targets.filter((t) => t.platform === "nostr" && t.readyToPost).map((t) => t.label).sort()).toEqual([...labels].sort());
   }, 60_000);
 
-  test("a post scheduled for tomorrow in the dashboard and cancelled on its page before it is due: gone, nothing on the relay", async () => {
-    const postId = await postFromDashboard(page, base, { caption: "Frost tonight, cover the dahlias" }, { targets: labels, when: "later" });
-    expect((await api("GET", `/api/v1/schedule/posts/${postId}`)).status).toBe(200);
+  test("a post scheduled in the dashboard for a typed date and time, cancelled on its page before it is due: gone, nothing on the relay", async () => {
+    // A date and time typed in the form (the person's zone is UTC): two days ahead, 10:30.
+    const date = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10);
+    const postId = await postFromDashboard(page, base, { caption: "Frost tonight, cover the dahlias" }, { targets: labels, when: "later", at: { date, time: "10:30" } });
+    const scheduled = await api("GET", `/api/v1/schedule/posts/${postId}`);
+    expect(scheduled.status).toBe(200);
+    expect((scheduled.json.post as { scheduledTime: string }).scheduledTime).toBe(`${date}T10:30:00.000Z`);
     await cancelInDashboard(page, postId);
     expect(await page.locator(".notice").first().textContent()).toContain("The post was cancelled.");
     expect((await api("GET", `/api/v1/schedule/posts/${postId}`)).status).toBe(404);
