@@ -1,29 +1,29 @@
 /**
  * Discord and Telegram through the dashboard in real Chromium, against the BUILT executable and the stand-ins (reached
  * through PLATFORM_ORIGIN_OVERRIDES): the connect forms, each bad input's sentence beside its field with nothing stored
- * (not a Discord webhook URL, a wrong bot token, a bot that is not an admin), then connected; a post with 2 images
- * (alt text) and a 2-part thread delivered once to both; a post whose answers were cut off after the networks stored
+ * (not a Discord webhook URL, a wrong bot token, a bot that is not an admin), then connected; a post written in the
+ * composer and scheduled in the dashboard (test/helpers/dashboard-post.ts: "Add to queue", then the Queue view's "Post
+ * now", so it is due at once) with 2 images (alt text) and a 2-part thread delivered once to both; a post scheduled for
+ * tomorrow and cancelled on its page never reaches either; a post whose answers were cut off after the networks stored
  * it turns `unconfirmed`: shown on the overview, in the calendar and on its page, answered there with "Send again"
  * (Discord: resumes, nothing twice) and "It was posted" (Telegram, with its address). axe-core clean and no horizontal
- * scroll at 1280 and 390 px; screenshots in test-artifacts/networks/.
+ * scroll at 1280 and 390 px; screenshots in test-artifacts/networks/. On the run's database (SQLite, or PostgreSQL with
+ * SEEDCAST_TEST_DATABASE=postgres).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { eq } from "drizzle-orm";
 import type { Page } from "playwright-core";
-import { bootstrap } from "../src/bootstrap";
-import { loadConfig } from "../src/config";
 import type { Deps } from "../src/deps";
-import { connections, members, scheduledPosts, scheduledPostTargets } from "../src/db/tables";
-import { newId } from "../src/lib/ids";
-import { silentLogger } from "../src/lib/log";
-import { ingestImageBytes } from "../src/modules/assets/ingest";
+import { connections, scheduledPosts } from "../src/db/tables";
 import { checkBothWidths } from "./helpers/browser";
-import { type DashboardE2E, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
+import { type DashboardE2E, openServerData, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
+import { cancelInDashboard, postFromDashboard } from "./helpers/dashboard-post";
+import { testDatabaseEnv } from "./helpers/test-database";
 import { type DiscordStandIn, startDiscordStandIn } from "./peers/discord/server";
 import { type TelegramStandIn, startTelegramStandIn } from "./peers/telegram/server";
-import { makeCreation, solidPng } from "./publishing-fixtures";
+import { solidPng } from "./publishing-fixtures";
 
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/networks");
 const PASSWORD = "correct horse battery";
@@ -43,7 +43,7 @@ beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   discord = startDiscordStandIn();
   telegram = startTelegramStandIn();
-  env = { PLATFORM_ORIGIN_OVERRIDES: `discord.com=${discord.origin},api.telegram.org=${telegram.origin}`, DISPATCH_POLL_MS: "100" };
+  env = { ...(await testDatabaseEnv()), PLATFORM_ORIGIN_OVERRIDES: `discord.com=${discord.origin},api.telegram.org=${telegram.origin}`, DISPATCH_POLL_MS: "100" };
   e2e = await startDashboardE2E("seedcast-networks-e2e-", env, { timezoneId: "UTC", locale: "en-GB" });
   ({ base, page } = e2e);
 }, 180_000);
@@ -54,10 +54,9 @@ afterAll(async () => {
   await telegram?.stop();
 });
 
-/** The server's data, opened beside it (SQLite in WAL mode: the running server keeps going). */
-async function beside(): Promise<Deps> {
-  const dataDir = join(e2e!.server.work, "data");
-  return bootstrap(loadConfig({ ...env, DATA_DIR: dataDir, BASE_URL: base, LOG_LEVEL: "silent" }), { log: silentLogger });
+/** The server's data, opened beside it. */
+function beside(): Promise<Deps> {
+  return openServerData(e2e!.server, env);
 }
 
 function form(name: string) {
@@ -73,54 +72,27 @@ async function connectionCount(): Promise<number> {
   }
 }
 
-/** A post due in 2 s with 2 images (alt text each) and a 2-part thread, to both connections. Answers its id. */
-async function duePost(caption: string): Promise<string> {
-  const deps = await beside();
-  try {
-    const [member] = await deps.store.db.select().from(members).all();
-    const accountId = member!.accountId;
-    const targets = await deps.store.db.select().from(connections).where(eq(connections.accountId, accountId)).all();
-    const a = await ingestImageBytes(deps, accountId, { bytes: await solidPng(320, 200), fileName: "wide" });
-    const b = await ingestImageBytes(deps, accountId, { bytes: await solidPng(200, 320), fileName: "tall" });
-    const creation = await makeCreation(deps, accountId, { caption });
-    const postId = newId();
-    const now = Date.now();
-    const due = now + 2000;
-    await deps.store.write(async (tx) => {
-      await tx
-        .insert(scheduledPosts)
-        .values({
-          id: postId,
-          accountId,
-          creationId: creation.id,
-          scheduledTime: due,
-          status: "scheduled",
-          caption,
-          altText: "Wide blue",
-          imageAssetId: a.id,
-          images: [
-            { assetId: a.id, altText: "Wide blue" },
-            { assetId: b.id, altText: "Tall blue" },
-          ],
-          thread: [
-            { caption: `${caption} (2/3)`, images: [] },
-            { caption: `${caption} (3/3)`, images: [] },
-          ],
-          createdAt: now,
-          updatedAt: now,
-        })
-        .run();
-      for (const c of targets) {
-        await tx
-          .insert(scheduledPostTargets)
-          .values({ id: newId(), postId, accountId, connectionId: c.id, platform: c.platform, label: c.label, status: "scheduled", nextAttemptAt: due, createdAt: now, updatedAt: now })
-          .run();
-      }
-    });
-    return postId;
-  } finally {
-    await deps.store.close();
-  }
+const TARGETS = ["Garden club", "@gardenclub"];
+
+/**
+ * A post with 2 images (alt text each) and a 2-part thread, written in the composer and sent to both connections at
+ * once from the dashboard ("Add to queue", then "Post now"). Answers its id as the dashboard shows it.
+ */
+async function postNowFromDashboard(caption: string, shots?: string): Promise<string> {
+  return postFromDashboard(
+    page,
+    base,
+    {
+      caption,
+      images: [
+        { alt: "Wide blue", upload: { name: "wide.png", bytes: await solidPng(320, 200) } },
+        { alt: "Tall blue", upload: { name: "tall.png", bytes: await solidPng(200, 320) } },
+      ],
+      thread: [`${caption} (2/3)`, `${caption} (3/3)`],
+    },
+    { targets: TARGETS, when: "now" },
+    shots ? { onStep: (step) => shoot(`${shots}-${step}`) } : {},
+  );
 }
 
 async function postStatus(postId: string): Promise<string> {
@@ -187,8 +159,21 @@ describe("Discord and Telegram in the dashboard", () => {
     await shoot("05-connected");
   }, 60_000);
 
-  test("a post with 2 images and a 2-part thread goes out once to each", async () => {
-    const id = await duePost("Bulb planting day");
+  test("a post scheduled for tomorrow in the dashboard and cancelled on its page before it is due: gone, nothing sent", async () => {
+    const id = await postFromDashboard(page, base, { caption: "Frost tonight, cover the dahlias", thread: ["Fleece is in the shed"] }, { targets: TARGETS, when: "later" });
+    expect(await postStatus(id)).toBe("scheduled");
+    await cancelInDashboard(page, id);
+    expect(await page.locator(".notice").first().textContent()).toContain("cancelled");
+    expect(await postStatus(id)).toBe("gone");
+    await page.goto(`${base}/dashboard/calendar/posts/${id}`);
+    expect(await page.locator("h1").textContent()).not.toContain("Frost");
+    // Nothing went out, and (next test) the post sent after it is the only thing either network ever received.
+    expect(discord.messages).toEqual([]);
+    expect(telegram.messages).toEqual([]);
+  }, 90_000);
+
+  test("a post with 2 images and a 2-part thread, written in the composer and sent from the dashboard, goes out once to each", async () => {
+    const id = await postNowFromDashboard("Bulb planting day", "11");
     await waitForStatus(id, "published");
     expect(discord.messages.map((m) => [m.content, m.attachments.map((a) => a.description)])).toEqual([
       ["Bulb planting day", ["Wide blue", "Tall blue"]],
@@ -207,7 +192,7 @@ describe("Discord and Telegram in the dashboard", () => {
     discord.mode.cutAfter = 1;
     discord.mode.storeThenCut = 1;
     telegram.mode.storeThenCut = 1;
-    unconfirmedId = await duePost("Seed library opening");
+    unconfirmedId = await postNowFromDashboard("Seed library opening");
     await waitForStatus(unconfirmedId, "unconfirmed");
     await page.goto(`${base}/dashboard`);
     await page.getByRole("heading", { name: "Posts to check: did they go out?" }).waitFor();

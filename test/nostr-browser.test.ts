@@ -2,10 +2,12 @@
  * Nostr end to end against the BUILT executable, the REAL relay (test/peers/nostr) and the Blossom stand-in: a person
  * connects Nostr in Chromium through the dashboard's form (each bad input gets a sentence and nothing is stored; "Make
  * a new key" connects with a fresh key and shows its npub), the admin connects another key with the CLI
- * (`--generate-key`, the nsec printed once only when asked), a post with 2 images, alt text and a 2-part thread goes
- * to both, and the notes are read back from the relay with nostr-tools (signatures, NIP-10 tags, imeta); a post
- * cancelled before it is due never reaches the relay. The form is checked with axe-core at 1280 and 390 px and
- * shot to test-artifacts/networks/.
+ * (`--generate-key`, the nsec printed once only when asked); a post scheduled in the dashboard for a date and time
+ * two days ahead and cancelled on its page never reaches the relay; a post with 2 images, alt text and a 2-part thread, written in the
+ * composer and sent from the dashboard (test/helpers/dashboard-post.ts: "Add to queue", then the Queue view's "Post
+ * now", so it is due at once), goes to both keys once, and the notes are read back from the relay with nostr-tools
+ * (signatures, NIP-10 tags, imeta). On the run's database (SQLite, or PostgreSQL with SEEDCAST_TEST_DATABASE). The
+ * forms are checked with axe-core at 1280 and 390 px and shot to test-artifacts/networks/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
@@ -13,19 +15,16 @@ import { join, resolve } from "node:path";
 import type { Page } from "playwright-core";
 import { decode } from "nostr-tools/nip19";
 import type { Event } from "nostr-tools/core";
-import { bootstrap } from "../src/bootstrap";
-import { loadConfig } from "../src/config";
 import type { Deps } from "../src/deps";
-import { silentLogger } from "../src/lib/log";
-import { isoAt } from "../src/lib/clock";
-import { ingestImageBytes } from "../src/modules/assets/service";
+import { npubLabel } from "../src/publishing/networks/nostr/connector";
 import { checkBothWidths } from "./helpers/browser";
 import { runCli } from "./helpers/cli";
-import { type DashboardE2E, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
+import { type DashboardE2E, openServerData, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
+import { cancelInDashboard, postFromDashboard } from "./helpers/dashboard-post";
 import { type NostrTestRelay, isNostrRelayInstalled, startNostrRelay } from "./helpers/nostr-relay";
-import { TEST_DIALECT } from "./helpers/world";
+import { testDatabaseEnv } from "./helpers/test-database";
 import { type BlossomServer, startBlossomServer } from "./peers/blossom-server";
-import { makeCreation, solidPng } from "./publishing-fixtures";
+import { solidPng } from "./publishing-fixtures";
 
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/networks");
 const PASSWORD = "correct horse battery";
@@ -39,10 +38,12 @@ let dataDir = "";
 let deps: Deps;
 let accountId = "";
 let apiKey = "";
+let databaseEnv: Record<string, string> = {};
 const pubkeys: string[] = [];
-const connectionIds: string[] = [];
+/** The two connections' labels, as the schedule form shows them. */
+const labels: string[] = [];
 
-const cli = (...args: string[]) => runCli(args, { env: { DATA_DIR: dataDir, ALLOW_PRIVATE_HOSTS: "localhost" } });
+const cli = (...args: string[]) => runCli(args, { env: { ...databaseEnv, DATA_DIR: dataDir, ALLOW_PRIVATE_HOSTS: "localhost" } });
 const nostrForm = () => page.locator("form", { has: page.getByRole("heading", { name: "Connect Nostr" }) });
 
 async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
@@ -56,12 +57,12 @@ async function api(method: string, path: string, body?: unknown): Promise<{ stat
 }
 
 beforeAll(async () => {
-  if (TEST_DIALECT !== "sqlite") return;
   if (!isNostrRelayInstalled()) throw new Error("Nostr relay peer not installed: run test/peers/nostr/install.sh");
   mkdirSync(ARTIFACTS, { recursive: true });
   relay = await startNostrRelay();
   blossom = startBlossomServer();
-  e2e = await startDashboardE2E("seedcast-nostr-e2e-", { ALLOW_PRIVATE_HOSTS: "localhost", DISPATCH_POLL_MS: "100" });
+  databaseEnv = await testDatabaseEnv();
+  e2e = await startDashboardE2E("seedcast-nostr-e2e-", { ...databaseEnv, ALLOW_PRIVATE_HOSTS: "localhost", DISPATCH_POLL_MS: "100" });
   ({ base, page } = e2e);
   dataDir = join(e2e.server.work, "data");
 }, 180_000);
@@ -72,7 +73,7 @@ afterAll(async () => {
   await Promise.all([relay?.stop(), blossom?.stop()]);
 });
 
-describe.skipIf(TEST_DIALECT !== "sqlite")("Nostr through the dashboard and the CLI", () => {
+describe("Nostr through the dashboard and the CLI", () => {
   test("the connect form: each bad input gets a sentence on its field, nothing is stored", async () => {
     await page.goto(`${base}/dashboard`);
     await submitSetup(page, base, { account: "Nostr Garden", email: "nora@garden.test", password: PASSWORD });
@@ -114,12 +115,12 @@ describe.skipIf(TEST_DIALECT !== "sqlite")("Nostr through the dashboard and the 
     expect(npub).toBeDefined();
     const decoded = decode(npub as string);
     pubkeys.push(decoded.data as string);
+    labels.push(npubLabel(npub as string));
     await checkBothWidths(page, "nostr-04-connected", { artifacts: ARTIFACTS });
   }, 60_000);
 
   test("the CLI: --generate-key prints the npub (the nsec only once, when asked); a pasted npub is refused in words", async () => {
-    const config = loadConfig({ DATA_DIR: dataDir, ALLOW_PRIVATE_HOSTS: "localhost", LOG_LEVEL: "silent", BASE_URL: base });
-    deps = await bootstrap(config, { log: silentLogger });
+    deps = await openServerData(e2e!.server, { ...databaseEnv, ALLOW_PRIVATE_HOSTS: "localhost" });
     accountId = (await deps.store.db.query.accounts.findFirst())!.id;
     const refused = await cli("connections", "add", "--account", accountId, "--platform", "nostr", "--secret-key", "npub1a", "--relays", relay.url, "--json");
     expect(refused.code).toBe(1);
@@ -133,49 +134,54 @@ describe.skipIf(TEST_DIALECT !== "sqlite")("Nostr through the dashboard and the 
     expect(made.json.npub as string).toMatch(/^npub1/);
     expect(made.json.nsec as string).toMatch(/^nsec1/);
     pubkeys.push(decode(made.json.npub as string).data as string);
+    labels.push(npubLabel(made.json.npub as string));
     const listed = await cli("connections", "list", "--account", accountId);
     expect(listed.out).not.toContain(made.json.nsec as string);
     expect(listed.out.match(/nostr/g)).toHaveLength(2);
     const keys = await cli("keys", "mint", "--account", accountId, "--name", "e2e", "--groups", "read,create,schedule", "--expires-days", "never", "--json");
     apiKey = keys.json.key as string;
-    const targets = (await api("GET", "/api/v1/schedule/targets")).json.targets as Array<{ platform: string; accountId: string; readyToPost: boolean }>;
-    connectionIds.push(...targets.filter((t) => t.platform === "nostr" && t.readyToPost).map((t) => t.accountId));
-    expect(connectionIds).toHaveLength(2);
+    const targets = (await api("GET", "/api/v1/schedule/targets")).json.targets as Array<{ platform: string; label: string; readyToPost: boolean }>;
+    expect(targets.filter((t) => t.platform === "nostr" && t.readyToPost).map((t) => t.label).sort()).toEqual([...labels].sort());
   }, 60_000);
 
-  test("a post with 2 images, alt text and a 2-part thread reaches both keys once; read back and verified", async () => {
-    const images = [await solidPng(64, 48), await solidPng(48, 64)];
-    const assets = await Promise.all(images.map((bytes, i) => ingestImageBytes(deps, accountId, { bytes, fileName: `e2e-${i}` })));
-    const written = await api("POST", "/api/v1/creations", {
-      type: "social_post",
-      caption: "Tulips are up",
-      images: [
-        { asset_id: assets[0]!.id, alt_text: "Red tulips" },
-        { asset_id: assets[1]!.id, alt_text: "Yellow tulips" },
-      ],
-      thread: [{ caption: "Planted in October" }, { caption: "Watered weekly" }],
-    });
-    expect(written.status).toBe(201);
-    const creationId = (written.json.creation as { id: string }).id;
-    const scheduled = await api("POST", "/api/v1/schedule", { type: "social_post", creation_id: creationId, scheduled_time: isoAt(Date.now() + 6 * 60_000), targets: connectionIds });
+  test("a post scheduled in the dashboard for a typed date and time, cancelled on its page before it is due: gone, nothing on the relay", async () => {
+    // A date and time typed in the form (the person's zone is UTC): two days ahead, 10:30.
+    const date = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10);
+    const postId = await postFromDashboard(page, base, { caption: "Frost tonight, cover the dahlias" }, { targets: labels, when: "later", at: { date, time: "10:30" } });
+    const scheduled = await api("GET", `/api/v1/schedule/posts/${postId}`);
     expect(scheduled.status).toBe(200);
-    const postId = (scheduled.json.post as { id: string }).id;
-    // Made due now instead of in 6 minutes, through the database (the API's lead time is not what this test is about).
-    const now = Date.now();
-    await deps.store.write(async (tx) => {
-      const { sql } = await import("drizzle-orm");
-      await tx.run(sql`UPDATE scheduled_posts SET scheduled_time = ${now} WHERE id = ${postId}`);
-      await tx.run(sql`UPDATE scheduled_post_targets SET next_attempt_at = ${now} WHERE post_id = ${postId}`);
-    });
-    let post: { status: string; targets: Array<{ publishedUrl: string | null }> } = { status: "", targets: [] };
+    expect((scheduled.json.post as { scheduledTime: string }).scheduledTime).toBe(`${date}T10:30:00.000Z`);
+    await cancelInDashboard(page, postId);
+    expect(await page.locator(".notice").first().textContent()).toContain("The post was cancelled.");
+    expect((await api("GET", `/api/v1/schedule/posts/${postId}`)).status).toBe(404);
+    // Nothing now; and (next test) the post sent after it is all either key ever publishes.
+    for (const pubkey of pubkeys) expect(await relay.query({ authors: [pubkey] })).toEqual([]);
+  }, 90_000);
+
+  test("a post with 2 images, alt text and a 2-part thread, written in the composer and sent from the dashboard, reaches both keys once; read back and verified", async () => {
+    const postId = await postFromDashboard(
+      page,
+      base,
+      {
+        caption: "Tulips are up",
+        images: [
+          { alt: "Red tulips", upload: { name: "red.png", bytes: await solidPng(64, 48) } },
+          { alt: "Yellow tulips", upload: { name: "yellow.png", bytes: await solidPng(48, 64) } },
+        ],
+        thread: ["Planted in October", "Watered weekly"],
+      },
+      { targets: labels, when: "now" },
+      { onStep: (step) => checkBothWidths(page, `nostr-05-${step}`, { artifacts: ARTIFACTS }) },
+    );
+    let post: { status: string } = { status: "" };
     for (let i = 0; i < 100 && post.status !== "published"; i++) {
-      await Bun.sleep(200);
       post = (await api("GET", `/api/v1/schedule/posts/${postId}`)).json.post as typeof post;
+      if (post.status !== "published") await Bun.sleep(200);
     }
     expect(post.status).toBe("published");
-    const createdAt = Math.floor(now / 1000);
     for (const pubkey of pubkeys) {
-      const notes = (await relay.query({ authors: [pubkey], since: createdAt, until: createdAt + 2 })).sort((a, b) => a.created_at - b.created_at);
+      // Every note the key ever published: these three once each, and nothing of the cancelled post.
+      const notes = (await relay.query({ authors: [pubkey] })).sort((a, b) => a.created_at - b.created_at);
       expect(notes.map((n) => n.content.split("\n")[0])).toEqual(["Tulips are up", "Planted in October", "Watered weekly"]);
       const [root, first, second] = notes as [Event, Event, Event];
       const alts = root.tags.filter((t) => t[0] === "imeta").map((t) => t.find((e) => e.startsWith("alt "))?.slice(4));
@@ -184,25 +190,5 @@ describe.skipIf(TEST_DIALECT !== "sqlite")("Nostr through the dashboard and the 
       expect(first.tags).toEqual([["e", root.id, relay.url, "root", pubkey], ["p", pubkey]]);
       expect(second.tags).toEqual([["e", root.id, relay.url, "root", pubkey], ["e", first.id, relay.url, "reply", pubkey], ["p", pubkey]]);
     }
-  }, 60_000);
-
-  test("cancelled before it is due: nothing reaches the relay", async () => {
-    const creation = await makeCreation(deps, accountId, { caption: "Frost tonight, cover the dahlias" });
-    const scheduled = await api("POST", "/api/v1/schedule", { type: "social_post", creation_id: creation.id, scheduled_time: isoAt(Date.now() + 6 * 60_000), targets: connectionIds });
-    const postId = (scheduled.json.post as { id: string }).id;
-    // Due 2 s from now (set through the database, as above); cancelled at once; looked for after its time.
-    const due = Date.now() + 2000;
-    await deps.store.write(async (tx) => {
-      const { sql } = await import("drizzle-orm");
-      await tx.run(sql`UPDATE scheduled_posts SET scheduled_time = ${due} WHERE id = ${postId}`);
-      await tx.run(sql`UPDATE scheduled_post_targets SET next_attempt_at = ${due} WHERE post_id = ${postId}`);
-    });
-    const cancel = await api("DELETE", `/api/v1/schedule/${postId}`);
-    expect(cancel.status).toBe(200);
-    await Bun.sleep(3000);
-    for (const pubkey of pubkeys) {
-      const notes = await relay.query({ authors: [pubkey] });
-      expect(notes.some((n) => n.content.startsWith("Frost tonight"))).toBe(false);
-    }
-  }, 30_000);
+  }, 90_000);
 });

@@ -8,6 +8,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { BrowserContextOptions, Page } from "playwright-core";
 import { compile } from "../../scripts/compile";
+import { bootstrap } from "../../src/bootstrap";
+import { loadConfig } from "../../src/config";
+import type { Deps } from "../../src/deps";
+import { silentLogger } from "../../src/lib/log";
 import { type BrowserPage, openBrowserPage } from "./browser";
 import { type ChildServer, freePort, startChildServer } from "./child-server";
 
@@ -109,4 +113,12 @@ export async function submitSetup(page: Page, base: string, owner: { account: st
   await page.getByLabel("Password again").fill(owner.password);
   await page.getByRole("button", { name: "Create account" }).click();
   await page.waitForURL(`${base}/dashboard`);
+}
+
+/**
+ * The running server's data, opened beside it with the same `env` it was started with (SQLite in WAL mode, or the same
+ * PostgreSQL database): for a test's reads of what the server stored. The caller closes `deps.store`.
+ */
+export async function openServerData(server: BuiltServer, env: Record<string, string>): Promise<Deps> {
+  return bootstrap(loadConfig({ ...env, DATA_DIR: join(server.work, "data"), BASE_URL: server.base, LOG_LEVEL: "silent" }), { log: silentLogger });
 }
