@@ -26,6 +26,7 @@ import { TEST_DIALECT } from "./helpers/world";
 import { type DiscordStandIn, startDiscordStandIn } from "./peers/discord/server";
 import { type TelegramStandIn, startTelegramStandIn } from "./peers/telegram/server";
 import { makeCreation } from "./publishing-fixtures";
+import { dueSpread, killDuringDispatch } from "./helpers/kill-rounds";
 
 const ROOT = resolve(import.meta.dir, "..");
 const KILLS = 10;
@@ -87,12 +88,13 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
     const tg = await addConnection(setup, { accountId, platform: "telegram", botToken: bot.token, chat: "@crashnews" });
     expect([d.readyToPost, tg.readyToPost]).toEqual([true, true]);
     const creation = await makeCreation(setup, accountId, { caption: "Crash-safe" });
+    const spread = await dueSpread({ rounds: KILLS, start: startServer, atLeastMs: SPREAD_MS, maxDelayMs: 900 });
     const start = Date.now() + 1500;
     const now = Date.now();
     await setup.store.write(async (tx) => {
       for (let i = 0; i < POSTS; i++) {
         const postId = newId();
-        const due = start + Math.floor((i * SPREAD_MS) / POSTS);
+        const due = start + Math.floor((i * spread) / POSTS);
         const thread = [2, 3].map((n) => ({ caption: `Post ${i} (${n}/${PARTS})`, images: [] }));
         await tx
           .insert(scheduledPosts)
@@ -108,15 +110,13 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
     });
     await setup.store.close();
 
-    let killsDuringDispatch = 0;
-    for (let i = 0; i < KILLS; i++) {
-      const server = await startServer();
-      await Bun.sleep(200 + Math.floor(Math.random() * 900));
-      const before = discord.messages.length + telegram.messages.length;
-      server.proc.kill("SIGKILL");
-      await server.proc.exited;
-      if (before > 0 && before < 2 * POSTS * PARTS) killsDuringDispatch++;
-    }
+    const { kills, killsDuringDispatch } = await killDuringDispatch({
+      rounds: KILLS,
+      start: startServer,
+      progress: () => discord.messages.length + telegram.messages.length,
+      total: 2 * POSTS * PARTS,
+      maxDelayMs: 900,
+    });
 
     const final = await startServer();
     const watch = await bootstrap(config, { log: silentLogger });
@@ -160,7 +160,7 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
       discord: [...sent.discord.values()].filter((n) => n > 1).length,
       telegram: [...sent.telegram.values()].filter((n) => n > 1).length,
     };
-    console.log(JSON.stringify({ kills: KILLS, killsDuringDispatch, posts: POSTS, targets: summary, duplicates }));
+    console.log(JSON.stringify({ kills, killsDuringDispatch, posts: POSTS, targets: summary, duplicates }));
     expect(duplicates).toEqual({ discord: 0, telegram: 0 });
     expect(rows).toHaveLength(2 * POSTS);
     expect(killsDuringDispatch).toBeGreaterThanOrEqual(5);

@@ -25,6 +25,7 @@ import { TEST_DIALECT } from "./helpers/world";
 import { LINKEDIN_MEMBER, type LinkedInStandIn, startLinkedInStandIn } from "./peers/linkedin/server";
 import { type PinterestStandIn, startPinterestStandIn } from "./peers/pinterest/server";
 import { makeCreation, solidPng } from "./publishing-fixtures";
+import { dueSpread, killDuringDispatch } from "./helpers/kill-rounds";
 
 const ROOT = resolve(import.meta.dir, "..");
 const KILLS = 10;
@@ -100,10 +101,11 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
       }).run();
     });
     const creation = await makeCreation(setup, accountId, { caption: "Crash-safe", image: await solidPng(120, 90), altText: "A grey field" });
+    const spread = await dueSpread({ rounds: KILLS, start: startServer, atLeastMs: SPREAD_MS, maxDelayMs: 900 });
     const start = Date.now() + 1500;
     await setup.store.write(async (tx) => {
       for (let i = 0; i < POSTS; i++) {
-        const due = start + Math.floor((i * SPREAD_MS) / POSTS);
+        const due = start + Math.floor((i * spread) / POSTS);
         const liPost = newId();
         await tx.insert(scheduledPosts).values({ id: liPost, accountId, creationId: creation.id, scheduledTime: due, status: "scheduled", caption: `Update ${i}`, firstComment: `Comment ${i}`, createdAt: now, updatedAt: now }).run();
         await tx.insert(scheduledPostTargets).values({ id: newId(), postId: liPost, accountId, connectionId: li, platform: "linkedin", label: LINKEDIN_MEMBER.name, status: "scheduled", nextAttemptAt: due, createdAt: now, updatedAt: now }).run();
@@ -120,16 +122,13 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
     });
     await setup.store.close();
 
-    let killsDuringDispatch = 0;
-    const total = POSTS * 3; // LinkedIn: post + comment; Pinterest: the pin
-    for (let i = 0; i < KILLS; i++) {
-      const server = await startServer();
-      await Bun.sleep(200 + Math.floor(Math.random() * 900));
-      const before = linkedin.posts.length + linkedin.comments.length + pinterest.pins.length;
-      server.proc.kill("SIGKILL");
-      await server.proc.exited;
-      if (before > 0 && before < total) killsDuringDispatch++;
-    }
+    const { kills, killsDuringDispatch } = await killDuringDispatch({
+      rounds: KILLS,
+      start: startServer,
+      progress: () => linkedin.posts.length + linkedin.comments.length + pinterest.pins.length,
+      total: POSTS * 3, // LinkedIn: post + comment; Pinterest: the pin
+      maxDelayMs: 900,
+    });
 
     const final = await startServer();
     const watch = await bootstrap(config, { log: silentLogger });
@@ -172,7 +171,7 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
       linkedin: [...posts.values(), ...comments.values()].filter((n) => n > 1).length,
       pinterest: [...pins.values()].filter((n) => n > 1).length,
     };
-    console.log(JSON.stringify({ kills: KILLS, killsDuringDispatch, posts: POSTS, targets: summary, duplicates }));
+    console.log(JSON.stringify({ kills, killsDuringDispatch, posts: POSTS, targets: summary, duplicates }));
     expect(duplicates).toEqual({ linkedin: 0, pinterest: 0 });
     expect(rows).toHaveLength(2 * POSTS);
     expect(killsDuringDispatch).toBeGreaterThanOrEqual(5);

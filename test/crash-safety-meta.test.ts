@@ -29,6 +29,7 @@ import { type FacebookStandIn, startFacebookStandIn } from "./peers/facebook/ser
 import { type InstagramStandIn, startInstagramStandIn } from "./peers/instagram/server";
 import { type ThreadsStandIn, startThreadsStandIn } from "./peers/threads/server";
 import { makeCreation, solidPng } from "./publishing-fixtures";
+import { dueSpread, killDuringDispatch } from "./helpers/kill-rounds";
 
 const ROOT = resolve(import.meta.dir, "..");
 const KILLS = 10;
@@ -141,10 +142,11 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
       { assetId: second.id, altText: "Tall" },
     ];
     const creation = await makeCreation(setup, accountId, { caption: "Crash-safe" });
+    const spread = await dueSpread({ rounds: KILLS, start: startServer, atLeastMs: SPREAD_MS, maxDelayMs: 900 });
     const start = Date.now() + 1500;
     await setup.store.write(async (tx) => {
       for (let i = 0; i < POSTS; i++) {
-        const due = start + Math.floor((i * SPREAD_MS) / POSTS);
+        const due = start + Math.floor((i * spread) / POSTS);
         for (const c of made) {
           // One post per network (Facebook and Instagram take no thread; each has its own first comment).
           const postId = newId();
@@ -178,15 +180,7 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
     await setup.store.close();
 
     const outCount = () => ig.media.length + fb.posts.length + th.media.filter((m) => m.replyTo === null).length;
-    let killsDuringDispatch = 0;
-    for (let i = 0; i < KILLS; i++) {
-      const server = await startServer();
-      await Bun.sleep(200 + Math.floor(Math.random() * 900));
-      const before = outCount();
-      server.proc.kill("SIGKILL");
-      await server.proc.exited;
-      if (before > 0 && before < 3 * POSTS) killsDuringDispatch++;
-    }
+    const { kills, killsDuringDispatch } = await killDuringDispatch({ rounds: KILLS, start: startServer, progress: outCount, total: 3 * POSTS, maxDelayMs: 900 });
 
     const final = await startServer();
     const watch = await bootstrap(config, { log: silentLogger });
@@ -222,7 +216,7 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
       expect(JSON.parse(row.parts_out)).toHaveLength(texts.length);
     }
     const duplicates = Object.fromEntries(Object.entries(sent).map(([k, m]) => [k, [...m.values()].filter((x) => x > 1).length]));
-    console.log(JSON.stringify({ kills: KILLS, killsDuringDispatch, posts: POSTS, targets: summary, duplicates }));
+    console.log(JSON.stringify({ kills, killsDuringDispatch, posts: POSTS, targets: summary, duplicates }));
     expect(duplicates).toEqual({ instagram: 0, facebook: 0, threads: 0 });
     expect(rows).toHaveLength(3 * POSTS);
     expect(killsDuringDispatch).toBeGreaterThanOrEqual(5);

@@ -26,6 +26,7 @@ import { type NostrTestRelay, isNostrRelayInstalled, startNostrRelay } from "./h
 import { TEST_DIALECT } from "./helpers/world";
 import { makeCreation } from "./publishing-fixtures";
 import { insertDuePosts } from "./publishing-load";
+import { dueSpread, killDuringDispatch } from "./helpers/kill-rounds";
 
 const ROOT = resolve(import.meta.dir, "..");
 const KILLS = 10;
@@ -68,20 +69,18 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
     const connection = await addConnection(setup, { accountId, platform: "nostr", secretKey: keys.nsec, relays: relay.url });
     expect(connection.readyToPost).toBe(true);
     const creation = await makeCreation(setup, accountId, { caption: "unused" });
-    await insertDuePosts(setup, { accountId, connectionId: connection.accountId, creationId: creation.id, count: POSTS, firstDueAt: Date.now() + 1500, spreadMs: SPREAD_MS, platform: "nostr" });
+    const spread = await dueSpread({ rounds: KILLS, start: startServer, atLeastMs: SPREAD_MS });
+    await insertDuePosts(setup, { accountId, connectionId: connection.accountId, creationId: creation.id, count: POSTS, firstDueAt: Date.now() + 1500, spreadMs: spread, platform: "nostr" });
     // Every post gets a thread part of its own text: "Post i" and "Post i, continued".
     await setup.store.write((tx) => tx.run(sql`UPDATE scheduled_posts SET thread = json_array(json_object('caption', caption || ', continued', 'images', json_array()))`));
     await setup.store.close();
 
-    let killsDuringDispatch = 0;
-    for (let i = 0; i < KILLS; i++) {
-      const server = await startServer();
-      await Bun.sleep(100 + Math.floor(Math.random() * 700));
-      server.proc.kill("SIGKILL");
-      await server.proc.exited;
-      const out = (await relay.query({ authors: [keys.pubkey] })).length;
-      if (out > 0 && out < POSTS * 2) killsDuringDispatch++;
-    }
+    const { kills, killsDuringDispatch } = await killDuringDispatch({
+      rounds: KILLS,
+      start: startServer,
+      progress: async () => (await relay.query({ authors: [keys.pubkey] })).length,
+      total: POSTS * 2,
+    });
 
     const final = await startServer();
     const watch = await bootstrap(config, { log: silentLogger });
@@ -99,7 +98,7 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
     for (const n of notes) byText.set(n.content, (byText.get(n.content) ?? 0) + 1);
     const twice = [...byText.entries()].filter(([, n]) => n > 1).map(([text]) => text);
     const missing = Array.from({ length: POSTS }, (_, i) => [`Post ${i}`, `Post ${i}, continued`]).flat().filter((text) => !byText.has(text));
-    console.log(JSON.stringify({ kills: KILLS, killsDuringDispatch, posts: POSTS, notes: notes.length, duplicates: twice.length, missing: missing.length }));
+    console.log(JSON.stringify({ kills, killsDuringDispatch, posts: POSTS, notes: notes.length, duplicates: twice.length, missing: missing.length }));
     expect(states).toEqual([{ status: "published", n: POSTS }]);
     expect(twice).toEqual([]);
     expect(missing).toEqual([]);

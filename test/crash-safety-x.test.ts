@@ -25,6 +25,7 @@ import { type ChildServer, startChildServer } from "./helpers/child-server";
 import { TEST_DIALECT } from "./helpers/world";
 import { type XStandIn, startXStandIn } from "./peers/x/server";
 import { makeCreation } from "./publishing-fixtures";
+import { dueSpread, killDuringDispatch } from "./helpers/kill-rounds";
 
 const ROOT = resolve(import.meta.dir, "..");
 const KILLS = 10;
@@ -114,11 +115,12 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
         .run(),
     );
     const creation = await makeCreation(setup, accountId, { caption: "Crash-safe" });
+    const spread = await dueSpread({ rounds: KILLS, start: startServer, atLeastMs: SPREAD_MS, maxDelayMs: 900 });
     const start = Date.now() + 3000;
     await setup.store.write(async (tx) => {
       for (let i = 0; i < POSTS; i++) {
         const postId = newId();
-        const due = start + Math.floor((i * SPREAD_MS) / POSTS);
+        const due = start + Math.floor((i * spread) / POSTS);
         await tx
           .insert(scheduledPosts)
           .values({
@@ -142,15 +144,7 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
     });
     await setup.store.close();
 
-    let killsDuringDispatch = 0;
-    for (let i = 0; i < KILLS; i++) {
-      const server = await startServer();
-      await Bun.sleep(200 + Math.floor(Math.random() * 900));
-      const before = x.posts.length;
-      server.proc.kill("SIGKILL");
-      await server.proc.exited;
-      if (before > 0 && before < POSTS * PARTS) killsDuringDispatch++;
-    }
+    const { kills, killsDuringDispatch } = await killDuringDispatch({ rounds: KILLS, start: startServer, progress: () => x.posts.length, total: POSTS * PARTS, maxDelayMs: 900 });
 
     const final = await startServer();
     const watch = await bootstrap(config, { log: silentLogger });
@@ -184,7 +178,7 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
       expect(JSON.parse(row.parts_out)).toEqual([post!.id, threadPart!.id, comment!.id]);
     }
     const duplicates = [...byText.values()].filter((p) => p.length > 1).length;
-    console.log(JSON.stringify({ kills: KILLS, killsDuringDispatch, posts: POSTS, targets: summary, duplicates, xPosts: x.posts.length }));
+    console.log(JSON.stringify({ kills, killsDuringDispatch, posts: POSTS, targets: summary, duplicates, xPosts: x.posts.length }));
     expect(duplicates).toBe(0);
     expect(rows).toHaveLength(POSTS);
     expect(killsDuringDispatch).toBeGreaterThanOrEqual(5);

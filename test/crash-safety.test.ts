@@ -35,6 +35,7 @@ import { readWebhookLog } from "./peers/webhook-receiver";
 import { spawnReceiver } from "./helpers/receiver-process";
 import { WEBHOOK_SECRET, makeCreation } from "./publishing-fixtures";
 import { insertDuePosts } from "./publishing-load";
+import { dueSpread, killDuringDispatch } from "./helpers/kill-rounds";
 
 const ROOT = resolve(import.meta.dir, "..");
 const BUN = process.execPath;
@@ -116,6 +117,7 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
         .run(),
     );
     const creation = await makeCreation(setup, accountId, { caption: "Crash-safe delivery" });
+    const spread = await dueSpread({ rounds: KILLS, start: startServer, atLeastMs: SPREAD_MS });
     const start = Date.now() + 1500;
     const targetIds = await insertDuePosts(setup, {
       accountId,
@@ -123,19 +125,16 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
       creationId: creation.id,
       count: POSTS,
       firstDueAt: start,
-      spreadMs: SPREAD_MS,
+      spreadMs: spread,
     });
     await setup.store.close();
 
-    let killsDuringDispatch = 0;
-    for (let i = 0; i < KILLS; i++) {
-      const server = await startServer();
-      await Bun.sleep(50 + Math.floor(Math.random() * 700));
-      server.proc.kill("SIGKILL");
-      await server.proc.exited;
-      const accepted = readWebhookLog(logFile).filter((d) => d.event === "post.publish").length;
-      if (accepted > 0 && accepted < POSTS) killsDuringDispatch++;
-    }
+    const { kills, killsDuringDispatch } = await killDuringDispatch({
+      rounds: KILLS,
+      start: startServer,
+      progress: () => readWebhookLog(logFile).filter((d) => d.event === "post.publish" && !d.repeat).length,
+      total: POSTS,
+    });
 
     const final = await startServer();
     const watch = await bootstrap(config, { log: silentLogger });
@@ -168,7 +167,7 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
     const twice = [...effects.values()].filter((n) => n > 1).length;
     const repeats = log.filter((d) => d.repeat).length;
     console.log(
-      JSON.stringify({ kills: KILLS, killsDuringDispatch, posts: POSTS, delivered: effects.size, lost: lost.length, twice, absorbedRepeats: repeats, failedAttempts }),
+      JSON.stringify({ kills, killsDuringDispatch, posts: POSTS, delivered: effects.size, lost: lost.length, twice, absorbedRepeats: repeats, failedAttempts }),
     );
     expect(lost).toEqual([]);
     expect(twice).toBe(0);

@@ -26,6 +26,7 @@ import { TEST_DIALECT } from "./helpers/world";
 import { DEFAULT_TOKEN, type MastodonServer, startMastodonServer } from "./peers/mastodon-server";
 import { makeCreation } from "./publishing-fixtures";
 import { insertDuePosts } from "./publishing-load";
+import { dueSpread, killDuringDispatch } from "./helpers/kill-rounds";
 
 const ROOT = resolve(import.meta.dir, "..");
 const BUN = process.execPath;
@@ -98,22 +99,15 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
     const mastodonConnection = await addConnection(setup, { accountId, platform: "mastodon", instance: mastodon.url, token: DEFAULT_TOKEN });
     expect([blueskyConnection.readyToPost, mastodonConnection.readyToPost]).toEqual([true, true]);
     const creation = await makeCreation(setup, accountId, { caption: "Crash-safe threads" });
+    const spread = await dueSpread({ rounds: KILLS, start: startServer, atLeastMs: SPREAD_MS });
     const start = Date.now() + 1500;
-    const common = { accountId, creationId: creation.id, count: POSTS, firstDueAt: start, spreadMs: SPREAD_MS };
+    const common = { accountId, creationId: creation.id, count: POSTS, firstDueAt: start, spreadMs: spread };
     const blueskyTargets = await insertDuePosts(setup, { ...common, connectionId: blueskyConnection.accountId, platform: "bluesky", content: contentOf("Bluesky") });
     const mastodonTargets = await insertDuePosts(setup, { ...common, connectionId: mastodonConnection.accountId, platform: "mastodon", content: contentOf("Mastodon") });
     await setup.store.close();
 
     const partsOnPeers = async () => (await pds.listRecords(bsky.did, COLLECTION)).length + mastodon.state.statuses.size;
-    let killsDuringDispatch = 0;
-    for (let i = 0; i < KILLS; i++) {
-      const server = await startServer();
-      await Bun.sleep(50 + Math.floor(Math.random() * 700));
-      server.proc.kill("SIGKILL");
-      await server.proc.exited;
-      const out = await partsOnPeers();
-      if (out > 0 && out < 2 * POSTS * PARTS) killsDuringDispatch++;
-    }
+    const { kills, killsDuringDispatch } = await killDuringDispatch({ rounds: KILLS, start: startServer, progress: partsOnPeers, total: 2 * POSTS * PARTS });
 
     const final = await startServer();
     const watch = await bootstrap(config, { log: silentLogger });
@@ -176,7 +170,7 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
       expect(parts.map((s) => s.in_reply_to_id)).toEqual([null, ids[0]!, ids[1]!, ids[2]!, ids[0]!]);
     }
     const absorbed = mastodon.state.requests.filter((r) => r.method === "POST" && r.path === "/api/v1/statuses").length - statuses.length;
-    console.log(JSON.stringify({ kills: KILLS, killsDuringDispatch, posts: 2 * POSTS, parts: records.length + statuses.length, mastodonResendsAbsorbed: absorbed }));
+    console.log(JSON.stringify({ kills, killsDuringDispatch, posts: 2 * POSTS, parts: records.length + statuses.length, mastodonResendsAbsorbed: absorbed }));
     expect(killsDuringDispatch).toBeGreaterThanOrEqual(3);
   },
   { timeout: 300_000 },

@@ -1,0 +1,62 @@
+/**
+ * The kill loop of the crash tests (kill -9 during delivery). Each round starts the server, waits until the network
+ * has received something new (dispatch is under way: a kill before the first send proves nothing), lets it run a
+ * random 0–`maxDelayMs` more, and kills it with SIGKILL. Rounds stop early when everything is out (nothing is left to
+ * crash into).
+ *
+ * Waiting for progress instead of sleeping a fixed time, and spreading the due times over what the rounds will take
+ * on this machine (dueSpread), keep the test meaningful on a loaded machine: with fixed sleeps and a fixed spread, a
+ * slow start-up meant most kills landed before dispatch or after everything was out, and the floor on kills during
+ * dispatch failed although nothing was wrong.
+ */
+import type { ChildServer } from "./child-server";
+
+export interface KillRounds {
+  rounds: number;
+  /** Starts the server (the test's own startChildServer call). */
+  start: () => Promise<ChildServer>;
+  /** What the network(s) received so far (messages, records, parts), read from the peers, never from our database. */
+  progress: () => number | Promise<number>;
+  /** What they receive when every post is out. */
+  total: number;
+  /** Longest extra run after the first new send of a round (default 700 ms). */
+  maxDelayMs?: number;
+  /** Longest wait for a first new send before killing anyway (default 10 s: due times may still be ahead). */
+  waitMs?: number;
+}
+
+/** Runs the rounds; answers how many kills there were and how many landed during dispatch (some but not all out). */
+export async function killDuringDispatch(opts: KillRounds): Promise<{ kills: number; killsDuringDispatch: number }> {
+  const { rounds, start, progress, total, maxDelayMs = 700, waitMs = 10_000 } = opts;
+  let kills = 0;
+  let killsDuringDispatch = 0;
+  for (let i = 0; i < rounds && (await progress()) < total; i++) {
+    const server = await start();
+    const before = await progress();
+    const deadline = Date.now() + waitMs;
+    while ((await progress()) === before && Date.now() < deadline) await Bun.sleep(10);
+    await Bun.sleep(Math.floor(Math.random() * maxDelayMs));
+    const at = await progress();
+    server.proc.kill("SIGKILL");
+    await server.proc.exited;
+    kills++;
+    if (at > 0 && at < total) killsDuringDispatch++;
+  }
+  return { kills, killsDuringDispatch };
+}
+
+/**
+ * How long to spread the posts' due times so that `rounds` rounds still find posts to deliver: one start of the
+ * server is timed (and killed; run it before the posts exist), and each round is reckoned at twice that (a restart
+ * after a kill also recovers leases, and a loaded machine's start-ups vary) plus the longest extra run. Never less
+ * than `atLeastMs` (the spread a quiet machine needs), never more than 90 s (the rounds take about half of it; the
+ * tests' final waits of a minute cover the rest).
+ */
+export async function dueSpread(opts: { rounds: number; start: () => Promise<ChildServer>; atLeastMs: number; maxDelayMs?: number }): Promise<number> {
+  const began = Date.now();
+  const server = await opts.start();
+  const startMs = Date.now() - began;
+  server.proc.kill("SIGKILL");
+  await server.proc.exited;
+  return Math.min(90_000, Math.max(opts.atLeastMs, opts.rounds * (2 * startMs + (opts.maxDelayMs ?? 700))));
+}
