@@ -1,6 +1,6 @@
 /**
- * Discord and Telegram through the CLI as an admin runs it (real processes, a real data dir, --json answers), against
- * the stand-ins reached through PLATFORM_ORIGIN_OVERRIDES: `connections add --platform discord --webhook-url U` and
+ * Discord, Telegram and Mastodon (its token paste) through the CLI as an admin runs it (real processes, a real data
+ * dir, --json answers), against the stand-ins reached through PLATFORM_ORIGIN_OVERRIDES and the Mastodon peer: `connections add --platform discord --webhook-url U` and
  * `--platform telegram --bot-token T --chat C` refuse each bad input with a sentence and store nothing; the good ones
  * connect and check; `connections list` (without --account) shows every connection with its state. Then, with a key
  * the CLI minted, a post with 2 images (alt text) and a 2-part thread is written and scheduled through the API, delivered once to
@@ -23,24 +23,33 @@ import { runDueOnce } from "../src/publishing/dispatcher";
 import { type CliRun, runCli } from "./helpers/cli";
 import { TEST_DIALECT } from "./helpers/world";
 import { type DiscordStandIn, startDiscordStandIn } from "./peers/discord/server";
+import { DEFAULT_TOKEN, type MastodonServer, startMastodonServer } from "./peers/mastodon-server";
 import { type TelegramStandIn, startTelegramStandIn } from "./peers/telegram/server";
 import { solidPng } from "./publishing-fixtures";
 
 let dataDir: string;
 let discord: DiscordStandIn;
 let telegram: TelegramStandIn;
+let mastodon: MastodonServer;
 let env: Record<string, string>;
 
-beforeAll(() => {
+beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "seedcast-cli-networks-"));
   discord = startDiscordStandIn();
   telegram = startTelegramStandIn();
-  env = { DATA_DIR: dataDir, PLATFORM_ORIGIN_OVERRIDES: `discord.com=${discord.origin},api.telegram.org=${telegram.origin}` };
+  mastodon = await startMastodonServer({ username: "allotment" });
+  env = {
+    DATA_DIR: dataDir,
+    PLATFORM_ORIGIN_OVERRIDES: `discord.com=${discord.origin},api.telegram.org=${telegram.origin}`,
+    // The Mastodon peer listens on loopback, like a server on the admin's own network.
+    ALLOW_PRIVATE_HOSTS: "127.0.0.1",
+  };
 });
 
 afterAll(async () => {
   await discord.stop();
   await telegram.stop();
+  await mastodon.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -92,11 +101,22 @@ describe.skipIf(TEST_DIALECT !== "sqlite")("Discord and Telegram through the CLI
     channel.members.set(bot.id, { status: "administrator", canPost: true });
     expect((await cli("connections", "check", t.json.accountId as string, "--account", accountId, "--json")).json).toMatchObject({ readyToPost: true });
     expect(listed.out).not.toContain(bot.token);
+
+    // Mastodon: the token paste stays for the CLI (the dashboard signs in). A wrong token gets the server's refusal in words.
+    const wrongMastodon = await cli("connections", "add", "--account", accountId, "--platform", "mastodon", "--instance", mastodon.url, "--token", "not-the-token", "--json");
+    expect(wrongMastodon.json).toMatchObject({ platform: "mastodon", readyToPost: false, blockedReason: expect.stringMatching(/token/i) });
+    expect(wrongMastodon.out).not.toContain("not-the-token");
+    await cli("connections", "remove", wrongMastodon.json.accountId as string, "--account", accountId);
+    const m = await cli("connections", "add", "--account", accountId, "--platform", "mastodon", "--instance", mastodon.url, "--token", DEFAULT_TOKEN, "--json");
+    expect(m.code).toBe(0);
+    expect(m.json).toMatchObject({ platform: "mastodon", readyToPost: true, blockedReason: null });
+    expect((await cli("connections", "check", m.json.accountId as string, "--account", accountId, "--json")).json).toMatchObject({ readyToPost: true });
+    expect((await cli("connections", "list")).out).toContain(`${accountId}  ${m.json.accountId}  mastodon  ready`);
     expect(discord.violations).toEqual([]);
     expect(telegram.violations).toEqual([]);
   }, 60_000);
 
-  test("a post with 2 images and a 2-part thread is delivered once to both; another is cancelled before it is due", async () => {
+  test("a post with 2 images and a 2-part thread is delivered once to all three; another is cancelled before it is due", async () => {
     const deps: Deps = await bootstrap(loadConfig({ ...env, LOG_LEVEL: "silent", BASE_URL: "http://localhost" }), { log: silentLogger });
     try {
       const app = createApp(deps);
@@ -128,7 +148,7 @@ describe.skipIf(TEST_DIALECT !== "sqlite")("Discord and Telegram through the CLI
           type: "social_post",
           creation_id: made.json.creation.id,
           scheduled_time: isoAt(Date.now() + 6 * 60_000),
-          targets: ["discord", "telegram"],
+          targets: ["discord", "telegram", "mastodon"],
         });
         expect(res.status).toBe(200);
         return res.json.post.id;
@@ -154,6 +174,15 @@ describe.skipIf(TEST_DIALECT !== "sqlite")("Discord and Telegram through the CLI
         ["Leek harvest (2/3)", 0],
         ["Leek harvest (3/3)", 0],
       ]);
+      // Mastodon: the post with both images (alt text as each description), then the parts, each replying to the one before.
+      const statuses = [...mastodon.state.statuses.values()];
+      expect(statuses.map((st) => [st.text, st.media_attachments.map((a) => a.description)])).toEqual([
+        ["Leek harvest", ["Leeks in a row", "A tall sunflower"]],
+        ["Leek harvest (2/3)", []],
+        ["Leek harvest (3/3)", []],
+      ]);
+      expect(statuses.map((st) => st.in_reply_to_id)).toEqual([null, statuses[0]!.id, statuses[1]!.id]);
+      expect(mastodon.state.scheduled.size).toBe(0);
       expect(discord.violations).toEqual([]);
       expect(telegram.violations).toEqual([]);
     } finally {
