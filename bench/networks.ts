@@ -9,9 +9,9 @@
  * peer holds at the end (the same text stored twice is a duplicate; Nostr: the relay's stored notes, read back).
  *
  * Where Nostr's time goes, in the same run: during the dispatch a bare nostr-tools client publishes a note every
- * 200 ms to the same relay (the relay's `OK` latency under the same load), and after it two loops send as many notes as
- * Nostr's share over the same window, one with nostr-tools alone (the ceiling) and one through Seedcast's signing
- * and relay client (bench/lib/nostr-ceiling.ts). Goals: all delivered, p99 lateness < 2 s, 0 duplicates.
+ * 200 ms to the same relay (the relay's `OK` latency under the same load), and after it two loops, side by side, each
+ * send as many notes as Nostr's share over the same window: one with nostr-tools alone (the ceiling) and one through
+ * Seedcast's signing and relay client (bench/lib/nostr-ceiling.ts). Goals: all delivered, p99 lateness < 2 s, 0 duplicates.
  * Usage: bun bench/networks.ts [--posts N] [--window-ms W] [--json]
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -35,6 +35,7 @@ import { startTelegramStandIn } from "../test/peers/telegram/server";
 import { makeCreation } from "../test/publishing-fixtures";
 import { insertDuePosts } from "../test/publishing-load";
 import { bareLoop, seedcastLoop } from "./lib/nostr-ceiling";
+import { cpuMs, tcpStatesOnPort } from "./lib/process";
 import { loadAverage, spreadOf } from "./lib/stats";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -107,6 +108,7 @@ try {
   live.subscribe([{ authors: [keys.pubkey], kinds: [1] }], { onevent: (e) => nostrArrivals.set(e.content, nostrArrivals.get(e.content) ?? Date.now()) });
 
   server = await startChildServer([process.execPath, "src/main.ts", "serve"], { cwd: ROOT, logFile: join(dataDir, "server.log"), timeoutMs: 30_000, env });
+  const cpuBefore = { serve: await cpuMs(server.proc.pid), relay: await cpuMs(relay.pid) };
   // The relay's OK latency while the dispatch runs: a bare client, pre-signed notes, one every PROBE_EVERY_MS.
   const probeSecret = generateSecretKey();
   const probeEvents: Event[] = Array.from({ length: Math.floor(WINDOW_MS / PROBE_EVERY_MS) }, (_, i) =>
@@ -127,14 +129,21 @@ try {
   await probe;
   await Bun.sleep(1_000);
   const loadAfterDispatch = await loadAverage();
+  // CPU spent in the dispatch (the probe's notes included in the relay's), and the sockets to the relay: the
+  // server's pooled connection, the bench's subscription; TIME_WAIT would show connections opened and closed per post.
+  const cpu = { serveMs: (await cpuMs(server.proc.pid)) - cpuBefore.serve, relayMs: (await cpuMs(relay.pid)) - cpuBefore.relay };
+  const relaySockets = await tcpStatesOnPort(relay.port);
   server.proc.kill("SIGTERM");
   await server.proc.exited;
   server = null;
 
-  // Where Nostr's time goes: the same rate through nostr-tools alone, then through Seedcast's own client.
-  const loopStart = () => Date.now() + 500;
-  const bare = await bareLoop(relay.url, perNetwork, WINDOW_MS, loopStart(), "bare");
-  const ours = await seedcastLoop(config, relay.url, perNetwork, WINDOW_MS, loopStart(), "seedcast");
+  // Where Nostr's time goes: Nostr's share at the same pace through nostr-tools alone and through Seedcast's own
+  // client, side by side (same start, same moments), so both meet the same load.
+  const loopStart = Date.now() + 500;
+  const [bare, ours] = await Promise.all([
+    bareLoop(relay.url, perNetwork, WINDOW_MS, loopStart, "bare"),
+    seedcastLoop(config, relay.url, perNetwork, WINDOW_MS, loopStart, "seedcast"),
+  ]);
   const loadAtEnd = await loadAverage();
 
   const watch = await bootstrap(config, { log: silentLogger });
@@ -174,7 +183,8 @@ try {
     load: { start: loadAtStart, afterDispatch: loadAfterDispatch, end: loadAtEnd },
     perNetwork: Object.fromEntries(NETWORKS.map((n) => [n, { delivered: per[n].delivered, duplicates: per[n].duplicates, latenessMs: per[n].latenessMs, p99OfCeiling: +(per[n].latenessMs.p99 / CEILING_MS).toFixed(2), targets: per[n].targets }])),
     overall: { delivered, duplicates, latenessMs: overall, p99OfCeiling: +(overall.p99 / CEILING_MS).toFixed(2) },
-    nostrRelay: { okMsDuringDispatch: spreadOf(probeOkMs), bareLoop: bare, seedcastLoop: ours },
+    cpuMsDuringDispatch: cpu,
+    nostrRelay: { okMsDuringDispatch: spreadOf(probeOkMs), socketsAfterDispatch: relaySockets, bareLoop: bare, seedcastLoop: ours },
     violations,
     goalsMet: ok,
   };
@@ -199,6 +209,8 @@ try {
       console.log(`${n.padEnd(9)} delivered ${p.delivered}/${perNetwork}, duplicates ${p.duplicates}, lateness ${row(p.latenessMs)} (p99 ${(p.latenessMs.p99 / CEILING_MS).toFixed(2)} × 2 s), targets ${JSON.stringify(p.targets)}`);
     }
     console.log(`all       delivered ${delivered}/${total}, duplicates ${duplicates}, lateness ${row(overall)} (p99 ${(overall.p99 / CEILING_MS).toFixed(2)} × 2 s)`);
+    console.log(`CPU during the dispatch: seedcast serve ${cpu.serveMs} ms (${(cpu.serveMs / total).toFixed(2)} ms a post), relay ${cpu.relayMs} ms (${(cpu.relayMs / (perNetwork + probeEvents.length)).toFixed(2)} ms a note)`);
+    console.log(`TCP sockets on the relay's port after the dispatch: ${JSON.stringify(relaySockets)} (ESTABLISHED counts both ends; LISTEN is the relay)`);
     console.log(`nostr relay OK latency during the dispatch (bare client, every ${PROBE_EVERY_MS} ms): ${row(spreadOf(probeOkMs))}`);
     for (const l of [bare, ours]) {
       console.log(`nostr loop ${l.client.padEnd(11)} ${l.accepted}/${l.sent} accepted; sign ${row(l.signMs)}; OK ${row(l.okMs)}; lateness ${row(l.latenessMs)}`);
