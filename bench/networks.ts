@@ -14,7 +14,7 @@
  * Seedcast's signing and relay client (bench/lib/nostr-ceiling.ts). Goals: all delivered, p99 lateness < 2 s, 0 duplicates.
  * Usage: bun bench/networks.ts [--posts N] [--window-ms W] [--json]
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Event } from "nostr-tools/core";
@@ -107,7 +107,10 @@ try {
   const nostrArrivals = new Map<string, number>();
   live.subscribe([{ authors: [keys.pubkey], kinds: [1] }], { onevent: (e) => nostrArrivals.set(e.content, nostrArrivals.get(e.content) ?? Date.now()) });
 
-  server = await startChildServer([process.execPath, "src/main.ts", "serve"], { cwd: ROOT, logFile: join(dataDir, "server.log"), timeoutMs: 30_000, env });
+  // The preload (bench only) dates each Nostr EVENT frame as the server sends it: due → sent is Seedcast's part.
+  const sendLog = join(dataDir, "nostr-sent.jsonl");
+  const serve = [process.execPath, "--preload", "./bench/lib/nostr-send-log.ts", "src/main.ts", "serve"];
+  server = await startChildServer(serve, { cwd: ROOT, logFile: join(dataDir, "server.log"), timeoutMs: 30_000, env: { ...env, NOSTR_SEND_LOG: sendLog } });
   const cpuBefore = { serve: await cpuMs(server.proc.pid), relay: await cpuMs(relay.pid) };
   // The relay's OK latency while the dispatch runs: a bare client, pre-signed notes, one every PROBE_EVERY_MS.
   const probeSecret = generateSecretKey();
@@ -152,6 +155,19 @@ try {
     : [];
   await watch.store.close();
 
+  const sentAt = new Map<string, number>();
+  for (const line of (existsSync(sendLog) ? readFileSync(sendLog, "utf8") : "").split("\n").filter(Boolean)) {
+    const { content, sentAt: at } = JSON.parse(line) as { content: string; sentAt: number };
+    if (!sentAt.has(content)) sentAt.set(content, at);
+  }
+  const nostrSplit = { dueToSent: [] as number[], sentToStored: [] as number[] };
+  for (const [content, at] of sentAt) {
+    const d = due.get(content);
+    const arrived = nostrArrivals.get(content);
+    if (d === undefined) continue;
+    nostrSplit.dueToSent.push(at - d);
+    if (arrived !== undefined) nostrSplit.sentToStored.push(arrived - at);
+  }
   const stored = await relay.query({ authors: [keys.pubkey], kinds: [1] });
   const held: Record<Network, { text: string; at: number }[]> = {
     discord: discord.messages.map((m) => ({ text: m.content, at: Date.parse(m.timestamp) })),
@@ -184,6 +200,7 @@ try {
     perNetwork: Object.fromEntries(NETWORKS.map((n) => [n, { delivered: per[n].delivered, duplicates: per[n].duplicates, latenessMs: per[n].latenessMs, p99OfCeiling: +(per[n].latenessMs.p99 / CEILING_MS).toFixed(2), targets: per[n].targets }])),
     overall: { delivered, duplicates, latenessMs: overall, p99OfCeiling: +(overall.p99 / CEILING_MS).toFixed(2) },
     cpuMsDuringDispatch: cpu,
+    nostrSplit: { dueToSentMs: spreadOf(nostrSplit.dueToSent), sentToStoredMs: spreadOf(nostrSplit.sentToStored) },
     nostrRelay: { okMsDuringDispatch: spreadOf(probeOkMs), socketsAfterDispatch: relaySockets, bareLoop: bare, seedcastLoop: ours },
     violations,
     goalsMet: ok,
@@ -211,6 +228,7 @@ try {
     console.log(`all       delivered ${delivered}/${total}, duplicates ${duplicates}, lateness ${row(overall)} (p99 ${(overall.p99 / CEILING_MS).toFixed(2)} × 2 s)`);
     console.log(`CPU during the dispatch: seedcast serve ${cpu.serveMs} ms (${(cpu.serveMs / total).toFixed(2)} ms a post), relay ${cpu.relayMs} ms (${(cpu.relayMs / (perNetwork + probeEvents.length)).toFixed(2)} ms a note)`);
     console.log(`TCP sockets on the relay's port after the dispatch: ${JSON.stringify(relaySockets)} (ESTABLISHED counts both ends; LISTEN is the relay)`);
+    console.log(`nostr split: due → sent by seedcast serve ${row(spreadOf(nostrSplit.dueToSent))}; sent → stored and broadcast by the relay ${row(spreadOf(nostrSplit.sentToStored))}`);
     console.log(`nostr relay OK latency during the dispatch (bare client, every ${PROBE_EVERY_MS} ms): ${row(spreadOf(probeOkMs))}`);
     for (const l of [bare, ours]) {
       console.log(`nostr loop ${l.client.padEnd(11)} ${l.accepted}/${l.sent} accepted; sign ${row(l.signMs)}; OK ${row(l.okMs)}; lateness ${row(l.latenessMs)}`);
