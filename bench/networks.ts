@@ -27,6 +27,7 @@ import { silentLogger } from "../src/lib/log";
 import { createAccount } from "../src/modules/accounts/service";
 import { addConnection } from "../src/modules/connections/service";
 import { generateKeys } from "../src/publishing/networks/nostr/keys";
+import { RELAY_ANSWER_TIMEOUT_MS } from "../src/publishing/networks/nostr/relay";
 import { startChildServer } from "../test/helpers/child-server";
 import { startNostrRelay } from "../test/helpers/nostr-relay";
 import { startDiscordStandIn } from "../test/peers/discord/server";
@@ -66,6 +67,7 @@ const env = {
   LOG_LEVEL: "warn",
 };
 const live = await Relay.connect(relay.url);
+live.publishTimeout = RELAY_ANSWER_TIMEOUT_MS; // the probe waits for an OK as long as Seedcast does (default 4.4 s)
 let server: Awaited<ReturnType<typeof startChildServer>> | null = null;
 try {
   const config = loadConfig({ ...env, LOG_LEVEL: "silent", BASE_URL: "http://localhost" });

@@ -10,7 +10,7 @@ import { finalizeEvent, generateSecretKey, getPublicKey } from "nostr-tools/pure
 import { Relay } from "nostr-tools/relay";
 import type { Config } from "../../src/config";
 import { signNotes } from "../../src/publishing/networks/nostr/notes";
-import { withRelay } from "../../src/publishing/networks/nostr/relay";
+import { RELAY_ANSWER_TIMEOUT_MS, withRelay } from "../../src/publishing/networks/nostr/relay";
 import { type Spread, spreadOf } from "./stats";
 
 /** What one loop measured. */
@@ -61,6 +61,8 @@ async function paced(client: PublishLoop["client"], n: number, windowMs: number,
 export async function bareLoop(url: string, n: number, windowMs: number, start: number, tag: string): Promise<PublishLoop> {
   const secret = generateSecretKey();
   const relay = await Relay.connect(url);
+  // nostr-tools gives up on an OK after 4.4 s by default; wait as long as Seedcast does, so both count the same notes.
+  relay.publishTimeout = RELAY_ANSWER_TIMEOUT_MS;
   try {
     return await paced(
       "nostr-tools",
