@@ -29,3 +29,29 @@ export async function waitReady(url: string, deadlineMs = 10_000): Promise<void>
   }
   throw new Error(`${url} never became ready`);
 }
+
+/** CPU time (user + system, ms) a process has used so far, from /proc/<pid>/stat; 0 once it is gone. */
+export async function cpuMs(pid: number): Promise<number> {
+  try {
+    const stat = await Bun.file(`/proc/${pid}/stat`).text();
+    // Fields after the command (which may hold spaces): state is field 3, utime 14 and stime 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return 0;
+  }
+}
+
+/** TCP sockets on 127.0.0.1 with `port` at either end, by state (ESTABLISHED, TIME_WAIT, …), from /proc/net/tcp. */
+export async function tcpStatesOnPort(port: number): Promise<Record<string, number>> {
+  const names: Record<string, string> = { "01": "ESTABLISHED", "06": "TIME_WAIT", "08": "CLOSE_WAIT", "0A": "LISTEN" };
+  const hex = port.toString(16).toUpperCase().padStart(4, "0");
+  const out: Record<string, number> = {};
+  for (const line of (await Bun.file("/proc/net/tcp").text()).split("\n").slice(1)) {
+    const [, local, remote, state] = line.trim().split(/\s+/);
+    if (!local || !remote || !state || (!local.endsWith(`:${hex}`) && !remote.endsWith(`:${hex}`))) continue;
+    const name = names[state] ?? `state ${state}`;
+    out[name] = (out[name] ?? 0) + 1;
+  }
+  return out;
+}
