@@ -227,12 +227,20 @@ export async function refreshExpiringTokens(
     .from(connections)
     .where(and(eq(connections.readyToPost, true), isNotNull(connections.tokenExpiresAt), lte(connections.tokenExpiresAt, horizon)))
     .all();
-  // Lanes by refresh token (kept in memory only); a connection without one is its own lane.
+  // Lanes by refresh token (kept in memory only); a connection without one (or whose credentials do not open: its
+  // refresh then fails on its own) is its own lane.
+  const refreshTokenOf = (row: ConnectionRow): string | undefined => {
+    try {
+      return openConnection(deps, row).credentials.refreshToken;
+    } catch {
+      return undefined;
+    }
+  };
   const lanes = new Map<string, { id: string; network: SignInNetwork }[]>();
   for (const row of due) {
     const network = networkFor(row.platform);
     if (!network) continue;
-    const key = `${row.platform} ${openConnection(deps, row).credentials.refreshToken ?? `connection ${row.id}`}`;
+    const key = `${row.platform} ${refreshTokenOf(row) ?? `connection ${row.id}`}`;
     const lane = lanes.get(key) ?? [];
     lane.push({ id: row.id, network });
     lanes.set(key, lane);
