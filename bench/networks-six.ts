@@ -13,8 +13,8 @@
  * delivered, lateness percentiles, duplicates (a caption stored more than once), the target states, violations, and
  * p99 ÷ the 2 s goal. Goals: all delivered, p99 lateness < 2 s, 0 duplicates.
  * NB: the stand-ins keep their default behaviour (Instagram's and Threads' containers answer IN_PROGRESS on the first
- * status look, so Seedcast's container polling waits its interval, 2 s), and do not rate-limit as the real networks
- * do. `--containers-ready` makes those containers FINISHED on the first look, to show the rest of the path.
+ * status look, so Seedcast's container polling looks again after its first wait, 300 ms), and do not rate-limit as the
+ * real networks do. `--containers-ready` makes those containers FINISHED on the first look, to show the rest of the path.
  * Usage: bun bench/networks-six.ts [--posts N] [--window-ms W] [--containers-ready] [--json]
  */
 import { createHash, randomBytes } from "node:crypto";

@@ -7,14 +7,17 @@
  * is counted from the wire: every stored refresh token presented once, no other token presented, none refused.
  * Then every connection is read back: its stored refresh token is a new one and its expiry changed (X's new access
  * tokens last 2 h), and the stand-in holds exactly as many live refresh tokens as there are connections. Prints: refreshed, failed, presentations per refresh token, wire refusals, total time, refreshes/s.
- * Usage: bun bench/token-refresh.ts [--connections N] [--json]
+ * `--latency-ms L` makes the proxy hold every token-endpoint answer L ms before passing it on, so the job's time at a
+ * real endpoint (X's answers in roughly 100–300 ms) is measured rather than estimated; `--concurrency C` sets the job's
+ * pool (TOKEN_REFRESH_CONCURRENCY, default 8).
+ * Usage: bun bench/token-refresh.ts [--connections N] [--latency-ms L] [--concurrency C] [--json]
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bootstrap } from "../src/bootstrap";
-import { loadConfig } from "../src/config";
+import { TOKEN_REFRESH_CONCURRENCY_DEFAULT, loadConfig } from "../src/config";
 import { connections } from "../src/db/tables";
 import { newId } from "../src/lib/ids";
 import { silentLogger } from "../src/lib/log";
@@ -30,6 +33,8 @@ const argOf = (name: string, fallback: number): number => {
   return i >= 0 ? Number(args[i + 1]) : fallback;
 };
 const CONNECTIONS = argOf("connections", 10_000);
+const LATENCY_MS = argOf("latency-ms", 0);
+const CONCURRENCY = argOf("concurrency", TOKEN_REFRESH_CONCURRENCY_DEFAULT);
 const json = args.includes("--json");
 const HOUR = 60 * 60 * 1000;
 const CALLBACK = "http://localhost/dashboard/connections/callback/x";
@@ -55,6 +60,8 @@ const proxy = Bun.serve({
     }
     const res = await fetch(`${x.origin}${url.pathname}${url.search}`, { method: req.method, headers: req.headers, body, redirect: "manual" });
     if (isToken) statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+    // The simulated endpoint latency: the answer reaches Seedcast L ms later.
+    if (isToken && LATENCY_MS > 0) await Bun.sleep(LATENCY_MS);
     return new Response(await res.arrayBuffer(), { status: res.status, headers: res.headers });
   },
 });
@@ -67,6 +74,7 @@ const env = {
   X_CLIENT_ID: x.clientId,
   X_CLIENT_SECRET: x.clientSecret,
   LOG_LEVEL: "silent",
+  TOKEN_REFRESH_CONCURRENCY: String(CONCURRENCY),
 };
 
 /** A person allows Seedcast at the stand-in's authorization page; answers the token endpoint's pair. */
@@ -148,6 +156,8 @@ try {
     bench: "token-refresh",
     network: "x",
     connections: CONNECTIONS,
+    latencyMs: LATENCY_MS,
+    concurrency: CONCURRENCY,
     loadAverage: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" "),
     setupMs,
     job: result,

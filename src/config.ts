@@ -22,6 +22,13 @@ export type MediaStoreKind = (typeof MEDIA_STORES)[number];
  */
 export const DISPATCH_DEFAULTS = Object.freeze({ concurrency: 128, leaseMs: 120_000, pollMs: 500 });
 
+/**
+ * Token refreshes the daily job keeps in flight at once (TOKEN_REFRESH_CONCURRENCY). One at a time, 10,000 sign-ins at
+ * a token endpoint answering in 150 ms take about half an hour; 8 keep it to minutes while staying gentle with each
+ * network (docs/benchmarks/networks-six.md).
+ */
+export const TOKEN_REFRESH_CONCURRENCY_DEFAULT = 8;
+
 /** How the continuous dispatcher runs inside `seedcast serve`. */
 export interface DispatchConfig {
   /** Deliveries in flight at once. */
@@ -211,6 +218,8 @@ export interface Config {
   /** Backups: nightly job when set (cron expression), with the number of archives kept. */
   backup: { cron: string | null; dir: string; keep: number };
   dispatch: DispatchConfig;
+  /** Token refreshes the daily job runs at once (TOKEN_REFRESH_CONCURRENCY). */
+  tokenRefreshConcurrency: number;
   /**
    * CORS_ORIGINS: browser origins (`https://app.example.com`) allowed to call /api/v1 and /openapi.json, or `*` for
    * any. Empty (the default): no CORS headers at all.
@@ -499,6 +508,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       leaseMs: intVar(env, "DISPATCH_LEASE_MS", DISPATCH_DEFAULTS.leaseMs, 1000, 3_600_000),
       pollMs: intVar(env, "DISPATCH_POLL_MS", DISPATCH_DEFAULTS.pollMs, 10, 60_000),
     },
+    tokenRefreshConcurrency: intVar(env, "TOKEN_REFRESH_CONCURRENCY", TOKEN_REFRESH_CONCURRENCY_DEFAULT, 1, 100),
     corsOrigins: originsVar(env, "CORS_ORIGINS"),
     media: mediaVar(env),
     database: databaseVar(env),

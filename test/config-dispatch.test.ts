@@ -1,6 +1,9 @@
-/** The dispatcher's tuning is part of the validated configuration (Config.dispatch), with the documented defaults. */
+/**
+ * The dispatcher's tuning is part of the validated configuration (Config.dispatch), with the documented defaults; so is
+ * the token refresh job's pool (TOKEN_REFRESH_CONCURRENCY).
+ */
 import { describe, expect, test } from "bun:test";
-import { ConfigError, DISPATCH_DEFAULTS, loadConfig } from "../src/config";
+import { ConfigError, DISPATCH_DEFAULTS, TOKEN_REFRESH_CONCURRENCY_DEFAULT, loadConfig } from "../src/config";
 import { DEFAULT_CONCURRENCY, DEFAULT_LEASE_MS, DEFAULT_POLL_MS } from "../src/publishing/dispatcher";
 
 const BASE = { DATA_DIR: "/tmp/seedcast-config-test", BASE_URL: "http://localhost" };
@@ -29,5 +32,18 @@ describe("DISPATCH_* variables", () => {
   ])("%s=%s stops at start with a message naming the variable", (name, raw) => {
     expect(() => loadConfig({ ...BASE, [name]: raw })).toThrow(ConfigError);
     expect(() => loadConfig({ ...BASE, [name]: raw })).toThrow(`${name} must be a whole number`);
+  });
+});
+
+describe("TOKEN_REFRESH_CONCURRENCY", () => {
+  test("unset: 8 refreshes at once; set: read into config.tokenRefreshConcurrency", () => {
+    expect(loadConfig(BASE).tokenRefreshConcurrency).toBe(8);
+    expect(TOKEN_REFRESH_CONCURRENCY_DEFAULT).toBe(8);
+    expect(loadConfig({ ...BASE, TOKEN_REFRESH_CONCURRENCY: "1" }).tokenRefreshConcurrency).toBe(1);
+    expect(loadConfig({ ...BASE, TOKEN_REFRESH_CONCURRENCY: "100" }).tokenRefreshConcurrency).toBe(100);
+  });
+
+  test.each(["0", "101", "eight", "2.5"])("TOKEN_REFRESH_CONCURRENCY=%s stops at start with a message naming the variable", (raw) => {
+    expect(() => loadConfig({ ...BASE, TOKEN_REFRESH_CONCURRENCY: raw })).toThrow("TOKEN_REFRESH_CONCURRENCY must be a whole number");
   });
 });

@@ -3,9 +3,9 @@
  * X stand-in (test/peers/x/server.ts) reached through PLATFORM_ORIGIN_OVERRIDES: Connect X disabled until the admin
  * sets the app up; the Instance page's X section (redirect URI, scopes, console, steps), the app entered there; Connect
  * X → X's authorization page → Authorize → back, connected and ready; then a post with 2 images (alt text each) and a
- * first comment, checked by what the stand-in received. The post is written beside the running server (as
- * test/networks-browser.test.ts does), not typed in the composer. axe-core clean and no horizontal scroll at 1280 and
- * 390 px; screenshots in test-artifacts/networks26/.
+ * first comment, written in the composer and sent from the dashboard (its schedule form's "Add to queue", then the
+ * Queue's "Post now"; test/helpers/dashboard-post.ts), checked by what the stand-in received. axe-core clean and no
+ * horizontal scroll at 1280 and 390 px; screenshots in test-artifacts/networks26/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
@@ -15,14 +15,13 @@ import type { Page } from "playwright-core";
 import { bootstrap } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
 import type { Deps } from "../src/deps";
-import { connections, members, scheduledPosts, scheduledPostTargets } from "../src/db/tables";
-import { newId } from "../src/lib/ids";
+import { scheduledPosts } from "../src/db/tables";
 import { silentLogger } from "../src/lib/log";
-import { ingestImageBytes } from "../src/modules/assets/ingest";
 import { checkBothWidths } from "./helpers/browser";
 import { type DashboardE2E, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
+import { postFromDashboard } from "./helpers/dashboard-post";
+import { twoImagePost } from "./helpers/network-walk-post";
 import { type XStandIn, startXStandIn } from "./peers/x/server";
-import { makeCreation, solidPng } from "./publishing-fixtures";
 
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/networks26");
 const PASSWORD = "correct horse battery";
@@ -55,52 +54,6 @@ afterAll(async () => {
 async function beside(): Promise<Deps> {
   const dataDir = join(e2e!.server.work, "data");
   return bootstrap(loadConfig({ ...env, DATA_DIR: dataDir, BASE_URL: base, LOG_LEVEL: "silent" }), { log: silentLogger });
-}
-
-/** A post due in 2 s with 2 images (alt text each) and a first comment, to the X connection. Answers its id. */
-async function duePost(caption: string, firstComment: string): Promise<string> {
-  const deps = await beside();
-  try {
-    const [member] = await deps.store.db.select().from(members).all();
-    const accountId = member!.accountId;
-    const [target] = await deps.store.db.select().from(connections).where(eq(connections.platform, "x")).all();
-    const a = await ingestImageBytes(deps, accountId, { bytes: await solidPng(320, 200), fileName: "loaves" });
-    const b = await ingestImageBytes(deps, accountId, { bytes: await solidPng(200, 320), fileName: "window" });
-    const creation = await makeCreation(deps, accountId, { caption });
-    const postId = newId();
-    const now = Date.now();
-    const due = now + 2000;
-    await deps.store.write(async (tx) => {
-      await tx
-        .insert(scheduledPosts)
-        .values({
-          id: postId,
-          accountId,
-          creationId: creation.id,
-          scheduledTime: due,
-          status: "scheduled",
-          caption,
-          altText: "Two rye loaves",
-          imageAssetId: a.id,
-          images: [
-            { assetId: a.id, altText: "Two rye loaves" },
-            { assetId: b.id, altText: "The shop window at dawn" },
-          ],
-          thread: [],
-          firstComment,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .run();
-      await tx
-        .insert(scheduledPostTargets)
-        .values({ id: newId(), postId, accountId, connectionId: target!.id, platform: "x", label: target!.label, status: "scheduled", nextAttemptAt: due, createdAt: now, updatedAt: now })
-        .run();
-    });
-    return postId;
-  } finally {
-    await deps.store.close();
-  }
 }
 
 async function postStatus(postId: string): Promise<string> {
@@ -153,7 +106,8 @@ describe("X in the dashboard", () => {
   }, 90_000);
 
   test("a post with 2 images, alt text and a first comment goes out once", async () => {
-    const id = await duePost("Rye loaves are back on Saturday", "Pre-order until Friday noon.");
+    const post = await twoImagePost("Rye loaves are back on Saturday", ["Two rye loaves", "The shop window at dawn"], "Pre-order until Friday noon.");
+    const id = await postFromDashboard(page, base, post, { targets: ["@cornerbakery"], when: "now" }, { onStep: (step) => shoot(`x-06-${step}`) });
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline && (await postStatus(id)) !== "published") await Bun.sleep(200);
     expect(await postStatus(id)).toBe("published");
@@ -164,6 +118,6 @@ describe("X in the dashboard", () => {
     expect(x.posts[1]!.inReplyTo).toBe(x.posts[0]!.id);
     expect(x.violations).toEqual([]);
     await page.goto(`${base}/dashboard/calendar/posts/${id}`);
-    await shoot("x-06-post-published");
-  }, 60_000);
+    await shoot("x-07-post-published");
+  }, 120_000);
 });

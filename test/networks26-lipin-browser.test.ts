@@ -3,7 +3,8 @@
  * stand-ins (test/peers/linkedin, test/peers/pinterest), reached through PLATFORM_ORIGIN_OVERRIDES: each app entered on
  * the Instance page, "Connect LinkedIn" → LinkedIn's page → Allow → connected; "Connect Pinterest" → Pinterest's page
  * → the board chooser → one board connected; then a post with 2 images (alt text each) and, on LinkedIn, a first
- * comment, delivered once (checked by what the stand-ins received). Seedcast's pages are checked at 1280 and 390 px
+ * comment, written in the composer and sent from the dashboard (its schedule form's "Add to queue", then the Queue's
+ * "Post now"; test/helpers/dashboard-post.ts), delivered once (checked by what the stand-ins received). Seedcast's pages are checked at 1280 and 390 px
  * (one h1, no horizontal scroll, axe-core) and shot to test-artifacts/networks26/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -13,16 +14,15 @@ import { eq } from "drizzle-orm";
 import type { Page } from "playwright-core";
 import { bootstrap } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
-import { connections, members, scheduledPosts, scheduledPostTargets } from "../src/db/tables";
+import { scheduledPosts } from "../src/db/tables";
 import type { Deps } from "../src/deps";
-import { newId } from "../src/lib/ids";
 import { silentLogger } from "../src/lib/log";
-import { ingestImageBytes } from "../src/modules/assets/ingest";
 import { checkBothWidths } from "./helpers/browser";
 import { type DashboardE2E, startDashboardE2E, submitSetup } from "./helpers/dashboard-e2e";
+import { postFromDashboard } from "./helpers/dashboard-post";
+import { twoImagePost } from "./helpers/network-walk-post";
 import { LINKEDIN_MEMBER, type LinkedInStandIn, startLinkedInStandIn } from "./peers/linkedin/server";
 import { type PinterestStandIn, startPinterestStandIn } from "./peers/pinterest/server";
-import { makeCreation, solidPng } from "./publishing-fixtures";
 
 const ARTIFACTS = resolve(import.meta.dir, "../test-artifacts/networks26");
 const PASSWORD = "correct horse battery";
@@ -62,41 +62,6 @@ afterAll(async () => {
 async function beside(): Promise<Deps> {
   const dataDir = join(e2e!.server.work, "data");
   return bootstrap(loadConfig({ ...env, DATA_DIR: dataDir, BASE_URL: base, LOG_LEVEL: "silent" }), { log: silentLogger });
-}
-
-/** A post due in 2 s with 2 images (alt text each) and `firstComment`, to the connections of `platform`. */
-async function duePost(platform: "linkedin" | "pinterest", caption: string, firstComment: string | null): Promise<string> {
-  const deps = await beside();
-  try {
-    const [member] = await deps.store.db.select().from(members).all();
-    const accountId = member!.accountId;
-    const targets = (await deps.store.db.select().from(connections).where(eq(connections.accountId, accountId)).all()).filter((c) => c.platform === platform);
-    const a = await ingestImageBytes(deps, accountId, { bytes: await solidPng(320, 200), fileName: "wide" });
-    const b = await ingestImageBytes(deps, accountId, { bytes: await solidPng(200, 320), fileName: "tall" });
-    const creation = await makeCreation(deps, accountId, { caption });
-    const postId = newId();
-    const now = Date.now();
-    const due = now + 2000;
-    await deps.store.write(async (tx) => {
-      await tx
-        .insert(scheduledPosts)
-        .values({
-          id: postId, accountId, creationId: creation.id, scheduledTime: due, status: "scheduled", caption, altText: "Loaves, wide", imageAssetId: a.id,
-          images: [
-            { assetId: a.id, altText: "Loaves, wide" },
-            { assetId: b.id, altText: "Loaves, tall" },
-          ],
-          firstComment, createdAt: now, updatedAt: now,
-        })
-        .run();
-      for (const c of targets) {
-        await tx.insert(scheduledPostTargets).values({ id: newId(), postId, accountId, connectionId: c.id, platform: c.platform, label: c.label, status: "scheduled", nextAttemptAt: due, createdAt: now, updatedAt: now }).run();
-      }
-    });
-    return postId;
-  } finally {
-    await deps.store.close();
-  }
 }
 
 async function postStatus(postId: string): Promise<string> {
@@ -167,9 +132,13 @@ describe("LinkedIn and Pinterest through the dashboard, in Chromium", () => {
   }, 90_000);
 
   test("a post with 2 images and alt text: LinkedIn gets it with its first comment once; Pinterest a carousel pin once", async () => {
-    const li = await duePost("linkedin", "Fresh loaves this morning", "Order at harbour.example");
-    const pin = await duePost("pinterest", "Fresh loaves\nShaped by hand this morning.", null);
+    const alts = ["Loaves, wide", "Loaves, tall"] as const;
+    const li = await postFromDashboard(page, base, await twoImagePost("Fresh loaves this morning", alts, "Order at harbour.example"), { targets: [LINKEDIN_MEMBER.name], when: "now" }, {
+      onStep: (step) => shoot(`lipin-07-linkedin-${step}`),
+    });
     await waitFor(li, "published");
+    // Pinterest takes no first comment: its post has none.
+    const pin = await postFromDashboard(page, base, await twoImagePost("Fresh loaves\nShaped by hand this morning.", alts), { targets: ["Bread we bake (@harbourbakery)"], when: "now" });
     await waitFor(pin, "published");
     expect(linkedin.violations).toEqual([]);
     expect(pinterest.violations).toEqual([]);
@@ -179,6 +148,8 @@ describe("LinkedIn and Pinterest through the dashboard, in Chromium", () => {
     expect(pinterest.pins).toHaveLength(1);
     expect(pinterest.pins[0]).toMatchObject({ sourceType: "multiple_image_base64", title: "Fresh loaves", altText: "Loaves, wide; Loaves, tall" });
     await page.goto(`${base}/dashboard/calendar/posts/${li}`);
-    await shoot("lipin-07-linkedin-post-published");
-  }, 90_000);
+    await shoot("lipin-08-linkedin-post-published");
+    await page.goto(`${base}/dashboard/calendar/posts/${pin}`);
+    await shoot("lipin-09-pinterest-post-published");
+  }, 180_000);
 });

@@ -20,6 +20,7 @@ import { ingestImageBytes } from "../src/modules/assets/ingest";
 import { runDueOnce } from "../src/publishing/dispatcher";
 import { INSTAGRAM_BASE_URL_REASON, instagramConnector } from "../src/publishing/networks/instagram/connector";
 import { containerPolling as instagramPolling } from "../src/publishing/networks/meta/polling";
+import { type MovedPollingTimer, movePollingTimer, restorePollingTimer } from "./helpers/polling-timer";
 import { connectionForDelivery, refreshExpiringTokens } from "../src/publishing/sign-in/refresh";
 import { openConnection } from "../src/store/connections";
 import { DashboardClient, PASSWORD } from "./helpers/dashboard-client";
@@ -35,8 +36,11 @@ let ig: InstagramStandIn;
 let owner: { accountId: string; userId: string };
 let key = "";
 let connectionId = "";
+// Container polling runs its real schedule on a timer that moves instead of sleeping.
+let polling: MovedPollingTimer;
 
 beforeAll(async () => {
+  polling = movePollingTimer();
   // "Instagram" fetches images from this server: the app's own handler, in process.
   ig = startInstagramStandIn({ redirectUri: CALLBACK, fetchImage: async (url) => world.app.handle(new Request(url)) });
   world = await createWorld({
@@ -53,8 +57,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  instagramPolling.attempts = 30;
-  instagramPolling.intervalMs = 2_000;
+  restorePollingTimer();
   await world.close();
   await ig.stop();
 });
@@ -174,7 +177,6 @@ describe("connect Instagram by signing in", () => {
 
 describe("publishing to Instagram", () => {
   test("2 images with alt text and a first comment: one carousel, fetched as JPEG within 4:5 to 1.91:1, the comment under it", async () => {
-    instagramPolling.intervalMs = 5;
     ig.mode.inProgressLooks = 2;
     const post = await schedulePost("Fresh sourdough today");
     const before = ig.media.length;
@@ -216,14 +218,17 @@ describe("publishing to Instagram", () => {
   });
 
   test("a container stuck IN_PROGRESS past the polling limit: given up for now with a clear sentence, retried later, published once", async () => {
-    instagramPolling.attempts = 3;
+    polling = movePollingTimer();
     ig.mode.stuck = true;
     const post = await schedulePost("Croissants at noon");
     const before = ig.media.length;
     await deliverDue();
     let { targets } = await postRows(world.deps, post.id);
     expect(targets[0]!.status).not.toBe("published");
-    expect(targets[0]!.errorMessage).toContain("Instagram was still preparing the images after 0 seconds (status IN_PROGRESS); nothing was published");
+    // The looks back off from 300 ms, doubling to one every 2 s, until the 30th look: 54.1 s of (moved) waiting.
+    expect(polling.waits.slice(0, 5)).toEqual([300, 600, 1200, 2000, 2000]);
+    expect(polling.waits).toHaveLength(instagramPolling.attempts - 1);
+    expect(targets[0]!.errorMessage).toContain("Instagram was still preparing the images after 54 seconds (status IN_PROGRESS); nothing was published");
     expect(ig.media.length).toBe(before);
     ig.mode.stuck = false;
     for (let i = 0; i < 5 && targets[0]!.status !== "published"; i++) {
@@ -232,7 +237,6 @@ describe("publishing to Instagram", () => {
     }
     expect(targets[0]!.status).toBe("published");
     expect(ig.media.slice(before).map((m) => m.caption)).toEqual(["Croissants at noon"]);
-    instagramPolling.attempts = 30;
   });
 
   test("the answer to media_publish cut off after Instagram published: the container says so, nothing twice", async () => {

@@ -16,11 +16,11 @@ import { createAccount } from "../src/modules/accounts/service";
 import { ingestImageBytes } from "../src/modules/assets/ingest";
 import { mintKey } from "../src/modules/auth/keys-service";
 import { runDueOnce } from "../src/publishing/dispatcher";
-import { containerPolling } from "../src/publishing/networks/meta/polling";
 import { THREADS_IMAGES_REASON, threadsConnector } from "../src/publishing/networks/threads/connector";
 import { refreshExpiringTokens } from "../src/publishing/sign-in/refresh";
 import { openConnection } from "../src/store/connections";
 import { DashboardClient, PASSWORD } from "./helpers/dashboard-client";
+import { movePollingTimer, restorePollingTimer } from "./helpers/polling-timer";
 import { BASE, type World, createWorld } from "./helpers/world";
 import { THREADS_LONG_LIVED_SECONDS, type ThreadsStandIn, startThreadsStandIn } from "./peers/threads/server";
 import { postRows, solidPng } from "./publishing-fixtures";
@@ -39,11 +39,11 @@ beforeAll(async () => {
   world = await createWorld({ env: { PLATFORM_ORIGIN_OVERRIDES: th.overrides, ALLOW_PRIVATE_HOSTS: "localhost", THREADS_APP_ID: th.clientId, THREADS_APP_SECRET: th.clientSecret } });
   owner = await createAccount(world.deps, { name: "Corner Bakery", email: "anna@bakery.test", password: PASSWORD, credits: 10 });
   key = (await mintKey(world.deps, { accountId: owner.accountId, userId: owner.userId, name: "test key", groups: SCOPES, expiresDays: 90 })).key;
-  containerPolling.intervalMs = 5;
+  movePollingTimer();
 });
 
 afterAll(async () => {
-  containerPolling.intervalMs = 2_000;
+  restorePollingTimer();
   await world.close();
   await th.stop();
 });

@@ -59,13 +59,16 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  await world.sql("DELETE FROM connections WHERE account_id = ?", acct.accountId);
+  await world.sql("DELETE FROM connections");
   await tokens?.stop();
   tokens = await startTokenServer({ ...CLIENT, delayMs: 30 });
 });
 
-/** A signed-in connection whose access token expires `inMs` from now; its refresh token is the stand-in's current one. */
-async function signedInConnection(inMs: number): Promise<string> {
+/**
+ * A signed-in connection whose access token expires `inMs` from now; its refresh token is the stand-in's current one
+ * unless `grant` names another (`grant.id`: the sign-in it shares with other connections, as Pinterest boards do).
+ */
+async function signedInConnection(inMs: number, grant: { refreshToken?: string; id?: string } = {}): Promise<string> {
   const id = newId();
   const now = world.clock.now();
   await world.store.write((tx) =>
@@ -77,7 +80,11 @@ async function signedInConnection(inMs: number): Promise<string> {
         platform: "mastodon",
         label: `@test-${id.slice(-6)}`,
         endpoint: tokens.url,
-        credentialsSealed: sealJson(world.deps.instanceSecret, id, { token: tokens.current.accessToken, refreshToken: tokens.current.refreshToken }),
+        credentialsSealed: sealJson(world.deps.instanceSecret, id, {
+          token: tokens.current.accessToken,
+          refreshToken: grant.refreshToken ?? tokens.current.refreshToken,
+          ...(grant.id ? { grant: grant.id } : {}),
+        }),
         meta: "{}",
         readyToPost: true,
         checkedAt: now,
@@ -238,6 +245,83 @@ describe("single flight", () => {
       );
       expect(tokens.refreshes).toBe(1);
       expect(new Set(opened.map((c) => c.credentials.token))).toEqual(new Set([tokens.current.accessToken]));
+    } finally {
+      await replica.store.close();
+    }
+  });
+});
+
+describe("the daily job, several at once", () => {
+  // New tokens last 60 days here (LinkedIn's and Pinterest's scale), so a refreshed connection is outside the 7-day
+  // horizon afterwards and a second look at it refreshes nothing.
+  const LONG_LIVED = 60 * 24 * 3600;
+  beforeEach(async () => {
+    await tokens.stop();
+    tokens = await startTokenServer({ ...CLIENT, delayMs: 150, expiresIn: LONG_LIVED });
+  });
+
+  test("24 sign-ins of one account, a pool of 8: all refreshed, each refresh token presented once, at most 8 at the endpoint at once", async () => {
+    const firstTokens: string[] = [];
+    const ids: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const refreshToken = tokens.newGrant();
+      firstTokens.push(refreshToken);
+      ids.push(await signedInConnection(2 * DAY, { refreshToken }));
+    }
+    expect(await refreshExpiringTokens(world.deps, lookup, 8)).toEqual({ refreshed: 24, failed: 0 });
+    expect(tokens.refreshes).toBe(24);
+    expect([...tokens.presentedRefreshTokens].sort()).toEqual([...firstTokens].sort());
+    expect(tokens.maxRefreshesInFlight).toBeGreaterThan(1);
+    expect(tokens.maxRefreshesInFlight).toBeLessThanOrEqual(8);
+    for (const id of ids) {
+      const after = await stored(id);
+      expect(after).toMatchObject({ ready: true, lease: null, expiresAt: world.clock.now() + LONG_LIVED * 1000 });
+      expect(firstTokens).not.toContain(after.refreshToken);
+    }
+  });
+
+  test("TOKEN_REFRESH_CONCURRENCY=1 (the config's value is the default): one refresh at the endpoint at a time", async () => {
+    const config = loadConfig({ BASE_URL: BASE, LOG_LEVEL: "silent", HOST: "127.0.0.1", ALLOW_PRIVATE_HOSTS: "127.0.0.1", ...world.env(), DATA_DIR: world.dataDir, TOKEN_REFRESH_CONCURRENCY: "1" });
+    expect(config.tokenRefreshConcurrency).toBe(1);
+    expect(world.deps.config.tokenRefreshConcurrency).toBe(8);
+    const replica = await bootstrap(config, { clock: world.clock, log: silentLogger });
+    try {
+      for (let i = 0; i < 4; i++) await signedInConnection(2 * DAY, { refreshToken: tokens.newGrant() });
+      expect(await refreshExpiringTokens(replica, lookup)).toEqual({ refreshed: 4, failed: 0 });
+      expect(tokens.maxRefreshesInFlight).toBe(1);
+    } finally {
+      await replica.store.close();
+    }
+  });
+
+  test("two connections of one sign-in (one rotating refresh token, as Pinterest boards): refreshed once, both take the new pair, neither blocked", async () => {
+    const shared = { refreshToken: tokens.newGrant(), id: "grant-boards" };
+    const a = await signedInConnection(2 * DAY, shared);
+    const b = await signedInConnection(2 * DAY, shared);
+    // Other sign-ins of the same account fill the pool beside them.
+    for (let i = 0; i < 6; i++) await signedInConnection(2 * DAY, { refreshToken: tokens.newGrant() });
+    expect(await refreshExpiringTokens(world.deps, lookup, 8)).toEqual({ refreshed: 7, failed: 0 });
+    expect(tokens.presentedRefreshTokens.filter((t) => t === shared.refreshToken)).toHaveLength(1);
+    const [afterA, afterB] = [await stored(a), await stored(b)];
+    expect(afterA).toMatchObject({ ready: true, blockedReason: null });
+    expect(afterB).toMatchObject({ ready: true, blockedReason: null, refreshToken: afterA.refreshToken, token: afterA.token });
+  });
+
+  test("two replicas run the job at the same moment over 16 sign-ins: each refreshed exactly once", async () => {
+    const config = loadConfig({ BASE_URL: BASE, LOG_LEVEL: "silent", HOST: "127.0.0.1", ALLOW_PRIVATE_HOSTS: "127.0.0.1", ...world.env(), DATA_DIR: world.dataDir });
+    const replica = await bootstrap(config, { clock: world.clock, log: silentLogger });
+    try {
+      const firstTokens: string[] = [];
+      for (let i = 0; i < 16; i++) {
+        const refreshToken = tokens.newGrant();
+        firstTokens.push(refreshToken);
+        await signedInConnection(2 * DAY, { refreshToken });
+      }
+      const [one, two] = await Promise.all([refreshExpiringTokens(world.deps, lookup, 8), refreshExpiringTokens(replica, lookup, 8)]);
+      // Each job counts the connections it saw renewed (some by the other replica); the wire shows what happened.
+      expect(one.failed + two.failed).toBe(0);
+      expect(tokens.refreshes).toBe(16);
+      expect([...tokens.presentedRefreshTokens].sort()).toEqual([...firstTokens].sort());
     } finally {
       await replica.store.close();
     }

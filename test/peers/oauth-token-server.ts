@@ -8,7 +8,9 @@
  *   and the one used dies; a reused one is refused with `invalid_grant`.
  * Modes: `ok`; `unavailable` (503, the token service down); `revoked` (every refresh refused `invalid_grant`, the
  * person revoked the app); `no_refresh_token` (a success that carries no refresh token, as networks that do not
- * rotate answer). `delayMs` slows every answer, so concurrent callers really overlap.
+ * rotate answer). `delayMs` slows every answer, so concurrent callers really overlap. Besides the first grant
+ * (`current`), `newGrant()` starts further independent ones (each its own rotating refresh token), and
+ * `maxRefreshesInFlight` counts how many refresh requests it ever held at once.
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Server } from "bun";
@@ -32,6 +34,10 @@ export interface TokenServer {
   refreshes: number;
   /** The refresh token that works now, and the access token last issued. */
   current: { refreshToken: string; accessToken: string };
+  /** The most refresh requests held at once (each held `delayMs`). */
+  maxRefreshesInFlight: number;
+  /** Starts another grant, independent of `current`: its first refresh token (rotated like the first grant's). */
+  newGrant(): string;
   /** Issues a code as the authorization endpoint would, bound to an S256 challenge. */
   issueCode(challenge: string | null, redirectUri: string): string;
   setMode(mode: TokenServerMode): void;
@@ -49,10 +55,14 @@ export async function startTokenServer(opts: TokenServerOptions): Promise<TokenS
   let mode: TokenServerMode = "ok";
   const expiresIn = opts.expiresIn ?? 3600;
   const used = new Set<string>();
+  /** The live refresh tokens of the grants started by newGrant(). */
+  const others = new Set<string>();
+  let inFlight = 0;
   const codes = new Map<string, { challenge: string | null; redirectUri: string }>();
-  const state: Omit<TokenServer, "url" | "tokenEndpoint" | "stop" | "setMode" | "issueCode"> = {
+  const state: Omit<TokenServer, "url" | "tokenEndpoint" | "stop" | "setMode" | "issueCode" | "newGrant"> = {
     presentedRefreshTokens: [],
     refreshes: 0,
+    maxRefreshesInFlight: 0,
     current: { refreshToken: token(), accessToken: token() },
   };
   const refusal = (error: string, description: string, status = 400) => json({ error, error_description: description }, status);
@@ -63,7 +73,13 @@ export async function startTokenServer(opts: TokenServerOptions): Promise<TokenS
     async fetch(req) {
       const url = new URL(req.url);
       if (req.method !== "POST" || url.pathname !== "/oauth2/token") return json({ error: "not_found" }, 404);
-      if (opts.delayMs) await Bun.sleep(opts.delayMs);
+      const isRefresh = (req.headers.get("content-type") ?? "").startsWith("application/x-www-form-urlencoded") && (await req.clone().text()).includes("grant_type=refresh_token");
+      if (isRefresh) state.maxRefreshesInFlight = Math.max(state.maxRefreshesInFlight, ++inFlight);
+      try {
+        if (opts.delayMs) await Bun.sleep(opts.delayMs);
+      } finally {
+        if (isRefresh) inFlight--;
+      }
       if (mode === "unavailable") return new Response("Service Unavailable", { status: 503 });
       if (!(req.headers.get("content-type") ?? "").startsWith("application/x-www-form-urlencoded")) return refusal("invalid_request", "form body required");
       const form = new URLSearchParams(await req.text());
@@ -100,6 +116,15 @@ export async function startTokenServer(opts: TokenServerOptions): Promise<TokenS
       const presented = form.get("refresh_token") ?? "";
       state.presentedRefreshTokens.push(presented);
       if (mode === "revoked") return refusal("invalid_grant", "The refresh token was revoked.");
+      if (others.has(presented) && mode === "ok") {
+        // Another grant: its token rotates as the first grant's does.
+        others.delete(presented);
+        used.add(presented);
+        state.refreshes++;
+        const next = token();
+        others.add(next);
+        return json({ access_token: token(), token_type: "Bearer", expires_in: expiresIn, refresh_token: next });
+      }
       if (presented !== state.current.refreshToken || used.has(presented)) return refusal("invalid_grant", "The refresh token is invalid, expired or was already used.");
       if (mode === "no_refresh_token") {
         state.refreshes++;
@@ -118,6 +143,11 @@ export async function startTokenServer(opts: TokenServerOptions): Promise<TokenS
       const code = token();
       codes.set(code, { challenge, redirectUri });
       return code;
+    },
+    newGrant() {
+      const first = token();
+      others.add(first);
+      return first;
     },
     setMode(next: TokenServerMode) {
       mode = next;

@@ -194,33 +194,70 @@ export async function connectionForDelivery(deps: Deps, row: ConnectionRow, netw
   return ensureFreshToken(deps, row.id, network, REFRESH_AT_DELIVERY_MS);
 }
 
+/** One connection of the daily job: refreshed ahead (REFRESH_AHEAD_MS); how it ended. */
+async function refreshAhead(deps: Deps, id: string, network: SignInNetwork, horizon: number): Promise<"refreshed" | "failed" | "unchanged"> {
+  try {
+    const before = (await readRow(deps, id)).tokenExpiresAt;
+    await ensureFreshToken(deps, id, network, REFRESH_AHEAD_MS);
+    // A transient refusal leaves the token as it was (still valid): not counted as refreshed. A connection renewed
+    // meanwhile with another of the same sign-in (Pinterest boards share a grant) is neither.
+    const after = (await readRow(deps, id)).tokenExpiresAt;
+    if (after !== before) return "refreshed";
+    return after === null || after <= horizon ? "failed" : "unchanged";
+  } catch {
+    return "failed";
+  }
+}
+
 /**
- * The daily job: refreshes every ready connection whose token expires within 7 days, one after the other. A
- * failure is recorded on its connection (or left for the next run when transient), never thrown.
+ * The daily job: refreshes every ready connection whose token expires within 7 days, `concurrency` at once
+ * (TOKEN_REFRESH_CONCURRENCY). Connections that hold the same refresh token (made in one sign-in: Pinterest boards)
+ * form a lane, refreshed one after the other: two refreshes of one rotating token at once would present it twice, and
+ * the second would be refused as reused (a dead grant). Each refresh stays single-flight across replicas through the
+ * connection's lease. A failure is recorded on its connection (or left for the next run when transient), never thrown.
  */
-export async function refreshExpiringTokens(deps: Deps, networkFor: NetworkLookup = signInNetworkFor): Promise<{ refreshed: number; failed: number }> {
+export async function refreshExpiringTokens(
+  deps: Deps,
+  networkFor: NetworkLookup = signInNetworkFor,
+  concurrency: number = deps.config.tokenRefreshConcurrency,
+): Promise<{ refreshed: number; failed: number }> {
   const horizon = deps.clock.now() + REFRESH_AHEAD_MS;
   const due = await deps.store.db
-    .select({ id: connections.id, platform: connections.platform })
+    .select()
     .from(connections)
     .where(and(eq(connections.readyToPost, true), isNotNull(connections.tokenExpiresAt), lte(connections.tokenExpiresAt, horizon)))
     .all();
+  // Lanes by refresh token (kept in memory only); a connection without one (or whose credentials do not open: its
+  // refresh then fails on its own) is its own lane.
+  const refreshTokenOf = (row: ConnectionRow): string | undefined => {
+    try {
+      return openConnection(deps, row).credentials.refreshToken;
+    } catch {
+      return undefined;
+    }
+  };
+  const lanes = new Map<string, { id: string; network: SignInNetwork }[]>();
+  for (const row of due) {
+    const network = networkFor(row.platform);
+    if (!network) continue;
+    const key = `${row.platform} ${refreshTokenOf(row) ?? `connection ${row.id}`}`;
+    const lane = lanes.get(key) ?? [];
+    lane.push({ id: row.id, network });
+    lanes.set(key, lane);
+  }
+  const queue = [...lanes.values()];
+  let next = 0;
   let refreshed = 0;
   let failed = 0;
-  for (const { id, platform } of due) {
-    const network = networkFor(platform);
-    if (!network) continue;
-    try {
-      const before = (await readRow(deps, id)).tokenExpiresAt;
-      await ensureFreshToken(deps, id, network, REFRESH_AHEAD_MS);
-      // A transient refusal leaves the token as it was (still valid): not counted as refreshed. A connection renewed
-      // meanwhile with another of the same sign-in (Pinterest boards share a grant) is neither.
-      const after = (await readRow(deps, id)).tokenExpiresAt;
-      if (after !== before) refreshed++;
-      else if (after === null || after <= horizon) failed++;
-    } catch {
-      failed++;
+  const worker = async (): Promise<void> => {
+    for (let lane = queue[next++]; lane !== undefined; lane = queue[next++]) {
+      for (const { id, network } of lane) {
+        const outcome = await refreshAhead(deps, id, network, horizon);
+        if (outcome === "refreshed") refreshed++;
+        else if (outcome === "failed") failed++;
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, queue.length)) }, worker));
   return { refreshed, failed };
 }
