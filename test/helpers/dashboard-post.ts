@@ -103,7 +103,7 @@ async function addDailySlot(page: Page, base: string, targets: readonly string[]
   for (const day of await slot.locator(`input[name="days-${row}"]`).all()) await day.check();
   await page.locator(`#time-${row}`).fill(`00:${String(row % 60).padStart(2, "0")}`);
   const connections = slot.getByRole("group", { name: "New slot: connections" });
-  for (const label of targets) await connections.getByRole("checkbox", { name: label, exact: true }).check();
+  for (const label of targets) await connections.getByRole("checkbox", { name: new RegExp(`^${escapeRegExp(label)} \\(`) }).check();
   await submitTo(page, page.getByRole("button", { name: "Save posting schedule" }), /notice=slots-saved/, "Saving the posting schedule");
 }
 

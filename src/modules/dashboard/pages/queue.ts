@@ -6,6 +6,7 @@
 import { ROLE_SCOPES } from "../../../auth/scopes";
 import { AppError } from "../../../lib/errors";
 import { type Html, html } from "../../../lib/html";
+import { PLATFORM_NAMES } from "../../../db/schema/connections";
 import type { ConnectionRow } from "../../../store/connections";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Form, field, fields, htmlResponse, redirect } from "../../../web/http";
@@ -46,8 +47,14 @@ function noticeOf(request: Request): Notice[] {
   return text ? [{ kind: "ok", text }] : [];
 }
 
+/** A connection as people tell it apart: its label and its network (one shop is often @name on several). */
+function nameOf(c: ConnectionRow): string {
+  return `${c.label} (${PLATFORM_NAMES[c.platform]})`;
+}
+
 function labelsOf(connections: readonly ConnectionRow[], ids: readonly string[]): string {
-  return ids.map((id) => connections.find((c) => c.id === id)?.label ?? "a removed connection").join(", ");
+  const byId = new Map(connections.map((c) => [c.id, nameOf(c)]));
+  return ids.map((id) => byId.get(id) ?? "a removed connection").join(", ");
 }
 
 function when(at: number, zone: string): { date: string; time: string } {
@@ -179,7 +186,7 @@ function rowFields(s: SessionContext, i: number, row: EditorRow, connections: re
   <label for="time-${i}">Time (HH:MM)</label>
   <input id="time-${i}" name="time-${String(i)}" type="time" value="${row.time}">
   <div role="group" aria-label="${legend}: connections">${connections.map(
-    (c) => html`<label><input type="checkbox" name="targets-${String(i)}" value="${c.id}"${row.targets.includes(c.id) ? html` checked` : ""}> <span>${c.label}</span></label>`,
+    (c) => html`<label><input type="checkbox" name="targets-${String(i)}" value="${c.id}"${row.targets.includes(c.id) ? html` checked` : ""}> <span>${c.label} <span class="muted">(${PLATFORM_NAMES[c.platform]})</span></span></label>`,
   )}</div>
   ${isNew ? "" : html`<label><input type="checkbox" name="remove-${String(i)}" value="yes"> Remove this slot</label>`}
 </fieldset>`;
