@@ -288,6 +288,7 @@ export async function importCsv(deps: Deps, caller: ApprovalCaller, text: string
   const { accountId } = caller;
   const checked = await checkImport(deps, accountId, text);
   if (checked.problems.length > 0) throw invalidRows(checked.problems);
+  if (checked.rows.length >= COLLECT_EVERY_ROWS) collectGarbage();
   const { assets, fetched, problems } = await bringImages(deps, accountId, checked.rows);
   try {
     if (problems.length > 0) throw invalidRows(problems);
@@ -311,6 +312,20 @@ export async function importCsv(deps: Deps, caller: ApprovalCaller, text: string
  * in about the same time.
  */
 const INSERT_CHUNK = 50;
+/**
+ * Rows between two full collections in the store step (and one after the checks). NB: the import awaits only the
+ * database, so the process never idles and JavaScriptCore collects late: the garbage of building each insert (drizzle's
+ * query objects, the bound values, bun:sqlite's statements, whose native memory goes only when they are collected)
+ * piled up, and the server peaked at 195-200 MB on 10,000 rows. Collecting every 250 rows held it at about 170 MB; a
+ * collection marks the whole heap (15-70 ms, by the machine's load), so fewer rows between them cost seconds and more
+ * rows (500) kept the peak at 185 MB (docs/benchmarks/import.md). The live data itself (rows, plans, answer) is ~15 MB.
+ */
+const COLLECT_EVERY_ROWS = 250;
+
+/** A full, synchronous collection (see COLLECT_EVERY_ROWS). */
+function collectGarbage(): void {
+  Bun.gc(true);
+}
 
 /**
  * Step 4: one write transaction with every creation and post. The images are locked first (an image deleted since
@@ -362,6 +377,7 @@ async function storeRows(
       await tx.insert(creations).values(creationRows).run();
       await tx.insert(scheduledPosts).values(postRows).run();
       await tx.insert(scheduledPostTargets).values(targetRows).run();
+      if ((start + INSERT_CHUNK) % COLLECT_EVERY_ROWS === 0) collectGarbage();
     }
     // An editor's import on an account that requires approval waits for an owner, post by post, as POST /schedule.
     if (await needsApproval(tx, caller)) {
