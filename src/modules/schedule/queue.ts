@@ -66,7 +66,7 @@ async function takenSlots(tx: StoreDb, accountId: string, from: number, to: numb
 }
 
 /** Queued times in ascending order, asked "is this instant taken?" by binary search (no Set built per request). */
-export class TakenTimes {
+class TakenTimes {
   constructor(private readonly sorted: readonly number[]) {}
 
   get size(): number {
