@@ -5,9 +5,10 @@
  * queued call walks past 10,000 taken slots to the first free one. Calls go through the whole app in process
  * (`app.handle`: auth, validation, the service, the write), the two kinds alternating one by one so a shared machine's
  * noise falls on both alike; a warm-up of each is not counted. Goal: queue p99 < 20 ms; the ratio to the plain POST's
- * p99 is printed.
+ * p99 is printed, with the machine's load average at the end of the calls (a shared machine's p99 follows its load).
  * Usage: bun bench/queue.ts [--queued N] [--calls N] [--json]   (SEEDCAST_TEST_DATABASE=postgres for PostgreSQL)
  */
+import { cpus, loadavg } from "node:os";
 import { scheduledPosts, scheduledPostTargets } from "../src/db/tables";
 import { isoAt } from "../src/lib/clock";
 import { newId } from "../src/lib/ids";
@@ -105,6 +106,7 @@ try {
     queued.push(await call({ queue: true }));
     fixed.push(await call(plainBody()));
   }
+  const load = loadavg().map((l) => +l.toFixed(2));
   queued.sort((a, b) => a - b);
   fixed.sort((a, b) => a - b);
   const result = {
@@ -116,11 +118,13 @@ try {
     plain: { p50: +percentile(fixed, 50).toFixed(2), p99: +percentile(fixed, 99).toFixed(2), max: +(fixed[fixed.length - 1] ?? 0).toFixed(2) },
     ratioP99: +(percentile(queued, 99) / percentile(fixed, 99)).toFixed(2),
     goalP99Ms: GOAL_P99_MS,
+    load1m: load[0],
+    cores: cpus().length,
   };
   const met = result.queue.p99 < GOAL_P99_MS;
   if (json) console.log(JSON.stringify({ ...result, met }));
   else {
-    console.log(`${result.dialect}: ${QUEUED} posts already queued (filled in ${result.fillMs} ms); ${CALLS} calls of each, alternating`);
+    console.log(`${result.dialect}: ${QUEUED} posts already queued (filled in ${result.fillMs} ms); ${CALLS} calls of each, alternating; load ${load.join(" ")} on ${result.cores} cores`);
     console.log(`queue: true   p50 ${result.queue.p50} ms  p99 ${result.queue.p99} ms  max ${result.queue.max} ms`);
     console.log(`plain POST    p50 ${result.plain.p50} ms  p99 ${result.plain.p99} ms  max ${result.plain.max} ms`);
     console.log(`p99 ratio queue/plain: ${result.ratioP99}×; goal p99 < ${GOAL_P99_MS} ms: ${met ? "met" : "NOT met"}`);

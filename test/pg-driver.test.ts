@@ -196,6 +196,7 @@ describe("Bun.sql through drizzle: values come back with the types the schema de
         timeZone: "UTC",
         approvalRequired: false,
         postingSlots: [],
+        queueGeneration: 0,
       });
       const [user] = await real.db.select({ admin: users.isInstanceAdmin }).from(users);
       expect(user).toEqual({ admin: true });

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { addConnection } from "../src/modules/connections/service";
+import { queuePost } from "../src/modules/schedule/queue";
 import { describeAuthMatrix } from "./helpers/auth-matrix";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 import { type WebhookReceiver, startWebhookReceiver } from "./peers/webhook-receiver";
@@ -224,6 +225,40 @@ describe("queue: true", () => {
     expect(moved.status).toBe(200);
     expect(moved.json.post).toMatchObject({ scheduledTime: "2026-06-02T11:30:00.000Z", queued: false });
     expect((await queue(a, creation, [one])).json.post.scheduledTime).toBe("2026-06-02T10:00:00.000Z");
+  });
+
+  test("a slot freed behind the server's back (another process's statements) is found by the next queue: true", async () => {
+    world.clock.set("2026-06-01T08:00:00Z");
+    const a = await world.createAccount();
+    const one = await webhookFor(a);
+    await putSlots(a, "UTC", [{ days: ALL_DAYS, time: "10:00", targets: [one] }]);
+    const creation = await creationFor(a);
+    const posts = [];
+    for (let i = 0; i < 4; i++) posts.push((await queue(a, creation, [one])).json.post);
+    expect(posts.map((p) => p.scheduledTime)).toEqual(["2026-06-01T10:00:00.000Z", "2026-06-02T10:00:00.000Z", "2026-06-03T10:00:00.000Z", "2026-06-04T10:00:00.000Z"]);
+    // As the CLI next to the server or an operator's statement would: out of the queue, then moved to another time.
+    await world.sql("UPDATE scheduled_posts SET queued = ? WHERE id = ?", world.dialect === "postgres" ? false : 0, posts[1].id);
+    expect((await queue(a, creation, [one])).json.post.scheduledTime).toBe("2026-06-02T10:00:00.000Z");
+    await world.sql("UPDATE scheduled_posts SET scheduled_time = scheduled_time + 60000 WHERE id = ?", posts[0].id);
+    expect((await queue(a, creation, [one])).json.post.scheduledTime).toBe("2026-06-01T10:00:00.000Z");
+    await world.sql("DELETE FROM scheduled_post_targets WHERE post_id = ?", posts[2].id);
+    await world.sql("DELETE FROM scheduled_posts WHERE id = ?", posts[2].id);
+    expect((await queue(a, creation, [one])).json.post.scheduledTime).toBe("2026-06-03T10:00:00.000Z");
+    expect((await queue(a, creation, [one])).json.post.scheduledTime).toBe("2026-06-05T10:00:00.000Z");
+  });
+
+  test("the clock moved back: a slot before the last queued call's start is still found", async () => {
+    world.clock.set("2026-06-01T08:00:00Z");
+    const a = await world.createAccount();
+    const one = await webhookFor(a);
+    await putSlots(a, "UTC", [{ days: ALL_DAYS, time: "10:00", targets: [one] }]);
+    const creation = await creationFor(a);
+    // Called at 12:00 through the service (the HTTP rate limiter's window would not survive the clock going back).
+    world.clock.set("2026-06-01T12:00:00Z");
+    expect((await queuePost(world.deps, a.accountId, { creationId: creation, targets: [one] })).post.scheduledTime).toBe("2026-06-02T10:00:00.000Z");
+    world.clock.set("2026-06-01T08:00:00Z");
+    expect((await queue(a, creation, [one])).json.post.scheduledTime).toBe("2026-06-01T10:00:00.000Z");
+    expect((await queue(a, creation, [one])).json.post.scheduledTime).toBe("2026-06-03T10:00:00.000Z");
   });
 
   test("20 concurrent queue: true calls take 20 distinct slots", async () => {

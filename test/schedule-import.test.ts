@@ -263,6 +263,26 @@ describe("imports", () => {
   }, 300_000);
 });
 
+describe("storing in chunks", () => {
+  test("137 rows, every third with two targets: each chunk's posts go in before their targets, and every post has its own", async () => {
+    const a = await world.createAccount();
+    const one = await webhookFor(a, "/one");
+    const two = await webhookFor(a, "/two");
+    const lines = [HEADER];
+    for (let i = 0; i < 137; i++) lines.push(`Post ${i + 1},,,${at(2 + i / 10)},,${i % 3 === 0 ? `${one}|${two}` : one},`);
+    const res = await importCsv(a, lines.join("\r\n"));
+    expect(res.status).toBe(200);
+    expect(res.json.imported).toBe(137);
+    const perPost = await world.sql<{ post_id: string; n: number | string }>(
+      "SELECT post_id, count(*) AS n FROM scheduled_post_targets WHERE account_id = $1 GROUP BY post_id",
+      [a.accountId],
+    );
+    const byPost = new Map(perPost.map((r) => [r.post_id, Number(r.n)]));
+    expect(res.json.posts.map((p: { row: number; id: string }) => byPost.get(p.id))).toEqual(Array.from({ length: 137 }, (_, i) => (i % 3 === 0 ? 2 : 1)));
+    expect(await counts(a)).toMatchObject({ posts: 137, creations: 137 });
+  });
+});
+
 describe("export", () => {
   test("posts.csv has the import's columns plus id, status, published_urls; importing it makes the same posts again", async () => {
     const a = await world.createAccount();

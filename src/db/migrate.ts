@@ -5,10 +5,12 @@
 import type { Database } from "bun:sqlite";
 import { AUTH_TRIGGER_MIGRATIONS } from "./auth-triggers";
 import { FTS_MIGRATIONS } from "./fts";
+import { QUEUE_TRIGGER_MIGRATIONS } from "./queue-triggers";
 import { embeddedMigrations } from "./migrations-embed" with { type: "macro" };
 
-// NB: FTS (fts.ts) and the auth generation triggers (auth-triggers.ts) are DDL drizzle-kit cannot generate; they run after drizzle's.
-const MIGRATIONS = [...embeddedMigrations(), ...FTS_MIGRATIONS, ...AUTH_TRIGGER_MIGRATIONS];
+// NB: FTS (fts.ts), the auth generation triggers (auth-triggers.ts) and the queue generation triggers (queue-triggers.ts)
+// are DDL drizzle-kit cannot generate; they run after drizzle's.
+const MIGRATIONS = [...embeddedMigrations(), ...FTS_MIGRATIONS, ...AUTH_TRIGGER_MIGRATIONS, ...QUEUE_TRIGGER_MIGRATIONS];
 const BREAKPOINT = "--> statement-breakpoint";
 /** drizzle-kit writes this around a table rebuild (a changed column or CHECK); it is a no-op inside a transaction. */
 const FOREIGN_KEYS_OFF = "PRAGMA foreign_keys=OFF";

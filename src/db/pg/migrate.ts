@@ -10,6 +10,7 @@ import { embeddedMigrations } from "../migrations-embed" with { type: "macro" };
 import type { EmbeddedMigration } from "../migrations-embed";
 import { PG_AUTH_TRIGGER_MIGRATIONS } from "./auth-triggers";
 import { PG_PRE_MIGRATIONS } from "./fts";
+import { PG_QUEUE_TRIGGER_MIGRATIONS } from "./queue-triggers";
 
 // NB: the fixed order: search's functions (fts.ts: seeds' generated tsvector column calls them, so they come before
 // the tables), drizzle's (tables), then the hand-written DDL over them (the auth triggers). A new hand-written module
@@ -18,6 +19,7 @@ const MIGRATIONS: readonly EmbeddedMigration[] = [
   ...PG_PRE_MIGRATIONS,
   ...embeddedMigrations("migrations-pg"),
   ...PG_AUTH_TRIGGER_MIGRATIONS,
+  ...PG_QUEUE_TRIGGER_MIGRATIONS,
 ];
 const BREAKPOINT = "--> statement-breakpoint";
 

@@ -26,6 +26,11 @@ export const accounts = sqliteTable(
     approvalRequired: integer("approval_required", { mode: "boolean" }).notNull().default(false),
     /** The posting schedule: slots of days × a wall-clock time × connections, in `timeZone` (modules/schedule/slots.ts). */
     postingSlots: text("posting_slots", { mode: "json" }).$type<StoredSlot[]>().notNull().default(sql`'[]'`),
+    /**
+     * Bumped by a trigger whenever a queued post leaves its slot (deleted, moved, taken out of the queue): the queue's
+     * slot cursor (modules/schedule/queue.ts) is trusted only while this is unchanged (db/queue-triggers.ts).
+     */
+    queueGeneration: integer("queue_generation").notNull().default(0),
   },
   (t) => [
     check("accounts_balance_non_negative", sql`${t.creditsBalance} >= 0`),

@@ -35,6 +35,7 @@ import { handCreationRow } from "../creations/edit";
 import { type CsvRow, listItems, readCsv, type RowProblem } from "./csv";
 import { type FitTarget, type ImageFacts, targetProblems } from "./fit";
 import { type ApprovalCaller, holdForApproval, needsApproval } from "./approval";
+import { ChunkedInsert } from "./chunked-insert";
 import { queueSlotTaker } from "./queue";
 import { fitTargetOf, MIN_LEAD_MS, postRowOf, resolveTargets, targetRowsOf } from "./service";
 
@@ -288,6 +289,7 @@ export async function importCsv(deps: Deps, caller: ApprovalCaller, text: string
   const { accountId } = caller;
   const checked = await checkImport(deps, accountId, text);
   if (checked.problems.length > 0) throw invalidRows(checked.problems);
+  if (checked.rows.length >= COLLECT_EVERY_ROWS) collectGarbage();
   const { assets, fetched, problems } = await bringImages(deps, accountId, checked.rows);
   try {
     if (problems.length > 0) throw invalidRows(problems);
@@ -306,11 +308,24 @@ export async function importCsv(deps: Deps, caller: ApprovalCaller, text: string
 }
 
 /**
- * Rows per multi-row INSERT of the store step. NB: each statement keeps its bound parameters in native memory until
- * it is collected: chunks of 250 rows peaked the server at 205-220 MB on 10,000 rows (bench/import.ts), 50 at ~180 MB
- * in about the same time.
+ * Rows per multi-row INSERT of the store step, each table's full chunks through one prepared statement
+ * (chunked-insert.ts). NB: before that, every chunk was a new statement holding its bound values in native memory
+ * until collected: chunks of 250 rows peaked the server at 205-220 MB on 10,000 rows (bench/import.ts), 50 at ~180 MB.
  */
 const INSERT_CHUNK = 50;
+/**
+ * Rows between two full collections in the store step (and one after the checks of a file this long). NB: the import
+ * awaits only the database, so the process never idles and JavaScriptCore collects late; the garbage of the checks
+ * and of the rows piled up to a 195-200 MB peak on 10,000 rows (the live data itself is ~15 MB). A collection marks
+ * the whole heap (15-70 ms by the machine's load): with one prepared statement per table, one every 1,000 rows holds
+ * the peak at ~160-170 MB; without any, 199 MB (docs/benchmarks/import.md).
+ */
+const COLLECT_EVERY_ROWS = 1000;
+
+/** A full, synchronous collection (see COLLECT_EVERY_ROWS). */
+function collectGarbage(): void {
+  Bun.gc(true);
+}
 
 /**
  * Step 4: one write transaction with every creation and post. The images are locked first (an image deleted since
@@ -334,11 +349,12 @@ async function storeRows(
     const takeSlot = queueSlotTaker(deps, accountId);
     const posts: ImportedPost[] = [];
     const handOver: string[] = [];
-    // Built and inserted a chunk at a time, so only one chunk's rows are held at once.
+    // Posts go in after their creations and targets after their posts (foreign keys).
+    const creationRows = new ChunkedInsert(tx, creations, INSERT_CHUNK);
+    const postRows = new ChunkedInsert(tx, scheduledPosts, INSERT_CHUNK);
+    const targetRows = new ChunkedInsert(tx, scheduledPostTargets, INSERT_CHUNK);
     for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
-      const creationRows: CreationRow[] = [];
-      const postRows: (typeof scheduledPosts.$inferInsert)[] = [];
-      const targetRows: (typeof scheduledPostTargets.$inferInsert)[] = [];
+      const chunk: { creation: CreationRow; post: typeof scheduledPosts.$inferInsert; targets: (typeof scheduledPostTargets.$inferInsert)[] }[] = [];
       for (const row of rows.slice(start, start + INSERT_CHUNK)) {
         const images = imagesOf(row);
         const creation = handCreationRow(accountId, { caption: row.caption, images, thread: [], firstComment: row.firstComment, variants: {} }, null, now);
@@ -353,16 +369,22 @@ async function storeRows(
         }
         const post = postRowOf({ id: newId(), accountId, scheduledTime: at, now }, creation, { queued: row.scheduledTime === null, seriesId: null });
         const targets = targetRowsOf({ id: post.id!, accountId, thread: [], firstComment: row.firstComment, variants: {} }, row.chosen, at, now);
-        creationRows.push(creation);
-        postRows.push(post);
-        targetRows.push(...targets.rows);
+        chunk.push({ creation, post, targets: targets.rows });
         handOver.push(...targets.handOver);
         posts.push({ row: row.row, id: post.id!, creationId: creation.id, scheduledTime: isoAt(at), queued: row.scheduledTime === null });
       }
-      await tx.insert(creations).values(creationRows).run();
-      await tx.insert(scheduledPosts).values(postRows).run();
-      await tx.insert(scheduledPostTargets).values(targetRows).run();
+      // A chunk of rows is one chunk of creations and one of posts, written by add(); the last, partial one is
+      // written before its targets go in. Targets (one or more per post) may wait for a later chunk, never earlier.
+      await creationRows.add(chunk.map((c) => c.creation));
+      await postRows.add(chunk.map((c) => c.post));
+      if (start + INSERT_CHUNK >= rows.length) {
+        await creationRows.finish();
+        await postRows.finish();
+      }
+      await targetRows.add(chunk.flatMap((c) => c.targets));
+      if ((start + INSERT_CHUNK) % COLLECT_EVERY_ROWS === 0) collectGarbage();
     }
+    await targetRows.finish();
     // An editor's import on an account that requires approval waits for an owner, post by post, as POST /schedule.
     if (await needsApproval(tx, caller)) {
       for (const post of posts) await holdForApproval(tx, post.id, now);

@@ -18,20 +18,26 @@ import { isoAt } from "../../lib/clock";
 import { AppError } from "../../lib/errors";
 import { runDueOnce } from "../../publishing/dispatcher";
 import type { ConnectionRow } from "../../store/connections";
-import { firstFreeSlotTime, getSlots, type PostingSchedule, slotTimes } from "./slots";
 import { approvalPlacement, automaticCaller } from "./approval";
+import { keepCursor, walkStart } from "./queue-cursor";
+import { firstFreeSlotTime, getSlots, type PostingSchedule, scheduleOf, type SlotsTaken, slotTimes } from "./slots";
 import { getPost, MIN_LEAD_MS, type Placement, type PostApi, reschedulePost, schedulePost } from "./service";
 
 /** How far ahead the queue looks for a free slot. */
 export const QUEUE_HORIZON_MS = 90 * 24 * 60 * 60 * 1000;
 
 /**
- * PostgreSQL: locks the account's row (FOR UPDATE) for the rest of the write, so queue choices of one account are
- * made one after the other on every replica. SQLite's writes are serialised already.
+ * Locks the account's queue for the rest of the write and reads what the slot choice needs: the posting schedule and
+ * the queue generation (queue-cursor.ts). PostgreSQL: the account's row FOR UPDATE, so queue choices of one account are
+ * made one after the other on every replica, and a transaction freeing a slot (its trigger bumps the generation on
+ * this row) is ordered with this one. SQLite's writes are serialised already.
  */
-async function lockQueue(tx: StoreDb, accountId: string): Promise<void> {
-  if (tablesDialect() !== "postgres") return;
-  await forUpdate(tablesDialect(), tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId))).all();
+async function lockQueue(tx: StoreDb, accountId: string): Promise<{ schedule: PostingSchedule; generation: number }> {
+  const row = await forUpdate(
+    tablesDialect(),
+    tx.select({ timeZone: accounts.timeZone, slots: accounts.postingSlots, generation: accounts.queueGeneration }).from(accounts).where(eq(accounts.id, accountId)),
+  ).get();
+  return { schedule: scheduleOf(row), generation: Number(row?.generation ?? 0) };
 }
 
 /**
@@ -42,18 +48,53 @@ function queuedOnly(): SQL {
   return tablesDialect() === "postgres" ? sql`${scheduledPosts.queued}` : sql`${scheduledPosts.queued} = 1`;
 }
 
-/** The times of the account's queued posts in [from, to), for the free-slot walk. */
-async function takenSlots(tx: StoreDb, accountId: string, from: number, to: number): Promise<Set<number>> {
-  const rows = await tx
-    .select({ at: scheduledPosts.scheduledTime })
+/**
+ * The times of the account's queued posts in [from, to), ascending, for the free-slot walk. The database reads them
+ * from the partial unique index and hands them back as ONE row (a comma-joined list, ordered in the aggregate): with
+ * 10,000 queued posts, one row per time cost more in the driver and the row mapper than the scan itself
+ * (docs/benchmarks/queue.md).
+ */
+async function takenSlots(tx: StoreDb, accountId: string, from: number, to: number): Promise<TakenTimes> {
+  const at = scheduledPosts.scheduledTime;
+  const joined =
+    tablesDialect() === "postgres" ? sql<string | null>`string_agg(${at}::text, ',' ORDER BY ${at})` : sql<string | null>`group_concat(${at}, ',' ORDER BY ${at})`;
+  const row = await tx
+    .select({ times: joined })
     .from(scheduledPosts)
-    .where(and(eq(scheduledPosts.accountId, accountId), queuedOnly(), gte(scheduledPosts.scheduledTime, from), lt(scheduledPosts.scheduledTime, to)))
-    .all();
-  return new Set(rows.map((r) => r.at));
+    .where(and(eq(scheduledPosts.accountId, accountId), queuedOnly(), gte(at, from), lt(at, to)))
+    .get();
+  return new TakenTimes(row?.times ? row.times.split(",").map(Number) : []);
+}
+
+/** Queued times in ascending order, asked "is this instant taken?" by binary search (no Set built per request). */
+class TakenTimes {
+  constructor(private readonly sorted: readonly number[]) {}
+
+  get size(): number {
+    return this.sorted.length;
+  }
+
+  has(at: number): boolean {
+    let lo = 0;
+    let hi = this.sorted.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const value = this.sorted[mid] as number;
+      if (value === at) return true;
+      if (value < at) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return false;
+  }
+
+  /** The times as a Set the caller may add to (the import takes slot after slot in one write). */
+  toSet(): Set<number> {
+    return new Set(this.sorted);
+  }
 }
 
 /** The first slot instant in [from, from + 90 days) holding every one of `targetIds` and not in `taken`, or null. */
-export function firstFreeSlot(schedule: PostingSchedule, targetIds: readonly string[], taken: ReadonlySet<number>, from: number): number | null {
+export function firstFreeSlot(schedule: PostingSchedule, targetIds: readonly string[], taken: SlotsTaken, from: number): number | null {
   return firstFreeSlotTime(schedule, targetIds, taken, from, from + QUEUE_HORIZON_MS);
 }
 
@@ -66,24 +107,23 @@ function noFreeSlot(): AppError {
 
 /**
  * The placement of a queued post: inside the write that stores it, locks the account's queue and takes the first
- * free slot for the post's targets at least MIN_LEAD_MS ahead (409 no_free_slot when there is none).
+ * free slot for the post's targets at least MIN_LEAD_MS ahead (409 no_free_slot when there is none). The walk starts
+ * at this process's slot cursor when it can be trusted (queue-cursor.ts), so only the queued times past it are read.
  */
 export function queuePlacement(deps: Pick<Deps, "store">, accountId: string, seriesId: string | null = null): Placement {
   return {
     columns: { queued: true, seriesId },
     async time(tx: StoreDb, chosen: readonly ConnectionRow[], now: number): Promise<number> {
-      await lockQueue(tx, accountId);
+      const { schedule, generation } = await lockQueue(tx, accountId);
       const from = now + MIN_LEAD_MS;
-      // Inside the write, deps.store.db is this write's transaction (db/store.ts).
-      const schedule = await getSlots(deps, accountId);
-      const taken = await takenSlots(tx, accountId, from, from + QUEUE_HORIZON_MS);
-      const at = firstFreeSlot(
-        schedule,
-        chosen.map((c) => c.id),
-        taken,
-        from,
-      );
+      const to = from + QUEUE_HORIZON_MS;
+      const targetIds = chosen.map((c) => c.id);
+      const start = walkStart(deps.store, accountId, schedule, targetIds, generation, from);
+      const taken = await takenSlots(tx, accountId, start.at, to);
+      const at = firstFreeSlotTime(schedule, targetIds, taken, start.at, to);
       if (at === null) throw noFreeSlot();
+      // Every slot before `at` was taken when this write read them; `at` itself is not claimed (this write may roll back).
+      keepCursor(deps.store, accountId, schedule, targetIds, { generation, covered: start.covered, until: at });
       return at;
     },
   };
@@ -98,9 +138,9 @@ export function queueSlotTaker(deps: Pick<Deps, "store">, accountId: string): (t
   let state: { schedule: PostingSchedule; taken: Set<number>; from: number } | null = null;
   return async (tx, chosen, now) => {
     if (state === null) {
-      await lockQueue(tx, accountId);
+      const { schedule } = await lockQueue(tx, accountId);
       const from = now + MIN_LEAD_MS;
-      state = { schedule: await getSlots(deps, accountId), taken: await takenSlots(tx, accountId, from, from + QUEUE_HORIZON_MS), from };
+      state = { schedule, taken: (await takenSlots(tx, accountId, from, from + QUEUE_HORIZON_MS)).toSet(), from };
     }
     const at = firstFreeSlot(state.schedule, chosen.map((c) => c.id), state.taken, state.from);
     if (at === null) throw noFreeSlot();

@@ -50,6 +50,11 @@ export async function getSlots(deps: Pick<Deps, "store">, accountId: string): Pr
     .from(accounts)
     .where(eq(accounts.id, accountId))
     .get();
+  return scheduleOf(row);
+}
+
+/** The schedule an account row stores (its time zone and slots; none: the default zone, no slots). */
+export function scheduleOf(row: { timeZone: string; slots: StoredSlot[] } | undefined): PostingSchedule {
   const slots = (row?.slots ?? []).map((slot: StoredSlot) => ({ days: slot.days.filter(isWeekday), time: slot.time, targets: slot.targets }));
   return { timeZone: row?.timeZone ?? DEFAULT_TIME_ZONE, slots };
 }
@@ -114,8 +119,24 @@ function midnightOf(date: string, timeZone: string): number | null {
   return at;
 }
 
-/** Each weekday's slots as minutes after midnight, in order, slots at the same time merged. */
-function weekPlan(schedule: PostingSchedule): { minute: number; time: string; targets: Set<string> }[][] {
+type WeekPlan = readonly (readonly { minute: number; time: string; targets: ReadonlySet<string> }[])[];
+/** How many schedules' week plans are remembered (by their slots' JSON): the queue asks for one on every call. */
+const PLAN_CACHE_MAX = 200;
+const plans = new Map<string, WeekPlan>();
+
+/** Each weekday's slots as minutes after midnight, in order, slots at the same time merged (remembered per schedule). */
+function weekPlan(schedule: PostingSchedule): WeekPlan {
+  const key = JSON.stringify(schedule.slots);
+  let plan = plans.get(key);
+  if (plan === undefined) {
+    if (plans.size >= PLAN_CACHE_MAX) plans.clear();
+    plan = buildWeekPlan(schedule);
+    plans.set(key, plan);
+  }
+  return plan;
+}
+
+function buildWeekPlan(schedule: PostingSchedule): WeekPlan {
   return WEEKDAYS.map((day) => {
     const byTime = new Map<string, Set<string>>();
     for (const slot of schedule.slots) {
@@ -172,12 +193,17 @@ export function* slotTimes(schedule: PostingSchedule, from: number, to: number):
   }
 }
 
+/** The instants already taken by queued posts, as the free-slot walk asks about them. */
+export interface SlotsTaken {
+  has(at: number): boolean;
+}
+
 /**
  * The first slot instant in [from, to) that holds every one of `targetIds` and that `taken` does not hold, or null.
  * The queue's hot path: with thousands of slots already taken it walks them as numbers (a day of 24 hours places its
  * slots by arithmetic from its midnight), never building the objects slotTimes yields.
  */
-export function firstFreeSlotTime(schedule: PostingSchedule, targetIds: readonly string[], taken: ReadonlySet<number>, from: number, to: number): number | null {
+export function firstFreeSlotTime(schedule: PostingSchedule, targetIds: readonly string[], taken: SlotsTaken, from: number, to: number): number | null {
   if (schedule.slots.length === 0) return null;
   const plan = weekPlan(schedule).map((day) => day.filter((slot) => targetIds.every((id) => slot.targets.has(id))));
   if (plan.every((day) => day.length === 0)) return null;

@@ -22,6 +22,11 @@ export const accounts = pgTable(
     approvalRequired: boolean("approval_required").notNull().default(false),
     /** The posting schedule: slots of days × a wall-clock time × connections, in `timeZone` (modules/schedule/slots.ts). */
     postingSlots: jsonDocument<StoredSlot[]>("posting_slots").notNull().default(sql`'[]'::jsonb`),
+    /**
+     * Bumped by a trigger whenever a queued post leaves its slot (deleted, moved, taken out of the queue): the queue's
+     * slot cursor (modules/schedule/queue.ts) is trusted only while this is unchanged (db/queue-triggers.ts).
+     */
+    queueGeneration: bigint("queue_generation", { mode: "number" }).notNull().default(0),
   },
   (t) => [
     check("accounts_balance_non_negative", sql`${t.creditsBalance} >= 0`),

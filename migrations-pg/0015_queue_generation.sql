@@ -1,0 +1,1 @@
+ALTER TABLE "accounts" ADD COLUMN "queue_generation" bigint DEFAULT 0 NOT NULL;

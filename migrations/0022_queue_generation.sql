@@ -1,0 +1,1 @@
+ALTER TABLE `accounts` ADD `queue_generation` integer DEFAULT 0 NOT NULL;
