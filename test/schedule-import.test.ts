@@ -274,8 +274,8 @@ describe("storing in chunks", () => {
     expect(res.status).toBe(200);
     expect(res.json.imported).toBe(137);
     const perPost = await world.sql<{ post_id: string; n: number | string }>(
-      "SELECT post_id, count(*) AS n FROM scheduled_post_targets WHERE account_id = $1 GROUP BY post_id",
-      [a.accountId],
+      "SELECT post_id, count(*) AS n FROM scheduled_post_targets WHERE account_id = ? GROUP BY post_id",
+      a.accountId,
     );
     const byPost = new Map(perPost.map((r) => [r.post_id, Number(r.n)]));
     expect(res.json.posts.map((p: { row: number; id: string }) => byPost.get(p.id))).toEqual(Array.from({ length: 137 }, (_, i) => (i % 3 === 0 ? 2 : 1)));
