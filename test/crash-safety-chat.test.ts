@@ -12,23 +12,20 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { bootstrap } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
-import { isSqliteStore } from "../src/db/store";
 import { scheduledPosts, scheduledPostTargets } from "../src/db/tables";
 import { newId } from "../src/lib/ids";
 import { silentLogger } from "../src/lib/log";
 import { createAccount } from "../src/modules/accounts/service";
 import { addConnection } from "../src/modules/connections/service";
-import { type ChildServer, startChildServer } from "./helpers/child-server";
 import { TEST_DIALECT } from "./helpers/world";
 import { type DiscordStandIn, startDiscordStandIn } from "./peers/discord/server";
 import { type TelegramStandIn, startTelegramStandIn } from "./peers/telegram/server";
 import { makeCreation } from "./publishing-fixtures";
-import { dueSpread, killDuringDispatch } from "./helpers/kill-rounds";
+import { countOf, crashDispatchEnv, deliverTheRest, dueSpread, killDuringDispatch, startServe } from "./helpers/kill-rounds";
 
-const ROOT = resolve(import.meta.dir, "..");
 const KILLS = 10;
 const POSTS = 24;
 const SPREAD_MS = 8_000;
@@ -50,10 +47,7 @@ beforeAll(() => {
   env = {
     DATA_DIR: dataDir,
     PLATFORM_ORIGIN_OVERRIDES: `discord.com=${discord.origin},api.telegram.org=${telegram.origin}`,
-    LOG_LEVEL: "info",
-    DISPATCH_LEASE_MS: String(LEASE_MS),
-    DISPATCH_CONCURRENCY: "8",
-    DISPATCH_POLL_MS: "100",
+    ...crashDispatchEnv(LEASE_MS),
   };
 });
 
@@ -63,17 +57,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-let runs = 0;
-function startServer(): Promise<ChildServer> {
-  return startChildServer([process.execPath, "src/main.ts", "serve"], { cwd: ROOT, logFile: join(dataDir, `server-${++runs}.log`), timeoutMs: 20_000, env });
-}
+const startServer = () => startServe(dataDir, env);
 
-/** How many times each text was stored (deleted messages excluded: none are deleted here). */
-function counts(texts: readonly string[]): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const t of texts) out.set(t, (out.get(t) ?? 0) + 1);
-  return out;
-}
 
 test.skipIf(TEST_DIALECT !== "sqlite")(
   `kill -9 during Discord and Telegram deliveries ${KILLS} times: no message twice; every target published whole or unconfirmed`,
@@ -118,25 +103,17 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
       maxDelayMs: 900,
     });
 
-    const final = await startServer();
-    const watch = await bootstrap(config, { log: silentLogger });
-    if (!isSqliteStore(watch.store)) throw new Error("SQLite only");
-    const sqlite = watch.store.sqlite;
-    const pending = sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM scheduled_post_targets WHERE status IN ('scheduled', 'publishing')");
-    const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && pending.get()!.n > 0) await Bun.sleep(200);
-    final.proc.kill("SIGTERM");
-    expect(await final.proc.exited, final.log()).toBe(0);
+    const { sqlite, close } = await deliverTheRest(startServer, config, 60_000);
     const rows = sqlite
       .query<{ platform: string; status: string; caption: string; parts_out: string }, []>(
         "SELECT t.platform, t.status, p.caption, t.parts_out FROM scheduled_post_targets t JOIN scheduled_posts p ON p.id = t.post_id",
       )
       .all();
-    await watch.store.close();
+    await close();
 
     expect(discord.violations).toEqual([]);
     expect(telegram.violations).toEqual([]);
-    const sent = { discord: counts(discord.messages.map((m) => m.content)), telegram: counts(telegram.messages.map((m) => m.text ?? m.caption ?? "")) };
+    const sent = { discord: countOf(discord.messages.map((m) => m.content)), telegram: countOf(telegram.messages.map((m) => m.text ?? m.caption ?? "")) };
     const summary: Record<string, Record<string, number>> = { discord: {}, telegram: {} };
     for (const row of rows) {
       const platform = row.platform as "discord" | "telegram";

@@ -11,23 +11,20 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { bootstrap } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
-import { isSqliteStore } from "../src/db/store";
 import { connections, scheduledPosts, scheduledPostTargets } from "../src/db/tables";
 import { newId } from "../src/lib/ids";
 import { silentLogger } from "../src/lib/log";
 import { createAccount } from "../src/modules/accounts/service";
 import { sealJson } from "../src/store/sealing";
-import { type ChildServer, startChildServer } from "./helpers/child-server";
 import { TEST_DIALECT } from "./helpers/world";
 import { LINKEDIN_MEMBER, type LinkedInStandIn, startLinkedInStandIn } from "./peers/linkedin/server";
 import { type PinterestStandIn, startPinterestStandIn } from "./peers/pinterest/server";
 import { makeCreation, solidPng } from "./publishing-fixtures";
-import { dueSpread, killDuringDispatch } from "./helpers/kill-rounds";
+import { countOf, crashDispatchEnv, deliverTheRest, dueSpread, killDuringDispatch, startServe } from "./helpers/kill-rounds";
 
-const ROOT = resolve(import.meta.dir, "..");
 const KILLS = 10;
 const POSTS = 12;
 const SPREAD_MS = 14_000;
@@ -53,10 +50,7 @@ beforeAll(() => {
     LINKEDIN_CLIENT_SECRET: linkedin.clientSecret,
     PINTEREST_APP_ID: pinterest.clientId,
     PINTEREST_APP_SECRET: pinterest.clientSecret,
-    LOG_LEVEL: "info",
-    DISPATCH_LEASE_MS: String(LEASE_MS),
-    DISPATCH_CONCURRENCY: "8",
-    DISPATCH_POLL_MS: "100",
+    ...crashDispatchEnv(LEASE_MS),
   };
 });
 
@@ -66,16 +60,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-let runs = 0;
-function startServer(): Promise<ChildServer> {
-  return startChildServer([process.execPath, "src/main.ts", "serve"], { cwd: ROOT, logFile: join(dataDir, `server-${++runs}.log`), timeoutMs: 20_000, env });
-}
+const startServer = () => startServe(dataDir, env);
 
-function counts(texts: readonly string[]): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const t of texts) out.set(t, (out.get(t) ?? 0) + 1);
-  return out;
-}
 
 test.skipIf(TEST_DIALECT !== "sqlite")(
   `kill -9 during LinkedIn and Pinterest deliveries ${KILLS} times: nothing twice; every target published or unconfirmed`,
@@ -130,27 +116,19 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
       maxDelayMs: 900,
     });
 
-    const final = await startServer();
-    const watch = await bootstrap(config, { log: silentLogger });
-    if (!isSqliteStore(watch.store)) throw new Error("SQLite only");
-    const sqlite = watch.store.sqlite;
-    const pending = sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM scheduled_post_targets WHERE status IN ('scheduled', 'publishing')");
-    const deadline = Date.now() + 90_000;
-    while (Date.now() < deadline && pending.get()!.n > 0) await Bun.sleep(200);
-    final.proc.kill("SIGTERM");
-    expect(await final.proc.exited, final.log()).toBe(0);
+    const { sqlite, close } = await deliverTheRest(startServer, config, 90_000);
     const rows = sqlite
       .query<{ platform: string; status: string; caption: string; parts_out: string }, []>(
         "SELECT t.platform, t.status, p.caption, t.parts_out FROM scheduled_post_targets t JOIN scheduled_posts p ON p.id = t.post_id",
       )
       .all();
-    await watch.store.close();
+    await close();
 
     expect(linkedin.violations).toEqual([]);
     expect(pinterest.violations).toEqual([]);
-    const posts = counts(linkedin.posts.map((p) => p.commentary));
-    const comments = counts(linkedin.comments.map((c) => c.text));
-    const pins = counts(pinterest.pins.map((p) => p.description ?? ""));
+    const posts = countOf(linkedin.posts.map((p) => p.commentary));
+    const comments = countOf(linkedin.comments.map((c) => c.text));
+    const pins = countOf(pinterest.pins.map((p) => p.description ?? ""));
     const summary: Record<string, Record<string, number>> = { linkedin: {}, pinterest: {} };
     for (const row of rows) {
       summary[row.platform]![row.status] = (summary[row.platform]![row.status] ?? 0) + 1;

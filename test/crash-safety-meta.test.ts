@@ -13,25 +13,23 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { bootstrap } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
-import { isSqliteStore } from "../src/db/store";
 import { connections, scheduledPosts, scheduledPostTargets } from "../src/db/tables";
 import { newId } from "../src/lib/ids";
 import { silentLogger } from "../src/lib/log";
 import { createAccount } from "../src/modules/accounts/service";
 import { ingestImageBytes } from "../src/modules/assets/ingest";
 import { sealJson } from "../src/store/sealing";
-import { type ChildServer, freePort, startChildServer } from "./helpers/child-server";
+import { freePort } from "./helpers/child-server";
 import { TEST_DIALECT } from "./helpers/world";
 import { type FacebookStandIn, startFacebookStandIn } from "./peers/facebook/server";
 import { type InstagramStandIn, startInstagramStandIn } from "./peers/instagram/server";
 import { type ThreadsStandIn, startThreadsStandIn } from "./peers/threads/server";
 import { makeCreation, solidPng } from "./publishing-fixtures";
-import { dueSpread, killDuringDispatch } from "./helpers/kill-rounds";
+import { countOf, crashDispatchEnv, deliverTheRest, dueSpread, killDuringDispatch, startServe } from "./helpers/kill-rounds";
 
-const ROOT = resolve(import.meta.dir, "..");
 const KILLS = 10;
 const POSTS = 12;
 const SPREAD_MS = 20_000;
@@ -68,10 +66,7 @@ beforeAll(async () => {
     BASE_URL: `http://127.0.0.1:${port}`,
     ALLOW_PRIVATE_HOSTS: "127.0.0.1",
     PLATFORM_ORIGIN_OVERRIDES: [ig.overrides, fb.overrides, th.overrides].join(","),
-    LOG_LEVEL: "info",
-    DISPATCH_LEASE_MS: String(LEASE_MS),
-    DISPATCH_CONCURRENCY: "8",
-    DISPATCH_POLL_MS: "100",
+    ...crashDispatchEnv(LEASE_MS),
   };
 });
 
@@ -80,16 +75,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-let runs = 0;
-function startServer(): Promise<ChildServer> {
-  return startChildServer([process.execPath, "src/main.ts", "serve"], { cwd: ROOT, port, logFile: join(dataDir, `server-${++runs}.log`), timeoutMs: 20_000, env });
-}
+const startServer = () => startServe(dataDir, env, port);
 
-function counts(texts: readonly string[]): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const t of texts) out.set(t, (out.get(t) ?? 0) + 1);
-  return out;
-}
 
 test.skipIf(TEST_DIALECT !== "sqlite")(
   `kill -9 during Instagram, Facebook and Threads deliveries ${KILLS} times: nothing twice; every target published whole`,
@@ -182,27 +169,19 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
     const outCount = () => ig.media.length + fb.posts.length + th.media.filter((m) => m.replyTo === null).length;
     const { kills, killsDuringDispatch } = await killDuringDispatch({ rounds: KILLS, start: startServer, progress: outCount, total: 3 * POSTS, maxDelayMs: 900 });
 
-    const final = await startServer();
-    const watch = await bootstrap(config, { log: silentLogger });
-    if (!isSqliteStore(watch.store)) throw new Error("SQLite only");
-    const sqlite = watch.store.sqlite;
-    const pending = sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM scheduled_post_targets WHERE status IN ('scheduled', 'publishing')");
-    const deadline = Date.now() + 90_000;
-    while (Date.now() < deadline && pending.get()!.n > 0) await Bun.sleep(200);
-    final.proc.kill("SIGTERM");
-    expect(await final.proc.exited, final.log()).toBe(0);
+    const { sqlite, close } = await deliverTheRest(startServer, config, 90_000);
     const rows = sqlite
       .query<{ platform: string; status: string; caption: string; parts_out: string; error_message: string | null }, []>(
         "SELECT t.platform, t.status, p.caption, t.parts_out, t.error_message FROM scheduled_post_targets t JOIN scheduled_posts p ON p.id = t.post_id",
       )
       .all();
-    await watch.store.close();
+    await close();
 
     expect([ig.violations, fb.violations, th.violations]).toEqual([[], [], []]);
     const sent = {
-      instagram: counts([...ig.media.map((m) => m.caption), ...ig.media.flatMap((m) => m.comments.map((c) => c.text))]),
-      facebook: counts([...fb.posts.filter((p) => !p.deleted).map((p) => p.message), ...fb.posts.flatMap((p) => p.comments.map((c) => c.message))]),
-      threads: counts(th.media.map((m) => m.text)),
+      instagram: countOf([...ig.media.map((m) => m.caption), ...ig.media.flatMap((m) => m.comments.map((c) => c.text))]),
+      facebook: countOf([...fb.posts.filter((p) => !p.deleted).map((p) => p.message), ...fb.posts.flatMap((p) => p.comments.map((c) => c.message))]),
+      threads: countOf(th.media.map((m) => m.text)),
     };
     const summary: Record<string, Record<string, number>> = { instagram: {}, facebook: {}, threads: {} };
     for (const row of rows) {

@@ -12,22 +12,19 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { bootstrap } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
-import { isSqliteStore } from "../src/db/store";
 import { connections, scheduledPosts, scheduledPostTargets } from "../src/db/tables";
 import { newId } from "../src/lib/ids";
 import { silentLogger } from "../src/lib/log";
 import { createAccount } from "../src/modules/accounts/service";
 import { sealJson } from "../src/store/sealing";
-import { type ChildServer, startChildServer } from "./helpers/child-server";
 import { TEST_DIALECT } from "./helpers/world";
 import { type XStandIn, startXStandIn } from "./peers/x/server";
 import { makeCreation } from "./publishing-fixtures";
-import { dueSpread, killDuringDispatch } from "./helpers/kill-rounds";
+import { crashDispatchEnv, deliverTheRest, dueSpread, killDuringDispatch, startServe } from "./helpers/kill-rounds";
 
-const ROOT = resolve(import.meta.dir, "..");
 const KILLS = 10;
 const POSTS = 24;
 const SPREAD_MS = 20_000;
@@ -49,10 +46,7 @@ beforeAll(() => {
     PLATFORM_ORIGIN_OVERRIDES: `api.x.com=${x.origin},x.com=${x.origin}`,
     X_CLIENT_ID: x.clientId,
     X_CLIENT_SECRET: x.clientSecret,
-    LOG_LEVEL: "info",
-    DISPATCH_LEASE_MS: String(LEASE_MS),
-    DISPATCH_CONCURRENCY: "8",
-    DISPATCH_POLL_MS: "100",
+    ...crashDispatchEnv(LEASE_MS),
   };
 });
 
@@ -61,10 +55,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-let runs = 0;
-function startServer(): Promise<ChildServer> {
-  return startChildServer([process.execPath, "src/main.ts", "serve"], { cwd: ROOT, logFile: join(dataDir, `server-${++runs}.log`), timeoutMs: 20_000, env });
-}
+const startServer = () => startServe(dataDir, env);
 
 /** A person allows Seedcast at the stand-in's authorization page; answers the token endpoint's pair. */
 async function signIn(): Promise<{ access_token: string; refresh_token: string; expires_in: number }> {
@@ -146,21 +137,13 @@ test.skipIf(TEST_DIALECT !== "sqlite")(
 
     const { kills, killsDuringDispatch } = await killDuringDispatch({ rounds: KILLS, start: startServer, progress: () => x.posts.length, total: POSTS * PARTS, maxDelayMs: 900 });
 
-    const final = await startServer();
-    const watch = await bootstrap(config, { log: silentLogger });
-    if (!isSqliteStore(watch.store)) throw new Error("SQLite only");
-    const sqlite = watch.store.sqlite;
-    const pending = sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM scheduled_post_targets WHERE status IN ('scheduled', 'publishing')");
-    const deadline = Date.now() + 90_000;
-    while (Date.now() < deadline && pending.get()!.n > 0) await Bun.sleep(200);
-    final.proc.kill("SIGTERM");
-    expect(await final.proc.exited, final.log()).toBe(0);
+    const { sqlite, close } = await deliverTheRest(startServer, config, 90_000);
     const rows = sqlite
       .query<{ status: string; caption: string; parts_out: string; error_message: string | null }, []>(
         "SELECT t.status, p.caption, t.parts_out, t.error_message FROM scheduled_post_targets t JOIN scheduled_posts p ON p.id = t.post_id",
       )
       .all();
-    await watch.store.close();
+    await close();
 
     expect(x.violations).toEqual([]);
     const byText = new Map<string, typeof x.posts>();

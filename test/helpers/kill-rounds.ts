@@ -9,7 +9,52 @@
  * slow start-up meant most kills landed before dispatch or after everything was out, and the floor on kills during
  * dispatch failed although nothing was wrong.
  */
-import type { ChildServer } from "./child-server";
+import type { Database } from "bun:sqlite";
+import { expect } from "bun:test";
+import { join, resolve } from "node:path";
+import { bootstrap } from "../../src/bootstrap";
+import type { Config } from "../../src/config";
+import { isSqliteStore } from "../../src/db/store";
+import { silentLogger } from "../../src/lib/log";
+import { type ChildServer, startChildServer } from "./child-server";
+
+const ROOT = resolve(import.meta.dir, "../..");
+
+/** The dispatcher settings of every crash test's server: a short lease and poll, 8 deliveries at once, its log kept. */
+export function crashDispatchEnv(leaseMs: number): Record<string, string> {
+  return { LOG_LEVEL: "info", DISPATCH_LEASE_MS: String(leaseMs), DISPATCH_CONCURRENCY: "8", DISPATCH_POLL_MS: "100" };
+}
+
+let starts = 0;
+/** Starts `seedcast serve` from source on `dataDir`'s database with `env` (its log in `dataDir`, one file a start). */
+export function startServe(dataDir: string, env: Record<string, string>, port?: number): Promise<ChildServer> {
+  const logFile = join(dataDir, `server-${++starts}.log`);
+  return startChildServer([process.execPath, "src/main.ts", "serve"], { cwd: ROOT, logFile, timeoutMs: 20_000, env, ...(port ? { port } : {}) });
+}
+
+/** How many times each text was received. */
+export function countOf(texts: readonly string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const t of texts) out.set(t, (out.get(t) ?? 0) + 1);
+  return out;
+}
+
+/**
+ * After the kills: starts the server once more and lets it deliver until no target is scheduled or publishing (or
+ * `timeoutMs`), stops it (it must exit 0), and answers the SQLite database opened beside it for the test's reads.
+ */
+export async function deliverTheRest(start: () => Promise<ChildServer>, config: Config, timeoutMs: number): Promise<{ sqlite: Database; close(): Promise<void> }> {
+  const final = await start();
+  const watch = await bootstrap(config, { log: silentLogger });
+  if (!isSqliteStore(watch.store)) throw new Error("SQLite only");
+  const sqlite = watch.store.sqlite;
+  const pending = sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM scheduled_post_targets WHERE status IN ('scheduled', 'publishing')");
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && pending.get()!.n > 0) await Bun.sleep(200);
+  final.proc.kill("SIGTERM");
+  expect(await final.proc.exited, final.log()).toBe(0);
+  return { sqlite, close: () => watch.store.close() };
+}
 
 export interface KillRounds {
   rounds: number;
