@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { bootstrap } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
@@ -21,14 +21,12 @@ import { silentLogger } from "../src/lib/log";
 import { createAccount } from "../src/modules/accounts/service";
 import { addConnection } from "../src/modules/connections/service";
 import { generateKeys } from "../src/publishing/networks/nostr/keys";
-import { type ChildServer, startChildServer } from "./helpers/child-server";
 import { type NostrTestRelay, isNostrRelayInstalled, startNostrRelay } from "./helpers/nostr-relay";
 import { TEST_DIALECT } from "./helpers/world";
 import { makeCreation } from "./publishing-fixtures";
 import { insertDuePosts } from "./publishing-load";
-import { dueSpread, killDuringDispatch } from "./helpers/kill-rounds";
+import { crashDispatchEnv, dueSpread, killDuringDispatch, startServe } from "./helpers/kill-rounds";
 
-const ROOT = resolve(import.meta.dir, "..");
 const KILLS = 10;
 const POSTS = 60;
 const SPREAD_MS = 10_000;
@@ -37,16 +35,7 @@ const FINISH_TIMEOUT_MS = 60_000;
 
 let dataDir: string;
 let relay: NostrTestRelay;
-let runs = 0;
-
-function startServer(): Promise<ChildServer> {
-  return startChildServer([process.execPath, "src/main.ts", "serve"], {
-    cwd: ROOT,
-    logFile: join(dataDir, `server-${++runs}.log`),
-    timeoutMs: 20_000,
-    env: { DATA_DIR: dataDir, ALLOW_PRIVATE_HOSTS: "localhost", LOG_LEVEL: "info", DISPATCH_LEASE_MS: String(LEASE_MS), DISPATCH_CONCURRENCY: "8", DISPATCH_POLL_MS: "100" },
-  });
-}
+const startServer = () => startServe(dataDir, { DATA_DIR: dataDir, ALLOW_PRIVATE_HOSTS: "localhost", ...crashDispatchEnv(LEASE_MS) });
 
 beforeAll(async () => {
   if (!isNostrRelayInstalled()) throw new Error("Nostr relay peer not installed: run test/peers/nostr/install.sh");

@@ -16,10 +16,9 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { type ChildServer, startChildServer } from "./helpers/child-server";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { bootstrap } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
 import type { Deps } from "../src/deps";
@@ -35,16 +34,13 @@ import { readWebhookLog } from "./peers/webhook-receiver";
 import { spawnReceiver } from "./helpers/receiver-process";
 import { WEBHOOK_SECRET, makeCreation } from "./publishing-fixtures";
 import { insertDuePosts } from "./publishing-load";
-import { dueSpread, killDuringDispatch } from "./helpers/kill-rounds";
+import { crashDispatchEnv, dueSpread, killDuringDispatch, startServe } from "./helpers/kill-rounds";
 
-const ROOT = resolve(import.meta.dir, "..");
-const BUN = process.execPath;
 const KILLS = 20;
 const POSTS = 240;
 /** Due times are spread over this window, which the kill loop covers. */
 const SPREAD_MS = 20_000;
 const LEASE_MS = 1500;
-const READY_TIMEOUT_MS = 20_000;
 const FINISH_TIMEOUT_MS = 60_000;
 
 let dataDir: string;
@@ -52,23 +48,8 @@ let receiverProc: Subprocess;
 let receiverUrl: string;
 let logFile: string;
 
-let runs = 0;
 /** `seedcast serve` from source with only the variables it needs (nothing else of the runner's environment). */
-function startServer(): Promise<ChildServer> {
-  return startChildServer([BUN, "src/main.ts", "serve"], {
-    cwd: ROOT,
-    logFile: join(dataDir, `server-${++runs}.log`),
-    timeoutMs: READY_TIMEOUT_MS,
-    env: {
-      DATA_DIR: dataDir,
-      ALLOW_PRIVATE_HOSTS: "127.0.0.1",
-      LOG_LEVEL: "info",
-      DISPATCH_LEASE_MS: String(LEASE_MS),
-      DISPATCH_CONCURRENCY: "8",
-      DISPATCH_POLL_MS: "100",
-    },
-  });
-}
+const startServer = () => startServe(dataDir, { DATA_DIR: dataDir, ALLOW_PRIVATE_HOSTS: "127.0.0.1", ...crashDispatchEnv(LEASE_MS) });
 
 /** The store's reader connection (query_only): the counts below are raw reads. */
 function reader(deps: Deps) {

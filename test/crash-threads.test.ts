@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { bootstrap } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
 import { isSqliteStore } from "../src/db/store";
@@ -21,22 +21,18 @@ import { createAccount } from "../src/modules/accounts/service";
 import { addConnection } from "../src/modules/connections/service";
 import { recordKeyForPart } from "../src/publishing/bluesky-rkey";
 import { type BlueskyPds, isBlueskyPdsInstalled, startBlueskyPds } from "./helpers/bluesky-pds";
-import { type ChildServer, startChildServer } from "./helpers/child-server";
 import { TEST_DIALECT } from "./helpers/world";
 import { DEFAULT_TOKEN, type MastodonServer, startMastodonServer } from "./peers/mastodon-server";
 import { makeCreation } from "./publishing-fixtures";
 import { insertDuePosts } from "./publishing-load";
-import { dueSpread, killDuringDispatch } from "./helpers/kill-rounds";
+import { crashDispatchEnv, dueSpread, killDuringDispatch, startServe } from "./helpers/kill-rounds";
 
-const ROOT = resolve(import.meta.dir, "..");
-const BUN = process.execPath;
 const KILLS = 10;
 /** Posts per network. */
 const POSTS = 16;
 const PARTS = 5;
 const SPREAD_MS = 8_000;
 const LEASE_MS = 1500;
-const READY_TIMEOUT_MS = 20_000;
 const FINISH_TIMEOUT_MS = 90_000;
 const PDS_START_TIMEOUT_MS = 60_000;
 const COLLECTION = "app.bsky.feed.post";
@@ -45,22 +41,7 @@ let dataDir: string;
 let pds: BlueskyPds;
 let mastodon: MastodonServer;
 
-let runs = 0;
-function startServer(): Promise<ChildServer> {
-  return startChildServer([BUN, "src/main.ts", "serve"], {
-    cwd: ROOT,
-    logFile: join(dataDir, `server-${++runs}.log`),
-    timeoutMs: READY_TIMEOUT_MS,
-    env: {
-      DATA_DIR: dataDir,
-      ALLOW_PRIVATE_HOSTS: "127.0.0.1",
-      LOG_LEVEL: "info",
-      DISPATCH_LEASE_MS: String(LEASE_MS),
-      DISPATCH_CONCURRENCY: "8",
-      DISPATCH_POLL_MS: "100",
-    },
-  });
-}
+const startServer = () => startServe(dataDir, { DATA_DIR: dataDir, ALLOW_PRIVATE_HOSTS: "127.0.0.1", ...crashDispatchEnv(LEASE_MS) });
 
 /** The five captions of post `i` on `network`, in sending order. */
 function captions(network: string, i: number): string[] {
