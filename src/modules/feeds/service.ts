@@ -117,6 +117,11 @@ function cleanUrl(raw: string): string {
   return url;
 }
 
+/** The columns of a feed after a good read at `now`: active again, its failures forgotten, read again in 30 minutes. */
+function readSucceeded(now: number) {
+  return { state: "active" as const, failures: 0, lastError: null, lastErrorCode: null, lastPolledAt: now, lastSuccessAt: now, nextPollAt: now + POLL_INTERVAL_MS };
+}
+
 /**
  * POST /feeds. Checks the body (queue mode needs targets that name connections of the account), reads the feed
  * once (400 with the ingest's reason, or not_a_feed), then stores it and turns its items into seeds. 409 feed_exists
@@ -142,13 +147,7 @@ export async function createFeed(deps: Deps, accountId: string, body: CreateFeed
     title: read.feed.title,
     etag: read.etag,
     lastModified: read.lastModified,
-    state: "active",
-    failures: 0,
-    lastError: null,
-    lastErrorCode: null,
-    lastPolledAt: now,
-    lastSuccessAt: now,
-    nextPollAt: now + POLL_INTERVAL_MS,
+    ...readSucceeded(now),
     // Held by this request until its items are taken: the job leaves the new feed alone meanwhile.
     pollLeaseUntil: now + POLL_LEASE_MS,
     createdAt: now,
@@ -267,13 +266,7 @@ async function recordSuccess(
         // A server that stops sending a validator gets unconditional requests from then on.
         ...(read.etag !== undefined ? { etag: read.etag } : {}),
         ...(read.lastModified !== undefined ? { lastModified: read.lastModified } : {}),
-        state: "active",
-        failures: 0,
-        lastError: null,
-        lastErrorCode: null,
-        lastPolledAt: now,
-        lastSuccessAt: now,
-        nextPollAt: now + POLL_INTERVAL_MS,
+        ...readSucceeded(now),
         updatedAt: now,
       })
       .where(eq(feeds.id, feed.id))
