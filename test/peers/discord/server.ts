@@ -20,6 +20,7 @@
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import type { ValidateFunction } from "ajv";
+import { cutOffAnswer } from "../stand-in-kit";
 
 const SPEC_PATH = new URL("../platform-specs/discord.openapi.json", import.meta.url).pathname;
 const SPEC_ID = "discord";
@@ -122,17 +123,6 @@ function snowflake(): string {
 
 function errorsText(fn: ValidateFunction): string {
   return (fn.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`).join("; ");
-}
-
-/** An answer whose body ends long before the length it announced: the client never gets the whole answer. */
-function cutOff(): Response {
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(new TextEncoder().encode('{"id":'));
-      controller.close();
-    },
-  });
-  return new Response(body, { status: 200, headers: { "content-type": "application/json", "content-length": "4096" } });
 }
 
 /** Starts the stand-in on 127.0.0.1 (any free port unless given). */
@@ -281,7 +271,7 @@ export function startDiscordStandIn(port = 0): DiscordStandIn {
       mode.cutAfter -= 1;
     } else if (mode.storeThenCut > 0) {
       mode.storeThenCut -= 1;
-      return cutOff();
+      return cutOffAnswer(200);
     }
     if (mode.storeThenHang > 0) {
       mode.storeThenHang -= 1;

@@ -21,6 +21,7 @@
  * Parameters a page does not describe are recorded in `violations`. A held post is published by `publishDue(now)`.
  */
 import { randomBytes } from "node:crypto";
+import { cutOffAnswer, escapeHtml, graphError, graphIds } from "../stand-in-kit";
 
 /** A Page the person manages. */
 export interface FbPage {
@@ -82,29 +83,7 @@ export interface FacebookStandIn {
   stop(): Promise<void>;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c] as string);
-
-function graphError(status: number, message: string, code: number, subcode?: number): Response {
-  const error: Record<string, unknown> = { message, type: code === 190 ? "OAuthException" : "GraphMethodException", code, fbtrace_id: `A${randomBytes(8).toString("hex")}` };
-  if (subcode !== undefined) error.error_subcode = subcode;
-  return Response.json({ error }, { status });
-}
-
-function cutOff(): Response {
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(new TextEncoder().encode('{"id":"'));
-      controller.close();
-    },
-  });
-  return new Response(body, { status: 200, headers: { "content-type": "application/json", "content-length": "2048" } });
-}
-
-let seq = 100_000_000_000_000n;
-function fbId(): string {
-  seq += BigInt(1 + Math.floor(Math.random() * 1000));
-  return String(seq);
-}
+const fbId = graphIds(100_000_000_000_000n);
 
 /** Starts the stand-in on 127.0.0.1 with the person's Pages. `now` is the test's clock (for scheduling bounds). */
 export function startFacebookStandIn(opts: { redirectUri: string; pages: string[]; now: () => number }): FacebookStandIn {
@@ -182,12 +161,12 @@ export function startFacebookStandIn(opts: { redirectUri: string; pages: string[
     const p = url.searchParams;
     if (state.mode.tokenUnavailable > 0) {
       state.mode.tokenUnavailable -= 1;
-      return graphError(503, "An unexpected error has occurred. Please retry your request later.", 2);
+      return graphError("GraphMethodException", 503, "An unexpected error has occurred. Please retry your request later.", 2);
     }
     if (p.get("grant_type") === "fb_exchange_token") {
       only("oauth/access_token (exchange)", p, ["grant_type", "client_id", "client_secret", "fb_exchange_token"], ["client_id", "client_secret", "fb_exchange_token"]);
-      if (p.get("client_secret") !== clientSecret) return graphError(400, "Error validating client secret.", 1, 463);
-      if (!userTokens.has(p.get("fb_exchange_token") ?? "")) return graphError(400, "Invalid OAuth access token.", 190);
+      if (p.get("client_secret") !== clientSecret) return graphError("GraphMethodException", 400, "Error validating client secret.", 1, 463);
+      if (!userTokens.has(p.get("fb_exchange_token") ?? "")) return graphError("GraphMethodException", 400, "Invalid OAuth access token.", 190);
       const t = `EAAL${randomBytes(30).toString("base64url")}`;
       userTokens.set(t, { longLived: true });
       return Response.json({ access_token: t, token_type: "bearer", expires_in: 5_184_000 });
@@ -195,8 +174,8 @@ export function startFacebookStandIn(opts: { redirectUri: string; pages: string[
     only("oauth/access_token", p, ["client_id", "client_secret", "redirect_uri", "code"], ["client_id", "client_secret", "redirect_uri", "code"]);
     const code = codes.get(p.get("code") ?? "");
     codes.delete(p.get("code") ?? "");
-    if (p.get("client_id") !== clientId || p.get("client_secret") !== clientSecret) return graphError(400, "Error validating client secret.", 1);
-    if (!code || code.redirectUri !== p.get("redirect_uri")) return graphError(400, "This authorization code has been used.", 100, 36009);
+    if (p.get("client_id") !== clientId || p.get("client_secret") !== clientSecret) return graphError("GraphMethodException", 400, "Error validating client secret.", 1);
+    if (!code || code.redirectUri !== p.get("redirect_uri")) return graphError("GraphMethodException", 400, "This authorization code has been used.", 100, 36009);
     const t = `EAAS${randomBytes(24).toString("base64url")}`;
     userTokens.set(t, { longLived: false });
     return Response.json({ access_token: t, token_type: "bearer", expires_in: 5_183_944 });
@@ -209,9 +188,9 @@ export function startFacebookStandIn(opts: { redirectUri: string; pages: string[
     const names = [...form.keys()];
     for (const n of names) if (!["access_token", "source", "published", "temporary", "alt_text_custom", "caption", "url"].includes(n)) state.violations.push(`photos: unknown parameter ${n}`);
     const source = form.get("source");
-    if (!(source instanceof Blob)) return graphError(400, "(#324) Requires upload file", 324);
+    if (!(source instanceof Blob)) return graphError("GraphMethodException", 400, "(#324) Requires upload file", 324);
     const type = source.type;
-    if (!["image/jpeg", "image/png", "image/gif", "image/bmp", "image/tiff"].includes(type)) return graphError(400, "(#324) Missing or invalid image file", 324);
+    if (!["image/jpeg", "image/png", "image/gif", "image/bmp", "image/tiff"].includes(type)) return graphError("GraphMethodException", 400, "(#324) Missing or invalid image file", 324);
     const id = fbId();
     state.photos.set(id, {
       id,
@@ -236,21 +215,21 @@ export function startFacebookStandIn(opts: { redirectUri: string; pages: string[
       try {
         fbid = (JSON.parse(v) as { media_fbid?: unknown }).media_fbid;
       } catch {
-        return graphError(400, "(#100) param attached_media must be an array of objects with media_fbid", 100);
+        return graphError("GraphMethodException", 400, "(#100) param attached_media must be an array of objects with media_fbid", 100);
       }
       const photo = typeof fbid === "string" ? state.photos.get(fbid) : undefined;
-      if (!photo || photo.pageId !== page.id || photo.published) return graphError(400, "(#100) param attached_media[0] has invalid media_fbid", 100);
+      if (!photo || photo.pageId !== page.id || photo.published) return graphError("GraphMethodException", 400, "(#100) param attached_media[0] has invalid media_fbid", 100);
       photoIds.push(fbid as string);
     }
     let scheduledAt: number | null = null;
     if (form.get("scheduled_publish_time")) {
       scheduledAt = Number(form.get("scheduled_publish_time"));
       const ahead = scheduledAt * 1000 - opts.now();
-      if (form.get("published") !== "false") return graphError(400, "(#100) You cannot specify a scheduled publish time on a published post", 100);
-      if (ahead < 10 * 60 * 1000 || ahead > 75 * 24 * 60 * 60 * 1000) return graphError(400, "(#100) The specified scheduled publish time is invalid.", 100);
-      for (const id of photoIds) if (!state.photos.get(id)!.temporary) return graphError(400, "(#100) Photos attached to a scheduled post must be uploaded with temporary=true", 100);
+      if (form.get("published") !== "false") return graphError("GraphMethodException", 400, "(#100) You cannot specify a scheduled publish time on a published post", 100);
+      if (ahead < 10 * 60 * 1000 || ahead > 75 * 24 * 60 * 60 * 1000) return graphError("GraphMethodException", 400, "(#100) The specified scheduled publish time is invalid.", 100);
+      for (const id of photoIds) if (!state.photos.get(id)!.temporary) return graphError("GraphMethodException", 400, "(#100) Photos attached to a scheduled post must be uploaded with temporary=true", 100);
     }
-    if (!form.get("message") && photoIds.length === 0) return graphError(400, "(#100) Missing message or attachment", 100);
+    if (!form.get("message") && photoIds.length === 0) return graphError("GraphMethodException", 400, "(#100) Missing message or attachment", 100);
     const half = state.mode.feedLatencyMs / 2;
     if (half > 0) await Bun.sleep(half);
     const id = `${page.id}_${fbId()}`;
@@ -258,7 +237,7 @@ export function startFacebookStandIn(opts: { redirectUri: string; pages: string[
     if (half > 0) await Bun.sleep(half);
     if (state.mode.feedThenCut > 0) {
       state.mode.feedThenCut -= 1;
-      return cutOff();
+      return cutOffAnswer(200, '{"id":"');
     }
     return Response.json({ id });
   }
@@ -281,10 +260,10 @@ export function startFacebookStandIn(opts: { redirectUri: string; pages: string[
       if (!token && isMultipart) token = String((await req.clone().formData()).get("access_token") ?? "");
       const userToken = userTokens.get(token);
       const pageToken = pageOfToken(token);
-      if (!userToken && !pageToken) return graphError(400, "Error validating access token: The session has been invalidated because the user changed their password or Facebook has changed the session for security reasons.", 190, 460);
+      if (!userToken && !pageToken) return graphError("GraphMethodException", 400, "Error validating access token: The session has been invalidated because the user changed their password or Facebook has changed the session for security reasons.", 190, 460);
       if (path === "/me" && req.method === "GET") return Response.json(userToken ? { id: user.id, name: user.name } : { id: pageToken!.id, name: pageToken!.name });
       if (path === "/me/accounts" && req.method === "GET") {
-        if (!userToken) return graphError(400, "(#100) Tried accessing nonexisting field (accounts)", 100);
+        if (!userToken) return graphError("GraphMethodException", 400, "(#100) Tried accessing nonexisting field (accounts)", 100);
         return Response.json({ data: pages.map((p) => ({ id: p.id, name: p.name, access_token: p.token, category: "Bakery", tasks: ["ADVERTISE", "ANALYZE", "CREATE_CONTENT", "MESSAGING", "MODERATE", "MANAGE"] })), paging: { cursors: { before: "b", after: "a" } } });
       }
       const edge = /^\/([^/]+)\/(photos|feed|scheduled_posts|comments)$/.exec(path);
@@ -292,9 +271,9 @@ export function startFacebookStandIn(opts: { redirectUri: string; pages: string[
         const [, objectId, kind] = edge as unknown as [string, string, string];
         if (kind === "comments") {
           const post = state.posts.find((p) => p.id === objectId && !p.deleted);
-          if (!post) return graphError(400, `(#100) Unsupported ${req.method.toLowerCase()} request. Object with ID '${objectId}' does not exist`, 100, 33);
+          if (!post) return graphError("GraphMethodException", 400, `(#100) Unsupported ${req.method.toLowerCase()} request. Object with ID '${objectId}' does not exist`, 100, 33);
           if (req.method === "GET") return Response.json({ data: post.comments.map((c) => ({ id: c.id, message: c.message, created_time: new Date().toISOString() })) });
-          if (!post.published) return graphError(400, "(#100) Cannot comment on an unpublished post", 100);
+          if (!post.published) return graphError("GraphMethodException", 400, "(#100) Cannot comment on an unpublished post", 100);
           const form = new URLSearchParams(await req.text());
           form.delete("access_token");
           only("comments", form, ["message", "attachment_url"], ["message"]);
@@ -303,7 +282,7 @@ export function startFacebookStandIn(opts: { redirectUri: string; pages: string[
           return Response.json({ id: comment.id });
         }
         const page = pageToken && pageToken.id === objectId ? pageToken : null;
-        if (!page) return graphError(403, "(#200) The user hasn't authorized the application to perform this action", 200);
+        if (!page) return graphError("GraphMethodException", 403, "(#200) The user hasn't authorized the application to perform this action", 200);
         if (kind === "photos" && req.method === "POST") return photos(req, page);
         if (kind === "feed" && req.method === "POST") return feed(req, page);
         if (kind === "feed" && req.method === "GET") {
@@ -319,16 +298,16 @@ export function startFacebookStandIn(opts: { redirectUri: string; pages: string[
       if (single) {
         const id = single[1]!;
         const page = pages.find((p) => p.id === id);
-        if (page && req.method === "GET") return pageToken?.id === page.id || userToken ? Response.json({ id: page.id, name: page.name }) : graphError(403, "(#200) Permissions error", 200);
+        if (page && req.method === "GET") return pageToken?.id === page.id || userToken ? Response.json({ id: page.id, name: page.name }) : graphError("GraphMethodException", 403, "(#200) Permissions error", 200);
         const post = state.posts.find((p) => p.id === id && !p.deleted);
-        if (!post) return graphError(400, `Unsupported ${req.method.toLowerCase()} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`, 100, 33);
+        if (!post) return graphError("GraphMethodException", 400, `Unsupported ${req.method.toLowerCase()} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`, 100, 33);
         if (req.method === "DELETE") {
           post.deleted = true;
           return Response.json({ success: true });
         }
         return Response.json({ id: post.id, is_published: post.published, permalink_url: `https://www.facebook.com/${post.pageId}/posts/${post.id.split("_")[1]}` });
       }
-      return graphError(400, "Unknown path components", 2500);
+      return graphError("GraphMethodException", 400, "Unknown path components", 2500);
     },
   });
   state.origin = `http://127.0.0.1:${server.port}`;

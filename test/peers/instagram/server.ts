@@ -28,6 +28,7 @@
  */
 import { randomBytes } from "node:crypto";
 import sharp from "sharp";
+import { cutOffAnswer, escapeHtml, graphError, graphIds } from "../stand-in-kit";
 
 /** 60 days, as Meta answers it. */
 export const LONG_LIVED_SECONDS = 5_183_944;
@@ -95,29 +96,7 @@ export interface InstagramStandIn {
   stop(): Promise<void>;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c] as string);
-
-function graphError(status: number, message: string, code: number, subcode?: number): Response {
-  const error: Record<string, unknown> = { message, type: code === 190 ? "OAuthException" : "IGApiException", code, fbtrace_id: `A${randomBytes(8).toString("hex")}` };
-  if (subcode !== undefined) error.error_subcode = subcode;
-  return Response.json({ error }, { status });
-}
-
-function cutOff(): Response {
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(new TextEncoder().encode('{"id":'));
-      controller.close();
-    },
-  });
-  return new Response(body, { status: 200, headers: { "content-type": "application/json", "content-length": "2048" } });
-}
-
-let seq = 17_900_000_000_000_000n;
-function igId(): string {
-  seq += BigInt(1 + Math.floor(Math.random() * 1000));
-  return String(seq);
-}
+const igId = graphIds(17_900_000_000_000_000n);
 
 /**
  * Starts the stand-in on 127.0.0.1. `redirectUri` is the app's registered redirect URI; `fetchImage` is how
@@ -226,14 +205,14 @@ export function startInstagramStandIn(opts: { redirectUri: string; fetchImage?: 
     };
     if (state.mode.tokenUnavailable > 0) {
       state.mode.tokenUnavailable -= 1;
-      return done(graphError(503, "An unexpected error has occurred. Please retry your request later.", 2));
+      return done(graphError("IGApiException", 503, "An unexpected error has occurred. Please retry your request later.", 2));
     }
-    if (p.get("grant_type") !== grant) return done(graphError(400, "Unsupported grant_type", 100));
-    if (grant === "ig_exchange_token" && p.get("client_secret") !== clientSecret) return done(graphError(400, "Error validating client secret.", 101));
+    if (p.get("grant_type") !== grant) return done(graphError("IGApiException", 400, "Unsupported grant_type", 100));
+    if (grant === "ig_exchange_token" && p.get("client_secret") !== clientSecret) return done(graphError("IGApiException", 400, "Error validating client secret.", 101));
     const presented = tokens.get(p.get("access_token") ?? "");
-    if (!presented) return done(graphError(400, "Error validating access token: The user has not authorized application.", 190, 460));
-    if (grant === "ig_exchange_token" && presented.longLived) return done(graphError(400, "Invalid OAuth access token - Cannot parse access token", 190));
-    if (grant === "ig_refresh_token" && !presented.longLived) return done(graphError(400, "Short-lived tokens cannot be refreshed", 190));
+    if (!presented) return done(graphError("IGApiException", 400, "Error validating access token: The user has not authorized application.", 190, 460));
+    if (grant === "ig_exchange_token" && presented.longLived) return done(graphError("IGApiException", 400, "Invalid OAuth access token - Cannot parse access token", 190));
+    if (grant === "ig_refresh_token" && !presented.longLived) return done(graphError("IGApiException", 400, "Short-lived tokens cannot be refreshed", 190));
     const accessToken = `IGAA${randomBytes(30).toString("base64url")}`;
     tokens.set(accessToken, { longLived: true });
     return done(Response.json({ access_token: accessToken, token_type: "bearer", expires_in: LONG_LIVED_SECONDS }));
@@ -259,7 +238,7 @@ export function startInstagramStandIn(opts: { redirectUri: string; fetchImage?: 
   async function createContainer(req: Request, userId: string): Promise<Response> {
     const form = new URLSearchParams(await req.text());
     form.delete("access_token");
-    if (userId !== user.id && userId !== "me") return graphError(400, "Unsupported post request. Object does not exist or cannot be loaded due to missing permissions", 100, 33);
+    if (userId !== user.id && userId !== "me") return graphError("IGApiException", 400, "Unsupported post request. Object does not exist or cannot be loaded due to missing permissions", 100, 33);
     const carousel = form.get("media_type") === "CAROUSEL";
     const allowed = carousel ? ["media_type", "children", "caption"] : ["image_url", "caption", "alt_text", "is_carousel_item", "media_type"];
     only("media", form, allowed, carousel ? ["children"] : ["image_url"]);
@@ -277,12 +256,12 @@ export function startInstagramStandIn(opts: { redirectUri: string; fetchImage?: 
       looksLeft: state.mode.stuck ? Number.POSITIVE_INFINITY : state.mode.inProgressLooks,
       fetched: null,
     };
-    if (container.caption !== null && [...container.caption].length > 2200) return graphError(400, "The caption is too long.", 100, 2207010);
+    if (container.caption !== null && [...container.caption].length > 2200) return graphError("IGApiException", 400, "The caption is too long.", 100, 2207010);
     if (carousel) {
-      if (container.children.length < 2 || container.children.length > 10) return graphError(400, "The carousel must have between 2 and 10 items.", 100, 2207028);
+      if (container.children.length < 2 || container.children.length > 10) return graphError("IGApiException", 400, "The carousel must have between 2 and 10 items.", 100, 2207028);
       for (const child of container.children) {
         const c = state.containers.get(child);
-        if (!c || !c.carouselItem || c.statusCode !== "FINISHED") return graphError(400, "Carousel item is not ready or is not a carousel item.", 100, 2207027);
+        if (!c || !c.carouselItem || c.statusCode !== "FINISHED") return graphError("IGApiException", 400, "Carousel item is not ready or is not a carousel item.", 100, 2207027);
       }
     } else {
       await readImage(container);
@@ -312,9 +291,9 @@ export function startInstagramStandIn(opts: { redirectUri: string; fetchImage?: 
     form.delete("access_token");
     only("media_publish", form, ["creation_id"], ["creation_id"]);
     const container = state.containers.get(form.get("creation_id") ?? "");
-    if (!container) return graphError(400, "Media ID is not available", 9007, 2207027);
-    if (container.statusCode === "PUBLISHED") return graphError(400, "The media has already been published.", 9007, 2207026);
-    if (container.statusCode !== "FINISHED" || container.carouselItem) return graphError(400, "The media is not ready for publishing, please wait for a moment", 9007, 2207027);
+    if (!container) return graphError("IGApiException", 400, "Media ID is not available", 9007, 2207027);
+    if (container.statusCode === "PUBLISHED") return graphError("IGApiException", 400, "The media has already been published.", 9007, 2207026);
+    if (container.statusCode !== "FINISHED" || container.carouselItem) return graphError("IGApiException", 400, "The media is not ready for publishing, please wait for a moment", 9007, 2207027);
     const half = state.mode.publishLatencyMs / 2;
     if (half > 0) await Bun.sleep(half);
     container.statusCode = "PUBLISHED";
@@ -330,7 +309,7 @@ export function startInstagramStandIn(opts: { redirectUri: string; fetchImage?: 
     if (half > 0) await Bun.sleep(half);
     if (state.mode.publishThenCut > 0) {
       state.mode.publishThenCut -= 1;
-      return cutOff();
+      return cutOffAnswer(200);
     }
     return Response.json({ id });
   }
@@ -352,7 +331,7 @@ export function startInstagramStandIn(opts: { redirectUri: string; fetchImage?: 
       const body = req.method === "POST" ? await req.clone().text() : "";
       const token = url.searchParams.get("access_token") ?? new URLSearchParams(body).get("access_token") ?? /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ?? "";
       const held = tokens.get(token);
-      if (!held) return graphError(400, "Invalid OAuth access token - Cannot parse access token", 190);
+      if (!held) return graphError("IGApiException", 400, "Invalid OAuth access token - Cannot parse access token", 190);
       if (req.method === "GET" && path === "/me") return Response.json({ user_id: user.id, username: user.username, id: "9876543210" });
       const mediaOf = /^\/([^/]+)\/media$/.exec(path);
       if (mediaOf && req.method === "POST") return createContainer(req, decodeURIComponent(mediaOf[1]!));
@@ -364,7 +343,7 @@ export function startInstagramStandIn(opts: { redirectUri: string; fetchImage?: 
       const commentsOf = /^\/([^/]+)\/comments$/.exec(path);
       if (commentsOf) {
         const media = state.media.find((m) => m.id === decodeURIComponent(commentsOf[1]!));
-        if (!media) return graphError(400, "Unsupported request. Object does not exist.", 100, 33);
+        if (!media) return graphError("IGApiException", 400, "Unsupported request. Object does not exist.", 100, 33);
         if (req.method === "GET") return Response.json({ data: media.comments.map((c) => ({ id: c.id, text: c.text, timestamp: new Date().toISOString() })) });
         const form = new URLSearchParams(await req.text());
         form.delete("access_token");
@@ -381,7 +360,7 @@ export function startInstagramStandIn(opts: { redirectUri: string; fetchImage?: 
         const media = state.media.find((m) => m.id === id);
         if (media) return Response.json({ id: media.id, permalink: `https://www.instagram.com/p/${media.id}/` });
       }
-      return graphError(400, "Unsupported get request. Object does not exist, cannot be loaded due to missing permissions, or does not support this operation.", 100, 33);
+      return graphError("IGApiException", 400, "Unsupported get request. Object does not exist, cannot be loaded due to missing permissions, or does not support this operation.", 100, 33);
     },
   });
   state.origin = `http://127.0.0.1:${server.port}`;

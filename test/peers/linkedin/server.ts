@@ -30,6 +30,7 @@
  * Errors are LinkedIn's shape: `{status, serviceErrorCode?, code?, message}`.
  */
 import { randomBytes } from "node:crypto";
+import { cutOffAnswer, escapeHtml } from "../stand-in-kit";
 
 const SIXTY_DAYS_S = 60 * 24 * 60 * 60;
 const CODE_TTL_MS = 30 * 60 * 1000;
@@ -89,19 +90,6 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 function restError(status: number, message: string, code?: string): Response {
   return json(status, code ? { status, code, message } : { status, message });
 }
-
-/** An answer whose body ends long before the length it announced: the client never gets the whole answer. */
-function cutOff(): Response {
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(new TextEncoder().encode('{"id":'));
-      controller.close();
-    },
-  });
-  return new Response(body, { status: 201, headers: { "content-type": "application/json", "content-length": "4096" } });
-}
-
-const escape = (s: string) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c] ?? c);
 
 /** Starts the stand-in on 127.0.0.1 (a free port). `now` is the test's clock. */
 export function startLinkedInStandIn(opts: { now: () => number }): LinkedInStandIn {
@@ -164,7 +152,7 @@ export function startLinkedInStandIn(opts: { now: () => number }): LinkedInStand
     if (state.mode.storeThenCut > 0) {
       state.mode.storeThenCut--;
       // The answer is lost: its body ends long before the length it announced.
-      return cutOff();
+      return cutOffAnswer(201);
     }
     return answer;
   }
@@ -175,10 +163,10 @@ export function startLinkedInStandIn(opts: { now: () => number }): LinkedInStand
     if (q.get("response_type") !== "code") return new Response("Invalid response_type", { status: 400 });
     const scopes = (q.get("scope") ?? "").split(" ").filter(Boolean);
     for (const s of scopes) if (!["openid", "profile", "email", "w_member_social"].includes(s)) return new Response(`Scope "${s}" is not authorized for your application`, { status: 400 });
-    const hidden = [...q].map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`).join("");
+    const hidden = [...q].map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`).join("");
     return new Response(
       `<!doctype html><html lang="en"><head><title>LinkedIn</title></head><body><main><h1>Seedcast would like to:</h1>
-<ul>${scopes.map((s) => `<li>${escape(s)}</li>`).join("")}</ul><p>Signed in as ${escape(LINKEDIN_MEMBER.name)}</p>
+<ul>${scopes.map((s) => `<li>${escapeHtml(s)}</li>`).join("")}</ul><p>Signed in as ${escapeHtml(LINKEDIN_MEMBER.name)}</p>
 <form method="post" action="/oauth/v2/authorization">${hidden}<input type="hidden" name="decision" value="allow"><button type="submit">Allow</button></form>
 <form method="post" action="/oauth/v2/authorization">${hidden}<input type="hidden" name="decision" value="cancel"><button type="submit">Cancel</button></form>
 </main></body></html>`,

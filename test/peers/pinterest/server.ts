@@ -19,6 +19,7 @@ import addFormats from "ajv-formats";
 import type { ValidateFunction } from "ajv";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { cutOffAnswer, escapeHtml } from "../stand-in-kit";
 
 const SPEC_PATH = new URL("../platform-specs/pinterest-v5.openapi.json", import.meta.url).pathname;
 const ACCESS_TTL_S = 30 * 24 * 60 * 60;
@@ -111,18 +112,6 @@ export interface PinterestStandIn {
   issueToken(): string;
   stop(): Promise<void>;
 }
-
-function cutOff(): Response {
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(new TextEncoder().encode('{"id":'));
-      controller.close();
-    },
-  });
-  return new Response(body, { status: 201, headers: { "content-type": "application/json", "content-length": "4096" } });
-}
-
-const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c] ?? c);
 
 /** Starts the stand-in on 127.0.0.1 (a free port); `now` is the test's clock. */
 export function startPinterestStandIn(opts: { now: () => number }): PinterestStandIn {
@@ -319,7 +308,7 @@ export function startPinterestStandIn(opts: { now: () => number }): PinterestSta
     if (state.mode.latencyMs > 0) await sleep(state.mode.latencyMs / 2);
     if (state.mode.storeThenCut > 0) {
       state.mode.storeThenCut--;
-      return cutOff();
+      return cutOffAnswer(201);
     }
     return answer(201, `/paths/${esc("/pins")}/post/responses/201/content/application~1json/schema`, pinView(pin));
   }

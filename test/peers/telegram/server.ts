@@ -15,6 +15,7 @@
  * return type before it is sent.
  */
 import { UPLOADED_FILE, parameterTypes, requestProblem, resultProblem } from "./spec";
+import { cutOffAnswer } from "../stand-in-kit";
 
 /** #sendmessage, #sendphoto, #sendmediagroup: the documented limits the description states only in words. */
 const TEXT_MAX = 4096;
@@ -77,17 +78,6 @@ export interface TelegramStandIn {
 }
 
 type Params = Record<string, unknown>;
-
-/** An answer whose body ends long before the length it announced: the client never gets the whole answer. */
-function cutOff(): Response {
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(new TextEncoder().encode('{"id":'));
-      controller.close();
-    },
-  });
-  return new Response(body, { status: 200, headers: { "content-type": "application/json", "content-length": "4096" } });
-}
 
 /** Starts the stand-in on 127.0.0.1. */
 export function startTelegramStandIn(port = 0): TelegramStandIn {
@@ -220,7 +210,7 @@ export function startTelegramStandIn(port = 0): TelegramStandIn {
       mode.cutAfter -= 1;
     } else if (mode.storeThenCut > 0) {
       mode.storeThenCut -= 1;
-      return cutOff();
+      return cutOffAnswer(200);
     }
     if (mode.storeThenHang > 0) {
       mode.storeThenHang -= 1;

@@ -19,6 +19,7 @@
  */
 import { randomBytes } from "node:crypto";
 import sharp from "sharp";
+import { escapeHtml, graphError, graphIds } from "../stand-in-kit";
 
 export const THREADS_LONG_LIVED_SECONDS = 5_184_000;
 
@@ -70,16 +71,7 @@ export interface ThreadsStandIn {
   stop(): Promise<void>;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c] as string);
-
-function graphError(status: number, message: string, code: number, subcode?: number): Response {
-  const error: Record<string, unknown> = { message, type: code === 190 ? "OAuthException" : "THApiException", code, fbtrace_id: `A${randomBytes(8).toString("hex")}` };
-  if (subcode !== undefined) error.error_subcode = subcode;
-  return Response.json({ error }, { status });
-}
-
-let seq = 18_000_000_000_000_000n;
-const thId = () => String((seq += BigInt(1 + Math.floor(Math.random() * 1000))));
+const thId = graphIds(18_000_000_000_000_000n);
 
 /** Starts the stand-in. `fetchImage` is how "Threads" fetches an `image_url`. */
 export function startThreadsStandIn(opts: { redirectUri: string; fetchImage?: (url: string) => Promise<Response> }): ThreadsStandIn {
@@ -144,10 +136,10 @@ export function startThreadsStandIn(opts: { redirectUri: string; fetchImage?: (u
     const form = new URLSearchParams(await req.text());
     only("oauth/access_token", form, ["client_id", "client_secret", "code", "grant_type", "redirect_uri"]);
     const done = (r: Response) => (state.tokenCalls.push({ grant: "authorization_code", status: r.status }), r);
-    if (form.get("client_id") !== clientId || form.get("client_secret") !== clientSecret) return done(graphError(400, "Error validating client secret.", 1));
+    if (form.get("client_id") !== clientId || form.get("client_secret") !== clientSecret) return done(graphError("THApiException", 400, "Error validating client secret.", 1));
     const code = codes.get(form.get("code") ?? "");
     codes.delete(form.get("code") ?? "");
-    if (!code || code.redirectUri !== form.get("redirect_uri")) return done(graphError(400, "Invalid authorization code", 100, 36007));
+    if (!code || code.redirectUri !== form.get("redirect_uri")) return done(graphError("THApiException", 400, "Invalid authorization code", 100, 36007));
     const t = `THQ${randomBytes(24).toString("base64url")}`;
     tokens.set(t, { longLived: false });
     return done(Response.json({ access_token: t, user_id: user.id }));
@@ -159,11 +151,11 @@ export function startThreadsStandIn(opts: { redirectUri: string; fetchImage?: (u
     const done = (r: Response) => (state.tokenCalls.push({ grant, status: r.status }), r);
     if (state.mode.tokenUnavailable > 0) {
       state.mode.tokenUnavailable -= 1;
-      return done(graphError(503, "Service temporarily unavailable", 2));
+      return done(graphError("THApiException", 503, "Service temporarily unavailable", 2));
     }
-    if (grant === "th_exchange_token" && p.get("client_secret") !== clientSecret) return done(graphError(400, "Error validating client secret.", 1));
+    if (grant === "th_exchange_token" && p.get("client_secret") !== clientSecret) return done(graphError("THApiException", 400, "Error validating client secret.", 1));
     const held = tokens.get(p.get("access_token") ?? "");
-    if (!held || (grant === "th_refresh_token") !== held.longLived) return done(graphError(400, "Error validating access token: Session has expired or been invalidated.", 190, 463));
+    if (!held || (grant === "th_refresh_token") !== held.longLived) return done(graphError("THApiException", 400, "Error validating access token: Session has expired or been invalidated.", 190, 463));
     const t = `THAA${randomBytes(30).toString("base64url")}`;
     tokens.set(t, { longLived: true });
     return done(Response.json({ access_token: t, token_type: "bearer", expires_in: THREADS_LONG_LIVED_SECONDS }));
@@ -174,11 +166,11 @@ export function startThreadsStandIn(opts: { redirectUri: string; fetchImage?: (u
     form.delete("access_token");
     only("threads", form, ["media_type", "text", "image_url", "alt_text", "is_carousel_item", "children", "reply_to_id"]);
     const type = form.get("media_type") ?? "";
-    if (!["TEXT", "IMAGE", "CAROUSEL"].includes(type)) return graphError(400, "The parameter media_type is required.", 100);
+    if (!["TEXT", "IMAGE", "CAROUSEL"].includes(type)) return graphError("THApiException", 400, "The parameter media_type is required.", 100);
     const text = form.get("text");
-    if (text !== null && [...text].length > 500) return graphError(400, "The text is too long. Maximum: 500 characters.", 100, 4279009);
+    if (text !== null && [...text].length > 500) return graphError("THApiException", 400, "The text is too long. Maximum: 500 characters.", 100, 4279009);
     const replyTo = form.get("reply_to_id");
-    if (replyTo !== null && !state.media.some((m) => m.id === replyTo)) return graphError(400, "The reply_to_id is not a valid media id.", 100, 4279019);
+    if (replyTo !== null && !state.media.some((m) => m.id === replyTo)) return graphError("THApiException", 400, "The reply_to_id is not a valid media id.", 100, 4279019);
     const c: ThContainer = {
       id: thId(),
       mediaType: type,
@@ -203,8 +195,8 @@ export function startThreadsStandIn(opts: { redirectUri: string; fetchImage?: (u
       }
     }
     if (type === "CAROUSEL") {
-      if (c.children.length < 2 || c.children.length > 20) return graphError(400, "A carousel takes 2 to 20 items.", 100);
-      for (const id of c.children) if (state.containers.get(id)?.status !== "FINISHED") return graphError(400, "A carousel item is not ready.", 100, 4279012);
+      if (c.children.length < 2 || c.children.length > 20) return graphError("THApiException", 400, "A carousel takes 2 to 20 items.", 100);
+      for (const id of c.children) if (state.containers.get(id)?.status !== "FINISHED") return graphError("THApiException", 400, "A carousel item is not ready.", 100, 4279012);
     }
     state.containers.set(c.id, c);
     return Response.json({ id: c.id });
@@ -215,9 +207,9 @@ export function startThreadsStandIn(opts: { redirectUri: string; fetchImage?: (u
     form.delete("access_token");
     only("threads_publish", form, ["creation_id"]);
     const c = state.containers.get(form.get("creation_id") ?? "");
-    if (!c || c.carouselItem) return graphError(400, "The media container was not found.", 24, 4279001);
-    if (c.status === "PUBLISHED") return graphError(400, "The media has already been published.", 24, 4279002);
-    if (c.status !== "FINISHED") return graphError(400, "The media is not ready to be published.", 24, 4279005);
+    if (!c || c.carouselItem) return graphError("THApiException", 400, "The media container was not found.", 24, 4279001);
+    if (c.status === "PUBLISHED") return graphError("THApiException", 400, "The media has already been published.", 24, 4279002);
+    if (c.status !== "FINISHED") return graphError("THApiException", 400, "The media is not ready to be published.", 24, 4279005);
     const half = state.mode.publishLatencyMs / 2;
     if (half > 0) await Bun.sleep(half);
     c.status = "PUBLISHED";
@@ -248,7 +240,7 @@ export function startThreadsStandIn(opts: { redirectUri: string; fetchImage?: (u
       const path = api[1]!;
       const body = req.method === "POST" ? await req.clone().text() : "";
       const t = url.searchParams.get("access_token") ?? new URLSearchParams(body).get("access_token") ?? "";
-      if (!tokens.has(t)) return graphError(400, "Invalid OAuth access token - Cannot parse access token", 190);
+      if (!tokens.has(t)) return graphError("THApiException", 400, "Invalid OAuth access token - Cannot parse access token", 190);
       if (path === "/me") return Response.json({ id: user.id, username: user.username });
       if (req.method === "POST" && path === `/${user.id}/threads`) return create(req);
       if (req.method === "POST" && path === `/${user.id}/threads_publish`) return publish(req);
@@ -268,7 +260,7 @@ export function startThreadsStandIn(opts: { redirectUri: string; fetchImage?: (u
         const m = state.media.find((x) => x.id === single[1]);
         if (m) return Response.json({ id: m.id, permalink: `https://www.threads.net/@${user.username}/post/${m.id}` });
       }
-      return graphError(400, "Unsupported request", 100, 33);
+      return graphError("THApiException", 400, "Unsupported request", 100, 33);
     },
   });
   state.origin = `http://127.0.0.1:${server.port}`;

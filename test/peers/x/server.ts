@@ -24,6 +24,7 @@ import addFormats from "ajv-formats";
 import type { ValidateFunction } from "ajv";
 import { createHash, randomBytes } from "node:crypto";
 import twitter from "twitter-text";
+import { cutOffAnswer, escapeHtml } from "../stand-in-kit";
 
 const SPEC_PATH = new URL("../platform-specs/x-api-v2.openapi.json", import.meta.url).pathname;
 const SPEC_ID = "x-api-v2";
@@ -148,18 +149,6 @@ function invalidRequest(detail: string, message: string): Response {
 function oauthError(status: number, error: string, description: string): Response {
   return Response.json({ error, error_description: description }, { status });
 }
-
-function cutOff(): Response {
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(new TextEncoder().encode('{"data":'));
-      controller.close();
-    },
-  });
-  return new Response(body, { status: 201, headers: { "content-type": "application/json", "content-length": "4096" } });
-}
-
-const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c] as string);
 
 /** Starts the stand-in on 127.0.0.1. The app's redirect URI must be registered (`redirectUri`). */
 export function startXStandIn(opts: { redirectUri: string; username?: string; port?: number }): XStandIn {
@@ -336,7 +325,7 @@ export function startXStandIn(opts: { redirectUri: string; username?: string; po
     if (half > 0) await Bun.sleep(half);
     if (state.mode.storeThenCut > 0) {
       state.mode.storeThenCut -= 1;
-      return cutOff();
+      return cutOffAnswer(201, '{"data":');
     }
     return answer("tweets.201", { data: { id, text, edit_history_post_ids: [id] } }, 201);
   }
