@@ -37,8 +37,16 @@ if ((${#need_apt[@]} > 0)); then
   apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
-bash test/peers/bluesky/install.sh
-bash test/peers/nostr/install.sh
+# The two peers install side by side: each spends most of its time compiling better-sqlite3 on one core (about 90 s
+# and 75 s on a fresh 2-core machine), and they share no folder. Each one's own exit status is checked.
+bash test/peers/bluesky/install.sh &
+bluesky=$!
+bash test/peers/nostr/install.sh &
+nostr=$!
+failed=0
+wait "$bluesky" || { log "the Bluesky peer did not install (its lines above say why)"; failed=1; }
+wait "$nostr" || { log "the Nostr peer did not install (its lines above say why)"; failed=1; }
+((failed == 0)) || exit 1
 
 if [[ ! -x docs/examples/node_modules/.bin/openapi-typescript || docs/examples/package-lock.json -nt docs/examples/node_modules/.package-lock.json ]]; then
   log "installing docs/examples (openapi-typescript, openapi-fetch, TypeScript 5)"
