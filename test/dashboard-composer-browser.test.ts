@@ -246,8 +246,9 @@ describe("the composer in Chromium", () => {
     expect(await page.locator("#upload-error").textContent()).toStartWith("notes.txt: ");
     expect(await page.getByLabel("Upload from this device").getAttribute("aria-invalid")).toBe("true");
     expect(await page.getByLabel("Caption", { exact: true }).inputValue()).toBe("Two new photos");
+    const kaleBytes = Buffer.from(await picture("Kale", "#3d6b2a"));
     await page.getByLabel("Upload from this device").setInputFiles([
-      { name: "kale.png", mimeType: "image/png", buffer: Buffer.from(await picture("Kale", "#3d6b2a")) },
+      { name: "kale.png", mimeType: "image/png", buffer: kaleBytes },
       { name: "chard.png", mimeType: "image/png", buffer: Buffer.from(await picture("Chard", "#a3213a")) },
     ]);
     const uploads: string[] = [];
@@ -260,6 +261,16 @@ describe("the composer in Chromium", () => {
     expect(uploads).toEqual(["/dashboard/library/upload", "/dashboard/library/upload", "/dashboard/compose"]);
     expect(await page.locator("ol.image-list[data-scope=post] .image-fields label .muted").allTextContents()).toEqual(["kale.png", "chard.png"]);
     expect(await page.getByLabel("Caption", { exact: true }).inputValue()).toBe("Two new photos");
+    // The same photo chosen again (another name, same bytes) is not stored a second time: the page says so.
+    const libraryCount = async () => Number((await world.sql<{ n: unknown }>("SELECT count(*) AS n FROM assets WHERE account_id = ?", owner.accountId))[0]?.n);
+    const before = await libraryCount();
+    await page.getByLabel("Upload from this device").setInputFiles([{ name: "IMG_2041.png", mimeType: "image/png", buffer: kaleBytes }]);
+    await page.getByRole("button", { name: "Add the images" }).click();
+    await page.waitForSelector(".notice >> text=already in your library");
+    expect(await page.locator(".notice").allTextContents()).toContain("“kale.png” was already in your library: the post uses that image, not a second copy.");
+    expect(await libraryCount()).toBe(before);
+    expect(await page.locator("ol.image-list[data-scope=post] .image-fields label .muted").allTextContents()).toEqual(["kale.png", "chard.png"]);
+    await shoot("03b-upload-already-in-library");
     const [kale, chard] = await postOrder(page);
     await page.locator("ol.image-list[data-scope=post] > li:nth-child(2) .image-thumb").dragTo(page.locator("ol.image-list[data-scope=post] > li:nth-child(1) .image-thumb"), { targetPosition: { x: 10, y: 5 } });
     expect(await postOrder(page)).toEqual([chard ?? "", kale ?? ""]);

@@ -155,10 +155,60 @@ describe("the composer without script", () => {
     expect(up.status).toBe(200);
     expect(altOrder(up.text, "p1")).toHaveLength(1);
     expect(altOrder(up.text, "post")).toHaveLength(0);
+    // The same bytes again, under another name: the library keeps one copy, the part has the image once, and the page
+    // says why no second copy appeared.
+    const assetCount = () => countOf("SELECT count(*) AS n FROM assets WHERE account_id = ?", accountId);
+    const stored = await assetCount();
+    const again = await sendComposer(
+      b,
+      "/dashboard/compose",
+      [["caption", "Beans"], ["part_caption_p1", "Part two"], [`alt_p1_${altOrder(up.text, "p1")[0]}`, ""], ["pick_to", "p1"], ["op", "add-images"]],
+      [new File([await png(20)], "IMG_0001.png", { type: "image/png" })],
+    );
+    expect(again.status).toBe(200);
+    expect(await assetCount()).toBe(stored);
+    expect(altOrder(again.text, "p1")).toEqual(altOrder(up.text, "p1"));
+    expect(again.text).toContain("“upload.png” was already in your library: the post uses that image, not a second copy.");
+    // A library image uploaded again goes into the post as that image; bytes only another account holds are stored anew.
+    const mine = await sendComposer(b, "/dashboard/compose", [["caption", "Beans"], ["op", "add-images"]], [new File([await png(0)], "bed.png", { type: "image/png" })]);
+    expect(altOrder(mine.text, "post")).toEqual([img(0)]);
+    expect(mine.text).toContain("“bed-1.png” was already in your library");
+    const theirs = await sendComposer(b, "/dashboard/compose", [["caption", "Beans"], ["op", "add-images"]], [new File([await png(9)], "theirs-too.png", { type: "image/png" })]);
+    expect(await assetCount()).toBe(stored + 1);
+    expect(altOrder(theirs.text, "post")).not.toContain(foreignImage);
+    expect(theirs.text).not.toContain("already in your library");
+
     const bad = await sendComposer(b, "/dashboard/compose", [["caption", "Beans"], ["op", "add-images"]], [new File(["not an image"], "notes.txt", { type: "text/plain" })]);
     expect(bad.status).toBe(400);
     expect(bad.text).toMatch(/<p class="field-error" id="upload-error">notes\.txt: [^<]+<\/p>/);
     expect(bad.text).toContain(">Beans</textarea>");
+  });
+
+  test("with script the composer uploads through the library one file at a time: bytes already there are answered as that image, and the page says so", async () => {
+    const b = await signedIn();
+    await b.get("/dashboard/compose");
+    const assetCount = () => countOf("SELECT count(*) AS n FROM assets WHERE account_id = ?", accountId);
+    const stored = await assetCount();
+    const asComposer = { "x-requested-with": "fetch", accept: "application/json" };
+    const known = await b.upload("/dashboard/library/upload", new File([await png(1)], "IMG_7.png", { type: "image/png" }), asComposer);
+    expect(known.status).toBe(200);
+    expect(JSON.parse(known.text)).toEqual({ id: img(1), fileName: "bed-2.png", reused: "true" });
+    const fresh = await b.upload("/dashboard/library/upload", new File([await png(31)], "new.png", { type: "image/png" }), asComposer);
+    expect(JSON.parse(fresh.text)).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), fileName: "new.png" });
+    expect(await assetCount()).toBe(stored + 1);
+    // The library page's own upload still adds what it is given.
+    await b.get("/dashboard/library");
+    const plain = await b.upload("/dashboard/library/upload", new File([await png(1)], "bed-2-again.png", { type: "image/png" }), { "x-requested-with": "fetch" });
+    expect(plain.status).toBe(200);
+    expect(await assetCount()).toBe(stored + 2);
+    // The script then sends the form with the image ticked and named as reused: one notice, from the library's name.
+    await b.get("/dashboard/compose");
+    const sent = await sendComposer(b, "/dashboard/compose", [["caption", "x"], ["pick", img(1)], ["reused", img(1)], ["reused", foreignImage], ["op", "add-images"]]);
+    expect(sent.status).toBe(200);
+    expect(altOrder(sent.text)).toEqual([img(1)]);
+    expect(sent.text.match(/already in your library/g)).toHaveLength(1);
+    expect(sent.text).toContain("“bed-2.png” was already in your library");
+    expect(sent.text).not.toContain("theirs.png");
   });
 
   test("Save stores exactly what was typed: 4 images in order with alt texts, a thread with images, a first comment, versions", async () => {

@@ -3,6 +3,7 @@
  * checks on the bytes (empty, byte cap, type by magic bytes, pixel dimensions from the header) → atomic write to
  * storage → the row, in one write transaction that may also consume an upload link. A refusal stores nothing.
  */
+import { and, asc, eq } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import { assets } from "../../db/tables";
 import type { AssetSource } from "../../db/schema/assets";
@@ -150,6 +151,35 @@ export async function ingestImageBytes(
     fileName: assetFileName(image.ext, input.fileName),
     source: input.source ?? "generated",
   });
+}
+
+/**
+ * For a file a person attaches while writing a post: when the account's library already holds these exact bytes (the
+ * same SHA-256), that image is answered with `reused: true` and nothing is stored, so attaching one photo to several
+ * posts leaves one copy in the library. Otherwise as `ingestImageBytes` (source "upload"). Two uploads of the same
+ * file at the same moment may still both be stored: harmless, and no uniqueness is promised.
+ */
+export async function ingestUploadOnce(
+  deps: Deps,
+  accountId: string,
+  input: { bytes: Uint8Array; fileName?: string | null },
+): Promise<{ asset: AssetRecord; reused: boolean }> {
+  let image: CheckedImage;
+  try {
+    image = await checkImageBytes(deps, input.bytes);
+  } catch (error) {
+    recordIngestRefusal(deps, error);
+    throw error;
+  }
+  const same = await deps.store.db
+    .select()
+    .from(assets)
+    .where(and(eq(assets.accountId, accountId), eq(assets.sha256, image.sha256), eq(assets.sizeBytes, image.bytes.byteLength)))
+    .orderBy(asc(assets.createdAt), asc(assets.id))
+    .get();
+  if (same) return { asset: same, reused: true };
+  const asset = await storeImage(deps, accountId, image, { fileName: assetFileName(image.ext, input.fileName), source: "upload" });
+  return { asset, reused: false };
 }
 
 /**

@@ -23,7 +23,7 @@ import { decodeCursor, encodeCursor } from "./cursor";
 import { LIST_LIMIT_DEFAULT } from "./model";
 import { assetReferenceCount } from "./references";
 
-export { ingestFromUrl, ingestImageBytes, storeImage, type AssetRecord } from "./ingest";
+export { ingestFromUrl, ingestImageBytes, ingestUploadOnce, storeImage, type AssetRecord } from "./ingest";
 export { assetReferenceCount, registerAssetReferenceCheck, type AssetReferenceCheck } from "./references";
 export { MEDIA_PATH, assetUrl } from "../../store/media-url";
 

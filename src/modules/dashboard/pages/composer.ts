@@ -11,7 +11,7 @@ import { isUploadedFile, type UploadedFile } from "../../../http/form-body";
 import { AppError } from "../../../lib/errors";
 import { type Html, html } from "../../../lib/html";
 import { ROLE_SCOPES } from "../../../auth/scopes";
-import { ingestImageBytes } from "../../assets/service";
+import { ingestUploadOnce } from "../../assets/service";
 import { getOwnedSeed } from "../../seeds/service";
 import type { CreationPatch } from "../../creations/content-input";
 import { createCreationByHand, updateCreation } from "../../creations/edit";
@@ -298,7 +298,8 @@ export interface ReadDraft {
 
 /**
  * Reads the composer's form: the draft, uploads stored in the library and ticked library images added to the post or
- * the chosen part, then the pressed button's move, removal or new part. Stores nothing but the uploaded images.
+ * the chosen part, then the pressed button's move, removal or new part. Stores nothing but the uploaded images (a file
+ * whose bytes the library already holds is not stored again: the post uses that image).
  */
 export async function readComposerForm(ctx: DashboardCtx, account: Membership, form: Form | undefined): Promise<ReadDraft> {
   const networks = await accountNetworks(ctx.deps, account.accountId);
@@ -309,9 +310,14 @@ export async function readComposerForm(ctx: DashboardCtx, account: Membership, f
   const scopeName = field(form, "pick_to");
   const scope = scopeName === "post" || draft.thread.some((p) => p.key === scopeName) ? scopeName : "post";
   const added: string[] = [];
+  // Uploads whose bytes the library already held: sent with the form (no script), or named by the page script, which
+  // uploads each file through /dashboard/library/upload first and adds a hidden "reused" field for these.
+  const reusedIds: string[] = fields(form, "reused");
   for (const file of uploadsOf(form)) {
     try {
-      added.push((await ingestImageBytes(ctx.deps, account.accountId, { bytes: file.bytes, fileName: file.name, source: "upload" })).id);
+      const { asset, reused } = await ingestUploadOnce(ctx.deps, account.accountId, { bytes: file.bytes, fileName: file.name });
+      added.push(asset.id);
+      if (reused) reusedIds.push(asset.id);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       errors.upload = `${file.name || "That file"}: ${plainMessage(error)}`;
@@ -320,6 +326,10 @@ export async function readComposerForm(ctx: DashboardCtx, account: Membership, f
   const picked = fields(form, "pick");
   const info = await imageInfo(ctx.deps, account.accountId, [...draftAssetIds(draft), ...picked, ...added]);
   keepOwned(draft, info);
+  for (const id of new Set(reusedIds)) {
+    const image = info.get(id);
+    if (image) notices.push({ kind: "ok", text: `“${image.fileName}” was already in your library: the post uses that image, not a second copy.` });
+  }
   const chosen = [...picked.filter((id) => info.has(id)), ...added];
   if (chosen.length > 0) {
     const left = addImages(draft, scope, chosen);

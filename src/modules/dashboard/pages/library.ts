@@ -4,7 +4,7 @@
  * it (the roles that may hold Content creation); viewers see it.
  */
 import { ROLE_SCOPES } from "../../../auth/scopes";
-import { type AssetRecord, MEDIA_PATH, deleteAsset, findAsset, ingestImageBytes, listAssets } from "../../assets/service";
+import { type AssetRecord, MEDIA_PATH, deleteAsset, findAsset, ingestImageBytes, ingestUploadOnce, listAssets } from "../../assets/service";
 import { type DashboardCtx, forbiddenPage, requireAccount } from "../../../web/guard";
 import { type Html, html, timeTag } from "../../../lib/html";
 import { type UploadedFile, isUploadedFile } from "../../../http/form-body";
@@ -148,7 +148,8 @@ function filesOf(form: Form | undefined): UploadedFile[] {
 
 /**
  * POST /dashboard/library/upload (multipart). The page script sends one file per request and reads a short text
- * answer, or JSON `{id, fileName}` / `{message}` when it asks for it (the composer, which adds the image to the post);
+ * answer, or JSON `{id, fileName}` (with `reused: "true"` when the library already held these bytes and stored nothing)
+ * / `{message}` when it asks for it (the composer, which adds the image to the post);
  * a plain form post gets the page back.
  */
 export async function postUpload(ctx: DashboardCtx, s: SessionContext, form: Form | undefined, request: Request): Promise<Response> {
@@ -164,10 +165,16 @@ export async function postUpload(ctx: DashboardCtx, s: SessionContext, form: For
   try {
     if (files.length === 0) throw new AppError("empty_body", "Choose at least one image.");
     let last: { id: string; fileName: string } | null = null;
+    let reused = false;
     for (const file of files) {
-      last = await ingestImageBytes(ctx.deps, account.accountId, { bytes: file.bytes, fileName: file.name, source: "upload" });
+      if (json) {
+        // For the composer, bytes the library already holds are not stored again: the post uses that image.
+        ({ asset: last, reused } = await ingestUploadOnce(ctx.deps, account.accountId, { bytes: file.bytes, fileName: file.name }));
+      } else {
+        last = await ingestImageBytes(ctx.deps, account.accountId, { bytes: file.bytes, fileName: file.name, source: "upload" });
+      }
     }
-    if (scripted) return answer(200, "uploaded", { id: last?.id ?? "", fileName: last?.fileName ?? "" });
+    if (scripted) return answer(200, "uploaded", { id: last?.id ?? "", fileName: last?.fileName ?? "", ...(reused ? { reused: "true" } : {}) });
     return redirect(`${CURRENT}?notice=uploaded${files.length > 1 ? `&count=${files.length}` : ""}`);
   } catch (error) {
     const { notice, status } = refusal(error);

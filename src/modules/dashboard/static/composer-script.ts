@@ -393,6 +393,14 @@ export const COMPOSER_SCRIPT = String.raw`
             ticked.name = "pick";
             ticked.value = answer.id;
             form.appendChild(ticked);
+            if (answer.reused) {
+              // The library already held this file: the page that comes back says the post uses that image.
+              var reused = document.createElement("input");
+              reused.type = "hidden";
+              reused.name = "reused";
+              reused.value = answer.id;
+              form.appendChild(reused);
+            }
             next();
           } else {
             fail(file.name + ": " + (answer && answer.message ? answer.message : xhr.responseText || "the upload failed."));
