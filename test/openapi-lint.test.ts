@@ -255,7 +255,7 @@ describe("what decisions.md §10 promises of the document", () => {
   });
 
   test("the webhooks section: every event's payload and the two webhook-target payloads, as named components with their headers", () => {
-    const names = ["post.published", "post.failed", "post.partially_failed", "post.cancelled", "post.needs_approval", "post.approved", "post.rejected", "creation.generated", "credits.low", "connection.needs_attention", "target.post.publish", "target.ping"];
+    const names = ["post.published", "post.failed", "post.partially_failed", "post.unconfirmed", "post.cancelled", "post.needs_approval", "post.approved", "post.rejected", "creation.generated", "credits.low", "connection.needs_attention", "target.post.publish", "target.ping"];
     expect(Object.keys(doc.webhooks).sort()).toEqual([...names].sort());
     for (const name of names) {
       const op = doc.webhooks[name].post;

@@ -30,7 +30,10 @@ let telegram: TelegramStandIn;
 beforeAll(async () => {
   discord = startDiscordStandIn();
   telegram = startTelegramStandIn();
-  world = await createWorld({ env: { PLATFORM_ORIGIN_OVERRIDES: `discord.com=${discord.origin},api.telegram.org=${telegram.origin}` } });
+  // ALLOW_PRIVATE_HOSTS: an event webhook on 127.0.0.1 is accepted (its events are read from the outbox here).
+  world = await createWorld({
+    env: { PLATFORM_ORIGIN_OVERRIDES: `discord.com=${discord.origin},api.telegram.org=${telegram.origin}`, ALLOW_PRIVATE_HOSTS: "127.0.0.1" },
+  });
 });
 
 afterAll(async () => {
@@ -363,6 +366,12 @@ describe("Telegram end to end", () => {
   });
 
   test("an unknown outcome is unconfirmed and never resent; It was posted makes it published with the pasted URL", async () => {
+    // An API client is told both steps: post.unconfirmed when nobody can tell, post.published once a person answers.
+    const hook = await world.call("POST", "/api/v1/webhooks", {
+      key: acct.key,
+      body: { url: "http://127.0.0.1:9/events", events: ["post.unconfirmed", "post.published", "post.failed"] },
+    });
+    expect(hook.status).toBe(201);
     const post = await schedulePost(acct, ["telegram"], "Compost workshop");
     const before = telegram.messages.length;
     telegram.mode.storeThenCut = 1;
@@ -390,6 +399,14 @@ describe("Telegram end to end", () => {
     });
     expect(answered.status).toBe(200);
     expect(answered.json.post).toMatchObject({ status: "published", targets: [{ status: "published", publishedUrl: url, errorMessage: null }] });
+    const events = (await world.sql<{ type: string; body: string }>("SELECT type, body FROM webhook_events WHERE account_id = ? ORDER BY created_at, id", acct.accountId))
+      .map((e) => ({ type: e.type, ...JSON.parse(e.body) }))
+      .filter((e) => e.data.post.id === post.id);
+    expect(events.map((e) => e.type)).toEqual(["post.unconfirmed", "post.published"]);
+    expect(events[0].data.post).toMatchObject({ status: "unconfirmed", targets: [{ status: "unconfirmed" }] });
+    expect(events[0].data.post.errorMessage).toContain("Telegram did not confirm whether this went out");
+    expect(events[1].data.post).toMatchObject({ status: "published", targets: [{ status: "published", publishedUrl: url }] });
+    expect(JSON.stringify(events)).not.toContain(bot.token);
     const bad = await world.call("POST", `/api/v1/schedule/${post.id}/targets/${read.targets[0].accountId}/resolve`, { key: acct.key, body: { outcome: "maybe" } });
     expect(bad.status).toBe(400);
     expect(telegram.messages.length - before).toBe(2);

@@ -12,6 +12,11 @@ import { postToApi } from "./post-view";
 
 /** The final statuses, each reported to event webhooks as `post.<status>` when a post reaches it. */
 const FINAL_EVENTS = { published: "post.published", failed: "post.failed", partially_failed: "post.partially_failed" } as const;
+/**
+ * Every status reported to event webhooks when a post reaches it: the final ones, and `unconfirmed` (not final: it waits
+ * for a person's answer, which makes it final, or sends it again).
+ */
+const STATUS_EVENTS = { ...FINAL_EVENTS, unconfirmed: "post.unconfirmed" } as const;
 
 type TargetRow = typeof scheduledPostTargets.$inferSelect;
 type PostRow = typeof scheduledPosts.$inferSelect;
@@ -65,7 +70,7 @@ async function lockPosts(tx: StoreDb, postIds: readonly string[]): Promise<(type
 
 /**
  * Recomputes and stores the status (and errorMessage) of `postId` from its targets. When that makes the post final
- * (published, failed, partially_failed), the matching event is recorded for event webhooks in the same transaction,
+ * (published, failed, partially_failed) or unconfirmed, the matching event is recorded for event webhooks in the same transaction,
  * and a failed or partly failed post is a notice to the account's owners and editors (store/notices.ts).
  */
 export async function refreshPostStatus(tx: StoreDb, postId: string, now: number): Promise<PostStatus> {
@@ -92,7 +97,7 @@ export async function refreshPostStatuses(tx: StoreDb, postIds: readonly string[
   for (const t of rows) targetsOf.get(t.postId)?.push(t);
   // Posts that take the same values are updated by one statement.
   const groups = new Map<string, { status: PostStatus; errorMessage: string | null; ids: string[] }>();
-  const becameFinal: { post: (typeof posts)[number]; status: keyof typeof FINAL_EVENTS; errorMessage: string | null }[] = [];
+  const reached: { post: (typeof posts)[number]; status: keyof typeof STATUS_EVENTS; errorMessage: string | null }[] = [];
   for (const post of posts) {
     const targets = targetsOf.get(post.id) ?? [];
     const status = derivePostStatus(targets);
@@ -110,27 +115,27 @@ export async function refreshPostStatuses(tx: StoreDb, postIds: readonly string[
     const group = groups.get(key) ?? { status, errorMessage, ids: [] };
     group.ids.push(post.id);
     groups.set(key, group);
-    if (final && post.status !== status) becameFinal.push({ post, status: status as keyof typeof FINAL_EVENTS, errorMessage });
+    if (status in STATUS_EVENTS && post.status !== status) reached.push({ post, status: status as keyof typeof STATUS_EVENTS, errorMessage });
     if (status === "unconfirmed" && post.status !== status) await noticePostUnconfirmed(tx, now, post, errorMessage);
   }
   for (const g of groups.values()) {
     await tx.update(scheduledPosts).set({ status: g.status, errorMessage: g.errorMessage, updatedAt: now }).where(inArray(scheduledPosts.id, g.ids)).run();
   }
-  if (becameFinal.length === 0) return statuses;
-  for (const { post } of becameFinal) await postEnded(tx, now, post, "final");
+  if (reached.length === 0) return statuses;
+  for (const { post, status } of reached) if (status in FINAL_EVENTS) await postEnded(tx, now, post, "final");
   // Events only for accounts with an event webhook at all (recordEvent checks the types): one read for the batch.
   // A failed or partly failed post is a notice to the account's people whatever its webhooks (store/notices.ts).
-  const accountIds = [...new Set(becameFinal.map((f) => f.post.accountId))];
+  const accountIds = [...new Set(reached.map((f) => f.post.accountId))];
   const hooked = new Set(
     (await tx.selectDistinct({ accountId: eventWebhooks.accountId }).from(eventWebhooks).where(inArray(eventWebhooks.accountId, accountIds)).all()).map(
       (h) => h.accountId,
     ),
   );
-  for (const { post, status, errorMessage } of becameFinal) {
-    if (status !== "published") await noticePostFailed(tx, now, post, errorMessage, status === "partially_failed");
+  for (const { post, status, errorMessage } of reached) {
+    if (status === "failed" || status === "partially_failed") await noticePostFailed(tx, now, post, errorMessage, status === "partially_failed");
     if (!hooked.has(post.accountId)) continue;
     const targets = targetsOf.get(post.id) ?? [];
-    await recordEvent(tx, now, post.accountId, FINAL_EVENTS[status], () => ({ post: postToApi({ ...post, status, errorMessage, updatedAt: now }, targets) }));
+    await recordEvent(tx, now, post.accountId, STATUS_EVENTS[status], () => ({ post: postToApi({ ...post, status, errorMessage, updatedAt: now }, targets) }));
   }
   return statuses;
 }

@@ -16,6 +16,7 @@ export const EVENT_TYPES = [
   "post.published",
   "post.failed",
   "post.partially_failed",
+  "post.unconfirmed",
   "post.cancelled",
   "post.needs_approval",
   "post.approved",

@@ -732,7 +732,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "create_webhook",
     title: "Register an event webhook",
     description:
-      "Register an https URL to be told of events: post.published, post.failed, post.partially_failed, post.cancelled, post.needs_approval, post.approved, post.rejected, creation.generated, credits.low, connection.needs_attention. The answer holds the signing secret, shown this once (a replay of the same idempotency_key answers secret null). Free. Needs the Scheduling group.",
+      "Register an https URL to be told of events: post.published, post.failed, post.partially_failed, post.unconfirmed, post.cancelled, post.needs_approval, post.approved, post.rejected, creation.generated, credits.low, connection.needs_attention. The answer holds the signing secret, shown this once (a replay of the same idempotency_key answers secret null). Free. Needs the Scheduling group.",
     group: "schedule",
     rest: "POST /api/v1/webhooks",
     input: input.createWebhookInput,

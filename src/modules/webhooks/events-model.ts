@@ -42,6 +42,12 @@ const EVENT_BODIES: Record<EventType, { title: string; summary: string; data: TS
   "post.published": { title: "PostPublishedEvent", summary: "Every target of a post published", data: postData },
   "post.failed": { title: "PostFailedEvent", summary: "Every target of a post failed", data: postData },
   "post.partially_failed": { title: "PostPartiallyFailedEvent", summary: "Some targets of a post published, others failed", data: postData },
+  "post.unconfirmed": {
+    title: "PostUnconfirmedEvent",
+    summary:
+      "A network's answer to a post was lost and nothing can tell whether it went out (Telegram, a Discord webhook): the post is unconfirmed, sent no more on its own, until a person answers \"It was posted\" or \"Send again\" (POST /api/v1/schedule/{id}/targets/{accountId}/resolve)",
+    data: postData,
+  },
   "post.cancelled": {
     title: "PostCancelledEvent",
     summary: "A post was cancelled (DELETE /api/v1/schedule/{id})",

@@ -37,7 +37,7 @@ export function webhooksModule(deps: Deps) {
         detail: {
           summary: "Register an event webhook (the signing secret is shown once)",
           description:
-            "Events: post.published, post.failed, post.partially_failed, post.cancelled, post.needs_approval, post.approved, post.rejected, creation.generated, credits.low (balance under 10), connection.needs_attention (a connection stopped being ready). " +
+            "Events: post.published, post.failed, post.partially_failed, post.unconfirmed (nobody can tell whether it went out; a person answers), post.cancelled, post.needs_approval, post.approved, post.rejected, creation.generated, credits.low (balance under 10), connection.needs_attention (a connection stopped being ready). " +
             "Each delivery is a POST of {id, type, createdAt, data} (the document's `webhooks` section describes each) with X-Seedcast-Timestamp, " +
             "X-Seedcast-Signature (sha256=<hex HMAC-SHA256 of the raw body under the secret>), the Standard Webhooks headers (webhook-id, webhook-timestamp, " +
             "webhook-signature: v1,<base64 HMAC-SHA256 of \"id.timestamp.body\" under the secret's base64-decoded bytes>: any Standard Webhooks library verifies it with the secret as shown) " +
