@@ -251,6 +251,48 @@ describe("single flight", () => {
   });
 });
 
+describe("one sign-in, several connections (Pinterest boards: one rotating refresh token)", () => {
+  test("a delivery on one board and a delivery on its sibling at the same moment: one refresh, both take the new pair, neither blocked", async () => {
+    const shared = { refreshToken: tokens.newGrant(), id: "grant-two-boards" };
+    const a = await signedInConnection(2 * MINUTE, shared);
+    const b = await signedInConnection(2 * MINUTE, shared);
+    const [rowA, rowB] = [await row(a), await row(b)];
+    const [openA, openB] = await Promise.all([connectionForDelivery(world.deps, rowA, lookup), connectionForDelivery(world.deps, rowB, lookup)]);
+    expect(tokens.presentedRefreshTokens).toEqual([shared.refreshToken]);
+    const [afterA, afterB] = [await stored(a), await stored(b)];
+    expect(afterA).toMatchObject({ ready: true, blockedReason: null, lease: null });
+    expect(afterA.refreshToken).not.toBe(shared.refreshToken);
+    expect(afterB).toMatchObject({ ready: true, blockedReason: null, lease: null, refreshToken: afterA.refreshToken, token: afterA.token });
+    // Both deliveries send with the new access token.
+    expect([openA.credentials.token, openB.credentials.token]).toEqual([afterA.token, afterA.token]);
+  });
+
+  test("the same on two replicas, a board each, 10 times over: each shared refresh token presented once, nothing blocked", async () => {
+    const config = loadConfig({ BASE_URL: BASE, LOG_LEVEL: "silent", HOST: "127.0.0.1", ALLOW_PRIVATE_HOSTS: "127.0.0.1", ...world.env(), DATA_DIR: world.dataDir });
+    const replica = await bootstrap(config, { clock: world.clock, log: silentLogger });
+    try {
+      for (let round = 0; round < 10; round++) {
+        const shared = { refreshToken: tokens.newGrant(), id: `grant-round-${round}` };
+        const ids = [await signedInConnection(2 * MINUTE, shared), await signedInConnection(2 * MINUTE, shared), await signedInConnection(2 * MINUTE, shared)];
+        const rows = await Promise.all(ids.map(row));
+        await Promise.all(rows.map((r, i) => connectionForDelivery(i % 2 === 0 ? world.deps : replica, r, lookup)));
+        expect(tokens.presentedRefreshTokens.filter((t) => t === shared.refreshToken)).toHaveLength(1);
+        for (const id of ids) expect(await stored(id)).toMatchObject({ ready: true, blockedReason: null, lease: null });
+      }
+    } finally {
+      await replica.store.close();
+    }
+  });
+
+  test("a board of another sign-in is not held up: its own refresh runs beside", async () => {
+    const a = await signedInConnection(2 * MINUTE, { refreshToken: tokens.newGrant(), id: "grant-one" });
+    const b = await signedInConnection(2 * MINUTE, { refreshToken: tokens.newGrant(), id: "grant-two" });
+    await Promise.all([connectionForDelivery(world.deps, await row(a), lookup), connectionForDelivery(world.deps, await row(b), lookup)]);
+    expect(tokens.refreshes).toBe(2);
+    expect(tokens.maxRefreshesInFlight).toBe(2);
+  });
+});
+
 describe("the daily job, several at once", () => {
   // New tokens last 60 days here (LinkedIn's and Pinterest's scale), so a refreshed connection is outside the 7-day
   // horizon afterwards and a second look at it refreshes nothing.

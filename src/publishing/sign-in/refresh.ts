@@ -4,8 +4,9 @@
  * - ahead of expiry: the daily job refreshes what expires within 7 days (`refreshExpiringTokens`); a delivery
  *   refreshes a token with under 5 minutes left (`connectionForDelivery`);
  * - one refresh at a time per connection, across replicas: a lease on the connection row (`refresh_lease_*`), taken
- *   by one conditional UPDATE that also requires the expiry it read, so a caller arriving after a refresh finished
- *   finds the token fresh and refreshes nothing. The others wait for the lease to end, then read the new token;
+ *   by a conditional UPDATE that also requires the expiry it read, so a caller arriving after a refresh finished
+ *   finds the token fresh and refreshes nothing. The others wait for the lease to end, then read the new token.
+ *   Connections made in one sign-in (Pinterest boards: one rotating refresh token) are leased together, all or none;
  * - the new access and refresh tokens are stored in one write, fenced by the lease; an answer without a refresh token
  *   keeps the stored one (a network that does not rotate sends none);
  * - a refusal that means the grant is gone (`invalid_grant`, or the network's word) → not ready with
@@ -15,7 +16,7 @@
  *   lasts, and the next delivery or job tries again.
  * Time is the injected clock (tests move it); only the wait between two looks at a lease is real time.
  */
-import { and, eq, isNotNull, isNull, lte, or } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, lte, or } from "drizzle-orm";
 import { connections } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { type ConnectionRow, type OpenConnection, markConnectionBlocked, openConnection } from "../../store/connections";
@@ -54,45 +55,79 @@ function needsRefresh(row: ConnectionRow, now: number, minValidityMs: number): b
   return row.tokenExpiresAt !== null && row.tokenExpiresAt - now <= minValidityMs;
 }
 
-/** Takes the refresh lease of a row whose expiry is still `expiresAt`; true when this caller holds it now. */
-async function takeLease(deps: Pick<Deps, "store" | "clock">, row: ConnectionRow, lease: string): Promise<boolean> {
-  const now = deps.clock.now();
-  const taken = await deps.store.write((tx) =>
-    tx
-      .update(connections)
-      .set({ refreshLeaseToken: lease, refreshLeaseExpiresAt: now + LEASE_MS })
-      .where(
-        and(
-          eq(connections.id, row.id),
-          row.tokenExpiresAt === null ? isNull(connections.tokenExpiresAt) : eq(connections.tokenExpiresAt, row.tokenExpiresAt),
-          or(isNull(connections.refreshLeaseExpiresAt), lte(connections.refreshLeaseExpiresAt, now)),
-        ),
-      )
-      .returning({ id: connections.id })
-      .all(),
-  );
-  return taken.length === 1;
+/**
+ * The ids of the connections made in the same sign-in as `row` (the same `grant`: Pinterest boards ticked together),
+ * `row`'s own included, in id order. They share one rotating refresh token, so one refresh at a time for all of them.
+ */
+async function grantRowIds(deps: Deps, row: ConnectionRow): Promise<string[]> {
+  const grantOf = (r: ConnectionRow): string | undefined => {
+    try {
+      return openConnection(deps, r).credentials.grant;
+    } catch {
+      return undefined;
+    }
+  };
+  const grant = grantOf(row);
+  if (grant === undefined) return [row.id];
+  const rows = await deps.store.db.select().from(connections).where(and(eq(connections.accountId, row.accountId), eq(connections.platform, row.platform))).all();
+  const ids = rows.filter((r) => r.id === row.id || grantOf(r) === grant).map((r) => r.id);
+  if (!ids.includes(row.id)) ids.push(row.id);
+  return ids.sort();
 }
 
-async function releaseLease(deps: Pick<Deps, "store">, id: string, lease: string): Promise<void> {
+/** Thrown inside takeLease's write to roll back the leases it took when one of the sign-in's rows is taken. */
+class LeaseHeldElsewhere extends Error {}
+
+/**
+ * Takes the refresh lease of `row` (only while its expiry is still the one read) and of every connection of the same
+ * sign-in, all or none, in one write; answers the ids now held, or null. Rows are taken in id order, so two callers
+ * on PostgreSQL queue on the same first row instead of deadlocking; the second then finds it leased and takes none.
+ * Without this a delivery on one Pinterest board and the job (or another replica) on its sibling would each present
+ * the shared refresh token, and the network would refuse the second as reused: a dead grant for a live sign-in.
+ */
+async function takeLease(deps: Deps, row: ConnectionRow, lease: string): Promise<string[] | null> {
+  const ids = await grantRowIds(deps, row);
+  const now = deps.clock.now();
+  try {
+    return await deps.store.write(async (tx) => {
+      for (const id of ids) {
+        const free = or(isNull(connections.refreshLeaseExpiresAt), lte(connections.refreshLeaseExpiresAt, now));
+        const unchanged = row.tokenExpiresAt === null ? isNull(connections.tokenExpiresAt) : eq(connections.tokenExpiresAt, row.tokenExpiresAt);
+        const taken = await tx
+          .update(connections)
+          .set({ refreshLeaseToken: lease, refreshLeaseExpiresAt: now + LEASE_MS })
+          .where(id === row.id ? and(eq(connections.id, id), unchanged, free) : and(eq(connections.id, id), free))
+          .returning({ id: connections.id })
+          .all();
+        if (taken.length !== 1) throw new LeaseHeldElsewhere();
+      }
+      return ids;
+    });
+  } catch (error) {
+    if (error instanceof LeaseHeldElsewhere) return null;
+    throw error;
+  }
+}
+
+async function releaseLease(deps: Pick<Deps, "store">, held: readonly string[], lease: string): Promise<void> {
   await deps.store.write((tx) =>
     tx
       .update(connections)
       .set({ refreshLeaseToken: null, refreshLeaseExpiresAt: null })
-      .where(and(eq(connections.id, id), eq(connections.refreshLeaseToken, lease)))
+      .where(and(inArray(connections.id, [...held]), eq(connections.refreshLeaseToken, lease)))
       .run(),
   );
 }
 
-/** Refreshes under the lease `lease`; answers the connection as stored afterwards. */
-async function refreshUnderLease(deps: Deps, row: ConnectionRow, network: SignInNetwork, lease: string): Promise<OpenConnection> {
+/** Refreshes under the lease `lease` (held on `held`: the row and its sign-in's others); answers the connection as stored afterwards. */
+async function refreshUnderLease(deps: Deps, row: ConnectionRow, network: SignInNetwork, lease: string, held: readonly string[]): Promise<OpenConnection> {
   const open = openConnection(deps, row);
   const refreshToken = open.credentials.refreshToken;
   const stillValid = row.tokenExpiresAt !== null && row.tokenExpiresAt > deps.clock.now();
   const renewsItself = network.refreshAccessToken !== undefined;
   if (!refreshToken && !renewsItself) {
     // A token that cannot be refreshed (no refresh token was ever given) is used until it expires.
-    await releaseLease(deps, row.id, lease);
+    await releaseLease(deps, held, lease);
     return open;
   }
   let answer: Awaited<ReturnType<typeof requestToken>>;
@@ -142,6 +177,7 @@ async function refreshUnderLease(deps: Deps, row: ConnectionRow, network: SignIn
       }
       return mine;
     });
+    if (held.length > 1) await releaseLease(deps, held, lease);
     if (!stored) {
       deps.log.warn("a token refresh outlived its lease; its answer was not stored", { connectionId: row.id, platform: row.platform });
       return openConnection(deps, await readRow(deps, row.id));
@@ -149,7 +185,7 @@ async function refreshUnderLease(deps: Deps, row: ConnectionRow, network: SignIn
     deps.log.info("refreshed a connection's sign-in", { connectionId: row.id, platform: row.platform });
     return openConnection(deps, stored);
   }
-  await releaseLease(deps, row.id, lease);
+  await releaseLease(deps, held, lease);
   if (answer.kind === "transient") {
     deps.log.warn("a token refresh failed for now; will try again", { connectionId: row.id, platform: row.platform, error: answer.error });
     if (stillValid) return open;
@@ -174,7 +210,8 @@ export async function ensureFreshToken(deps: Deps, connectionId: string, network
   for (;;) {
     const row = await readRow(deps, connectionId);
     if (!needsRefresh(row, deps.clock.now(), minValidityMs)) return openConnection(deps, row);
-    if (await takeLease(deps, row, lease)) return refreshUnderLease(deps, row, network, lease);
+    const held = await takeLease(deps, row, lease);
+    if (held) return refreshUnderLease(deps, row, network, lease, held);
     if (performance.now() > giveUpAt) {
       if (row.tokenExpiresAt !== null && row.tokenExpiresAt > deps.clock.now()) return openConnection(deps, row);
       throw new DeliveryError("transient", `${network.name}'s sign-in is being renewed; will try again.`);
