@@ -130,6 +130,16 @@ export async function storeImage(
   return record;
 }
 
+/** checkImageBytes, with a refusal counted (recordIngestRefusal) before it is thrown. */
+async function checkCounted(deps: Deps, bytes: Uint8Array): Promise<CheckedImage> {
+  try {
+    return await checkImageBytes(deps, bytes);
+  } catch (error) {
+    recordIngestRefusal(deps, error);
+    throw error;
+  }
+}
+
 /**
  * Adds an image the caller already holds (a generated picture, an uploaded file) to the account's library.
  * `fileName` follows the label rule of decisions.md §4 (the detected extension is appended when it has none).
@@ -140,13 +150,7 @@ export async function ingestImageBytes(
   accountId: string,
   input: { bytes: Uint8Array; fileName?: string | null; source?: AssetSource },
 ): Promise<AssetRecord> {
-  let image: CheckedImage;
-  try {
-    image = await checkImageBytes(deps, input.bytes);
-  } catch (error) {
-    recordIngestRefusal(deps, error);
-    throw error;
-  }
+  const image = await checkCounted(deps, input.bytes);
   return storeImage(deps, accountId, image, {
     fileName: assetFileName(image.ext, input.fileName),
     source: input.source ?? "generated",
@@ -164,13 +168,7 @@ export async function ingestUploadOnce(
   accountId: string,
   input: { bytes: Uint8Array; fileName?: string | null },
 ): Promise<{ asset: AssetRecord; reused: boolean }> {
-  let image: CheckedImage;
-  try {
-    image = await checkImageBytes(deps, input.bytes);
-  } catch (error) {
-    recordIngestRefusal(deps, error);
-    throw error;
-  }
+  const image = await checkCounted(deps, input.bytes);
   const same = await deps.store.db
     .select()
     .from(assets)
