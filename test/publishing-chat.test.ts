@@ -17,6 +17,7 @@ import { discordConnector } from "../src/publishing/networks/discord/connector";
 import { postingProblem, telegramConnector } from "../src/publishing/networks/telegram/connector";
 import { runDueOnce } from "../src/publishing/dispatcher";
 import { openConnection } from "../src/store/connections";
+import { DashboardClient } from "./helpers/dashboard-client";
 import { type TestAccount, type World, createWorld } from "./helpers/world";
 import { type DiscordStandIn, startDiscordStandIn } from "./peers/discord/server";
 import { type TelegramStandIn, startTelegramStandIn } from "./peers/telegram/server";
@@ -410,5 +411,43 @@ describe("Telegram end to end", () => {
     const bad = await world.call("POST", `/api/v1/schedule/${post.id}/targets/${read.targets[0].accountId}/resolve`, { key: acct.key, body: { outcome: "maybe" } });
     expect(bad.status).toBe(400);
     expect(telegram.messages.length - before).toBe(2);
+  });
+
+  test("a weekly post left unconfirmed holds its series: no next week until a person answers, and the post page says so", async () => {
+    const made = await world.call("POST", "/api/v1/creations", { key: acct.key, body: { type: "social_post", caption: "Compost tip of the week" } });
+    expect(made.status).toBe(201);
+    // On a whole minute: a series keeps the wall-clock time to the minute.
+    const first = Math.ceil((world.clock.now() + HOUR) / 60_000) * 60_000;
+    const res = await world.call("POST", "/api/v1/schedule", {
+      key: acct.key,
+      body: { type: "social_post", creation_id: made.json.creation.id, scheduled_time: isoAt(first), targets: ["telegram"], repeat: { every: "week" } },
+    });
+    expect(res.status).toBe(200);
+    const { id, seriesId } = res.json.post;
+    expect(seriesId).toEqual(expect.any(String));
+    const occurrences = () => world.sql<{ id: string; status: string; scheduled_time: unknown }>("SELECT id, status, scheduled_time FROM scheduled_posts WHERE series_id = ? ORDER BY scheduled_time", seriesId);
+    telegram.mode.storeThenCut = 1;
+    world.clock.advance(first - world.clock.now() + 1000);
+    await runDueOnce(world.deps);
+    for (let i = 0; i < 3; i++) {
+      world.clock.advance(HOUR);
+      await runDueOnce(world.deps);
+    }
+    expect((await occurrences()).map((o) => [o.id, o.status])).toEqual([[id, "unconfirmed"]]);
+
+    // The post page (the person's view of it) says why no next week is on the calendar yet.
+    const [owner] = await world.sql<{ email: string }>("SELECT email FROM users WHERE id = ?", acct.userId);
+    const b = new DashboardClient(world);
+    expect((await b.login(owner!.email)).status).toBe(303);
+    const page = await b.get(`/dashboard/calendar/posts/${id}`);
+    expect(page.text).toContain("This post repeats: its next time is scheduled once you have answered.");
+
+    const resolved = await world.call("POST", `/api/v1/schedule/${id}/targets/${res.json.post.targets[0].accountId}/resolve`, { key: acct.key, body: { outcome: "posted" } });
+    expect(resolved.status).toBe(200);
+    const after = await occurrences();
+    expect(after.map((o) => o.status)).toEqual(["published", "scheduled"]);
+    expect(Number(after[1]!.scheduled_time)).toBe(first + 7 * 24 * HOUR);
+    // A page of a post that does not repeat says nothing of the kind (the one-off test above left none unconfirmed).
+    expect((await b.get(`/dashboard/calendar/posts/${after[1]!.id}`)).text).not.toContain("This post repeats");
   });
 });

@@ -408,7 +408,9 @@ async function postPage(ctx: DashboardCtx, s: SessionContext, account: Membershi
   ${await postContentView(ctx.deps, account.accountId, p.content, 2)}
   ${
     p.status === "unconfirmed"
-      ? html`<p class="notice notice-warn">Not every network could confirm that this went out. Answer for each below; nothing is sent again until you do.</p>`
+      ? html`<p class="notice notice-warn">Not every network could confirm that this went out. Answer for each below; nothing is sent again until you do.${
+          p.seriesId ? " This post repeats: its next time is scheduled once you have answered." : ""
+        }</p>`
       : p.errorMessage
         ? html`<p class="notice notice-error">${p.errorMessage}</p>`
         : ""
