@@ -179,7 +179,8 @@ describe("Connect Mastodon by signing in, in Chromium", () => {
         caption: "Fresh mackerel on the menu today",
         // One uploaded, one ticked in the library (the cancelled post's): the composer lists the library's first.
         images: [
-          { alt: "Grilled mackerel on a blue plate", upload: { name: "mackerel.png", bytes: await solidPng(320, 200) } },
+          // Another photo than the regatta's (the composer would use the library's copy of the same bytes).
+          { alt: "Grilled mackerel on a blue plate", upload: { name: "mackerel.png", bytes: await solidPng(300, 200) } },
           { alt: "The regatta boats at the quay", library: "regatta.png" },
         ],
         thread: ["Caught this morning off the point", "Served with new potatoes"],
